@@ -1,0 +1,200 @@
+/**
+ * `npm run bench`: the engine's speed targets, each measured against a baseline in the same
+ * run, so the ratios mean something on a loaded machine.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Worker } from "node:worker_threads";
+import Database from "better-sqlite3";
+import ts from "typescript";
+import { Engine } from "../engine.js";
+import { QuickJsSandboxFactory } from "../sandbox/quickjs-sandbox-factory.js";
+import { ScriptChecker } from "../script/checker.js";
+import { renderDeclarations } from "../toolset/declarations.js";
+import { pinToolset } from "../toolset/pin.js";
+import { median, percentile, printTable, time, type Row } from "./measure.js";
+import type { Durability } from "../store/store.js";
+
+const ECHO_TOOLSET = { hostTools: { t: { echo: { description: "Echo.", inputSchema: { type: "object" } } } } };
+const echoModule = { t: { echo: (args: unknown) => Promise.resolve(args) } };
+
+function sequentialScript(calls: number): string {
+  return `import { t } from "tapedeck:tools";
+export default async () => { let n = 0; for (let i = 0; i < ${calls}; i++) { await t.echo({ i }); n++; } return n; };`;
+}
+
+async function withEngine<T>(durability: Durability, fn: (engine: Engine) => Promise<T>): Promise<T> {
+  const dir = mkdtempSync(join(tmpdir(), "tapedeck-bench-"));
+  const engine = await Engine.open({ dataDir: dir, durability, hostTools: echoModule, limits: { maxJournalEntries: 1_000_000, sandbox: { cpuMsPerStep: 60_000 } } });
+  try {
+    return await fn(engine);
+  } finally {
+    await engine.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function runToEnd(engine: Engine, source: string): Promise<string> {
+  const { id } = await engine.registerToolset(ECHO_TOOLSET);
+  const started = await engine.start({ toolset: id, source });
+  if (started.kind !== "started") throw new Error("refused");
+  const end = await started.end;
+  if (end.status !== "completed") throw new Error(end.error.message);
+  return started.runId;
+}
+
+/** One bare single-row commit at synchronous=FULL, the cost group commit must beat. */
+function bareCommitMs(count: number): number {
+  const dir = mkdtempSync(join(tmpdir(), "tapedeck-bench-"));
+  const db = new Database(join(dir, "bare.db"));
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = FULL");
+  db.exec("CREATE TABLE j (run TEXT, idx INTEGER, body TEXT, PRIMARY KEY (run, idx)) WITHOUT ROWID");
+  const insert = db.prepare("INSERT INTO j VALUES (?, ?, ?)");
+  const body = "x".repeat(300);
+  const start = performance.now();
+  for (let i = 0; i < count; i++) insert.run("r", i, body);
+  const ms = (performance.now() - start) / count;
+  db.close();
+  rmSync(dir, { recursive: true, force: true });
+  return ms;
+}
+
+async function perCallOverhead(rows: Row[]): Promise<void> {
+  const calls = 1000;
+  await withEngine("full", (engine) => runToEnd(engine, sequentialScript(50))); // warm-up
+  const perCall = await withEngine("full", async (engine) => (await time(() => runToEnd(engine, sequentialScript(calls)))) / calls);
+  const commit = bareCommitMs(1000);
+  rows.push({ name: "per-call overhead, sequential echo (full durability)", value: perCall, unit: "ms", baselineName: "1 bare SQLite commit (FULL)", baseline: commit, goal: "≤ 2× one commit" });
+  let sink = 0;
+  const loopMs = await time(async () => {
+    for (let i = 0; i < calls; i++) sink += ((await echoModule.t.echo({ i })) as { i: number }).i;
+  });
+  rows.push({ name: "per-call overhead, sequential echo (full durability)", value: perCall, unit: "ms", baselineName: "plain Node loop", baseline: Math.max(loopMs / calls, 1e-4), goal: "(context)" });
+  if (sink < 0) console.log(sink);
+}
+
+async function sandboxStart(rows: Row[]): Promise<void> {
+  const factory = new QuickJsSandboxFactory({ workers: 1 });
+  const options = {
+    runId: "run_bench",
+    js: "export default 1;",
+    filename: "script.js",
+    tools: {},
+    input: null,
+    seed: "s",
+    startedAt: 0,
+    limits: { memoryBytes: 64 << 20, stackBytes: 256 << 10, cpuMsPerStep: 1000, logLineChars: 8192 },
+  };
+  const samples: number[] = [];
+  for (let i = 0; i < 300; i++) {
+    samples.push(
+      await time(async () => {
+        const sandbox = await factory.create(options);
+        await sandbox.start();
+        await sandbox.dispose();
+      }),
+    );
+  }
+  await factory.close();
+  const worker = new Worker("const { parentPort } = require('node:worker_threads'); parentPort.on('message', (m) => parentPort.postMessage(m));", { eval: true });
+  const trips: number[] = [];
+  for (let i = 0; i < 300; i++) {
+    trips.push(await time(() => new Promise((resolve) => { worker.once("message", resolve); worker.postMessage(i); })));
+  }
+  await worker.terminate();
+  rows.push({ name: "sandbox create + start + dispose (p50)", value: median(samples.slice(50)), unit: "ms", baselineName: "worker postMessage round trip", baseline: median(trips.slice(50)), goal: "≤ 1 ms" });
+}
+
+const SCRIPT_30 = `import { t } from "tapedeck:tools";
+
+interface Item { id: number; name: string; tags: string[] }
+
+function score(item: Item): number {
+  return item.tags.length * 10 + item.name.length;
+}
+
+export default async function (input: { ids: number[] }) {
+  const items: Item[] = [];
+  for (const id of input.ids) {
+    const got = (await t.echo({ id })) as { id: number };
+    items.push({ id: got.id, name: "item " + got.id, tags: [] });
+  }
+  const ranked = items
+    .map((item) => ({ item, score: score(item) }))
+    .sort((a, b) => b.score - a.score);
+  const best = ranked[0];
+  if (!best) {
+    console.log("nothing found");
+    return null;
+  }
+  console.log("best", best.item.id);
+  const all = await Promise.all(ranked.map((r) => t.echo({ id: r.item.id })));
+  return {
+    best: best.item,
+    count: all.length,
+    names: ranked.map((r) => r.item.name),
+  };
+}`;
+
+function warmCheck(rows: Row[]): void {
+  const toolset = pinToolset({ hostTools: ECHO_TOOLSET.hostTools });
+  const declarations = { id: toolset.id, text: renderDeclarations(toolset.tools).typescript };
+  const checker = new ScriptChecker();
+  for (let i = 0; i < 20; i++) checker.check(SCRIPT_30 + `\n// ${i}`, declarations);
+  const samples: number[] = [];
+  const transpile: number[] = [];
+  for (let i = 0; i < 200; i++) {
+    const source = SCRIPT_30 + `\n// variant ${i}`;
+    let start = performance.now();
+    const result = checker.check(source, declarations);
+    samples.push(performance.now() - start);
+    if (!result.ok) throw new Error(result.diagnostics[0]?.message);
+    start = performance.now();
+    ts.transpileModule(source, { compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext } });
+    transpile.push(performance.now() - start);
+  }
+  rows.push({ name: "warm check, 30-line script (p50)", value: median(samples), unit: "ms", baselineName: "ts.transpileModule", baseline: median(transpile), goal: "≤ 20 ms p50" });
+  rows.push({ name: "warm check, 30-line script (p90)", value: percentile(samples, 90), unit: "ms", baselineName: "ts.transpileModule p90", baseline: percentile(transpile, 90), goal: "(context)" });
+}
+
+async function replayAndScale(rows: Row[]): Promise<void> {
+  await withEngine("normal", async (engine) => {
+    const runId = await runToEnd(engine, sequentialScript(10_000));
+    const read = await time(() => engine.journal(runId, 0, 1_000_000));
+    await engine.verify(runId);
+    const samples: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      samples.push(
+        await time(async () => {
+          const result = await engine.verify(runId);
+          if (!result.ok) throw new Error(result.problem);
+        }),
+      );
+    }
+    rows.push({ name: "replay of a 10,000-call journal (verify)", value: median(samples), unit: "ms", baselineName: "reading its 20,002 entries", baseline: read, goal: "≤ 300 ms" });
+  });
+  await withEngine("normal", async (engine) => {
+    const calls = 50_000;
+    const live = await time(() => runToEnd(engine, sequentialScript(calls)));
+    const [run] = await engine.listRuns({ limit: 1 });
+    const replay = await time(async () => {
+      const result = await engine.verify(run!.id);
+      if (!result.ok) throw new Error(result.problem);
+    });
+    rows.push({ name: `run of ${run!.journalLength} entries: replay`, value: replay, unit: "ms", baselineName: "the live run", baseline: live, goal: "completes and replays" });
+  });
+}
+
+async function main(): Promise<void> {
+  const rows: Row[] = [];
+  const only = process.argv[2];
+  if (!only || only === "call") await perCallOverhead(rows);
+  if (!only || only === "sandbox") await sandboxStart(rows);
+  if (!only || only === "check") warmCheck(rows);
+  if (!only || only === "replay") await replayAndScale(rows);
+  printTable(rows);
+}
+
+await main();

@@ -1,0 +1,321 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { JournalEntry, JsonValue, PinnedToolset, ToolSourceKind } from "@tapedeck/protocol";
+import { systemClock, type Clock } from "./clock.js";
+import { EngineError } from "./errors.js";
+import {
+  LOG_LINE_CHARS,
+  MAX_ATTEMPTS,
+  MAX_JOURNAL_ENTRIES,
+  MAX_VALUE_BYTES,
+  RUN_CONCURRENCY,
+  SANDBOX_CPU_MS_PER_STEP,
+  SANDBOX_MEMORY_BYTES,
+  SANDBOX_STACK_BYTES,
+} from "./limits.js";
+import { ArgsValidator } from "./runs/args-validator.js";
+import { REPLAY_VERSION, RunExecutor, type ExecutorLimits, type LoadedToolset, type RunEnd } from "./runs/run-executor.js";
+import { verifyReplay, type VerifyResult } from "./runs/verify-replay.js";
+import { QuickJsSandboxFactory } from "./sandbox/quickjs-sandbox-factory.js";
+import type { SandboxFactory } from "./sandbox/sandbox.js";
+import type { ScriptChecker } from "./script/checker.js";
+import type { CheckResult, Diagnostic } from "./script/diagnostic.js";
+import { InProcessHostTools, type HostToolModule } from "./sources/in-process-host-tools.js";
+import { SourceRouter } from "./sources/source-router.js";
+import type { ToolSource } from "./sources/tool-source.js";
+import { SqliteStore } from "./store/sqlite-store.js";
+import type { Durability, RunQuery, RunRecord, Store } from "./store/store.js";
+import { renderDeclarations, type Declarations } from "./toolset/declarations.js";
+import { pinToolset } from "./toolset/pin.js";
+import { parseToolsetSpec, ToolsetSpecError } from "./toolset/toolset-file.js";
+import { newRunId } from "./util/ids.js";
+
+/**
+ * The engine: registers toolsets, checks scripts, starts, executes and resumes runs. Everything
+ * the CLI and the server do goes through here. It knows nothing of HTTP.
+ */
+
+/** Limits of runs; every field has a default (see `limits.ts` for why). */
+export type EngineLimits = ExecutorLimits;
+
+export interface EngineOptions {
+  /** Data folder of the embedded SQLite store (`<dataDir>/tapedeck.db`). Default `./.tapedeck`. Ignored with `store`. */
+  readonly dataDir?: string;
+  /** A store to use instead of the embedded SQLite one. The engine closes it on `close()`. */
+  readonly store?: Store;
+  /** Durability of the embedded store. Default `"full"`. */
+  readonly durability?: Durability;
+  /** Implementations of host tools, in this process. */
+  readonly hostTools?: HostToolModule;
+  /** Tool sources by kind; `host` defaults to `hostTools`. */
+  readonly sources?: Partial<Record<ToolSourceKind, ToolSource>>;
+  /** Default: QuickJS in 2 worker threads. */
+  readonly sandboxes?: SandboxFactory;
+  /** Default: the system clock. */
+  readonly clock?: Clock;
+  readonly limits?: Partial<Omit<EngineLimits, "sandbox">> & { readonly sandbox?: Partial<EngineLimits["sandbox"]> };
+}
+
+export interface RegisteredToolset {
+  readonly id: string;
+  readonly toolset: PinnedToolset;
+  readonly declarations: Declarations;
+}
+
+export interface StartOptions {
+  /** The id of a registered toolset. */
+  readonly toolset: string;
+  /** The model's TypeScript. */
+  readonly source: string;
+  /** Passed to the default export when it is a function. Default null. */
+  readonly input?: JsonValue;
+  readonly labels?: Readonly<Record<string, string>>;
+  readonly namespace?: string;
+}
+
+export type StartResult =
+  /** The script did not type-check: no run was created. */
+  | { readonly kind: "refused"; readonly diagnostics: readonly Diagnostic[] }
+  /** A run was created and is executing; `end` settles when it ends. */
+  | { readonly kind: "started"; readonly runId: string; readonly warnings: readonly Diagnostic[]; readonly end: Promise<RunEnd> };
+
+const DEFAULT_LIMITS: EngineLimits = {
+  sandbox: { memoryBytes: SANDBOX_MEMORY_BYTES, stackBytes: SANDBOX_STACK_BYTES, cpuMsPerStep: SANDBOX_CPU_MS_PER_STEP, logLineChars: LOG_LINE_CHARS },
+  maxJournalEntries: MAX_JOURNAL_ENTRIES,
+  maxValueBytes: MAX_VALUE_BYTES,
+  runConcurrency: RUN_CONCURRENCY,
+  maxAttempts: MAX_ATTEMPTS,
+};
+
+export class Engine {
+  readonly #store: Store;
+  readonly #sandboxes: SandboxFactory;
+  readonly #source: SourceRouter;
+  readonly #hostTools: InProcessHostTools | undefined;
+  readonly #clock: Clock;
+  readonly #limits: EngineLimits;
+  readonly #toolsets = new Map<string, LoadedToolset & { pinned: PinnedToolset; declarations: Declarations }>();
+  readonly #executing = new Map<string, Promise<RunEnd>>();
+  #checker: Promise<ScriptChecker> | undefined;
+  #closed = false;
+
+  private constructor(options: EngineOptions, store: Store) {
+    this.#store = store;
+    this.#sandboxes = options.sandboxes ?? new QuickJsSandboxFactory();
+    this.#hostTools = options.hostTools ? new InProcessHostTools(options.hostTools) : undefined;
+    this.#source = new SourceRouter({ ...(this.#hostTools ? { host: this.#hostTools } : {}), ...options.sources });
+    this.#clock = options.clock ?? systemClock;
+    this.#limits = { ...DEFAULT_LIMITS, ...options.limits, sandbox: { ...DEFAULT_LIMITS.sandbox, ...options.limits?.sandbox } };
+  }
+
+  /** Opens an engine on a store (by default SQLite in `dataDir`). */
+  static async open(options: EngineOptions = {}): Promise<Engine> {
+    let store = options.store;
+    if (!store) {
+      const dataDir = options.dataDir ?? ".tapedeck";
+      mkdirSync(dataDir, { recursive: true });
+      store = SqliteStore.open({ path: join(dataDir, "tapedeck.db"), durability: options.durability ?? "full" });
+    }
+    return Promise.resolve(new Engine(options, store));
+  }
+
+  /** Checks and pins a toolset file's content, saves it, and returns its id and declarations. */
+  async registerToolset(spec: unknown): Promise<RegisteredToolset> {
+    this.#open();
+    let pinned: PinnedToolset;
+    try {
+      pinned = pinToolset(parseToolsetSpec(spec));
+    } catch (error) {
+      if (error instanceof ToolsetSpecError) throw new EngineError("invalid_toolset", error.message);
+      throw error;
+    }
+    const validator = new ArgsValidator();
+    for (const tool of pinned.tools) {
+      const problem = validator.schemaProblem(tool);
+      if (problem) throw new EngineError("invalid_toolset", `The input schema of ${tool.group}.${tool.name} cannot be compiled: ${problem}`);
+    }
+    await this.#store.putToolset(pinned);
+    const loaded = this.#load(pinned);
+    return { id: pinned.id, toolset: pinned, declarations: loaded.declarations };
+  }
+
+  /** A registered toolset and its declarations. Throws `not_found`. */
+  async toolset(id: string): Promise<RegisteredToolset> {
+    const loaded = await this.#toolset(id);
+    return { id, toolset: loaded.pinned, declarations: loaded.declarations };
+  }
+
+  /** Type-checks a script against a toolset's declarations. */
+  async check(source: string, toolsetId: string): Promise<CheckResult> {
+    const loaded = await this.#toolset(toolsetId);
+    const checker = await this.#loadChecker();
+    return checker.check(source, { id: loaded.id, text: loaded.declarations.typescript });
+  }
+
+  /** Checks the script and, if it type-checks, creates a run and starts executing it. */
+  async start(options: StartOptions): Promise<StartResult> {
+    this.#open();
+    const loaded = await this.#toolset(options.toolset);
+    this.#checkHostTools(loaded.pinned);
+    const checked = await this.check(options.source, options.toolset);
+    if (!checked.ok) return { kind: "refused", diagnostics: checked.diagnostics };
+    const { compileScript } = await import("./script/compile.js");
+    const compiled = compileScript(options.source);
+    const now = this.#clock.now();
+    const id = newRunId(now);
+    const input = options.input ?? null;
+    const started: JournalEntry = { index: 0, at: now, kind: "run.started", input, replayVersion: REPLAY_VERSION };
+    await this.#store.createRun(
+      {
+        id,
+        toolsetId: loaded.id,
+        source: options.source,
+        js: compiled.js,
+        sourceMap: compiled.sourceMap,
+        input,
+        status: "running",
+        createdAt: now,
+        ...(options.labels ? { labels: options.labels } : {}),
+        ...(options.namespace ? { namespace: options.namespace } : {}),
+      },
+      [started],
+    );
+    const run = await this.#store.getRun(id);
+    if (!run) throw new Error(`run ${id} vanished after it was created`);
+    return { kind: "started", runId: id, warnings: checked.diagnostics, end: this.#execute(run, loaded) };
+  }
+
+  /**
+   * Resumes runs left `running` by an engine that stopped (all of them, or the one given): each
+   * is replayed from its journal and goes on live. Resolves with each run's end.
+   */
+  async resume(runId?: string): Promise<{ runId: string; end: Promise<RunEnd> }[]> {
+    this.#open();
+    const runs = runId ? [await this.#run(runId)] : await this.#store.listRuns({ status: ["running"], limit: 10_000 });
+    const resumed: { runId: string; end: Promise<RunEnd> }[] = [];
+    for (const run of runs) {
+      const executing = this.#executing.get(run.id);
+      if (executing) {
+        resumed.push({ runId: run.id, end: executing });
+        continue;
+      }
+      const loaded = await this.#toolset(run.toolsetId);
+      this.#checkHostTools(loaded.pinned);
+      resumed.push({ runId: run.id, end: this.#execute(run, loaded) });
+    }
+    return resumed;
+  }
+
+  /** How a run ended (waiting for it if it executes in this engine). Undefined if it has not ended and is not executing here. */
+  async end(runId: string): Promise<RunEnd | undefined> {
+    const executing = this.#executing.get(runId);
+    if (executing) return executing;
+    const run = await this.#run(runId);
+    if (run.status === "completed") return { status: "completed", output: run.output ?? null };
+    if (run.status === "failed" && run.error) return { status: "failed", error: run.error };
+    return undefined;
+  }
+
+  /**
+   * Replays a run's whole journal in a fresh sandbox, sending nothing and writing nothing, and
+   * checks that the script does what was recorded. See `verify-replay.ts`.
+   */
+  async verify(runId: string): Promise<VerifyResult> {
+    const run = await this.#run(runId);
+    const loaded = await this.#toolset(run.toolsetId);
+    const entries = await this.#store.readJournal(runId);
+    return verifyReplay(run, loaded.groups, entries, this.#sandboxes, this.#limits.sandbox);
+  }
+
+  /** A run's record. Throws `not_found`. */
+  async getRun(id: string): Promise<RunRecord> {
+    return this.#run(id);
+  }
+
+  listRuns(query?: RunQuery): Promise<RunRecord[]> {
+    return this.#store.listRuns(query);
+  }
+
+  /** A page of a run's journal. */
+  async journal(runId: string, from = 0, limit = 1000): Promise<JournalEntry[]> {
+    await this.#run(runId);
+    return this.#store.readJournal(runId, from, limit);
+  }
+
+  /** Stops: waits for no run (runs still executing stay `running`, to be resumed), closes everything. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#source.close();
+    await this.#sandboxes.close();
+    await this.#store.close();
+  }
+
+  #execute(run: RunRecord, toolset: LoadedToolset): Promise<RunEnd> {
+    const executor = new RunExecutor(run, toolset, {
+      store: this.#store,
+      sandboxes: this.#sandboxes,
+      source: this.#source,
+      clock: this.#clock,
+      limits: this.#limits,
+    });
+    const end = executor.execute().finally(() => this.#executing.delete(run.id));
+    this.#executing.set(run.id, end);
+    return end;
+  }
+
+  #checkHostTools(toolset: PinnedToolset): void {
+    const host = toolset.tools.filter((t) => t.source === "host");
+    if (host.length === 0 || this.#hostTools === undefined) {
+      if (host.length > 0 && !this.#source.has("host")) {
+        throw new EngineError("misconfigured", `The toolset has host tools (${host.map((t) => `${t.group}.${t.name}`).join(", ")}) but this engine has no host tool implementations: pass a host module (--host ./tools.ts).`);
+      }
+      return;
+    }
+    const missing = this.#hostTools.missing(host);
+    if (missing.length > 0) {
+      throw new EngineError("misconfigured", `The host module does not implement ${missing.join(", ")}: export { <group>: { <name>: async (args, ctx) => result } } for every host tool of the toolset.`);
+    }
+  }
+
+  async #toolset(id: string): Promise<LoadedToolset & { pinned: PinnedToolset; declarations: Declarations }> {
+    const cached = this.#toolsets.get(id);
+    if (cached) return cached;
+    const pinned = await this.#store.getToolset(id);
+    if (!pinned) throw new EngineError("not_found", `No toolset ${id}. Register it first (tapedeck toolset register <file>).`);
+    return this.#load(pinned);
+  }
+
+  #load(pinned: PinnedToolset): LoadedToolset & { pinned: PinnedToolset; declarations: Declarations } {
+    const cached = this.#toolsets.get(pinned.id);
+    if (cached) return cached;
+    const groups: Record<string, string[]> = {};
+    for (const tool of pinned.tools) (groups[tool.group] ??= []).push(tool.name);
+    const loaded = {
+      id: pinned.id,
+      pinned,
+      byPath: new Map(pinned.tools.map((t) => [`${t.group}.${t.name}`, t])),
+      groups,
+      validator: new ArgsValidator(),
+      declarations: renderDeclarations(pinned.tools),
+    };
+    this.#toolsets.set(pinned.id, loaded);
+    return loaded;
+  }
+
+  async #run(id: string): Promise<RunRecord> {
+    const run = await this.#store.getRun(id);
+    if (!run) throw new EngineError("not_found", `No run ${id}.`);
+    return run;
+  }
+
+  #loadChecker(): Promise<ScriptChecker> {
+    // TypeScript takes a second to load: only commands that check scripts pay for it.
+    this.#checker ??= import("./script/checker.js").then((m) => new m.ScriptChecker());
+    return this.#checker;
+  }
+
+  #open(): void {
+    if (this.#closed) throw new EngineError("closed", "The engine is closed.");
+  }
+}

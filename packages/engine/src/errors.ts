@@ -1,0 +1,25 @@
+/**
+ * Local errors: misuse of the engine's API and faults of the host, thrown as classes with a
+ * stable `code`. (Failures of tool calls are data, `ToolFailure`, not these.)
+ */
+export const EngineErrorCode = {
+  /** No run, toolset or other object with that id. */
+  not_found: "not_found",
+  /** A toolset file or spec is invalid. */
+  invalid_toolset: "invalid_toolset",
+  /** The engine is missing something a run needs (a host tool implementation, a source). */
+  misconfigured: "misconfigured",
+  /** The engine was closed. */
+  closed: "closed",
+} as const;
+export type EngineErrorCode = (typeof EngineErrorCode)[keyof typeof EngineErrorCode];
+
+export class EngineError extends Error {
+  constructor(
+    readonly code: EngineErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = "EngineError";
+  }
+}

@@ -1,0 +1,24 @@
+/**
+ * @tapedeck/engine: the durable script runtime. Everything exported here is public API;
+ * nothing else is.
+ */
+export { Engine } from "./engine.js";
+export type { EngineLimits, EngineOptions, RegisteredToolset, StartOptions, StartResult } from "./engine.js";
+export { EngineError, EngineErrorCode } from "./errors.js";
+export type { RunEnd } from "./runs/run-executor.js";
+export { REPLAY_VERSION } from "./runs/run-executor.js";
+export type { VerifyResult } from "./runs/verify-replay.js";
+export type { Clock } from "./clock.js";
+export { systemClock } from "./clock.js";
+export type { CheckResult, Diagnostic } from "./script/diagnostic.js";
+export type { Declarations } from "./toolset/declarations.js";
+export type { HostToolContext, HostToolFunction, HostToolModule } from "./sources/in-process-host-tools.js";
+export type { ToolCallRequest, ToolOutcome, ToolSource } from "./sources/tool-source.js";
+export type { Durability, NewRun, RunPatch, RunQuery, RunRecord, Store } from "./store/store.js";
+export { StoreConflictError } from "./store/store.js";
+export { SqliteStore } from "./store/sqlite-store.js";
+export type { SqliteStoreOptions } from "./store/sqlite-store.js";
+export type { Sandbox, SandboxFactory, SandboxLimits, SandboxOptions } from "./sandbox/sandbox.js";
+export { QuickJsSandboxFactory } from "./sandbox/quickjs-sandbox-factory.js";
+export { parseDuration } from "./util/duration.js";
+export { canonicalJson } from "./util/canonical-json.js";

@@ -1,0 +1,33 @@
+/**
+ * Default limits, each with the reason for its value. All are configurable per engine.
+ */
+
+/** Calls in flight per run: enough parallelism for fan-out, small enough to be polite to servers. */
+export const RUN_CONCURRENCY = 16;
+
+/** Attempts of one call under `retry`: interruptions are rare; five in a row means something is broken. */
+export const MAX_ATTEMPTS = 5;
+
+/** MCP tools' default per-attempt timeout (seed 000). */
+export const DEFAULT_TIMEOUT_MS = 5 * 60_000;
+
+/** Host tools' default heartbeat timeout (seed 000). */
+export const DEFAULT_HEARTBEAT_TIMEOUT_MS = 60_000;
+
+/** One recorded value (arguments, a result, an output). Temporal fails payloads at 2 MB too. */
+export const MAX_VALUE_BYTES = 2 * 1024 * 1024;
+
+/** Journal entries per run; past it the run fails with a limit error. */
+export const MAX_JOURNAL_ENTRIES = 200_000;
+
+/** Guest heap per run. Scripts orchestrate calls; 64 MiB holds a lot of JSON. */
+export const SANDBOX_MEMORY_BYTES = 64 * 1024 * 1024;
+
+/** Guest stack: more than 256 KiB overflows Node's own stack inside WASM (measured). */
+export const SANDBOX_STACK_BYTES = 256 * 1024;
+
+/** CPU a script may spend between two host interactions before it is stopped. */
+export const SANDBOX_CPU_MS_PER_STEP = 10_000;
+
+/** Longest log line kept. */
+export const LOG_LINE_CHARS = 8 * 1024;

@@ -1,0 +1,160 @@
+import { toolFailure, type JsonValue, type PinnedTool, type ToolFailure } from "@tapedeck/protocol";
+import { MAX_ATTEMPTS, MAX_VALUE_BYTES, RUN_CONCURRENCY } from "../limits.js";
+import type { ToolOutcome, ToolSource } from "../sources/tool-source.js";
+import { Semaphore } from "./semaphore.js";
+import { callTraceparent } from "./trace-context.js";
+
+/**
+ * Sends one run's calls to their sources and applies each tool's policy.
+ *
+ * Invariants:
+ * - A call is given here only once its `call.scheduled` entry is durable.
+ * - An attempt after the first is sent only once its `call.attempt` entry is durable.
+ * - Only an interruption makes a call be sent again; a tool that answers with an error is done.
+ * - At most `runConcurrency` calls of the run, and `policy.concurrency` of one tool, are in flight.
+ * - After `abandon()`, nothing settles: late results are dropped.
+ */
+
+/** How a call ended, as the script will see it. */
+export type Settled = { readonly ok: true; readonly value: JsonValue } | { readonly ok: false; readonly error: ToolFailure };
+
+export interface DispatchRequest {
+  readonly seq: number;
+  readonly tool: PinnedTool;
+  readonly args: JsonValue;
+  readonly key: string;
+  /** The attempt to send first: 1 for a new call, n + 1 when resuming after n attempts. */
+  readonly attempt: number;
+  /** Makes a `call.attempt` entry durable; called before each attempt after the first. */
+  readonly recordAttempt: (attempt: number, reason: string) => Promise<void>;
+}
+
+export interface DispatcherOptions {
+  readonly runConcurrency?: number;
+  readonly maxAttempts?: number;
+  readonly maxValueBytes?: number;
+}
+
+export class RunDispatcher {
+  private readonly run: Semaphore;
+  private readonly perTool = new Map<string, Semaphore>();
+  /** Controllers of the attempts in flight, aborted together by `abandon`. */
+  private readonly attemptsInFlight = new Set<AbortController>();
+  private abandoned = false;
+  private readonly maxAttempts: number;
+  private readonly maxValueBytes: number;
+  private active = 0;
+
+  constructor(
+    private readonly runId: string,
+    private readonly source: ToolSource,
+    options: DispatcherOptions = {},
+  ) {
+    this.run = new Semaphore(options.runConcurrency ?? RUN_CONCURRENCY);
+    this.maxAttempts = options.maxAttempts ?? MAX_ATTEMPTS;
+    this.maxValueBytes = options.maxValueBytes ?? MAX_VALUE_BYTES;
+  }
+
+  /** Calls dispatched and not yet settled. */
+  get inFlight(): number {
+    return this.active;
+  }
+
+  /** Sends the call (waiting for a free slot) and resolves with how it ended; never rejects. */
+  async dispatch(request: DispatchRequest): Promise<Settled> {
+    this.active++;
+    const tool = this.toolSemaphore(request.tool);
+    // The tool's slot first: a call waiting for its tool must not hold one of the run's slots.
+    await tool.acquire();
+    await this.run.acquire();
+    try {
+      return await this.attempts(request);
+    } finally {
+      tool.release();
+      this.run.release();
+      this.active--;
+    }
+  }
+
+  /** Stops wanting any result: aborts attempts in flight; their outcomes are dropped by the caller. */
+  abandon(): void {
+    this.abandoned = true;
+    for (const controller of this.attemptsInFlight) controller.abort(new Error("the run no longer wants this result"));
+  }
+
+  private toolSemaphore(tool: PinnedTool): Semaphore {
+    const key = `${tool.group}.${tool.name}`;
+    let semaphore = this.perTool.get(key);
+    if (!semaphore) this.perTool.set(key, (semaphore = new Semaphore(tool.policy.concurrency)));
+    return semaphore;
+  }
+
+  private async attempts(request: DispatchRequest): Promise<Settled> {
+    const { tool } = request;
+    for (let attempt = request.attempt; ; attempt++) {
+      const outcome = await this.attempt(request, attempt);
+      if (outcome.kind === "result") return this.checkSize(outcome.value);
+      if (outcome.kind === "failure") return { ok: false, error: outcome.failure };
+      if (tool.policy.onInterruption === "at_most_once") return { ok: false, error: outcomeUnknown(outcome.reason) };
+      if (attempt >= this.maxAttempts) return { ok: false, error: tooManyAttempts(attempt, outcome.reason) };
+      await request.recordAttempt(attempt + 1, outcome.reason);
+    }
+  }
+
+  private async attempt(request: DispatchRequest, attempt: number): Promise<ToolOutcome> {
+    const controller = new AbortController();
+    if (this.abandoned) controller.abort(new Error("the run no longer wants this result"));
+    this.attemptsInFlight.add(controller);
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<ToolOutcome>((resolve) => {
+      timer = setTimeout(() => {
+        controller.abort(new Error("timeout"));
+        resolve({ kind: "failure", failure: timedOut(request.tool, attempt) });
+      }, request.tool.policy.timeoutMs);
+    });
+    try {
+      const sent = this.source.call({
+        tool: request.tool,
+        args: request.args,
+        runId: this.runId,
+        seq: request.seq,
+        idempotencyKey: request.key,
+        attempt,
+        traceparent: callTraceparent(this.runId, request.key),
+        signal: controller.signal,
+      });
+      return await Promise.race([sent, timeout]);
+    } finally {
+      clearTimeout(timer);
+      this.attemptsInFlight.delete(controller);
+    }
+  }
+
+  private checkSize(value: JsonValue): Settled {
+    const bytes = Buffer.byteLength(JSON.stringify(value));
+    if (bytes <= this.maxValueBytes) return { ok: true, value };
+    return {
+      ok: false,
+      error: toolFailure("result_too_large", `The result is ${bytes} bytes; one recorded value may be at most ${this.maxValueBytes} bytes. Ask the tool for less (a page, a filter, fewer fields).`),
+    };
+  }
+}
+
+function timedOut(tool: PinnedTool, attempt: number): ToolFailure {
+  return toolFailure(
+    "timeout",
+    `${tool.group}.${tool.name} did not answer within ${tool.policy.timeoutMs} ms (attempt ${attempt}); its outcome is unknown. Raise the tool's timeout policy, or catch this error and decide.`,
+    { retryable: true },
+  );
+}
+
+export function outcomeUnknown(reason: string): ToolFailure {
+  return toolFailure(
+    "outcomeUnknown",
+    `The call was interrupted (${reason}) and its policy is at_most_once, so it was not sent again: it may or may not have taken effect. Check with the tool before trying again.`,
+  );
+}
+
+export function tooManyAttempts(attempts: number, reason: string): ToolFailure {
+  return toolFailure("too_many_attempts", `The call was interrupted ${attempts} times (last: ${reason}); it was not sent again.`);
+}

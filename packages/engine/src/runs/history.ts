@@ -1,0 +1,119 @@
+import type { JournalEntry, JsonValue, RunError, ToolFailure } from "@tapedeck/protocol";
+import type { Delivery } from "../sandbox/sandbox.js";
+
+/** A call as the journal recorded it. */
+export interface RecordedCall {
+  readonly seq: number;
+  readonly tool: string;
+  readonly args: JsonValue;
+  /** `call.scheduled` calls were sent; `call.rejected` ones never left the engine. */
+  readonly rejected: boolean;
+  /** Attempts made so far: 1 + the `call.attempt` entries. */
+  readonly attempts: number;
+  /** Whether an outcome was recorded. */
+  readonly settled: boolean;
+}
+
+/**
+ * What a run's journal says, arranged for replay: the calls by seq, the outcomes in the order
+ * they were delivered, how many log lines were written, and how the run ended, if it did.
+ */
+export interface History {
+  readonly startedAt: number;
+  readonly input: JsonValue;
+  readonly replayVersion: number;
+  readonly calls: ReadonlyMap<number, RecordedCall>;
+  readonly deliveries: readonly Delivery[];
+  readonly logCount: number;
+  readonly end?: { readonly ok: true; readonly output: JsonValue } | { readonly ok: false; readonly error: RunError };
+  readonly length: number;
+}
+
+export class JournalCorruptError extends Error {
+  readonly code = "journal_corrupt";
+  constructor(runId: string, detail: string) {
+    super(`The journal of ${runId} is not one this engine wrote: ${detail}. It cannot be replayed.`);
+    this.name = "JournalCorruptError";
+  }
+}
+
+type MutableCall = { -readonly [K in keyof RecordedCall]: RecordedCall[K] };
+
+/** Reads a journal; throws `JournalCorruptError` when it breaks the journal's invariants. */
+export function readHistory(runId: string, entries: readonly JournalEntry[]): History {
+  const first = entries[0];
+  if (!first || first.kind !== "run.started") throw new JournalCorruptError(runId, "entry 0 is not run.started");
+  const calls = new Map<number, MutableCall>();
+  const deliveries: Delivery[] = [];
+  let logCount = 0;
+  let end: History["end"];
+  const settle = (seq: number, index: number): void => {
+    const call = calls.get(seq);
+    if (!call) throw new JournalCorruptError(runId, `entry ${index} settles call #${seq}, which was never issued`);
+    if (call.settled) throw new JournalCorruptError(runId, `entry ${index} settles call #${seq} a second time`);
+    call.settled = true;
+  };
+  const issue = (seq: number, tool: string, args: JsonValue, rejected: boolean, index: number): MutableCall => {
+    if (seq !== calls.size + 1) throw new JournalCorruptError(runId, `entry ${index} issues call #${seq} after call #${calls.size}`);
+    const call: MutableCall = { seq, tool, args, rejected, attempts: 1, settled: false };
+    calls.set(seq, call);
+    return call;
+  };
+  entries.forEach((entry, index) => {
+    if (entry.index !== index) throw new JournalCorruptError(runId, `entry ${index} is numbered ${entry.index}`);
+    if (end) throw new JournalCorruptError(runId, `entry ${index} comes after the run ended`);
+    switch (entry.kind) {
+      case "run.started":
+        if (index !== 0) throw new JournalCorruptError(runId, `entry ${index} starts the run again`);
+        break;
+      case "call.scheduled":
+        issue(entry.seq, entry.tool, entry.args, false, index);
+        break;
+      case "call.rejected":
+        // A rejected call is issued and settled at once: the script gets the failure at this point.
+        issue(entry.seq, entry.tool, entry.args, true, index);
+        settle(entry.seq, index);
+        deliveries.push(failureDelivery(entry.seq, entry.at, entry.error));
+        break;
+      case "call.attempt": {
+        const call = calls.get(entry.seq);
+        if (!call || call.settled) throw new JournalCorruptError(runId, `entry ${index} retries call #${entry.seq}, which is not open`);
+        call.attempts = entry.attempt;
+        break;
+      }
+      case "call.completed":
+        settle(entry.seq, index);
+        deliveries.push({ seq: entry.seq, at: entry.at, ok: true, value: entry.result });
+        break;
+      case "call.failed":
+        settle(entry.seq, index);
+        deliveries.push(failureDelivery(entry.seq, entry.at, entry.error));
+        break;
+      case "log":
+        logCount++;
+        break;
+      case "run.completed":
+        end = { ok: true, output: entry.output };
+        break;
+      case "run.failed":
+        end = { ok: false, error: entry.error };
+        break;
+      default:
+        throw new JournalCorruptError(runId, `entry ${index} has an unknown kind "${(entry as { kind: string }).kind}"`);
+    }
+  });
+  return {
+    startedAt: first.at,
+    input: first.input,
+    replayVersion: first.replayVersion,
+    calls,
+    deliveries,
+    logCount,
+    ...(end ? { end } : {}),
+    length: entries.length,
+  };
+}
+
+function failureDelivery(seq: number, at: number, error: ToolFailure): Delivery {
+  return { seq, at, ok: false, error };
+}

@@ -1,0 +1,357 @@
+/**
+ * Executes one run: replays its journal into a fresh sandbox, then goes live until the script
+ * ends. This file is the heart of the engine; it is long because its invariants span the
+ * whole life of a run and are easier to check in one place.
+ *
+ * Invariants:
+ * - The journal is the truth. The sandbox is a cache of the journal's effect on the script:
+ *   it can be thrown away at any time and rebuilt by replay.
+ * - `seq` is given by the sandbox in issue order; entries that issue calls (`call.scheduled`,
+ *   `call.rejected`) are journaled in seq order.
+ * - Outcomes reach the script one at a time, in the order their entries are journaled.
+ *   A live outcome is journaled as the first entry of the batch that also holds what the script
+ *   did in reaction to it; nothing the script did leaves the engine (a call sent, an output
+ *   returned) before that batch is durable. So a crash can lose only work that had no effect.
+ * - A call is sent only once its `call.scheduled` entry is durable; the same key on every attempt.
+ * - After the end is journaled, nothing else is: late results are dropped.
+ */
+import type { JournalEvent, JsonValue, PinnedTool, RunError, ToolFailure } from "@tapedeck/protocol";
+import { toolFailure } from "@tapedeck/protocol";
+import type { Clock } from "../clock.js";
+import type { Delivery, IssuedCall, LogLine, Sandbox, SandboxFactory, SandboxLimits, Step } from "../sandbox/sandbox.js";
+import type { RunPatch, RunRecord, Store } from "../store/store.js";
+import type { ToolSource } from "../sources/tool-source.js";
+import { canonicalValue } from "../util/canonical-json.js";
+import type { ArgsValidator } from "./args-validator.js";
+import { outcomeUnknown, RunDispatcher, tooManyAttempts, type Settled } from "./dispatcher.js";
+import { guestErrorToRunError, runError } from "./run-error.js";
+import { readHistory, type History } from "./history.js";
+import { replayHistory } from "./replay.js";
+
+/** How a run ended. */
+export type RunEnd =
+  /** The script's default export resolved with `output`. */
+  | { readonly status: "completed"; readonly output: JsonValue }
+  /** The script threw, hit a limit, or diverged from its journal. */
+  | { readonly status: "failed"; readonly error: RunError };
+
+export interface ExecutorLimits {
+  readonly sandbox: SandboxLimits;
+  readonly maxJournalEntries: number;
+  readonly maxValueBytes: number;
+  readonly runConcurrency: number;
+  readonly maxAttempts: number;
+}
+
+/** The toolset of a run, with what executing it needs. */
+export interface LoadedToolset {
+  readonly id: string;
+  readonly byPath: ReadonlyMap<string, PinnedTool>;
+  /** group → tool names, for the sandbox's `tapedeck:tools` module. */
+  readonly groups: Readonly<Record<string, readonly string[]>>;
+  readonly validator: ArgsValidator;
+}
+
+export interface ExecutorDeps {
+  readonly store: Store;
+  readonly sandboxes: SandboxFactory;
+  readonly source: ToolSource;
+  readonly clock: Clock;
+  readonly limits: ExecutorLimits;
+}
+
+/** The version of replay behaviour this engine writes into `run.started`; golden journals pin it. */
+export const REPLAY_VERSION = 1;
+
+/** A rejection, journaled with the step that issued it, waiting to be delivered. */
+interface PendingRejection {
+  readonly delivery: Delivery;
+}
+
+/** A live outcome waiting to be delivered (and journaled with the step that follows it). */
+interface PendingOutcome {
+  readonly seq: number;
+  readonly settled: Settled;
+}
+
+export class RunExecutor {
+  private readonly dispatcher: RunDispatcher;
+  private sandbox: Sandbox | undefined;
+  private nextIndex = 0;
+  private logCount = 0;
+  private readonly rejections: PendingRejection[] = [];
+  private readonly outcomes: PendingOutcome[] = [];
+  private delivering = false;
+  /** Calls issued and not yet settled into `outcomes`: in flight, or about to be sent. */
+  private openCalls = 0;
+  private ended = false;
+  /** The tool of every call issued, for error reports. */
+  private readonly toolOfSeq = new Map<number, string>();
+  private stopped = false;
+  private readonly done: Promise<RunEnd>;
+  private resolveDone!: (end: RunEnd) => void;
+  private rejectDone!: (error: unknown) => void;
+
+  constructor(
+    private readonly run: RunRecord,
+    private readonly toolset: LoadedToolset,
+    private readonly deps: ExecutorDeps,
+  ) {
+    this.dispatcher = new RunDispatcher(run.id, deps.source, {
+      runConcurrency: deps.limits.runConcurrency,
+      maxAttempts: deps.limits.maxAttempts,
+      maxValueBytes: deps.limits.maxValueBytes,
+    });
+    this.done = new Promise<RunEnd>((resolve, reject) => {
+      this.resolveDone = resolve;
+      this.rejectDone = reject;
+    });
+  }
+
+  /**
+   * Runs to the end. Resolves with how the run ended (also when it had ended before). Rejects
+   * only for faults of the engine (store, sandbox host); the run is then left `running`, intact,
+   * for `resume` to pick up.
+   */
+  execute(): Promise<RunEnd> {
+    this.begin().catch((error: unknown) => this.fault(error));
+    return this.done;
+  }
+
+  private async begin(): Promise<void> {
+    const entries = await this.deps.store.readJournal(this.run.id);
+    const history = readHistory(this.run.id, entries);
+    this.nextIndex = history.length;
+    this.logCount = history.logCount;
+    if (history.end) {
+      this.ended = true;
+      this.resolveDone(history.end.ok ? { status: "completed", output: history.end.output } : { status: "failed", error: history.end.error });
+      return;
+    }
+    const sandbox = await this.deps.sandboxes.create({
+      runId: this.run.id,
+      js: this.run.js,
+      filename: "script.js",
+      tools: this.toolset.groups,
+      input: history.input,
+      seed: this.run.id,
+      startedAt: history.startedAt,
+      limits: this.deps.limits.sandbox,
+    });
+    this.sandbox = sandbox;
+    const replayed = await replayHistory(sandbox, history);
+    if (!replayed.ok) {
+      this.endWith([], { status: "failed", error: runError("divergence", replayed.divergence) }, this.deps.clock.now());
+      return;
+    }
+    const { fresh } = replayed;
+    for (const call of history.calls.values()) this.toolOfSeq.set(call.seq, call.tool);
+    if (!fresh.end) this.resumeOpenCalls(history);
+    this.onStep(fresh, undefined);
+  }
+
+  /** Calls the journal shows as sent but not settled were interrupted by the engine's death. */
+  private resumeOpenCalls(history: History): void {
+    for (const call of history.calls.values()) {
+      if (call.settled || call.rejected) continue;
+      const tool = this.toolset.byPath.get(call.tool);
+      if (!tool) throw new Error(`call #${call.seq} names ${call.tool}, which the run's toolset does not have`);
+      this.resend(call.seq, tool, call.args, call.attempts);
+    }
+  }
+
+  /** Journals what the script did in one step (after `outcome`, if it reacted to one) and acts on it. */
+  private onStep(step: Step, outcome: { event: JournalEvent; at: number } | undefined): void {
+    const at = outcome?.at ?? this.deps.clock.now();
+    const events: JournalEvent[] = outcome ? [outcome.event] : [];
+    for (const call of step.calls) this.toolOfSeq.set(call.seq, call.tool);
+    const toSend: { seq: number; tool: PinnedTool; args: JsonValue }[] = [];
+    if (step.end) {
+      for (const call of step.calls) events.push(unsentWarning(call));
+    } else {
+      for (const call of step.calls) {
+        const checked = this.checkCall(call);
+        if ("failure" in checked) {
+          const entry: JournalEvent = { kind: "call.rejected", seq: call.seq, tool: call.tool, args: checked.args, error: checked.failure };
+          events.push(entry);
+          // Delivered at the time of the entry that records it, exactly as replay will.
+          this.rejections.push({ delivery: { seq: call.seq, at, ok: false, error: checked.failure } });
+        } else {
+          events.push({ kind: "call.scheduled", seq: call.seq, tool: call.tool, args: checked.args, key: this.key(call.seq) });
+          toSend.push({ seq: call.seq, tool: checked.tool, args: checked.args });
+        }
+      }
+    }
+    for (const log of step.logs) events.push(this.logEvent(log));
+    if (step.end) {
+      const end: RunEnd = step.end.ok
+        ? this.checkOutput(step.end.output)
+        : { status: "failed", error: guestErrorToRunError(step.end.error, this.run, (seq) => this.toolOfSeq.get(seq)) };
+      this.endWith(events, end, at);
+      return;
+    }
+    this.openCalls += toSend.length;
+    this.append(events, at).then(
+      () => {
+        for (const call of toSend) this.send(call.seq, call.tool, call.args, 1);
+      },
+      (error: unknown) => this.fault(error),
+    );
+    this.pump();
+  }
+
+  private checkCall(call: IssuedCall): { tool: PinnedTool; args: JsonValue } | { failure: ToolFailure; args: JsonValue } {
+    const args = canonicalValue(call.args);
+    const tool = this.toolset.byPath.get(call.tool);
+    if (!tool) return { args, failure: toolFailure("unknown_tool", `The toolset has no tool ${call.tool}.`) };
+    const bytes = Buffer.byteLength(JSON.stringify(args));
+    if (bytes > this.deps.limits.maxValueBytes) {
+      return { args: null, failure: toolFailure("invalid_arguments", `The arguments of ${call.tool} are ${bytes} bytes; one recorded value may be at most ${this.deps.limits.maxValueBytes} bytes.`) };
+    }
+    const failure = this.toolset.validator.validate(tool, args);
+    return failure ? { args, failure } : { tool, args };
+  }
+
+  private checkOutput(output: JsonValue): RunEnd {
+    const bytes = Buffer.byteLength(JSON.stringify(output));
+    if (bytes <= this.deps.limits.maxValueBytes) return { status: "completed", output };
+    return {
+      status: "failed",
+      error: runError("output", `The output is ${bytes} bytes; a run's output may be at most ${this.deps.limits.maxValueBytes} bytes. Return less (a summary, the first page) and log or store the rest.`),
+    };
+  }
+
+  private logEvent(log: LogLine): JournalEvent {
+    this.logCount = Math.max(this.logCount, log.ordinal + 1);
+    return { kind: "log", level: log.level, message: log.message };
+  }
+
+  private key(seq: number): string {
+    return `${this.run.id}/${seq}`;
+  }
+
+  /** Sends a new call (attempt 1) or continues one from `attempt`. `openCalls` already counts it. */
+  private send(seq: number, tool: PinnedTool, args: JsonValue, attempt: number): void {
+    const recordAttempt = (n: number, reason: string) => this.append([{ kind: "call.attempt", seq, attempt: n, reason }], this.deps.clock.now());
+    this.dispatcher
+      .dispatch({ seq, tool, args, key: this.key(seq), attempt, recordAttempt })
+      .then((settled) => this.settle(seq, settled))
+      .catch((error: unknown) => this.fault(error));
+  }
+
+  /** A call the engine's death interrupted after `attempts` attempts: its policy decides. */
+  private resend(seq: number, tool: PinnedTool, args: JsonValue, attempts: number): void {
+    this.openCalls++;
+    const reason = "the engine stopped while the call was in flight";
+    if (tool.policy.onInterruption === "at_most_once") return this.settle(seq, { ok: false, error: outcomeUnknown(reason) });
+    if (attempts >= this.deps.limits.maxAttempts) return this.settle(seq, { ok: false, error: tooManyAttempts(attempts, reason) });
+    this.append([{ kind: "call.attempt", seq, attempt: attempts + 1, reason }], this.deps.clock.now()).then(
+      () => this.send(seq, tool, args, attempts + 1),
+      (error: unknown) => this.fault(error),
+    );
+  }
+
+  private settle(seq: number, settled: Settled): void {
+    if (this.ended) return;
+    this.openCalls--;
+    this.outcomes.push({ seq, settled });
+    this.pump();
+  }
+
+  /** Delivers the next outcome if the sandbox is idle: rejections first (already journaled), then live outcomes. */
+  private pump(): void {
+    if (this.delivering || this.ended || this.stopped || !this.sandbox) return;
+    const rejection = this.rejections.shift();
+    const outcome = rejection ? undefined : this.outcomes.shift();
+    if (!rejection && !outcome) {
+      this.checkStalled();
+      return;
+    }
+    let delivery: Delivery;
+    let entry: { event: JournalEvent; at: number } | undefined;
+    if (rejection) {
+      delivery = rejection.delivery;
+    } else {
+      const { seq, settled } = outcome!;
+      const at = this.deps.clock.now();
+      delivery = settled.ok ? { seq, at, ok: true, value: settled.value } : { seq, at, ok: false, error: settled.error };
+      const event: JournalEvent = settled.ok ? { kind: "call.completed", seq, result: settled.value } : { kind: "call.failed", seq, error: settled.error };
+      entry = { event, at };
+    }
+    this.delivering = true;
+    this.sandbox.deliver(delivery).then(
+      (step) => {
+        this.delivering = false;
+        this.onStep(step, entry);
+      },
+      (error: unknown) => this.fault(error),
+    );
+  }
+
+  /** A script that awaits something nothing will ever settle can never end: fail it now. */
+  private checkStalled(): void {
+    if (this.ended || this.stopped || this.delivering) return;
+    if (this.rejections.length + this.outcomes.length + this.openCalls > 0) return;
+    const error = runError(
+      "deadlock",
+      "The script is waiting for a promise that nothing can settle: no tool call is in flight. Await only promises of tool calls (or values), and make sure the default export returns.",
+    );
+    this.endWith([], { status: "failed", error }, this.deps.clock.now());
+  }
+
+  private endWith(events: JournalEvent[], end: RunEnd, at: number): void {
+    this.ended = true;
+    const last: JournalEvent = end.status === "completed" ? { kind: "run.completed", output: end.output } : { kind: "run.failed", error: end.error };
+    const patch: RunPatch = end.status === "completed" ? { status: "completed", output: end.output, updatedAt: at } : { status: "failed", error: end.error, updatedAt: at };
+    this.append([...events, last], at, patch).then(
+      () => {
+        this.dispatcher.abandon();
+        void this.release();
+        this.resolveDone(end);
+      },
+      (error: unknown) => this.fault(error),
+    );
+  }
+
+  /**
+   * Appends events as the next entries of the journal, numbered here in call order; the store
+   * keeps that order. Resolves when durable.
+   */
+  private append(events: readonly JournalEvent[], at: number, patch?: RunPatch): Promise<void> {
+    const limit = this.deps.limits.maxJournalEntries;
+    if (this.nextIndex + events.length > limit - 1 && !patch) {
+      // Keep one entry free for the end, so a run at its limit still ends cleanly.
+      const error = runError("limit", `The run's journal reached its limit of ${limit} entries. Split the work into several runs, or make fewer calls and log fewer lines.`);
+      this.endWith([], { status: "failed", error }, at);
+      return new Promise<void>(() => {});
+    }
+    const entries = events.map((event, i) => ({ ...event, index: this.nextIndex + i, at }));
+    this.nextIndex += entries.length;
+    if (entries.length === 0 && !patch) return Promise.resolve();
+    return this.deps.store.append(this.run.id, entries, patch);
+  }
+
+  /** An engine fault: stop without writing an end, so the run stays `running` and can be resumed. */
+  private fault(error: unknown): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.ended = true;
+    this.dispatcher.abandon();
+    void this.release();
+    this.rejectDone(error);
+  }
+
+  private async release(): Promise<void> {
+    const sandbox = this.sandbox;
+    this.sandbox = undefined;
+    await sandbox?.dispose().catch(() => {});
+  }
+}
+
+function unsentWarning(call: IssuedCall): JournalEvent {
+  return {
+    kind: "log",
+    level: "warn",
+    message: `[tapedeck] call #${call.seq} ${call.tool} was not sent: the script ended before awaiting it.`,
+  };
+}

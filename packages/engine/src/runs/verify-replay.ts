@@ -1,0 +1,71 @@
+import type { JournalEntry } from "@tapedeck/protocol";
+import type { SandboxFactory, SandboxLimits } from "../sandbox/sandbox.js";
+import type { RunRecord } from "../store/store.js";
+import { canonicalJson } from "../util/canonical-json.js";
+import { readHistory } from "./history.js";
+import { replayHistory } from "./replay.js";
+import { guestErrorToRunError } from "./run-error.js";
+import type { RunEnd } from "./run-executor.js";
+
+/**
+ * Replays a run's whole journal in a fresh sandbox and checks that the script does exactly what
+ * was recorded, without sending a call or writing anything. It is how golden journals pin
+ * replay behaviour across releases, and how an operator checks that runs still replay before an
+ * upgrade.
+ */
+export type VerifyResult =
+  /** The journal replays; `end` is how the replayed script ended (absent for a run that has not ended). */
+  | { readonly ok: true; readonly end?: RunEnd }
+  /** It does not: what differs, in words. */
+  | { readonly ok: false; readonly problem: string };
+
+export async function verifyReplay(
+  run: RunRecord,
+  groups: Readonly<Record<string, readonly string[]>>,
+  entries: readonly JournalEntry[],
+  sandboxes: SandboxFactory,
+  limits: SandboxLimits,
+): Promise<VerifyResult> {
+  let history;
+  try {
+    history = readHistory(run.id, entries);
+  } catch (error) {
+    return { ok: false, problem: (error as Error).message };
+  }
+  const sandbox = await sandboxes.create({
+    runId: run.id,
+    js: run.js,
+    filename: "script.js",
+    tools: groups,
+    input: history.input,
+    seed: run.id,
+    startedAt: history.startedAt,
+    limits,
+  });
+  try {
+    const replayed = await replayHistory(sandbox, history);
+    if (!replayed.ok) return { ok: false, problem: replayed.divergence };
+    const { fresh } = replayed;
+    const [call] = fresh.calls;
+    if (!history.end) return { ok: true };
+    if (call) return { ok: false, problem: `the script makes call #${call.seq} ${call.tool}, which the journal does not have` };
+    if (fresh.logs.length > 0) return { ok: false, problem: `the script logs ${fresh.logs.length} more lines than the journal has` };
+    if (!fresh.end) return { ok: false, problem: "the journal says the run ended, but the replayed script waits for more" };
+    const end: RunEnd = fresh.end.ok
+      ? { status: "completed", output: fresh.end.output }
+      : { status: "failed", error: guestErrorToRunError(fresh.end.error, run, (seq) => history.calls.get(seq)?.tool) };
+    const recorded: RunEnd = history.end.ok ? { status: "completed", output: history.end.output } : { status: "failed", error: history.end.error };
+    const same =
+      end.status === "completed" && recorded.status === "completed"
+        ? canonicalJson(end.output) === canonicalJson(recorded.output)
+        : end.status === "failed" && recorded.status === "failed" && end.error.message === recorded.error.message;
+    if (!same) return { ok: false, problem: `the replayed script ends differently: recorded ${describe(recorded)}, replayed ${describe(end)}` };
+    return { ok: true, end };
+  } finally {
+    await sandbox.dispose();
+  }
+}
+
+function describe(end: RunEnd): string {
+  return end.status === "completed" ? `output ${canonicalJson(end.output).slice(0, 200)}` : `error "${end.error.message.slice(0, 200)}"`;
+}

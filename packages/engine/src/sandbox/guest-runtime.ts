@@ -1,0 +1,300 @@
+import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from "quickjs-emscripten-core";
+import { setGuestNow } from "./guest-clock.js";
+import { cleanStack } from "./guest-stack.js";
+import { HostBugError } from "./host-bug-error.js";
+import { guardedLimitError, quickJsLimitError } from "./limit-errors.js";
+import { DeliverStatus } from "./prelude.js";
+import { disposeRealm, expectValue, readError, type Realm } from "./realm.js";
+import type { Delivery, GuestError, ReplayStep, SandboxLimits, SandboxOptions, ScriptEnd, Step } from "./sandbox.js";
+import { StepGuard, type WasmMemory } from "./step-guard.js";
+import { TOOLS_MODULE, forbiddenImportMessage, toolsModuleSource } from "./tools-module.js";
+
+/**
+ * One sandbox, on the worker side: a QuickJS runtime and context running one script. Invariants:
+ * - every handle it takes is disposed (a leaked handle aborts the whole WASM module at
+ *   `runtime.dispose()`): the only long-lived ones are the four prelude functions;
+ * - after each start/delivery it runs every pending job before answering, so a step shows
+ *   everything the script did in reaction;
+ * - once the script has ended (output, error or limit), no guest code runs again: later
+ *   deliveries are ignored without touching the context;
+ * - a `HostBugError` leaves the sandbox as it was, except mid-replay (then it is `broken`).
+ */
+
+/** More than this overflows Node's own stack inside WASM, and the next dispose aborts (measured). */
+const MAX_STACK_BYTES = 256 * 1024;
+
+const EMPTY_STEP: Step = { calls: [], logs: [] };
+
+/** What a guest sandbox needs from its worker. */
+export interface GuestHost {
+  /** The module's memory (`WebAssembly.Memory`; only its size is read). */
+  readonly memory: WasmMemory;
+  /** See `StepGuard`. */
+  readonly heapLimitBytes: number;
+}
+
+/** The prelude's functions the host calls (see `prelude.ts`). */
+interface Internals {
+  readonly run: QuickJSHandle;
+  readonly fail: QuickJSHandle;
+  readonly deliver: QuickJSHandle;
+  readonly collect: QuickJSHandle;
+}
+
+/** An error that reached the host instead of the script: uncatchable ones (interrupt, out of memory). */
+type EscapedError = ReturnType<typeof readError>;
+
+type Phase =
+  /** Built; the script has not started. */
+  | "created"
+  /** Started and not ended: accepts deliveries. */
+  | "running"
+  /** The script ended; deliveries are ignored. */
+  | "ended"
+  /** A host bug interrupted a replay halfway: the engine no longer knows the script's state. */
+  | "broken"
+  | "disposed";
+
+export class GuestRuntime {
+  private phase: Phase = "created";
+  private now: number;
+  private escaped: EscapedError | undefined;
+
+  private constructor(
+    private readonly runtime: QuickJSRuntime,
+    private readonly context: QuickJSContext,
+    private readonly internals: Internals,
+    private readonly guard: StepGuard,
+    private readonly options: SandboxOptions,
+    private readonly limits: SandboxLimits,
+    private readonly heapLimitBytes: number,
+  ) {
+    this.now = options.startedAt;
+  }
+
+  /**
+   * Configures `realm` (fresh, from `buildRealm`) for one script and takes ownership of it,
+   * even when it throws. Throws `HostBugError` for options it cannot honour.
+   */
+  static create(host: GuestHost, realm: Realm, options: SandboxOptions): GuestRuntime {
+    const { runtime, context } = realm;
+    try {
+      const toolsSource = toolsModuleSource(Object.keys(options.tools));
+      const limits: SandboxLimits = { ...options.limits, stackBytes: Math.min(options.limits.stackBytes, MAX_STACK_BYTES) };
+      const guard = new StepGuard(limits.cpuMsPerStep, host.heapLimitBytes, host.memory);
+      guard.begin();
+      runtime.setMemoryLimit(limits.memoryBytes);
+      runtime.setMaxStackSize(limits.stackBytes);
+      runtime.setInterruptHandler(guard.shouldInterrupt);
+      runtime.setModuleLoader((name) =>
+        name === TOOLS_MODULE ? toolsSource : { error: new Error(forbiddenImportMessage(name)) },
+      );
+      const internals = installPrelude(realm, options);
+      return new GuestRuntime(runtime, context, internals, guard, options, limits, host.heapLimitBytes);
+    } catch (error) {
+      disposeRealm(realm);
+      throw error;
+    }
+  }
+
+  /** Evaluates the module and runs its default export until no job is pending. */
+  start(): Step {
+    this.expectPhase("created");
+    this.phase = "running";
+    return this.step(() => {
+      const evaluated = this.context.evalCode(this.options.js, this.options.filename, { type: "module" });
+      if (evaluated.error && this.guard.exceeded !== undefined) {
+        this.noteEscaped(evaluated.error);
+      } else if (evaluated.error) {
+        this.callInternal(this.internals.fail, evaluated.error);
+        evaluated.error.dispose();
+      } else {
+        const input = this.context.newString(JSON.stringify(this.options.input));
+        this.callInternal(this.internals.run, evaluated.value, input);
+        input.dispose();
+        evaluated.value.dispose();
+      }
+      this.drain();
+    });
+  }
+
+  /** Settles one call and runs every job. Throws `HostBugError` for a seq not pending. */
+  deliver(delivery: Delivery): Step {
+    if (this.phase === "ended") return EMPTY_STEP;
+    this.expectPhase("running");
+    return this.step(() => {
+      const status = this.deliverOne(delivery);
+      if (status === DeliverStatus.notIssued) {
+        throw new HostBugError(`Cannot deliver seq ${delivery.seq}: the script has not issued that call yet.`);
+      }
+      if (status === DeliverStatus.alreadySettled) {
+        throw new HostBugError(`Cannot deliver seq ${delivery.seq}: that call was already settled, or never existed.`);
+      }
+      if (status === DeliverStatus.delivered) this.drain();
+    });
+  }
+
+  /** Delivers in order, each followed by every job; stops at the end or at a seq not issued. */
+  replay(deliveries: readonly Delivery[]): ReplayStep {
+    if (this.phase === "ended") return { ...EMPTY_STEP, delivered: 0 };
+    this.expectPhase("running");
+    let delivered = 0;
+    let stalledAt: number | undefined;
+    const step = this.step(() => {
+      for (const delivery of deliveries) {
+        if (this.stopped()) break;
+        this.guard.begin();
+        const status = this.deliverOne(delivery);
+        if (status === DeliverStatus.notIssued) {
+          stalledAt = delivery.seq;
+          break;
+        }
+        if (status === DeliverStatus.alreadySettled) {
+          if (delivered > 0) this.phase = "broken";
+          throw new HostBugError(`Cannot replay seq ${delivery.seq}: that call was already settled, or never existed.`);
+        }
+        if (status !== DeliverStatus.delivered) break;
+        delivered++;
+        this.drain();
+      }
+    });
+    return { ...step, delivered, ...(stalledAt === undefined ? {} : { stalledAt }) };
+  }
+
+  /** Frees every handle, the context and the runtime. Safe to call twice. */
+  dispose(): void {
+    if (this.phase === "disposed") return;
+    this.phase = "disposed";
+    const { run, fail, deliver, collect } = this.internals;
+    for (const handle of [run, fail, deliver, collect]) handle.dispose();
+    this.context.dispose();
+    this.runtime.dispose();
+  }
+
+  private expectPhase(expected: "created" | "running"): void {
+    if (this.phase === expected) return;
+    const why: Record<Phase, string> = {
+      created: "the script has not started: call start() first",
+      running: "start() was already called",
+      ended: "the script has ended",
+      broken: "an earlier replay failed halfway, so the sandbox's state is unknown; dispose it",
+      disposed: "the sandbox was disposed",
+    };
+    throw new HostBugError(`Sandbox of run ${this.options.runId}: ${why[this.phase]}.`);
+  }
+
+  private stopped(): boolean {
+    return this.guard.exceeded !== undefined || this.escaped !== undefined;
+  }
+
+  /** Runs `action` as one step with a fresh CPU budget, then reports what the script did. */
+  private step(action: () => void): Step {
+    setGuestNow(this.now);
+    this.guard.begin();
+    action();
+    return this.collect();
+  }
+
+  private deliverOne(delivery: Delivery): number {
+    const text = this.context.newString(JSON.stringify(delivery));
+    const status = this.callInternal(this.internals.deliver, text);
+    text.dispose();
+    if (status === undefined) return -1;
+    const value = this.context.getNumber(status);
+    status.dispose();
+    if (value === DeliverStatus.delivered) {
+      this.now = delivery.at;
+      setGuestNow(this.now);
+    }
+    return value;
+  }
+
+  /** Runs jobs until none is pending (or the script is stopped). */
+  private drain(): void {
+    if (this.stopped()) return;
+    const result = this.runtime.executePendingJobs(-1);
+    if (result.error) this.noteEscaped(result.error);
+  }
+
+  private callInternal(fn: QuickJSHandle, ...args: QuickJSHandle[]): QuickJSHandle | undefined {
+    if (this.stopped()) return undefined;
+    const result = this.context.callFunction(fn, this.context.undefined, ...args);
+    if (result.error) {
+      this.noteEscaped(result.error);
+      return undefined;
+    }
+    return result.value;
+  }
+
+  private noteEscaped(handle: QuickJSHandle): void {
+    this.escaped ??= readError(this.context, handle);
+    handle.dispose();
+  }
+
+  /** Reads the calls and logs the prelude buffered, and decides whether the script has ended. */
+  private collect(): Step {
+    // The host's own call gets a fresh budget, even after the script was stopped.
+    this.guard.begin();
+    const result = this.context.callFunction(this.internals.collect, this.context.undefined);
+    let collected: Step = EMPTY_STEP;
+    if (result.error) {
+      this.noteEscaped(result.error);
+    } else {
+      collected = JSON.parse(this.context.getString(result.value)) as Step;
+      result.value.dispose();
+    }
+    const end = this.decideEnd(collected.end);
+    if (end === undefined) return { calls: collected.calls, logs: collected.logs };
+    this.phase = "ended";
+    return { calls: collected.calls, logs: collected.logs, end };
+  }
+
+  private decideEnd(guestEnd: ScriptEnd | undefined): ScriptEnd | undefined {
+    if (guestEnd?.ok === true) return guestEnd;
+    if (guestEnd !== undefined && !isInterrupt(guestEnd.error)) return { ok: false, error: this.refine(guestEnd.error) };
+    const stack = this.escaped?.stack === undefined ? undefined : cleanStack(this.escaped.stack, 10);
+    if (this.guard.exceeded !== undefined) {
+      return { ok: false, error: guardedLimitError(this.guard.exceeded, this.limits, this.heapLimitBytes, stack) };
+    }
+    if (this.escaped !== undefined) {
+      return { ok: false, error: this.refine({ kind: "script", ...this.escaped }) };
+    }
+    return undefined;
+  }
+
+  /** Turns QuickJS's own limit errors into limit errors, and cleans stacks. */
+  private refine(error: GuestError): GuestError {
+    const stack = error.stack === undefined ? undefined : cleanStack(error.stack);
+    const limit = quickJsLimitError({ name: error.name, message: error.message, stack: error.stack }, this.limits);
+    if (limit !== undefined) return { ...limit, ...(limit.stack === undefined ? {} : { stack: cleanStack(limit.stack, 10) }) };
+    return { ...error, ...(stack === undefined ? {} : { stack }) };
+  }
+}
+
+function isInterrupt(error: GuestError): boolean {
+  return error.name === "InternalError" && error.message === "interrupted";
+}
+
+/** Calls the prelude with this sandbox's config and keeps the functions it returns. */
+function installPrelude(realm: Realm, options: SandboxOptions): Internals {
+  const { context, prelude } = realm;
+  try {
+    const config = JSON.stringify({ tools: options.tools, seed: options.seed, logLineChars: options.limits.logLineChars });
+    const configHandle = context.newString(config);
+    const result = context.callFunction(prelude, context.undefined, configHandle);
+    configHandle.dispose();
+    const internals = expectValue(context, result);
+    try {
+      return {
+        run: context.getProp(internals, "run"),
+        fail: context.getProp(internals, "fail"),
+        deliver: context.getProp(internals, "deliver"),
+        collect: context.getProp(internals, "collect"),
+      };
+    } finally {
+      internals.dispose();
+    }
+  } finally {
+    prelude.dispose();
+  }
+}

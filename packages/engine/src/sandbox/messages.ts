@@ -1,0 +1,45 @@
+import type { Delivery, ReplayStep, SandboxOptions, Step } from "./sandbox.js";
+
+/**
+ * The messages between the main thread and a sandbox worker. Invariants:
+ * - every request carries an `id` unique per worker, and gets exactly one `result` with it,
+ *   unless the worker dies first (then the main thread rejects it with `SandboxLostError`);
+ * - the worker handles requests one at a time, in the order they were posted;
+ * - a `result` with `ok: false` is a host bug reported by the worker (a delivery for a seq
+ *   already settled, a second `start`…): the worker and its other sandboxes stay healthy.
+ */
+
+/** What the worker needs before its first request (`workerData`). */
+export interface SandboxWorkerData {
+  /** The WASM heap size past which the script running is stopped (see `step-guard.ts`). */
+  readonly heapLimitBytes: number;
+}
+
+export type WorkerRequest =
+  /** Builds a realm for a new sandbox; it runs nothing of the script yet. */
+  | { readonly type: "create"; readonly id: number; readonly sandboxId: number; readonly options: SandboxOptions }
+  | { readonly type: "start"; readonly id: number; readonly sandboxId: number }
+  | { readonly type: "deliver"; readonly id: number; readonly sandboxId: number; readonly delivery: Delivery }
+  | { readonly type: "replay"; readonly id: number; readonly sandboxId: number; readonly deliveries: readonly Delivery[] }
+  /** Frees the realm. Unknown ids are fine (disposing twice). */
+  | { readonly type: "dispose"; readonly id: number; readonly sandboxId: number };
+
+/** The value a successful result carries, per request type. */
+export interface ResultValues {
+  readonly create: null;
+  readonly start: Step;
+  readonly deliver: Step;
+  readonly replay: ReplayStep;
+  readonly dispose: null;
+}
+
+export type WorkerMessage =
+  /** The worker loaded and warmed its WASM module; sent once, before any result. */
+  | { readonly type: "ready"; readonly heapBytes: number }
+  | {
+      readonly type: "result";
+      readonly id: number;
+      /** The WASM heap after the request: the main thread retires the worker past its limit. */
+      readonly heapBytes: number;
+      readonly outcome: { readonly ok: true; readonly value: ResultValues[WorkerRequest["type"]] } | { readonly ok: false; readonly message: string };
+    };

@@ -1,0 +1,347 @@
+/**
+ * The guest half of the sandbox: JavaScript evaluated in every QuickJS context before the
+ * script. It is one file because it is one closure: the script can reach only what it puts on
+ * `globalThis` (console, Math.random, the tools module), never the internals it returns to
+ * the host (`run`, `fail`, `deliver`, `collect`).
+ *
+ * Invariants it keeps:
+ * - No host function is exposed to the guest at all: calls and log lines are buffered as JSON
+ *   text here and read by the host with `collect()` after each step.
+ * - Everything it calls after the script has started is captured first (`JSON.stringify`,
+ *   `Promise.prototype.then`, …) and its buffers are arrays without a prototype, so a script
+ *   that replaces built-ins breaks only itself: `collect()` still returns valid JSON.
+ * - `seq` counts calls from 1 in issue order; each seq is settled at most once.
+ * - Once the script has ended, calls are no longer recorded and deliveries are ignored.
+ *
+ * `config` is `{ tools: { group: [name…] }, seed: string, logLineChars: number }`.
+ */
+export const PRELUDE_FILENAME = "tapedeck:prelude";
+
+/** Where the tools module finds its exports; a one-shot getter, deleted when read. */
+export const TOOLS_GLOBAL = "__tapedeck_tools__";
+
+/** What `deliver` answers (the host reads the number). */
+export const DeliverStatus = {
+  /** The call's promise was settled. */
+  delivered: 0,
+  /** The script has not issued this seq yet. */
+  notIssued: 1,
+  /** The script has ended: the delivery was ignored. */
+  ended: 2,
+  /** This seq was settled before: a host bug. */
+  alreadySettled: 3,
+} as const;
+
+export const PRELUDE = String.raw`(function tapedeckPrelude(configText) {
+"use strict";
+const global = globalThis;
+const JSONParse = JSON.parse, JSONStringify = JSON.stringify;
+const apply = Reflect.apply;
+const defineProperty = Object.defineProperty, freeze = Object.freeze, hasOwn = Object.hasOwn;
+const setPrototypeOf = Object.setPrototypeOf, objectKeys = Object.keys;
+const arrayJoin = Array.prototype.join;
+const stringSlice = String.prototype.slice, stringIndexOf = String.prototype.indexOf;
+const symbolToString = Symbol.prototype.toString;
+const PromiseCtor = Promise, promiseThen = Promise.prototype.then;
+const ErrorCtor = Error, TypeErrorCtor = TypeError, ReferenceErrorCtor = ReferenceError;
+const InternalErrorCtor = InternalError;
+const WeakSetCtor = WeakSet, weakSetAdd = WeakSet.prototype.add, weakSetHas = WeakSet.prototype.has;
+const imul = Math.imul;
+const config = JSONParse(configText);
+const logLineChars = config.logLineChars;
+
+function list() { const a = []; setPrototypeOf(a, null); return a; }
+function push(a, value) { a[a.length] = value; }
+function join(a, separator) { return apply(arrayJoin, a, [separator]); }
+function define(target, key, value) {
+  defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true });
+}
+function read(object, key) { try { return object[key]; } catch { return undefined; } }
+function isLimit(e) { return e instanceof InternalErrorCtor; }
+// Drops the prelude's own frames (issue, the tool function, main) from a stack.
+function scriptFrames(stack) {
+  if (typeof stack !== "string") return stack;
+  let kept = "", from = 0;
+  while (from < stack.length) {
+    let to = apply(stringIndexOf, stack, ["\n", from]);
+    to = to < 0 ? stack.length : to + 1;
+    const line = apply(stringSlice, stack, [from, to]);
+    if (apply(stringIndexOf, line, ["${PRELUDE_FILENAME}"]) < 0) kept += line;
+    from = to;
+  }
+  return kept;
+}
+
+// ---- values as text ----
+function errorText(e) {
+  const name = read(e, "name"), message = read(e, "message");
+  const head = typeof name === "string" && name !== "" ? name : "Error";
+  return typeof message === "string" && message !== "" ? head + ": " + message : head;
+}
+function functionText(f) {
+  const name = read(f, "name");
+  return "[Function: " + (typeof name === "string" && name !== "" ? name : "(anonymous)") + "]";
+}
+function inspectJson(root) {
+  const ancestors = list();
+  function replacer(key, value) {
+    // JSON.stringify walks depth-first: 'this' (the holder) is the last ancestor still open.
+    while (ancestors.length > 0 && ancestors[ancestors.length - 1] !== this) ancestors.length--;
+    switch (typeof value) {
+      case "function": return functionText(value);
+      case "bigint": return "" + value + "n";
+      case "symbol": return apply(symbolToString, value, []);
+      case "object":
+        if (value === null) return value;
+        if (key !== "" && value instanceof ErrorCtor) return errorText(value);
+        for (let i = 0; i < ancestors.length; i++) if (ancestors[i] === value) return "[Circular]";
+        push(ancestors, value);
+    }
+    return value;
+  }
+  try { return JSONStringify(root, replacer); } catch (e) {
+    if (isLimit(e)) throw e;
+    return "[unprintable: " + errorText(e) + "]";
+  }
+}
+function formatValue(v) {
+  switch (typeof v) {
+    case "string": return v;
+    case "number": case "boolean": case "undefined": return "" + v;
+    case "bigint": return "" + v + "n";
+    case "symbol": return apply(symbolToString, v, []);
+    case "function": return functionText(v);
+  }
+  if (v === null) return "null";
+  if (v instanceof ErrorCtor) return errorText(v);
+  return inspectJson(v);
+}
+function strictReplacer(key, value) {
+  const where = key === "" ? "it is" : "the value at key " + JSONStringify(key) + " is";
+  switch (typeof value) {
+    case "function": throw new TypeErrorCtor(where + " a function");
+    case "symbol": throw new TypeErrorCtor(where + " a symbol");
+    case "bigint": throw new TypeErrorCtor(where + " a BigInt (convert it to a string)");
+  }
+  return value;
+}
+function strictJson(value) { return JSONStringify(value, strictReplacer); }
+const PLAIN_DATA = "plain data: objects, arrays, strings, numbers, booleans and null";
+
+// ---- state ----
+let lastSeq = 0;
+const pending = { __proto__: null };
+let calls = list(), logs = list();
+let ordinal = 0;
+let endText;
+let endReported = false;
+
+// ---- ToolError ----
+const toolErrors = new WeakSetCtor();
+class ToolError extends ErrorCtor {
+  constructor(code, message, options) {
+    super(message);
+    define(this, "name", "ToolError");
+    define(this, "code", code);
+    if (options !== undefined && options !== null) {
+      const retryable = options.retryable, details = options.details;
+      if (retryable !== undefined) define(this, "retryable", retryable);
+      if (details !== undefined) define(this, "details", details);
+    }
+    apply(weakSetAdd, toolErrors, [this]);
+  }
+}
+freeze(ToolError);
+freeze(ToolError.prototype);
+function failedCall(failure, entry, seq) {
+  const options = {
+    retryable: hasOwn(failure, "retryable") ? failure.retryable : undefined,
+    details: hasOwn(failure, "details") ? failure.details : undefined,
+  };
+  const error = new ToolError(failure.code, failure.message, options);
+  define(error, "tool", entry.tool);
+  define(error, "seq", seq);
+  // The stack of the call site: where the script asked for this call.
+  defineProperty(error, "stack", { value: scriptFrames(entry.site), writable: true, configurable: true });
+  return error;
+}
+
+// ---- calls ----
+function issue(tool, args) {
+  let argsJson;
+  try { argsJson = args === undefined ? "{}" : strictJson(args); } catch (e) {
+    if (isLimit(e)) throw e;
+    throw new TypeErrorCtor(tool + ": the arguments are not JSON (" + errorText(e) + "). Pass " + PLAIN_DATA + ".");
+  }
+  if (argsJson === undefined) argsJson = "{}";
+  if (endText !== undefined) return new PromiseCtor(function () {});
+  const seq = ++lastSeq;
+  const site = new ErrorCtor().stack;
+  push(calls, '{"seq":' + seq + ',"tool":' + JSONStringify(tool) + ',"args":' + argsJson + "}");
+  return new PromiseCtor(function (resolve, reject) {
+    pending[seq] = { resolve, reject, tool, site };
+  });
+}
+function deliver(text) {
+  if (endText !== undefined) return 2;
+  const delivery = JSONParse(text);
+  const seq = delivery.seq;
+  if (seq > lastSeq) return 1;
+  const entry = pending[seq];
+  if (entry === undefined) return 3;
+  delete pending[seq];
+  if (delivery.ok === true) entry.resolve(delivery.value);
+  else entry.reject(failedCall(delivery.error, entry, seq));
+  return 0;
+}
+
+// ---- the end ----
+function describeError(e) {
+  if (e === null || (typeof e !== "object" && typeof e !== "function")) {
+    return JSONStringify({ kind: "script", name: "Error", message: "Uncaught " + formatValue(e) });
+  }
+  const name = read(e, "name"), message = read(e, "message"), stack = read(e, "stack");
+  const info = {
+    kind: "script",
+    name: typeof name === "string" ? name : "Error",
+    message: typeof message === "string" ? message : "Uncaught " + formatValue(e),
+    stack: typeof stack === "string" ? stack : undefined,
+    failure: undefined,
+    seq: undefined,
+  };
+  if (apply(weakSetHas, toolErrors, [e])) {
+    const code = read(e, "code"), seq = read(e, "seq");
+    info.failure = {
+      code: typeof code === "string" ? code : formatValue(code),
+      message: info.message,
+      retryable: read(e, "retryable") === true ? true : read(e, "retryable") === false ? false : undefined,
+      details: read(e, "details"),
+    };
+    if (typeof seq === "number") info.seq = seq;
+  }
+  try { return strictJson(info); } catch (e2) {
+    if (info.failure !== undefined) info.failure.details = undefined;
+    return strictJson(info);
+  }
+}
+function finishError(e) {
+  if (endText !== undefined) return;
+  endText = '{"ok":false,"error":' + describeError(e) + "}";
+}
+function finishOk(value) {
+  if (endText !== undefined) return;
+  let json;
+  try { json = strictJson(value === undefined ? null : value); } catch (e) {
+    if (isLimit(e)) return finishError(e);
+    endText = '{"ok":false,"error":' + JSONStringify({
+      kind: "output",
+      name: "TypeError",
+      message: "The script's output is not JSON: " + errorText(e) + ". Return " + PLAIN_DATA + ".",
+    }) + "}";
+    return;
+  }
+  endText = '{"ok":true,"output":' + (json === undefined ? "null" : json) + "}";
+}
+function run(evaluated, inputText) {
+  const input = JSONParse(inputText);
+  function main(namespace) {
+    const entry = namespace.default;
+    return typeof entry === "function" ? entry(input) : entry;
+  }
+  // A module with top-level await evaluates to a promise of its namespace.
+  const settled = evaluated instanceof PromiseCtor
+    ? apply(promiseThen, evaluated, [main])
+    : new PromiseCtor(function (resolve) { resolve(main(evaluated)); });
+  apply(promiseThen, settled, [finishOk, finishError]);
+}
+function collect() {
+  let text = '{"calls":[' + join(calls, ",") + '],"logs":[' + join(logs, ",") + "]";
+  calls = list();
+  logs = list();
+  if (endText !== undefined && !endReported) {
+    endReported = true;
+    text += ',"end":' + endText;
+  }
+  return text + "}";
+}
+
+// ---- console ----
+function record(level, data) {
+  let message = "";
+  for (let i = 0; i < data.length; i++) message += (i === 0 ? "" : " ") + formatValue(data[i]);
+  if (message.length > logLineChars) {
+    const more = message.length - logLineChars;
+    message = apply(stringSlice, message, [0, logLineChars]) + "… [cut: " + more + " more characters]";
+  }
+  push(logs, '{"level":"' + level + '","message":' + JSONStringify(message) + ',"ordinal":' + ordinal++ + "}");
+}
+const consoleObject = {
+  debug(...data) { record("debug", data); },
+  info(...data) { record("info", data); },
+  log(...data) { record("log", data); },
+  warn(...data) { record("warn", data); },
+  error(...data) { record("error", data); },
+};
+defineProperty(global, "console", { value: freeze(consoleObject), writable: true, configurable: true });
+
+// ---- Math.random: sfc32 seeded from a 128-bit hash of the seed ----
+function hash128(text) {
+  let h1 = 1779033703, h2 = 3144134277, h3 = 1013904242, h4 = 2773480762;
+  for (let i = 0; i < text.length; i++) {
+    const k = text.charCodeAt(i);
+    h1 = h2 ^ imul(h1 ^ k, 597399067);
+    h2 = h3 ^ imul(h2 ^ k, 2869860233);
+    h3 = h4 ^ imul(h3 ^ k, 951274213);
+    h4 = h1 ^ imul(h4 ^ k, 2716044179);
+  }
+  h1 = imul(h3 ^ (h1 >>> 18), 597399067);
+  h2 = imul(h4 ^ (h2 >>> 22), 2869860233);
+  h3 = imul(h1 ^ (h3 >>> 17), 951274213);
+  h4 = imul(h2 ^ (h4 >>> 19), 2716044179);
+  h1 ^= h2 ^ h3 ^ h4;
+  return [h1, h2 ^ h1, h3 ^ h1, h4 ^ h1];
+}
+let [a, b, c, d] = hash128(config.seed);
+function random() {
+  const t = (((a + b) | 0) + d) | 0;
+  d = (d + 1) | 0;
+  a = b ^ (b >>> 9);
+  b = (c + (c << 3)) | 0;
+  c = (c << 21) | (c >>> 11);
+  c = (c + t) | 0;
+  return (t >>> 0) / 4294967296;
+}
+for (let i = 0; i < 12; i++) random();
+defineProperty(Math, "random", { value: random, writable: true, configurable: true });
+
+// ---- no garbage-collection observers ----
+for (const name of ["WeakRef", "FinalizationRegistry"]) {
+  delete global[name];
+  defineProperty(global, name, {
+    configurable: true,
+    get() {
+      throw new ReferenceErrorCtor(name + " is not available: scripts are replayed, and garbage collection timing is not deterministic.");
+    },
+  });
+}
+
+// ---- the tools module's exports ----
+const groups = { __proto__: null };
+for (const group of objectKeys(config.tools)) {
+  const tools = {};
+  for (const name of config.tools[group]) {
+    const tool = group + "." + name;
+    const fn = (args) => issue(tool, args);
+    defineProperty(fn, "name", { value: name });
+    define(tools, name, fn);
+  }
+  groups[group] = freeze(tools);
+}
+const toolsExports = freeze({ groups: freeze(groups), ToolError });
+defineProperty(global, "${TOOLS_GLOBAL}", {
+  configurable: true,
+  get() { delete global["${TOOLS_GLOBAL}"]; return toolsExports; },
+});
+
+return { run, fail: finishError, deliver, collect };
+})`;

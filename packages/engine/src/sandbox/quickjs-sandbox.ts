@@ -1,0 +1,61 @@
+import type { Delivery, ReplayStep, Sandbox, Step } from "./sandbox.js";
+import type { WorkerClient } from "./worker-client.js";
+
+/**
+ * The main thread's handle on one sandbox living in a worker: every method is one request.
+ * Invariants:
+ * - after the script has ended, deliveries are answered here, empty, without a round trip:
+ *   late results of abandoned calls never reach the worker, even after `dispose`;
+ * - once the worker is gone, every call rejects with its `SandboxLostError` (`dispose` resolves);
+ * - `release` runs exactly once, on the first `dispose`.
+ */
+export class QuickJsSandbox implements Sandbox {
+  private ended = false;
+  private disposed = false;
+
+  constructor(
+    private readonly client: WorkerClient,
+    private readonly sandboxId: number,
+    private readonly release: () => void,
+  ) {}
+
+  async start(): Promise<Step> {
+    this.expectOpen();
+    return this.track(await this.client.request({ type: "start", sandboxId: this.sandboxId }));
+  }
+
+  async deliver(delivery: Delivery): Promise<Step> {
+    if (this.ended) return { calls: [], logs: [] };
+    this.expectOpen();
+    return this.track(await this.client.request({ type: "deliver", sandboxId: this.sandboxId, delivery }));
+  }
+
+  async replay(deliveries: readonly Delivery[]): Promise<ReplayStep> {
+    if (this.ended) return { calls: [], logs: [], delivered: 0 };
+    this.expectOpen();
+    return this.track(await this.client.request({ type: "replay", sandboxId: this.sandboxId, deliveries }));
+  }
+
+  async dispose(): Promise<void> {
+    if (this.disposed) return;
+    this.disposed = true;
+    try {
+      if (this.client.lost === undefined) await this.client.request({ type: "dispose", sandboxId: this.sandboxId });
+    } catch (error) {
+      // A worker lost while disposing has freed everything anyway.
+      if (this.client.lost === undefined) throw error;
+    } finally {
+      this.release();
+    }
+  }
+
+  private expectOpen(): void {
+    if (this.disposed) throw new Error("This sandbox was disposed.");
+    if (this.client.lost !== undefined) throw this.client.lost;
+  }
+
+  private track<S extends Step>(step: S): S {
+    if (step.end !== undefined) this.ended = true;
+    return step;
+  }
+}

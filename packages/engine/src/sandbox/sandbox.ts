@@ -1,0 +1,126 @@
+import type { JsonValue, LogLevel, ToolFailure } from "@tapedeck/protocol";
+
+/**
+ * The sandbox seam: a deterministic JavaScript realm that runs one script and talks to the
+ * engine only through this contract. The engine drives it in lockstep: it starts the script,
+ * then delivers outcomes one at a time; after each, the sandbox runs every pending job and
+ * reports what the script did (`Step`). Nothing in a sandbox reads a clock, a random source or
+ * the network: `Date` is the `at` of the latest delivery, `Math.random` is seeded.
+ */
+export interface SandboxFactory {
+  /** Creates a sandbox for one run. Rejects only for faults of the host (never for the script). */
+  create(options: SandboxOptions): Promise<Sandbox>;
+  /** Ends every worker. Sandboxes still open are lost. */
+  close(): Promise<void>;
+}
+
+export interface SandboxLimits {
+  /** Guest heap (QuickJS runtime memory limit), bytes. */
+  readonly memoryBytes: number;
+  /** Guest stack, bytes. More than 256 KiB can overflow the host's own stack. */
+  readonly stackBytes: number;
+  /** CPU time the script may use between two host interactions (one `start`/`deliver`), ms. */
+  readonly cpuMsPerStep: number;
+  /** Longest `console.*` line kept, characters; longer lines are cut with a marker. */
+  readonly logLineChars: number;
+}
+
+export interface SandboxOptions {
+  readonly runId: string;
+  /** The script as an ES module, already transpiled to JavaScript. */
+  readonly js: string;
+  /** The module's file name in stack traces (the source map maps it back). */
+  readonly filename: string;
+  /** The tools `tapedeck:tools` exports: group → tool names (any string, not only identifiers). */
+  readonly tools: Readonly<Record<string, readonly string[]>>;
+  /** Passed to the default export when it is a function. */
+  readonly input: JsonValue;
+  /** Seeds `Math.random`. */
+  readonly seed: string;
+  /** `Date.now()` before the first delivery, ms since the epoch. */
+  readonly startedAt: number;
+  readonly limits: SandboxLimits;
+}
+
+/** A call the script issued. `seq` counts from 1 in issue order; `args` is plain JSON. */
+export interface IssuedCall {
+  readonly seq: number;
+  /** `group.name`. */
+  readonly tool: string;
+  readonly args: JsonValue;
+}
+
+export interface LogLine {
+  readonly level: LogLevel;
+  readonly message: string;
+  /** 0-based position of this line among all the lines the script logged. */
+  readonly ordinal: number;
+}
+
+/** An error raised in the sandbox, positions still in the transpiled JavaScript. */
+export interface GuestError {
+  /** `script`: thrown by the script; `limit`: CPU, memory or stack; `output`: the output is not JSON. */
+  readonly kind: "script" | "limit" | "output";
+  readonly name: string;
+  readonly message: string;
+  readonly stack?: string;
+  /** Set when the error is a `ToolError` (from a failed call or thrown by the script). */
+  readonly failure?: ToolFailure;
+  /** For a `ToolError` of a failed call: its seq. */
+  readonly seq?: number;
+}
+
+export type ScriptEnd =
+  /** The default export resolved; `output` is its JSON value (`undefined` became `null`). */
+  | { readonly ok: true; readonly output: JsonValue }
+  /** The script threw or went past a limit. */
+  | { readonly ok: false; readonly error: GuestError };
+
+/** What the script did since the previous step. */
+export interface Step {
+  /** Calls issued, in seq order. */
+  readonly calls: readonly IssuedCall[];
+  readonly logs: readonly LogLine[];
+  /** Set once, when the script has ended. The sandbox accepts no delivery after it. */
+  readonly end?: ScriptEnd;
+}
+
+/** An outcome for the script: the result or the failure of call `seq`, at time `at`. */
+export type Delivery =
+  | { readonly seq: number; readonly at: number; readonly ok: true; readonly value: JsonValue }
+  | { readonly seq: number; readonly at: number; readonly ok: false; readonly error: ToolFailure };
+
+/** What `replay` did: the steps merged, and where it stopped. */
+export interface ReplayStep extends Step {
+  /** How many deliveries were delivered. Fewer than given when the script ended or stalled. */
+  readonly delivered: number;
+  /** Set when the next delivery names a seq the script has not issued: the replay diverged. */
+  readonly stalledAt?: number;
+}
+
+export interface Sandbox {
+  /** Evaluates the module and calls the default export; runs until no job is pending. Once. */
+  start(): Promise<Step>;
+  /** Settles call `seq`, then runs until no job is pending. */
+  deliver(delivery: Delivery): Promise<Step>;
+  /**
+   * Delivers many outcomes in order, each followed by running every pending job, in one
+   * round trip: how a recorded journal is replayed fast. Stops early at the end of the script
+   * or at a delivery for a seq not yet issued.
+   */
+  replay(deliveries: readonly Delivery[]): Promise<ReplayStep>;
+  /** Frees the realm. Safe to call twice. */
+  dispose(): Promise<void>;
+}
+
+/**
+ * The sandbox died under the script (its worker crashed or was retired). The run itself is
+ * intact: the engine may rebuild the sandbox by replaying the journal.
+ */
+export class SandboxLostError extends Error {
+  readonly code = "sandbox_lost";
+  constructor(message: string) {
+    super(message);
+    this.name = "SandboxLostError";
+  }
+}

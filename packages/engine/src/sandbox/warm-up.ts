@@ -1,0 +1,47 @@
+import type { QuickJSWASMModule } from "quickjs-emscripten-core";
+import { GuestRuntime, type GuestHost } from "./guest-runtime.js";
+import { buildRealm } from "./realm.js";
+import type { SandboxOptions } from "./sandbox.js";
+
+/**
+ * Runs a small script through every path of a sandbox (calls, deliveries, replay, logs, a
+ * little CPU) a few times when a worker starts, so that V8 has compiled the WASM and our code
+ * before the first real sandbox arrives.
+ */
+const WARM_SCRIPT = `
+import { warm } from "tapedeck:tools";
+export default async function (input) {
+  let total = 0;
+  for (let i = 0; i < 2000; i++) total += Math.random() * i;
+  const results = await Promise.all([warm.a({ i: 1 }), warm.b({ i: 2 })]);
+  try { await warm.a({ fail: true }); } catch (e) { console.log(e.code, new Date().toISOString()); }
+  console.log(input, results, total > 0);
+  return { results };
+}`;
+
+const OPTIONS: SandboxOptions = {
+  runId: "warm-up",
+  js: WARM_SCRIPT,
+  filename: "warm-up.js",
+  tools: { warm: ["a", "b"] },
+  input: { warm: true },
+  seed: "warm-up",
+  startedAt: 0,
+  limits: { memoryBytes: 16 * 1024 * 1024, stackBytes: 256 * 1024, cpuMsPerStep: 5_000, logLineChars: 1_000 },
+};
+
+export function warmUp(module: QuickJSWASMModule, host: GuestHost, rounds = 5): void {
+  for (let round = 0; round < rounds; round++) {
+    const sandbox = GuestRuntime.create(host, buildRealm(module), OPTIONS);
+    try {
+      sandbox.start();
+      sandbox.deliver({ seq: 2, at: 1, ok: true, value: [2] });
+      sandbox.replay([
+        { seq: 1, at: 2, ok: true, value: { one: 1 } },
+        { seq: 3, at: 3, ok: false, error: { code: "warm", message: "warm" } },
+      ]);
+    } finally {
+      sandbox.dispose();
+    }
+  }
+}

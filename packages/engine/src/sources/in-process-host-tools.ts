@@ -1,0 +1,71 @@
+import { ToolError, toolFailure, type JsonValue } from "@tapedeck/protocol";
+import type { ToolCallRequest, ToolOutcome, ToolSource } from "./tool-source.js";
+
+/** What a host tool implementation receives besides its arguments. */
+export interface HostToolContext {
+  /** `{run_id}/{seq}`, the same on every attempt: use it to avoid repeating an effect. */
+  readonly idempotencyKey: string;
+  readonly runId: string;
+  readonly seq: number;
+  /** 1 for the first attempt, more after interruptions. */
+  readonly attempt: number;
+  /** Aborted when the attempt times out or the run stops wanting the result. */
+  readonly signal: AbortSignal;
+  /** W3C trace context of the call. */
+  readonly traceparent: string;
+  /** Tells the engine the tool is still working (meaningful for remote workers; a no-op in process). */
+  heartbeat(): void;
+}
+
+export type HostToolFunction = (args: never, context: HostToolContext) => unknown;
+
+/** A host tool module: `{ <group>: { <name>: async (args, ctx) => result } }`. */
+export type HostToolModule = Readonly<Record<string, Readonly<Record<string, HostToolFunction>>>>;
+
+/**
+ * Host tools implemented by functions in this process (`--host ./tools.ts`). A function that
+ * throws answers with a failure (a `ToolError`'s code, else `tool_error`): it is not an
+ * interruption, so it is never retried.
+ */
+export class InProcessHostTools implements ToolSource {
+  constructor(private readonly module: HostToolModule) {}
+
+  /** The `group.name` of every tool of `tools` that this module does not implement. */
+  missing(tools: readonly { group: string; name: string; source: string }[]): string[] {
+    return tools.filter((t) => t.source === "host" && typeof this.module[t.group]?.[t.name] !== "function").map((t) => `${t.group}.${t.name}`);
+  }
+
+  async call(request: ToolCallRequest): Promise<ToolOutcome> {
+    const { group, name } = request.tool;
+    const fn = this.module[group]?.[name];
+    if (typeof fn !== "function") {
+      return { kind: "failure", failure: toolFailure("tool_error", `The host module has no implementation of ${group}.${name}.`) };
+    }
+    const context: HostToolContext = {
+      idempotencyKey: request.idempotencyKey,
+      runId: request.runId,
+      seq: request.seq,
+      attempt: request.attempt,
+      signal: request.signal,
+      traceparent: request.traceparent,
+      heartbeat: () => {},
+    };
+    try {
+      const value = await fn(request.args as never, context);
+      return { kind: "result", value: toJson(value) };
+    } catch (error) {
+      return { kind: "failure", failure: failureOf(error) };
+    }
+  }
+}
+
+function toJson(value: unknown): JsonValue {
+  if (value === undefined) return null;
+  return JSON.parse(JSON.stringify(value)) as JsonValue;
+}
+
+function failureOf(error: unknown) {
+  if (ToolError.is(error)) return error.toFailure();
+  const message = error instanceof Error ? error.message : String(error);
+  return toolFailure("tool_error", message);
+}

@@ -1,0 +1,36 @@
+import type { JsonValue, PinnedTool, ToolFailure } from "@tapedeck/protocol";
+
+/**
+ * The tool source seam: where the dispatcher sends a call once it is durable in the journal.
+ * Host tools, MCP servers and built-ins each implement it. A source never retries by itself:
+ * it reports an interruption and the dispatcher applies the tool's policy.
+ */
+export interface ToolSource {
+  /** Sends one attempt of a call. Never rejects: every way it can end is an outcome. */
+  call(request: ToolCallRequest): Promise<ToolOutcome>;
+  /** Closes connections. */
+  close?(): Promise<void>;
+}
+
+export interface ToolCallRequest {
+  readonly tool: PinnedTool;
+  readonly args: JsonValue;
+  readonly runId: string;
+  readonly seq: number;
+  /** `{run_id}/{seq}`: the same on every attempt. */
+  readonly idempotencyKey: string;
+  /** 1 for the first send, then 2, 3, … after interruptions. */
+  readonly attempt: number;
+  /** W3C trace context of the call, the same on every attempt. */
+  readonly traceparent: string;
+  /** Aborted when the attempt times out or the run no longer wants the result. */
+  readonly signal: AbortSignal;
+}
+
+export type ToolOutcome =
+  /** The tool answered with a result. */
+  | { readonly kind: "result"; readonly value: JsonValue }
+  /** The tool answered with a failure; the script gets a `ToolError`. Never retried. */
+  | { readonly kind: "failure"; readonly failure: ToolFailure }
+  /** The call did not get an answer (connection dropped, worker lost); the policy decides. */
+  | { readonly kind: "interrupted"; readonly reason: string };

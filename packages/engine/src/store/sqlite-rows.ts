@@ -1,0 +1,92 @@
+/**
+ * How runs and journal entries map to SQLite rows, and back.
+ *
+ * Invariants:
+ * - Reading back what was written gives a deeply equal object: an optional field that was
+ *   absent is absent again (SQL NULL), and JSON values (including `null`) are kept as JSON text.
+ * - A journal row's `kind`, `seq` and `at` are columns for querying; its `body` holds the entry
+ *   without `index`, `at` and `kind` (so `seq` lives in both: the body is the source of truth).
+ */
+import type { JournalEntry, JsonValue, RunError, RunStatus } from "@tapedeck/protocol";
+import type { NewRun, RunRecord } from "./store.js";
+
+export interface RunRow {
+  readonly id: string;
+  readonly toolset_id: string;
+  readonly status: string;
+  readonly source: string;
+  readonly js: string;
+  readonly source_map: string;
+  readonly input: string;
+  readonly output: string | null;
+  readonly error: string | null;
+  readonly labels: string | null;
+  readonly namespace: string | null;
+  readonly parent_id: string | null;
+  readonly created_at: number;
+  readonly updated_at: number;
+  readonly journal_length: number;
+}
+
+export interface JournalRow {
+  readonly run_id: string;
+  readonly idx: number;
+  readonly kind: string;
+  readonly seq: number | null;
+  readonly at: number;
+  readonly body: string;
+}
+
+/** A new run's row: not updated yet, holding `journalLength` entries. */
+export function newRunRow(run: NewRun, journalLength: number): RunRow {
+  return {
+    id: run.id,
+    toolset_id: run.toolsetId,
+    status: run.status,
+    source: run.source,
+    js: run.js,
+    source_map: run.sourceMap,
+    input: JSON.stringify(run.input),
+    output: null,
+    error: null,
+    labels: run.labels === undefined ? null : JSON.stringify(run.labels),
+    namespace: run.namespace ?? null,
+    parent_id: run.parentId ?? null,
+    created_at: run.createdAt,
+    updated_at: run.createdAt,
+    journal_length: journalLength,
+  };
+}
+
+export function runFromRow(row: RunRow): RunRecord {
+  return {
+    id: row.id,
+    toolsetId: row.toolset_id,
+    source: row.source,
+    js: row.js,
+    sourceMap: row.source_map,
+    input: JSON.parse(row.input) as JsonValue,
+    // The store wrote these columns itself, from the typed values.
+    status: row.status as RunStatus,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    journalLength: row.journal_length,
+    ...(row.labels !== null && { labels: JSON.parse(row.labels) as Record<string, string> }),
+    ...(row.namespace !== null && { namespace: row.namespace }),
+    ...(row.parent_id !== null && { parentId: row.parent_id }),
+    ...(row.output !== null && { output: JSON.parse(row.output) as JsonValue }),
+    ...(row.error !== null && { error: JSON.parse(row.error) as RunError }),
+  };
+}
+
+export function journalRow(runId: string, entry: JournalEntry): JournalRow {
+  const { index, at, kind, ...payload } = entry;
+  const seq = "seq" in entry ? entry.seq : null;
+  return { run_id: runId, idx: index, kind, seq, at, body: JSON.stringify(payload) };
+}
+
+export function entryFromRow(row: Pick<JournalRow, "idx" | "at" | "kind" | "body">): JournalEntry {
+  const payload = JSON.parse(row.body) as object;
+  // The row was written by `journalRow` from a typed entry, so kind and payload agree.
+  return { index: row.idx, at: row.at, kind: row.kind, ...payload } as JournalEntry;
+}

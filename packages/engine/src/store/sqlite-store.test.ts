@@ -1,0 +1,130 @@
+/**
+ * SqliteStore: the Store contract on a file and in memory, then what only SQLite has:
+ * migrations, WAL, and surviving a SIGKILL in the middle of writing.
+ */
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { describe, it } from "node:test";
+import Database from "better-sqlite3";
+import { CRASH_RUNS, crashEntry } from "./crash-child.js";
+import { migrate, migrations } from "./migrations.js";
+import { SqliteStore } from "./sqlite-store.js";
+import { describeStoreContract } from "./store-contract.js";
+
+/** A temporary directory holding one database file; `dispose` closes the stores and deletes it. */
+async function tempDatabase(): Promise<{ path: string; open: () => SqliteStore; dispose: () => Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), "tapedeck-store-"));
+  const path = join(dir, "tapedeck.db");
+  const opened: SqliteStore[] = [];
+  return {
+    path,
+    open: () => {
+      const store = SqliteStore.open({ path, durability: "full" });
+      opened.push(store);
+      return store;
+    },
+    dispose: async () => {
+      await Promise.all(opened.map((store) => store.close()));
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+describeStoreContract("SqliteStore (file, durability full)", async () => {
+  const db = await tempDatabase();
+  return { store: db.open(), reopen: () => Promise.resolve(db.open()), cleanup: db.dispose };
+});
+
+describeStoreContract("SqliteStore (:memory:)", () => {
+  const store = SqliteStore.open({ path: ":memory:" });
+  return Promise.resolve({ store, cleanup: () => store.close() });
+});
+
+void describe("SqliteStore migrations", () => {
+  void it("a fresh database gets every migration; an up-to-date one gets none", async () => {
+    const db = await tempDatabase();
+    try {
+      const raw = new Database(db.path);
+      assert.deepEqual(migrate(raw), migrations.map((m) => m.version));
+      assert.deepEqual(migrate(raw), []);
+      raw.close();
+      await db.open().close();
+      const check = new Database(db.path, { readonly: true });
+      const rows = check.prepare("SELECT version FROM schema_migrations ORDER BY version").all();
+      check.close();
+      assert.deepEqual(rows, migrations.map((m) => ({ version: m.version })));
+    } finally {
+      await db.dispose();
+    }
+  });
+
+  void it("refuses a database from a newer Tapedeck, changing nothing", async () => {
+    const db = await tempDatabase();
+    try {
+      await db.open().close();
+      const raw = new Database(db.path);
+      raw.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', 0)").run();
+      raw.close();
+      assert.throws(() => db.open(), /schema version 999, written by a newer Tapedeck.*Upgrade Tapedeck/);
+      const check = new Database(db.path, { readonly: true });
+      assert.equal(check.prepare("SELECT count(*) AS n FROM schema_migrations").pluck().get(), migrations.length + 1);
+      check.close();
+    } finally {
+      await db.dispose();
+    }
+  });
+});
+
+void describe("SqliteStore on disk", () => {
+  void it("uses WAL mode", async () => {
+    const db = await tempDatabase();
+    try {
+      const store = db.open();
+      const raw = new Database(db.path, { readonly: true });
+      assert.equal(raw.pragma("journal_mode", { simple: true }), "wal");
+      raw.close();
+      await store.close();
+    } finally {
+      await db.dispose();
+    }
+  });
+
+  void it("keeps every acknowledged append when the process is SIGKILLed mid-write", async () => {
+    const db = await tempDatabase();
+    try {
+      const child = spawn(process.execPath, [fileURLToPath(new URL("./crash-child.js", import.meta.url)), db.path], {
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let stderr = "";
+      child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+      const acknowledged = new Map<string, number>();
+      let lines = 0;
+      createInterface({ input: child.stdout }).on("line", (line) => {
+        const [runId = "", index = ""] = line.split(" ");
+        acknowledged.set(runId, Math.max(acknowledged.get(runId) ?? 0, Number(index)));
+        // Kill at the first acknowledgement past 400: appends are in flight at that moment.
+        if (++lines === 400) child.kill("SIGKILL");
+      });
+      // "close" comes after the exit and after stdout's last line has been read.
+      const [, signal] = (await once(child, "close")) as [number | null, NodeJS.Signals | null];
+      assert.equal(signal, "SIGKILL", `the child did not run to the kill: ${stderr}`);
+      assert.equal(acknowledged.size, CRASH_RUNS);
+
+      const store = db.open();
+      for (const [runId, last] of acknowledged) {
+        const journal = await store.readJournal(runId);
+        assert.ok(journal.length > last, `${runId}: entry ${last} was acknowledged but the journal has ${journal.length}`);
+        assert.deepEqual(journal, Array.from({ length: journal.length }, (_, i) => crashEntry(i)));
+        assert.equal((await store.getRun(runId))?.journalLength, journal.length);
+      }
+    } finally {
+      await db.dispose();
+    }
+  });
+});

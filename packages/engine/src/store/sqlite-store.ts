@@ -1,0 +1,215 @@
+/**
+ * The embedded store: one SQLite file (WAL mode) through better-sqlite3.
+ *
+ * Invariants:
+ * - Every write (toolsets, new runs, appends) goes through the group commit, so a resolved
+ *   promise means committed with the configured durability, and a batch's writes share a flush.
+ * - A run's `journal_length` always equals its number of journal rows; an append checks it and
+ *   bumps it in the same transaction, which is what makes two writers of one run conflict.
+ * - Reads see committed data only (what an awaited write promised), never a queued write.
+ * - better-sqlite3 is synchronous: each statement blocks the event loop, so statements are
+ *   prepared once and kept short; listing reads only the rows asked for.
+ */
+import Database from "better-sqlite3";
+import type { JournalEntry, PinnedToolset } from "@tapedeck/protocol";
+import { GroupCommit } from "./group-commit.js";
+import { migrate } from "./migrations.js";
+import { entryFromRow, journalRow, newRunRow, runFromRow } from "./sqlite-rows.js";
+import type { JournalRow, RunRow } from "./sqlite-rows.js";
+import { StoreConflictError } from "./store.js";
+import type { Durability, NewRun, RunPatch, RunQuery, RunRecord, Store } from "./store.js";
+
+export interface SqliteStoreOptions {
+  /** The database file (created if missing), or `":memory:"` for a private in-memory database. */
+  readonly path: string;
+  /** How hard a commit tries to survive a crash. Default `"full"`. */
+  readonly durability?: Durability;
+}
+
+/** How long a write waits for another process's lock before failing with SQLITE_BUSY. */
+const BUSY_TIMEOUT_MS = 5_000;
+
+/** `listRuns` without a limit: as promised by `RunQuery.limit`. */
+const DEFAULT_LIST_LIMIT = 100;
+
+const synchronousPragma = { full: "FULL", normal: "NORMAL", off: "OFF" } as const satisfies Record<Durability, string>;
+
+interface RunUpdate {
+  readonly id: string;
+  readonly status: string | null;
+  readonly output: string | null;
+  readonly error: string | null;
+  readonly updated_at: number | null;
+  readonly journal_length: number;
+}
+
+type EntryRow = Pick<JournalRow, "idx" | "at" | "kind" | "body">;
+
+export class SqliteStore implements Store {
+  readonly #db: Database.Database;
+  readonly #commits: GroupCommit;
+  #closed = false;
+  readonly #sql;
+
+  /** Opens (creating if needed) and migrates the database. Throws if it is from a newer Tapedeck. */
+  static open(options: SqliteStoreOptions): SqliteStore {
+    const db = new Database(options.path);
+    try {
+      // busy_timeout first: switching to WAL needs a lock another process may hold.
+      db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+      db.pragma("journal_mode = WAL");
+      db.pragma(`synchronous = ${synchronousPragma[options.durability ?? "full"]}`);
+      migrate(db);
+      return new SqliteStore(db);
+    } catch (error) {
+      db.close();
+      throw error;
+    }
+  }
+
+  private constructor(db: Database.Database) {
+    this.#db = db;
+    this.#commits = new GroupCommit(db);
+    this.#sql = {
+      putToolset: db.prepare<[string, string]>("INSERT INTO toolsets (id, body) VALUES (?, ?) ON CONFLICT (id) DO NOTHING"),
+      getToolset: db.prepare<[string], { body: string }>("SELECT body FROM toolsets WHERE id = ?"),
+      insertRun: db.prepare<[RunRow]>(
+        `INSERT INTO runs (id, toolset_id, status, source, js, source_map, input, output, error, labels,
+           namespace, parent_id, created_at, updated_at, journal_length)
+         VALUES (@id, @toolset_id, @status, @source, @js, @source_map, @input, @output, @error, @labels,
+           @namespace, @parent_id, @created_at, @updated_at, @journal_length)
+         ON CONFLICT (id) DO NOTHING`,
+      ),
+      getRun: db.prepare<[string], RunRow>("SELECT * FROM runs WHERE id = ?"),
+      journalLength: db.prepare<[string], { journal_length: number }>("SELECT journal_length FROM runs WHERE id = ?"),
+      insertEntry: db.prepare<[JournalRow]>(
+        "INSERT INTO journal (run_id, idx, kind, seq, at, body) VALUES (@run_id, @idx, @kind, @seq, @at, @body)",
+      ),
+      // A patch field left out keeps the stored value (JSON `null` is the text 'null', not NULL).
+      updateRun: db.prepare<[RunUpdate]>(
+        `UPDATE runs SET status = coalesce(@status, status), output = coalesce(@output, output),
+           error = coalesce(@error, error), updated_at = coalesce(@updated_at, updated_at),
+           journal_length = @journal_length
+         WHERE id = @id`,
+      ),
+      // LIMIT -1 is SQLite for "no limit".
+      readJournal: db.prepare<[string, number, number], EntryRow>(
+        "SELECT idx, at, kind, body FROM journal WHERE run_id = ? AND idx >= ? ORDER BY idx LIMIT ?",
+      ),
+    };
+  }
+
+  putToolset(toolset: PinnedToolset): Promise<void> {
+    return this.#write(() => {
+      this.#sql.putToolset.run(toolset.id, JSON.stringify(toolset));
+    });
+  }
+
+  getToolset(id: string): Promise<PinnedToolset | undefined> {
+    return this.#read(() => {
+      const row = this.#sql.getToolset.get(id);
+      return row === undefined ? undefined : (JSON.parse(row.body) as PinnedToolset);
+    });
+  }
+
+  /** Rejects with `StoreConflictError` if the id exists; with an `Error` if `entries[i].index !== i`. */
+  createRun(run: NewRun, entries: readonly JournalEntry[]): Promise<void> {
+    return this.#write(() => {
+      entries.forEach((entry, i) => {
+        if (entry.index !== i) throw new Error(`createRun(${run.id}): entries[${i}] has index ${entry.index}; a new journal starts at 0 with no gaps`);
+      });
+      if (this.#sql.insertRun.run(newRunRow(run, entries.length)).changes === 0) {
+        throw new StoreConflictError(`A run with id ${run.id} already exists.`);
+      }
+      for (const entry of entries) this.#sql.insertEntry.run(journalRow(run.id, entry));
+    });
+  }
+
+  getRun(id: string): Promise<RunRecord | undefined> {
+    return this.#read(() => {
+      const row = this.#sql.getRun.get(id);
+      return row === undefined ? undefined : runFromRow(row);
+    });
+  }
+
+  listRuns(query: RunQuery = {}): Promise<RunRecord[]> {
+    return this.#read(() => {
+      const { sql, params } = listRunsSql(query);
+      return this.#db.prepare<unknown[], RunRow>(sql).all(...params).map(runFromRow);
+    });
+  }
+
+  /** Rejects with `StoreConflictError` (writing nothing) if the entries do not continue the journal; with an `Error` if the run does not exist. */
+  append(runId: string, entries: readonly JournalEntry[], patch?: RunPatch): Promise<void> {
+    return this.#write(() => {
+      const length = this.#sql.journalLength.get(runId)?.journal_length;
+      if (length === undefined) throw new Error(`append: there is no run ${runId}; create it with createRun first.`);
+      entries.forEach((entry, i) => {
+        if (entry.index !== length + i) {
+          throw new StoreConflictError(
+            `append to run ${runId}: entries[${i}] has index ${entry.index} but the journal expects ${length + i}; another writer appended first.`,
+          );
+        }
+      });
+      for (const entry of entries) this.#sql.insertEntry.run(journalRow(runId, entry));
+      this.#sql.updateRun.run({
+        id: runId,
+        status: patch?.status ?? null,
+        output: patch?.output === undefined ? null : JSON.stringify(patch.output),
+        error: patch?.error === undefined ? null : JSON.stringify(patch.error),
+        updated_at: patch?.updatedAt ?? null,
+        journal_length: length + entries.length,
+      });
+    });
+  }
+
+  readJournal(runId: string, from = 0, limit?: number): Promise<JournalEntry[]> {
+    return this.#read(() => this.#sql.readJournal.all(runId, from, limit ?? -1).map(entryFromRow));
+  }
+
+  /** Commits queued writes (their promises settle), then closes. Closing again does nothing. */
+  close(): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    this.#closed = true;
+    return this.#read(() => {
+      this.#commits.flush();
+      this.#db.close();
+    });
+  }
+
+  #write(write: () => void): Promise<void> {
+    if (this.#closed) return Promise.reject(new Error("This SqliteStore is closed; open it again to write."));
+    return this.#commits.submit(write);
+  }
+
+  /** Runs `read` now, turning a throw into a rejection. */
+  #read<T>(read: () => T): Promise<T> {
+    return new Promise((resolve) => {
+      if (!this.#db.open) throw new Error("This SqliteStore is closed; open it again to read.");
+      resolve(read());
+    });
+  }
+}
+
+/** The `listRuns` query for `query`: every filter given must hold; newest first. */
+function listRunsSql(query: RunQuery): { sql: string; params: unknown[] } {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  if (query.status !== undefined) {
+    where.push(`status IN (${query.status.map(() => "?").join(", ")})`);
+    params.push(...query.status);
+  }
+  if (query.namespace !== undefined) {
+    where.push("namespace = ?");
+    params.push(query.namespace);
+  }
+  // json_each rather than a JSON path: label keys may hold dots or quotes.
+  for (const [key, value] of Object.entries(query.labels ?? {})) {
+    where.push("EXISTS (SELECT 1 FROM json_each(runs.labels) WHERE key = ? AND value = ?)");
+    params.push(key, value);
+  }
+  params.push(query.limit ?? DEFAULT_LIST_LIMIT);
+  const filter = where.length === 0 ? "" : `WHERE ${where.join(" AND ")}`;
+  // rowid breaks ties between runs created in the same millisecond: the later insert first.
+  return { sql: `SELECT * FROM runs ${filter} ORDER BY created_at DESC, rowid DESC LIMIT ?`, params };
+}

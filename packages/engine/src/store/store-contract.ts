@@ -1,0 +1,341 @@
+/**
+ * The behaviour every `Store` must have, as a `node:test` suite. Each implementation's test file
+ * calls `describeStoreContract` with a factory; SQLite runs it today, PostgreSQL will run it
+ * unchanged. It tests only what `store.ts` promises, never how an implementation keeps it.
+ *
+ * Each test opens a fresh, empty store through the factory and calls `cleanup` at the end.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { TestContext } from "node:test";
+import type { JournalEntry, JournalEvent, JsonValue, PinnedToolset } from "@tapedeck/protocol";
+import { StoreConflictError } from "./store.js";
+import type { NewRun, Store } from "./store.js";
+
+export interface OpenedStore {
+  readonly store: Store;
+  /** Opens the same data again, after the test closed `store`. Absent for stores that cannot. */
+  readonly reopen?: () => Promise<Store>;
+  /** Closes what is still open and deletes the data. */
+  readonly cleanup: () => Promise<void>;
+}
+
+/** A test that waits on a write that never settles fails instead of hanging the run. */
+const TEST_TIMEOUT_MS = 20_000;
+
+export function describeStoreContract(name: string, open: () => Promise<OpenedStore>): void {
+  const test = (title: string, body: (opened: OpenedStore, t: TestContext) => Promise<void>): void => {
+    void it(title, { timeout: TEST_TIMEOUT_MS }, async (t) => {
+      const opened = await open();
+      try {
+        await body(opened, t);
+      } finally {
+        await opened.cleanup();
+      }
+    });
+  };
+
+  void describe(`Store contract: ${name}`, () => {
+    void describe("toolsets", () => {
+      test("round-trips a toolset; an unknown id is undefined", async ({ store }) => {
+        await store.putToolset(toolset);
+        assert.deepEqual(await store.getToolset(toolset.id), toolset);
+        assert.equal(await store.getToolset("ts_unknown"), undefined);
+      });
+
+      test("putting an id again is a no-op", async ({ store }) => {
+        await store.putToolset(toolset);
+        await store.putToolset(toolset);
+        await store.putToolset({ id: toolset.id, tools: [] });
+        assert.deepEqual(await store.getToolset(toolset.id), toolset);
+      });
+    });
+
+    void describe("runs", () => {
+      test("createRun then getRun gives back every field", async ({ store }) => {
+        const run = newRun("run_full", {
+          labels: { env: "prod", "dotted.key": 'quote"d' },
+          namespace: "alice",
+          parentId: "run_parent",
+          input: { q: "héllo ✓", n: [1, 2.5, null] },
+        });
+        await store.createRun(run, [started(0)]);
+        const record = await store.getRun(run.id);
+        assert.ok(record);
+        assert.equal(typeof record.updatedAt, "number");
+        assert.deepEqual(record, { ...run, updatedAt: record.updatedAt, journalLength: 1 });
+        assert.deepEqual(await store.readJournal(run.id), [started(0)]);
+      });
+
+      test("a run without optional fields comes back without them", async ({ store }) => {
+        const run = newRun("run_bare", { input: null });
+        await store.createRun(run, []);
+        const record = await store.getRun(run.id);
+        assert.ok(record);
+        assert.deepEqual(record, { ...run, updatedAt: record.updatedAt, journalLength: 0 });
+        assert.equal(await store.getRun("run_unknown"), undefined);
+      });
+
+      test("a createRun that fails part-way writes nothing", async ({ store }) => {
+        await assert.rejects(store.createRun(newRun("run_half"), [started(0), unserializable(1)]));
+        assert.equal(await store.getRun("run_half"), undefined);
+        assert.deepEqual(await store.readJournal("run_half"), []);
+        await store.createRun(newRun("run_half"), [started(0)]);
+        assert.equal((await store.getRun("run_half"))?.journalLength, 1);
+      });
+
+      test("creating an existing id fails and changes nothing", async ({ store }) => {
+        await store.createRun(newRun("run_dup"), [started(0)]);
+        await assert.rejects(store.createRun(newRun("run_dup", { source: "other" }), [started(0), log(1)]));
+        const record = await store.getRun("run_dup");
+        assert.equal(record?.source, newRun("run_dup").source);
+        assert.equal(record?.journalLength, 1);
+        assert.equal((await store.readJournal("run_dup")).length, 1);
+      });
+    });
+
+    void describe("append", () => {
+      test("continues the indices and round-trips every entry kind exactly", async ({ store }) => {
+        await store.createRun(newRun("run_a"), [started(0)]);
+        const entries = everyKind(1);
+        await store.append("run_a", entries.slice(0, 3));
+        await store.append("run_a", entries.slice(3));
+        assert.deepEqual(await store.readJournal("run_a"), [started(0), ...entries]);
+        assert.equal((await store.getRun("run_a"))?.journalLength, 1 + entries.length);
+      });
+
+      test("a wrong first index is a StoreConflictError and writes nothing", async ({ store }) => {
+        await store.createRun(newRun("run_c"), [started(0)]);
+        await store.append("run_c", [log(1)]);
+        const patch = { status: "completed", output: "x", updatedAt: 99 } as const;
+        await assert.rejects(store.append("run_c", [log(1)], patch), isConflict); // taken
+        await assert.rejects(store.append("run_c", [log(3)], patch), isConflict); // a gap
+        await assert.rejects(store.append("run_c", [log(2), log(4)], patch), isConflict); // gap inside
+        assert.deepEqual(await store.readJournal("run_c"), [started(0), log(1)]);
+        const record = await store.getRun("run_c");
+        assert.equal(record?.status, "queued");
+        assert.equal(record?.journalLength, 2);
+        assert.equal(record?.output, undefined);
+      });
+
+      test("a conflict in a batch fails only its own append", async ({ store }) => {
+        await Promise.all(["run_x", "run_y", "run_z"].map((id) => store.createRun(newRun(id), [started(0)])));
+        const results = await Promise.allSettled([
+          store.append("run_x", [log(1)]),
+          store.append("run_y", [log(5)]),
+          store.append("run_z", [log(1)]),
+          store.append("run_x", [log(1)]), // a second writer of run_x, same index: loses
+        ]);
+        assert.deepEqual(results.map((r) => r.status), ["fulfilled", "rejected", "fulfilled", "rejected"]);
+        for (const result of results) if (result.status === "rejected") assert.ok(isConflict(result.reason));
+        assert.deepEqual(await store.readJournal("run_x"), [started(0), log(1)]);
+        assert.deepEqual(await store.readJournal("run_y"), [started(0)]);
+        assert.deepEqual(await store.readJournal("run_z"), [started(0), log(1)]);
+      });
+
+      test("an append that fails part-way writes nothing; its batch-mates commit", async ({ store }) => {
+        await Promise.all(["run_h", "run_i"].map((id) => store.createRun(newRun(id), [started(0)])));
+        const results = await Promise.allSettled([
+          store.append("run_h", [log(1), unserializable(2)], { status: "running", updatedAt: 5 }),
+          store.append("run_i", [log(1)]),
+        ]);
+        assert.deepEqual(results.map((r) => r.status), ["rejected", "fulfilled"]);
+        assert.deepEqual(await store.readJournal("run_h"), [started(0)]);
+        assert.equal((await store.getRun("run_h"))?.status, "queued");
+        assert.deepEqual(await store.readJournal("run_i"), [started(0), log(1)]);
+        await store.append("run_h", [log(1)]);
+      });
+
+      test("appends of many runs issued together all land", async ({ store }) => {
+        const ids = Array.from({ length: 50 }, (_, i) => `run_many_${i}`);
+        await Promise.all(ids.map((id) => store.createRun(newRun(id), [started(0)])));
+        await Promise.all(ids.map((id) => store.append(id, [log(1), log(2)], { status: "running", updatedAt: 7 })));
+        for (const id of ids) {
+          assert.deepEqual(await store.readJournal(id), [started(0), log(1), log(2)]);
+          const record = await store.getRun(id);
+          assert.equal(record?.journalLength, 3);
+          assert.equal(record?.status, "running");
+        }
+      });
+
+      test("appends to one run issued together, in order, all land", async ({ store }) => {
+        await store.createRun(newRun("run_seq"), [started(0)]);
+        const entries = Array.from({ length: 30 }, (_, i) => log(i + 1));
+        await Promise.all(entries.map((entry) => store.append("run_seq", [entry])));
+        assert.deepEqual(await store.readJournal("run_seq"), [started(0), ...entries]);
+        assert.equal((await store.getRun("run_seq"))?.journalLength, 31);
+      });
+
+      test("a patch updates status, output, error and updatedAt with the entries", async ({ store }) => {
+        await store.createRun(newRun("run_ok"), [started(0)]);
+        await store.append("run_ok", [log(1)], { status: "running", updatedAt: 10 });
+        let record = await store.getRun("run_ok");
+        assert.equal(record?.status, "running");
+        assert.equal(record?.updatedAt, 10);
+        assert.equal(record?.journalLength, 2);
+        assert.ok(record && !("output" in record) && !("error" in record));
+
+        await store.append("run_ok", [], { updatedAt: 11 }); // a patch alone; status kept
+        await store.append("run_ok", [], { status: "completed", output: null, updatedAt: 12 });
+        record = await store.getRun("run_ok");
+        assert.equal(record?.status, "completed");
+        assert.equal(record?.updatedAt, 12);
+        assert.equal(record?.journalLength, 2);
+        assert.ok(record && "output" in record && record.output === null);
+
+        await store.createRun(newRun("run_bad"), [started(0)]);
+        await store.append("run_bad", [failed(1)], { status: "failed", error: runError, updatedAt: 13 });
+        record = await store.getRun("run_bad");
+        assert.equal(record?.status, "failed");
+        assert.deepEqual(record?.error, runError);
+      });
+    });
+
+    void describe("readJournal", () => {
+      test("pages with from and limit", async ({ store }) => {
+        const entries = [started(0), ...Array.from({ length: 9 }, (_, i) => log(i + 1))];
+        await store.createRun(newRun("run_p"), entries);
+        assert.deepEqual(await store.readJournal("run_p", 3, 4), entries.slice(3, 7));
+        assert.deepEqual(await store.readJournal("run_p", 8), entries.slice(8));
+        assert.deepEqual(await store.readJournal("run_p", 0, 2), entries.slice(0, 2));
+        assert.deepEqual(await store.readJournal("run_p", 10), []);
+        assert.deepEqual(await store.readJournal("run_unknown"), []);
+      });
+    });
+
+    void describe("listRuns", () => {
+      const runs = [
+        newRun("r3", { createdAt: 3000, status: "waiting", namespace: "bob", labels: { env: "prod", team: "b" } }),
+        newRun("r1", { createdAt: 1000, status: "completed", namespace: "alice", labels: { env: "prod", team: "a" } }),
+        newRun("r5", { createdAt: 5000, status: "failed", namespace: "bob", labels: { env: "prod", team: "a", "dotted.key": 'it"s' } }),
+        newRun("r2", { createdAt: 2000, status: "running", namespace: "alice", labels: { env: "dev" } }),
+        newRun("r4", { createdAt: 4000, status: "running" }),
+      ];
+      const list = async (store: Store, query?: Parameters<Store["listRuns"]>[0]): Promise<string[]> =>
+        (await store.listRuns(query)).map((run) => run.id);
+
+      test("filters by status, labels (all must match) and namespace, newest first", async ({ store }) => {
+        await Promise.all(runs.map((run) => store.createRun(run, [])));
+        assert.deepEqual(await list(store), ["r5", "r4", "r3", "r2", "r1"]);
+        assert.deepEqual(await list(store, { status: ["running"] }), ["r4", "r2"]);
+        assert.deepEqual(await list(store, { status: ["running", "waiting"] }), ["r4", "r3", "r2"]);
+        assert.deepEqual(await list(store, { labels: { env: "prod" } }), ["r5", "r3", "r1"]);
+        assert.deepEqual(await list(store, { labels: { env: "prod", team: "a" } }), ["r5", "r1"]);
+        assert.deepEqual(await list(store, { labels: { "dotted.key": 'it"s' } }), ["r5"]);
+        assert.deepEqual(await list(store, { labels: { env: "staging" } }), []);
+        assert.deepEqual(await list(store, { namespace: "alice" }), ["r2", "r1"]);
+        assert.deepEqual(await list(store, { namespace: "bob", status: ["completed", "failed"], labels: { team: "a" } }), ["r5"]);
+        assert.deepEqual(await list(store, { limit: 2 }), ["r5", "r4"]);
+        const [newest] = await store.listRuns({ limit: 1 });
+        assert.deepEqual(newest, { ...runs[2], updatedAt: newest?.updatedAt, journalLength: 0 });
+      });
+
+      test("returns at most 100 runs by default", async ({ store }) => {
+        const many = Array.from({ length: 105 }, (_, i) => newRun(`run_${i}`, { createdAt: i }));
+        await Promise.all(many.map((run) => store.createRun(run, [])));
+        const listed = await list(store);
+        assert.equal(listed.length, 100);
+        assert.equal(listed[0], "run_104");
+        assert.equal(listed[99], "run_5");
+      });
+    });
+
+    void describe("durability", () => {
+      test("what was written is there after close and reopen", async ({ store, reopen }, t) => {
+        if (reopen === undefined) return t.skip("this store keeps nothing across opens");
+        const run = newRun("run_d", { labels: { k: "v" } });
+        await store.putToolset(toolset);
+        await store.createRun(run, [started(0)]);
+        await store.append("run_d", everyKind(1), { status: "waiting", updatedAt: 50 });
+        await store.close();
+
+        const again = await reopen();
+        assert.deepEqual(await again.getToolset(toolset.id), toolset);
+        assert.deepEqual(await again.getRun("run_d"), { ...run, status: "waiting", updatedAt: 50, journalLength: 11 });
+        assert.deepEqual(await again.readJournal("run_d"), [started(0), ...everyKind(1)]);
+        await again.append("run_d", [log(11)]);
+        assert.deepEqual(await again.readJournal("run_d", 11), [log(11)]);
+      });
+
+      test("close commits the appends still queued", async ({ store, reopen }) => {
+        await store.createRun(newRun("run_q"), [started(0)]);
+        const queued = [store.append("run_q", [log(1)]), store.append("run_q", [log(2)])];
+        await store.close();
+        await Promise.all(queued); // settled by close, or this test times out
+        if (reopen === undefined) return;
+        const again = await reopen();
+        assert.deepEqual(await again.readJournal("run_q"), [started(0), log(1), log(2)]);
+      });
+    });
+  });
+}
+
+function isConflict(error: unknown): boolean {
+  return error instanceof StoreConflictError && error.code === "store_conflict";
+}
+
+const toolset: PinnedToolset = {
+  id: "ts_contract",
+  tools: [
+    {
+      group: "github",
+      name: "list_issues",
+      source: "mcp",
+      description: "Lists issues.",
+      inputSchema: { type: "object", properties: { repo: { type: "string" } }, required: ["repo"] },
+      outputSchema: true,
+      policy: { onInterruption: "retry", timeoutMs: 300_000, heartbeatTimeoutMs: 60_000, concurrency: 16, approval: false },
+    },
+  ],
+};
+
+function newRun(id: string, fields: Partial<Omit<NewRun, "id">> = {}): NewRun {
+  return {
+    id,
+    toolsetId: toolset.id,
+    source: "const r = await github.list_issues({ repo: 'a/b' });\nexport default r;",
+    js: "const r = await github.list_issues({ repo: 'a/b' });",
+    sourceMap: '{"version":3,"mappings":"AAAA"}',
+    input: { n: 1 },
+    status: "queued",
+    createdAt: 1_700_000_000_000,
+    ...fields,
+  };
+}
+
+const at = (index: number): number => 1_700_000_000_000 + index;
+const entry = (index: number, event: JournalEvent): JournalEntry => ({ index, at: at(index), ...event });
+const started = (index: number): JournalEntry => entry(index, { kind: "run.started", input: { n: 1 }, replayVersion: 1 });
+const log = (index: number): JournalEntry => entry(index, { kind: "log", level: "info", message: `line ${index}` });
+/** An entry JSON cannot encode (a BigInt): writing it throws part-way through a write. */
+const unserializable = (index: number): JournalEntry =>
+  entry(index, { kind: "call.completed", seq: 1, result: { n: 10n } as unknown as JsonValue });
+const failed = (index: number): JournalEntry => entry(index, { kind: "run.failed", error: runError });
+
+const runError = {
+  kind: "script",
+  name: "ToolError",
+  message: "list_issues failed: rate limited",
+  failure: { code: "rate_limited", message: "try again in 30 s", retryable: true, details: { after: 30 } },
+  call: { seq: 3, tool: "github.list_issues" },
+  position: { line: 2, column: 11 },
+  stack: "ToolError: list_issues failed\n    at script.ts:2:11",
+  frame: "> 2 | const r = await github.list_issues(…)\n    |           ^",
+} as const;
+
+/** One entry of every kind, with awkward values: unicode, nulls, nesting, floats, control characters. */
+function everyKind(from: number): JournalEntry[] {
+  const events: JournalEvent[] = [
+    { kind: "run.started", input: { q: "héllo ✓ 🎉", n: [1, 2.5, -3e-7, null], deep: { a: { b: [true, false] } } }, replayVersion: 2 },
+    { kind: "call.scheduled", seq: 1, tool: "github.list_issues", args: { repo: "a/b", labels: ["bug"] }, key: "run_a/1" },
+    { kind: "call.attempt", seq: 1, attempt: 2, reason: "the engine restarted" },
+    { kind: "call.completed", seq: 1, result: [{ id: 1, title: 'say "hi"\n' }, null, "", 0] },
+    { kind: "call.rejected", seq: 2, tool: "fs.read", args: null, error: { code: "invalid_arguments", message: "path: required" } },
+    { kind: "call.scheduled", seq: 3, tool: "github.list_issues", args: {}, key: "run_a/3" },
+    { kind: "call.failed", seq: 3, error: runError.failure },
+    { kind: "log", level: "warn", message: "tab\there, nul\u0000, bell\u0007" },
+    { kind: "run.completed", output: { ok: true, count: 2 } },
+    { kind: "run.failed", error: runError },
+  ];
+  return events.map((event, i) => entry(from + i, event));
+}

@@ -1,0 +1,94 @@
+import type { JournalEntry, JsonValue, PinnedToolset, RunError, RunStatus } from "@tapedeck/protocol";
+
+/**
+ * The store seam: runs, their journals and toolsets. SQLite is the embedded default;
+ * PostgreSQL comes later and must pass the same contract suite (`store-contract.ts`).
+ *
+ * Durability: when a promise returned by `append` or `createRun` resolves, what it wrote
+ * survives a crash of the process (and, with durability `full`, of the machine). Appends of
+ * concurrent runs share commits (group commit).
+ */
+export interface Store {
+  /** Saves a toolset; saving the same id again is a no-op. */
+  putToolset(toolset: PinnedToolset): Promise<void>;
+  getToolset(id: string): Promise<PinnedToolset | undefined>;
+
+  /** Creates a run and writes its first journal entries, atomically. Fails if the id exists. */
+  createRun(run: NewRun, entries: readonly JournalEntry[]): Promise<void>;
+  getRun(id: string): Promise<RunRecord | undefined>;
+  listRuns(query?: RunQuery): Promise<RunRecord[]>;
+
+  /**
+   * Appends entries to a run's journal and applies `patch` to the run, in one commit.
+   * `entries[i].index` must continue the journal exactly (else `StoreConflictError`, and
+   * nothing of this batch is written): two writers of one run cannot both succeed.
+   */
+  append(runId: string, entries: readonly JournalEntry[], patch?: RunPatch): Promise<void>;
+
+  /** Entries with `index >= from`, in order, at most `limit`. */
+  readJournal(runId: string, from?: number, limit?: number): Promise<JournalEntry[]>;
+
+  /** Flushes pending commits and closes. */
+  close(): Promise<void>;
+}
+
+/** What a run is made of when it starts. */
+export interface NewRun {
+  readonly id: string;
+  readonly toolsetId: string;
+  /** The model's TypeScript, as written. */
+  readonly source: string;
+  /** The JavaScript the sandbox runs, pinned with the run so replays never depend on a compiler upgrade. */
+  readonly js: string;
+  /** The source map from `js` back to `source`. */
+  readonly sourceMap: string;
+  readonly input: JsonValue;
+  readonly status: RunStatus;
+  readonly createdAt: number;
+  readonly labels?: Readonly<Record<string, string>>;
+  readonly namespace?: string;
+  /** The run this one was forked from. */
+  readonly parentId?: string;
+}
+
+export interface RunRecord extends NewRun {
+  readonly updatedAt: number;
+  /** Number of journal entries. */
+  readonly journalLength: number;
+  readonly output?: JsonValue;
+  readonly error?: RunError;
+}
+
+export interface RunPatch {
+  readonly status?: RunStatus;
+  readonly output?: JsonValue;
+  readonly error?: RunError;
+  readonly updatedAt: number;
+}
+
+export interface RunQuery {
+  readonly status?: readonly RunStatus[];
+  /** Every label given must match. */
+  readonly labels?: Readonly<Record<string, string>>;
+  readonly namespace?: string;
+  /** Newest first; at most this many. Default 100. */
+  readonly limit?: number;
+}
+
+/** How hard a commit tries to survive a crash. */
+export type Durability =
+  /** Each commit reaches the disk before it resolves (fsync): survives power loss. Default. */
+  | "full"
+  /** Survives a crash of the process, not of the machine (WAL without fsync per commit). */
+  | "normal"
+  /** Nothing is flushed; for tests and throwaway data. */
+  | "off";
+
+/** An append did not continue the journal where it ends: another writer got there first. */
+export class StoreConflictError extends Error {
+  readonly code = "store_conflict";
+  constructor(message: string) {
+    super(message);
+    this.name = "StoreConflictError";
+  }
+}

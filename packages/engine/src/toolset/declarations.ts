@@ -1,0 +1,130 @@
+import type { PinnedTool } from "@tapedeck/protocol";
+import { isIdentifier, jsDoc, propertyKey, schemaToType } from "./schema-to-type.js";
+
+/**
+ * The declarations of the module a script imports its tools from, in two renderings: an
+ * ambient `.d.ts` module for the type-checker, and a compact listing for the model's prompt.
+ *
+ * Invariants:
+ * - Deterministic: groups and tools are sorted by code unit (not by locale), so the same
+ *   toolset gives the same text on every machine, and the prompt's cache stays warm.
+ * - Group names are identifiers (the toolset parser rejects others); tool names are kept as
+ *   their source defines them, quoted when they are not identifiers.
+ */
+
+/** The module specifier scripts import tools from. */
+export const DECLARATIONS_MODULE = "tapedeck:tools";
+
+export interface Declarations {
+  /** An ambient module `declare module "tapedeck:tools" { … }`, for the type-checker. */
+  readonly typescript: string;
+  /** An import line, then one line per tool, for the model's prompt. */
+  readonly prompt: string;
+}
+
+/** A description in the prompt is cut past this many characters: one line per tool, read at a glance. */
+const PROMPT_DESCRIPTION_MAX = 160;
+
+/** Renders the declarations of `tools`. Never throws: a schema it cannot express becomes `unknown`. */
+export function renderDeclarations(tools: readonly PinnedTool[]): Declarations {
+  const groups = groupTools(tools);
+  return { typescript: renderTypescript(groups), prompt: renderPrompt(groups) };
+}
+
+/** Tools by group, groups and tools sorted. */
+function groupTools(tools: readonly PinnedTool[]): ReadonlyMap<string, readonly PinnedTool[]> {
+  const sorted = [...tools].sort((a, b) => compare(a.group, b.group) || compare(a.name, b.name));
+  const groups = new Map<string, PinnedTool[]>();
+  for (const tool of sorted) groups.set(tool.group, [...(groups.get(tool.group) ?? []), tool]);
+  return groups;
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function renderTypescript(groups: ReadonlyMap<string, readonly PinnedTool[]>): string {
+  const body = [...groups].map(([group, tools]) =>
+    [
+      `  /** Tools of group \`${group}\`. */`,
+      `  export const ${group}: {`,
+      ...tools.map(renderMember),
+      "  };",
+    ].join("\n"),
+  );
+  return [`declare module ${JSON.stringify(DECLARATIONS_MODULE)} {`, ...body, TOOL_ERROR, "}", ""].join("\n");
+}
+
+/** One tool as a method of its group: JSDoc, then `name(args): Promise<result>;`. */
+function renderMember(tool: PinnedTool): string {
+  const indent = "    ";
+  const args = schemaToType(tool.inputSchema, { style: "ts", indent });
+  const result = tool.outputSchema === undefined ? "unknown" : schemaToType(tool.outputSchema, { style: "ts", indent });
+  const optional = argsOptional(tool) ? "?" : "";
+  const signature = `${indent}${propertyKey(tool.name)}(args${optional}: ${args}): Promise<${result}>;`;
+  const doc = tool.description.trim();
+  return doc === "" ? signature : `${jsDoc(doc, indent)}\n${signature}`;
+}
+
+/**
+ * True when a call may leave out `args`: its input schema requires no property. A schema that
+ * requires something we cannot see at the top level (a `$ref`, `anyOf`, a non-object type)
+ * keeps `args` required: the type-checker then asks for too much rather than too little.
+ */
+function argsOptional(tool: PinnedTool): boolean {
+  const schema = tool.inputSchema;
+  if (typeof schema === "boolean") return true;
+  const combined = ["$ref", "anyOf", "oneOf", "allOf"].some((k) => k in schema);
+  const type = schema.type;
+  const objectType = type === undefined || type === "object" || (Array.isArray(type) && type.includes("object"));
+  const required = Array.isArray(schema.required) ? schema.required.length : 0;
+  return !combined && objectType && required === 0;
+}
+
+function renderPrompt(groups: ReadonlyMap<string, readonly PinnedTool[]>): string {
+  const names = [...groups.keys()];
+  const lines = [...groups.values()].flat().map(promptLine);
+  return [`import { ${names.join(", ")} } from ${JSON.stringify(DECLARATIONS_MODULE)};`, ...lines].join("\n");
+}
+
+/** `github.list_issues({ repo: string }) → { number: number }[] · List the issues of a repository.` */
+function promptLine(tool: PinnedTool): string {
+  const callee = isIdentifier(tool.name) ? `${tool.group}.${tool.name}` : `${tool.group}[${JSON.stringify(tool.name)}]`;
+  const args = schemaToType(tool.inputSchema, { style: "prompt" });
+  const result = tool.outputSchema === undefined ? "unknown" : schemaToType(tool.outputSchema, { style: "prompt" });
+  const summary = summarize(tool.description);
+  return `${callee}(${args === "{}" ? "" : args}) → ${result}${summary === "" ? "" : ` · ${summary}`}`;
+}
+
+/** The first sentence of the description's first paragraph, on one line, cut to `PROMPT_DESCRIPTION_MAX`. */
+function summarize(description: string): string {
+  const paragraph = description.trim().split(/\r?\n\s*\r?\n/)[0] ?? "";
+  const flat = paragraph.replace(/\s+/g, " ").trim();
+  // A sentence ends at `.`, `!` or `?` before a capital, so `e.g. foo` and `v1.2` stay whole.
+  const sentence = /^.*?[.!?](?=\s+[A-Z])/.exec(flat)?.[0] ?? flat;
+  if (sentence.length <= PROMPT_DESCRIPTION_MAX) return sentence;
+  const cut = sentence.slice(0, PROMPT_DESCRIPTION_MAX - 1);
+  const space = cut.lastIndexOf(" ");
+  return `${(space > PROMPT_DESCRIPTION_MAX / 2 ? cut.slice(0, space) : cut).trimEnd()}…`;
+}
+
+/** The error every failed call rejects with, as the script sees it. Mirrors the sandbox's class. */
+const TOOL_ERROR = `  /**
+   * A failed tool call. \`code\` is stable (\`invalid_arguments\`, \`tool_error\`, \`timeout\`,
+   * \`outcomeUnknown\`, \`approval_rejected\`, … or the tool's own code): branch on it, not on
+   * \`message\`. \`retryable\` is true when the same call may succeed later.
+   */
+  export class ToolError extends Error {
+    readonly name: "ToolError";
+    /** Stable failure code. */
+    readonly code: string;
+    /** True when sending the same call again later may succeed. */
+    readonly retryable?: boolean;
+    /** Details the tool gave with its failure. */
+    readonly details?: unknown;
+    /** The tool whose call failed, as \`group.name\`. */
+    readonly tool?: string;
+    /** The call's number in the run, from 1. */
+    readonly seq?: number;
+    constructor(code: string, message: string, options?: { retryable?: boolean; details?: unknown });
+  }`;

@@ -1,0 +1,130 @@
+import type { HostToolSpec, JsonSchema, PolicySpec, ToolsetSpec } from "@tapedeck/protocol";
+import { parseDuration } from "../util/duration.js";
+
+/**
+ * Reads a toolset file's JSON into a `ToolsetSpec`, checking everything a person could get
+ * wrong, so a bad file fails at registration with a message that says where and what to do,
+ * never later inside a run.
+ */
+export class ToolsetSpecError extends Error {
+  readonly code = "invalid_toolset";
+  constructor(message: string) {
+    super(message);
+    this.name = "ToolsetSpecError";
+  }
+}
+
+const TOP_LEVEL_KEYS = ["hostTools", "policies"] as const;
+const POLICY_KEYS = ["onInterruption", "timeout", "heartbeatTimeout", "concurrency", "approval"] as const;
+const HOST_TOOL_KEYS = ["description", "inputSchema", "outputSchema"] as const;
+const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+/** Words a group cannot be named: they would shadow the module's own exports or be invalid bindings. */
+const RESERVED_GROUPS = new Set(["ToolError", "default", "await", "yield", "let", "static", "enum", "implements", "package", "protected", "interface", "private", "public", "break", "case", "catch", "class", "const", "continue", "debugger", "delete", "do", "else", "export", "extends", "finally", "for", "function", "if", "import", "in", "instanceof", "new", "return", "super", "switch", "this", "throw", "try", "typeof", "var", "void", "while", "with", "null", "true", "false"]);
+
+type Obj = Record<string, unknown>;
+
+function isObject(value: unknown): value is Obj {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function checkKeys(value: Obj, allowed: readonly string[], where: string): void {
+  for (const key of Object.keys(value)) {
+    if (!allowed.includes(key)) {
+      throw new ToolsetSpecError(`${where} has an unknown key "${key}"; allowed keys: ${allowed.join(", ")}`);
+    }
+  }
+}
+
+function checkSchema(value: unknown, where: string): JsonSchema | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value === "boolean" || isObject(value)) return value as JsonSchema;
+  throw new ToolsetSpecError(`${where} must be a JSON Schema (an object or a boolean)`);
+}
+
+function parseHostTool(value: unknown, where: string): HostToolSpec {
+  if (!isObject(value)) throw new ToolsetSpecError(`${where} must be an object with description, inputSchema and outputSchema`);
+  checkKeys(value, HOST_TOOL_KEYS, where);
+  if (value.description !== undefined && typeof value.description !== "string") {
+    throw new ToolsetSpecError(`${where}.description must be a string`);
+  }
+  const inputSchema = checkSchema(value.inputSchema, `${where}.inputSchema`);
+  const outputSchema = checkSchema(value.outputSchema, `${where}.outputSchema`);
+  return {
+    ...(value.description === undefined ? {} : { description: value.description }),
+    ...(inputSchema === undefined ? {} : { inputSchema }),
+    ...(outputSchema === undefined ? {} : { outputSchema }),
+  };
+}
+
+/** Checks that a group name can be imported from `tapedeck:tools`. */
+export function checkGroupName(group: string, where: string): void {
+  if (!IDENTIFIER.test(group) || RESERVED_GROUPS.has(group)) {
+    throw new ToolsetSpecError(
+      `${where}: group "${group}" cannot be imported by a script; use a JavaScript identifier that is not a reserved word (letters, digits, _ or $)`,
+    );
+  }
+}
+
+function parseHostTools(value: unknown): ToolsetSpec["hostTools"] {
+  if (value === undefined) return undefined;
+  if (!isObject(value)) throw new ToolsetSpecError(`hostTools must be an object: { "<group>": { "<name>": { … } } }`);
+  const groups: Record<string, Record<string, HostToolSpec>> = {};
+  for (const [group, tools] of Object.entries(value)) {
+    checkGroupName(group, "hostTools");
+    if (!isObject(tools)) throw new ToolsetSpecError(`hostTools.${group} must be an object of tools by name`);
+    const byName: Record<string, HostToolSpec> = {};
+    for (const [name, tool] of Object.entries(tools)) {
+      if (name.length === 0) throw new ToolsetSpecError(`hostTools.${group} has a tool with an empty name`);
+      byName[name] = parseHostTool(tool, `hostTools.${group}["${name}"]`);
+    }
+    groups[group] = byName;
+  }
+  return groups;
+}
+
+function parsePolicy(value: unknown, where: string): PolicySpec {
+  if (!isObject(value)) throw new ToolsetSpecError(`${where} must be an object`);
+  checkKeys(value, POLICY_KEYS, where);
+  const { onInterruption, timeout, heartbeatTimeout, concurrency, approval } = value;
+  if (onInterruption !== undefined && onInterruption !== "retry" && onInterruption !== "at_most_once") {
+    throw new ToolsetSpecError(`${where}.onInterruption must be "retry" or "at_most_once"`);
+  }
+  for (const [key, duration] of [["timeout", timeout], ["heartbeatTimeout", heartbeatTimeout]] as const) {
+    if (duration === undefined) continue;
+    if (typeof duration !== "string" && typeof duration !== "number") throw new ToolsetSpecError(`${where}.${key} must be a duration such as "30s"`);
+    try {
+      parseDuration(duration, `${where}.${key}`);
+    } catch (error) {
+      throw new ToolsetSpecError((error as Error).message);
+    }
+  }
+  if (concurrency !== undefined && (!Number.isInteger(concurrency) || (concurrency as number) < 1)) {
+    throw new ToolsetSpecError(`${where}.concurrency must be a positive integer`);
+  }
+  if (approval !== undefined && typeof approval !== "boolean") throw new ToolsetSpecError(`${where}.approval must be true or false`);
+  return value;
+}
+
+/** Parses and checks a toolset file's content. Throws `ToolsetSpecError`. */
+export function parseToolsetSpec(value: unknown): ToolsetSpec {
+  if (!isObject(value)) throw new ToolsetSpecError("a toolset must be a JSON object such as { \"hostTools\": { … } }");
+  checkKeys(value, TOP_LEVEL_KEYS, "the toolset");
+  const hostTools = parseHostTools(value.hostTools);
+  const policies: Record<string, PolicySpec> = {};
+  if (value.policies !== undefined) {
+    if (!isObject(value.policies)) throw new ToolsetSpecError(`policies must be an object: { "<group>.<name>": { … } }`);
+    for (const [key, policy] of Object.entries(value.policies)) policies[key] = parsePolicy(policy, `policies["${key}"]`);
+  }
+  return { ...(hostTools ? { hostTools } : {}), policies };
+}
+
+/** Every policy key must name a tool (or `group.*` a group) of the toolset: a typo would silently apply nothing. */
+export function checkPolicyTargets(policies: Readonly<Record<string, PolicySpec>>, tools: readonly { group: string; name: string }[]): void {
+  const names = new Set(tools.map((t) => `${t.group}.${t.name}`));
+  const groups = new Set(tools.map((t) => t.group));
+  for (const key of Object.keys(policies)) {
+    const star = key.endsWith(".*") ? key.slice(0, -2) : undefined;
+    if (star !== undefined ? groups.has(star) : names.has(key)) continue;
+    throw new ToolsetSpecError(`policies["${key}"] names no tool of this toolset; write "<group>.<name>" or "<group>.*" (tools: ${[...names].sort().join(", ") || "none"})`);
+  }
+}

@@ -1,0 +1,30 @@
+/**
+ * @tapedeck/protocol: the types and error codes shared by the engine, the server and the SDK.
+ * Everything exported here is public API.
+ */
+export type { JsonObject, JsonValue } from "./json.js";
+export { FailureCode, ToolError, toolFailure } from "./failure.js";
+export type { ToolFailure } from "./failure.js";
+export { RunErrorKind, RunStatus, isOutcome, terminalStatuses } from "./run.js";
+export type {
+  JournalEntry,
+  JournalEvent,
+  JournalKind,
+  LogLevel,
+  OutcomeEntry,
+  RunError,
+  SourcePosition,
+} from "./run.js";
+export { toolPath } from "./toolset.js";
+export type {
+  HostToolSpec,
+  JsonSchema,
+  OnInterruption,
+  PinnedTool,
+  PinnedToolset,
+  PolicySpec,
+  ToolPolicy,
+  ToolSourceKind,
+  ToolsetSpec,
+} from "./toolset.js";
+export { formatRunError } from "./format.js";

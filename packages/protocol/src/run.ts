@@ -1,0 +1,100 @@
+import type { JsonValue } from "./json.js";
+import type { ToolFailure } from "./failure.js";
+
+/** The life of a run. */
+export const RunStatus = {
+  /** Created, not yet started by an engine. */
+  queued: "queued",
+  /** An engine is executing it (or was, until it died: then it resumes by replay). */
+  running: "running",
+  /** Holds no sandbox; waits for a sleep, a signal, an approval or a parked call. */
+  waiting: "waiting",
+  /** Ended with an output. */
+  completed: "completed",
+  /** Ended with an error. */
+  failed: "failed",
+  /** Ended because someone cancelled it. */
+  cancelled: "cancelled",
+} as const;
+export type RunStatus = (typeof RunStatus)[keyof typeof RunStatus];
+
+export const terminalStatuses: readonly RunStatus[] = ["completed", "failed", "cancelled"];
+
+/** Where in the model's script something happened (1-based line and column). */
+export interface SourcePosition {
+  readonly line: number;
+  readonly column: number;
+}
+
+/** Why a run failed. */
+export const RunErrorKind = {
+  /** The script threw (its own error, or a `ToolError` it did not catch). */
+  script: "script",
+  /** The script went past a limit: CPU time, memory, stack, journal size. */
+  limit: "limit",
+  /** Re-running the script made a call different from the one recorded. */
+  divergence: "divergence",
+  /** The script can never go on: it awaits a promise that nothing will settle. */
+  deadlock: "deadlock",
+  /** The output is not JSON or is too large. */
+  output: "output",
+  /** A fault of the engine itself. */
+  internal: "internal",
+} as const;
+export type RunErrorKind = (typeof RunErrorKind)[keyof typeof RunErrorKind];
+
+/** A run's error, written for whoever must act on it (often a model). */
+export interface RunError {
+  readonly kind: RunErrorKind;
+  /** The error's name in the script (`TypeError`, `ToolError`, …), when it has one. */
+  readonly name?: string;
+  readonly message: string;
+  /** For an uncaught `ToolError`: its failure. */
+  readonly failure?: ToolFailure;
+  /** For an uncaught `ToolError`: the call that failed. */
+  readonly call?: { readonly seq: number; readonly tool: string };
+  /** Where in the model's script, after source mapping. */
+  readonly position?: SourcePosition;
+  /** The stack, in the model's script positions. */
+  readonly stack?: string;
+  /** A few lines of the script around `position`, with a caret. */
+  readonly frame?: string;
+}
+
+/** Log levels of `console.*` in a script. */
+export type LogLevel = "debug" | "info" | "log" | "warn" | "error";
+
+/**
+ * One journal entry. The journal is append-only; `index` numbers the entries of a run from 0.
+ * Calls are numbered separately by `seq` (from 1), in the order the script issues them.
+ */
+export type JournalEntry = { readonly index: number; readonly at: number } & JournalEvent;
+
+export type JournalEvent =
+  /** The run began, with its input. Always entry 0. */
+  | { readonly kind: "run.started"; readonly input: JsonValue; readonly replayVersion: number }
+  /** The script issued a call that passed validation; it is sent once this entry is durable. */
+  | { readonly kind: "call.scheduled"; readonly seq: number; readonly tool: string; readonly args: JsonValue; readonly key: string }
+  /** The script issued a call that was refused before being sent (bad arguments, unknown tool). */
+  | { readonly kind: "call.rejected"; readonly seq: number; readonly tool: string; readonly args: JsonValue; readonly error: ToolFailure }
+  /** A call is sent again after an interruption (attempt ≥ 2), with the same key. */
+  | { readonly kind: "call.attempt"; readonly seq: number; readonly attempt: number; readonly reason: string }
+  /** A call's result; delivered to the script in journal order. */
+  | { readonly kind: "call.completed"; readonly seq: number; readonly result: JsonValue }
+  /** A call's failure; delivered to the script in journal order. */
+  | { readonly kind: "call.failed"; readonly seq: number; readonly error: ToolFailure }
+  /** A `console.*` line of the script. */
+  | { readonly kind: "log"; readonly level: LogLevel; readonly message: string }
+  /** The script's output. */
+  | { readonly kind: "run.completed"; readonly output: JsonValue }
+  /** The run's error. */
+  | { readonly kind: "run.failed"; readonly error: RunError };
+
+export type JournalKind = JournalEvent["kind"];
+
+/** Entries that settle a call: the script sees them, in journal order. */
+export type OutcomeEntry = JournalEntry & { readonly kind: "call.completed" | "call.failed" | "call.rejected" };
+
+export function isOutcome(entry: JournalEntry): entry is OutcomeEntry {
+  return entry.kind === "call.completed" || entry.kind === "call.failed" || entry.kind === "call.rejected";
+}

@@ -1,0 +1,72 @@
+import type { JsonObject } from "./json.js";
+
+/** A JSON Schema, as a tool declares it. */
+export type JsonSchema = JsonObject | boolean;
+
+/** What happens to a call that was interrupted (engine died, connection dropped, worker lost). */
+export type OnInterruption = "retry" | "at_most_once";
+
+/** A tool's policy as written in a toolset file. Durations are strings ("30s", "5m") or ms. */
+export interface PolicySpec {
+  /** `retry` (default): send again with the same key, ≤ 5 attempts. `at_most_once`: fail with `outcomeUnknown`. */
+  readonly onInterruption?: OnInterruption;
+  /** How long one attempt may take. Default 5 minutes. */
+  readonly timeout?: string | number;
+  /** How long a host tool's worker may go without a heartbeat. Default 60 s. */
+  readonly heartbeatTimeout?: string | number;
+  /** Calls of this tool in flight per run. Default: the run's limit, 16. */
+  readonly concurrency?: number;
+  /** Calls wait for approval before being sent. Default false. */
+  readonly approval?: boolean;
+}
+
+/** A host tool as declared in a toolset file. */
+export interface HostToolSpec {
+  readonly description?: string;
+  readonly inputSchema?: JsonSchema;
+  readonly outputSchema?: JsonSchema;
+}
+
+/** A toolset file. */
+export interface ToolsetSpec {
+  /** Host tools by group, then by name. */
+  readonly hostTools?: { readonly [group: string]: { readonly [name: string]: HostToolSpec } };
+  /** Policies by `group.name` (or `group.*` for a whole group). */
+  readonly policies?: { readonly [tool: string]: PolicySpec };
+}
+
+/** A policy with every default applied. Durations in ms. */
+export interface ToolPolicy {
+  readonly onInterruption: OnInterruption;
+  readonly timeoutMs: number;
+  readonly heartbeatTimeoutMs: number;
+  readonly concurrency: number;
+  readonly approval: boolean;
+}
+
+/** Where a tool's calls go. */
+export type ToolSourceKind = "host" | "mcp" | "builtin";
+
+/** A tool as a toolset pins it: everything a run needs to call it, for the run's whole life. */
+export interface PinnedTool {
+  /** The group the script imports (`github` in `github.list_issues`). */
+  readonly group: string;
+  /** The tool's name as its source defines it. */
+  readonly name: string;
+  readonly source: ToolSourceKind;
+  readonly description: string;
+  readonly inputSchema: JsonSchema;
+  readonly outputSchema?: JsonSchema;
+  readonly policy: ToolPolicy;
+}
+
+/** A registered toolset. Its id is `ts_` + SHA-256 of the canonical JSON of `tools`. */
+export interface PinnedToolset {
+  readonly id: string;
+  readonly tools: readonly PinnedTool[];
+}
+
+/** `group.name`, the form a tool is named by in the journal and in errors. */
+export function toolPath(tool: { readonly group: string; readonly name: string }): string {
+  return `${tool.group}.${tool.name}`;
+}

@@ -1,0 +1,41 @@
+import { parseArgs } from "node:util";
+
+/** A mistake on the command line: printed with the command's usage, exit code 2. */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "UsageError";
+  }
+}
+
+export interface CommonFlags {
+  readonly data: string;
+}
+
+type Options = NonNullable<NonNullable<Parameters<typeof parseArgs>[0]>["options"]>;
+
+export interface Parsed {
+  readonly values: { readonly data: string; readonly [flag: string]: string | boolean | undefined };
+  readonly positionals: readonly string[];
+}
+
+/** Parses a command's arguments (every command takes `--data`); unknown flags are a `UsageError`. */
+export function parse(args: readonly string[], options: Options): Parsed {
+  try {
+    const parsed = parseArgs({ args: [...args], options: { ...options, data: { type: "string", default: ".tapedeck" } }, allowPositionals: true, strict: true });
+    return parsed;
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+export function optionalFlag(value: string | boolean | undefined, flag: string): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "string") throw new UsageError(`--${flag} needs a value`);
+  return value;
+}
+
+export function requireFlag(value: string | boolean | undefined, flag: string): string {
+  if (typeof value !== "string" || value.length === 0) throw new UsageError(`missing --${flag}`);
+  return value;
+}

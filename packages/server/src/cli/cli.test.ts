@@ -1,0 +1,116 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { cli } from "./cli.js";
+import type { Output } from "./print.js";
+
+const EXAMPLE = fileURLToPath(new URL("../../../../examples/hello/", import.meta.url));
+
+function capture(): Output & { out: string[]; err: string[] } {
+  const out: string[] = [];
+  const err: string[] = [];
+  return { out, err, stdout: (t) => out.push(t), stderr: (t) => err.push(t) };
+}
+
+async function withDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
+  const dir = mkdtempSync(join(tmpdir(), "tapedeck-cli-"));
+  try {
+    return await fn(dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const example = (file: string) => join(EXAMPLE, file);
+
+describe("tapedeck CLI", () => {
+  it("runs the README example: output JSON on stdout, logs on stderr", async () => {
+    await withDir(async (dir) => {
+      const io = capture();
+      const code = await cli(["run", example("script.ts"), "--toolset", example("toolset.json"), "--host", example("tools.ts"), "--data", dir], io);
+      assert.equal(code, 0, io.err.join("\n"));
+      assert.deepEqual(JSON.parse(io.out.join("\n")), {
+        category: "books",
+        items: ["The Pragmatic Programmer", "Designing Data-Intensive Applications"],
+        totalCents: 8549,
+      });
+      assert.ok(io.err.includes("[log] 2 items in books"));
+
+      const listed = capture();
+      assert.equal(await cli(["runs", "--data", dir], listed), 0);
+      const runId = listed.out[0]?.split(" ")[0] ?? "";
+      assert.match(runId, /^run_/);
+      const shown = capture();
+      assert.equal(await cli(["show", runId, "--data", dir], shown), 0);
+      assert.ok(shown.out.some((l) => l.includes("call.scheduled") && l.includes("#1 shop.list_items")));
+      assert.ok(shown.out.some((l) => l.startsWith("status   completed")));
+    });
+  });
+
+  it("passes --input to the default export", async () => {
+    await withDir(async (dir) => {
+      const io = capture();
+      const code = await cli(["run", example("script.ts"), "--toolset", example("toolset.json"), "--host", example("tools.ts"), "--data", dir, "--input", '{"category":"music"}'], io);
+      assert.equal(code, 0);
+      assert.equal((JSON.parse(io.out.join("\n")) as { totalCents: number }).totalCents, 1299);
+    });
+  });
+
+  it("check: exit 0 on a good script, 1 with diagnostics and a code frame on a bad one", async () => {
+    await withDir(async (dir) => {
+      const good = capture();
+      assert.equal(await cli(["check", example("script.ts"), "--toolset", example("toolset.json")], good), 0);
+      const bad = join(dir, "bad.ts");
+      writeFileSync(bad, `import { shop } from "tapedeck:tools";\nexport default shop.list_items({ category: "films" });\n`);
+      const io = capture();
+      assert.equal(await cli(["check", bad, "--toolset", example("toolset.json")], io), 1);
+      const text = io.err.join("\n");
+      assert.match(text, /script\.ts:2:\d+ - error TS2322/);
+      assert.match(text, /> +2 \|/);
+    });
+  });
+
+  it("run: a failing script prints the error as the model reads it, exit 1", async () => {
+    await withDir(async (dir) => {
+      const script = join(dir, "fail.ts");
+      writeFileSync(script, `import { shop } from "tapedeck:tools";\nexport default async () => {\n  return await shop.get_price({ sku: "nope" });\n};\n`);
+      const io = capture();
+      assert.equal(await cli(["run", script, "--toolset", example("toolset.json"), "--host", example("tools.ts"), "--data", dir], io), 1);
+      const text = io.err.join("\n");
+      assert.match(text, /The script did not catch a failed tool call at line 3, column \d+: ToolError: no item nope/);
+      assert.match(text, /code: tool_error/);
+      assert.match(text, /call: #1 shop.get_price/);
+    });
+  });
+
+  it("usage errors exit 2 with the command's usage; a host module missing a tool is named", async () => {
+    await withDir(async (dir) => {
+      const io = capture();
+      assert.equal(await cli(["run", example("script.ts"), "--data", dir], io), 2);
+      assert.match(io.err.join("\n"), /missing --toolset\nusage: tapedeck run/);
+      const unknown = capture();
+      assert.equal(await cli(["frobnicate"], unknown), 2);
+      const host = join(dir, "host.mjs");
+      writeFileSync(host, "export const shop = { list_items: async () => [] };\n");
+      const missing = capture();
+      assert.equal(await cli(["run", example("script.ts"), "--toolset", example("toolset.json"), "--host", host, "--data", dir], missing), 2);
+      assert.match(missing.err.join("\n"), /does not implement shop\.get_price/);
+      const noHost = capture();
+      assert.equal(await cli(["run", example("script.ts"), "--toolset", example("toolset.json"), "--data", dir], noHost), 2);
+      assert.match(noHost.err.join("\n"), /pass a host module/);
+    });
+  });
+
+  it("a malformed toolset file is refused with the path of the mistake", async () => {
+    await withDir(async (dir) => {
+      const file = join(dir, "toolset.json");
+      writeFileSync(file, JSON.stringify({ hostTools: { shop: { x: { inputSchema: 5 } } } }));
+      const io = capture();
+      assert.equal(await cli(["check", example("script.ts"), "--toolset", file], io), 2);
+      assert.match(io.err.join("\n"), /hostTools\.shop\["x"\]\.inputSchema must be a JSON Schema/);
+    });
+  });
+});

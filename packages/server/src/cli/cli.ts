@@ -1,0 +1,52 @@
+import { EngineError } from "@tapedeck/engine";
+import { UsageError } from "./args.js";
+import { checkCommand, checkUsage } from "./commands/check.js";
+import { resumeCommand, resumeUsage } from "./commands/resume.js";
+import { runCommand, runUsage } from "./commands/run.js";
+import { runsCommand, runsUsage } from "./commands/runs.js";
+import { showCommand, showUsage } from "./commands/show.js";
+import { toolsetCommand, toolsetUsage } from "./commands/toolset.js";
+import type { Output } from "./print.js";
+
+/**
+ * The `tapedeck` command: a thin shell over the engine's library functions. Exit codes:
+ * 0 success, 1 the script or run failed (or did not type-check), 2 a usage error.
+ */
+const COMMANDS: Record<string, { run: (args: readonly string[], out: Output) => Promise<number>; usage: string }> = {
+  check: { run: checkCommand, usage: checkUsage },
+  run: { run: runCommand, usage: runUsage },
+  runs: { run: runsCommand, usage: runsUsage },
+  show: { run: showCommand, usage: showUsage },
+  resume: { run: resumeCommand, usage: resumeUsage },
+  toolset: { run: toolsetCommand, usage: toolsetUsage },
+};
+
+function usage(): string {
+  return ["usage:", ...Object.values(COMMANDS).map((c) => `  ${c.usage}`)].join("\n");
+}
+
+export async function cli(argv: readonly string[], out: Output): Promise<number> {
+  const [name, ...args] = argv;
+  if (name === undefined || name === "help" || name === "--help" || name === "-h") {
+    out.stdout(usage());
+    return name === undefined ? 2 : 0;
+  }
+  const command = COMMANDS[name];
+  if (!command) {
+    out.stderr(`unknown command "${name}"\n${usage()}`);
+    return 2;
+  }
+  try {
+    return await command.run(args, out);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      out.stderr(`${error.message}\nusage: ${command.usage}`);
+      return 2;
+    }
+    if (error instanceof EngineError) {
+      out.stderr(`error: ${error.message}`);
+      return error.code === "not_found" ? 1 : 2;
+    }
+    throw error;
+  }
+}

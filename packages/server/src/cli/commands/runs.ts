@@ -1,0 +1,30 @@
+import { RunStatus } from "@tapedeck/protocol";
+import { Engine } from "@tapedeck/engine";
+import { optionalFlag, parse, UsageError } from "../args.js";
+import type { Output } from "../print.js";
+
+export const runsUsage = "tapedeck runs [--status <status>] [--limit <n>] [--data <dir>]";
+
+/** Lists runs, newest first. */
+export async function runsCommand(args: readonly string[], out: Output): Promise<number> {
+  const { values } = parse(args, { status: { type: "string" }, limit: { type: "string" } });
+  const status = optionalFlag(values.status, "status");
+  const limitFlag = optionalFlag(values.limit, "limit");
+  const statuses = Object.values(RunStatus) as string[];
+  if (status !== undefined && !statuses.includes(status)) {
+    throw new UsageError(`--status must be one of ${statuses.join(", ")}`);
+  }
+  const limit = limitFlag === undefined ? 50 : Number(limitFlag);
+  if (!Number.isInteger(limit) || limit < 1) throw new UsageError("--limit must be a positive integer");
+  const engine = await Engine.open({ dataDir: values.data });
+  try {
+    const runs = await engine.listRuns({ ...(status ? { status: [status as RunStatus] } : {}), limit });
+    if (runs.length === 0) out.stderr("no runs");
+    for (const run of runs) {
+      out.stdout(`${run.id}  ${run.status.padEnd(9)}  ${new Date(run.createdAt).toISOString()}  ${String(run.journalLength).padStart(6)} entries  ${run.toolsetId.slice(0, 15)}…`);
+    }
+    return 0;
+  } finally {
+    await engine.close();
+  }
+}

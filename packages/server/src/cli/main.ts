@@ -1,0 +1,5 @@
+#!/usr/bin/env node
+import { cli } from "./cli.js";
+import { processOutput } from "./print.js";
+
+process.exitCode = await cli(process.argv.slice(2), processOutput);

@@ -1,0 +1,60 @@
+import { formatRunError, type JournalEntry } from "@tapedeck/protocol";
+import type { Diagnostic, RunEnd } from "@tapedeck/engine";
+
+/** Where a command writes. Tests give their own. */
+export interface Output {
+  stdout(text: string): void;
+  stderr(text: string): void;
+}
+
+export const processOutput: Output = {
+  stdout: (text) => process.stdout.write(`${text}\n`),
+  stderr: (text) => process.stderr.write(`${text}\n`),
+};
+
+export function formatDiagnostics(diagnostics: readonly Diagnostic[]): string {
+  return diagnostics
+    .map((d) => `script.ts:${d.line}:${d.column} - ${d.category} TS${d.code}: ${d.message}${d.frame ? `\n${d.frame}` : ""}`)
+    .join("\n\n");
+}
+
+/** Prints a run's end as `tapedeck run` does: the output JSON on stdout, or the error on stderr. Returns the exit code. */
+export function printEnd(out: Output, end: RunEnd): number {
+  if (end.status === "completed") {
+    out.stdout(JSON.stringify(end.output, null, 2));
+    return 0;
+  }
+  out.stderr(formatRunError(end.error));
+  return 1;
+}
+
+/** One journal entry as a line of `tapedeck show`. */
+export function formatEntry(entry: JournalEntry): string {
+  const time = new Date(entry.at).toISOString();
+  const head = `${String(entry.index).padStart(5)} ${time} ${entry.kind.padEnd(14)}`;
+  switch (entry.kind) {
+    case "run.started":
+      return `${head} input=${short(entry.input)}`;
+    case "call.scheduled":
+      return `${head} #${entry.seq} ${entry.tool}(${short(entry.args)})`;
+    case "call.rejected":
+      return `${head} #${entry.seq} ${entry.tool}: ${entry.error.code}: ${entry.error.message}`;
+    case "call.attempt":
+      return `${head} #${entry.seq} attempt ${entry.attempt} (${entry.reason})`;
+    case "call.completed":
+      return `${head} #${entry.seq} → ${short(entry.result)}`;
+    case "call.failed":
+      return `${head} #${entry.seq} ✗ ${entry.error.code}: ${entry.error.message}`;
+    case "log":
+      return `${head} [${entry.level}] ${entry.message}`;
+    case "run.completed":
+      return `${head} output=${short(entry.output)}`;
+    case "run.failed":
+      return `${head} ${entry.error.kind}: ${entry.error.message}`;
+  }
+}
+
+function short(value: unknown, max = 120): string {
+  const text = JSON.stringify(value) ?? "undefined";
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}

@@ -1,0 +1,36 @@
+// Runs every compiled test file of every package with Node's test runner.
+// Test files are TypeScript compiled by `tsc -b` (so they are type-checked like the code).
+// Usage: node scripts/run-tests.mjs [substring filter…]
+import { spawnSync } from "node:child_process";
+import { readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+
+function walk(dir, out) {
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) walk(path, out);
+    else if (name.endsWith(".test.js")) out.push(path);
+  }
+  return out;
+}
+
+const filters = process.argv.slice(2);
+const files = [];
+for (const pkg of readdirSync("packages")) {
+  try {
+    walk(join("packages", pkg, "dist"), files);
+  } catch {
+    // A package without a build has no tests to run.
+  }
+}
+const selected = files.filter((f) => filters.length === 0 || filters.some((s) => f.includes(s))).sort();
+if (selected.length === 0) {
+  console.error("no test files matched");
+  process.exit(1);
+}
+const result = spawnSync(
+  process.execPath,
+  ["--test", "--test-concurrency=2", "--test-reporter=spec", ...selected],
+  { stdio: "inherit" },
+);
+process.exit(result.status ?? 1);
