@@ -96,6 +96,7 @@ export class Engine {
   readonly #limits: EngineLimits;
   readonly #toolsets = new Map<string, LoadedToolset & { pinned: PinnedToolset; declarations: Declarations }>();
   readonly #executing = new Map<string, Promise<RunEnd>>();
+  readonly #executors = new Map<string, RunExecutor>();
   #checker: Promise<ScriptChecker> | undefined;
   #closed = false;
 
@@ -242,10 +243,16 @@ export class Engine {
     return this.#store.readJournal(runId, from, limit);
   }
 
-  /** Stops: waits for no run (runs still executing stay `running`, to be resumed), closes everything. */
+  /**
+   * Stops: runs still executing stop where they are (they stay `running`, to be resumed, and
+   * their `end` rejects with a `closed` error), then everything is closed.
+   */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    for (const executor of this.#executors.values()) {
+      executor.stop(new EngineError("closed", "The engine closed while the run was executing; it stays running and resumes with `resume`."));
+    }
     await this.#source.close();
     await this.#sandboxes.close();
     await this.#store.close();
@@ -259,8 +266,15 @@ export class Engine {
       clock: this.#clock,
       limits: this.#limits,
     });
-    const end = executor.execute().finally(() => this.#executing.delete(run.id));
+    const end = executor.execute().finally(() => {
+      this.#executing.delete(run.id);
+      this.#executors.delete(run.id);
+    });
+    // A run whose end nobody awaits must not crash the process when the engine stops under
+    // it: the run stays `running` in the store and resumes later.
+    end.catch(() => {});
     this.#executing.set(run.id, end);
+    this.#executors.set(run.id, executor);
     return end;
   }
 

@@ -93,6 +93,7 @@ export class RunDispatcher {
     const { tool } = request;
     for (let attempt = request.attempt; ; attempt++) {
       const outcome = await this.attempt(request, attempt);
+      if (this.abandoned) return { ok: false, error: toolFailure("outcomeUnknown", "The run stopped waiting for this call.") };
       if (outcome.kind === "result") return this.checkSize(outcome.value);
       if (outcome.kind === "failure") return { ok: false, error: outcome.failure };
       if (tool.policy.onInterruption === "at_most_once") return { ok: false, error: outcomeUnknown(outcome.reason) };
@@ -106,6 +107,12 @@ export class RunDispatcher {
     if (this.abandoned) controller.abort(new Error("the run no longer wants this result"));
     this.attemptsInFlight.add(controller);
     let timer: NodeJS.Timeout | undefined;
+    // Abandoning ends the attempt at once, so no timer of a call nobody wants keeps the process up.
+    const stopped = new Promise<ToolOutcome>((resolve) => {
+      const onAbort = () => resolve({ kind: "interrupted", reason: "the run stopped waiting for this call" });
+      if (controller.signal.aborted) onAbort();
+      else controller.signal.addEventListener("abort", onAbort, { once: true });
+    });
     const timeout = new Promise<ToolOutcome>((resolve) => {
       timer = setTimeout(() => {
         controller.abort(new Error("timeout"));
@@ -123,7 +130,7 @@ export class RunDispatcher {
         traceparent: callTraceparent(this.runId, request.key),
         signal: controller.signal,
       });
-      return await Promise.race([sent, timeout]);
+      return await Promise.race([sent, timeout, stopped]);
     } finally {
       clearTimeout(timer);
       this.attemptsInFlight.delete(controller);

@@ -331,6 +331,11 @@ export class RunExecutor {
     return this.deps.store.append(this.run.id, entries, patch);
   }
 
+  /** Stops executing (the engine is closing): the run stays `running`, to be resumed; `execute()` rejects with `reason`. */
+  stop(reason: Error): void {
+    this.fault(reason);
+  }
+
   /** An engine fault: stop without writing an end, so the run stays `running` and can be resumed. */
   private fault(error: unknown): void {
     if (this.stopped) return;
