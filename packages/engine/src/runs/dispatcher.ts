@@ -115,8 +115,9 @@ export class RunDispatcher {
     });
     const timeout = new Promise<ToolOutcome>((resolve) => {
       timer = setTimeout(() => {
-        controller.abort(new Error("timeout"));
+        // Settle before aborting: aborting also settles `stopped`, and the first to settle wins.
         resolve({ kind: "failure", failure: timedOut(request.tool, attempt) });
+        controller.abort(new Error("timeout"));
       }, request.tool.policy.timeoutMs);
     });
     try {
