@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 import { cli } from "./cli.js";
 import { processOutput } from "./print.js";
 
