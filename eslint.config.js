@@ -2,16 +2,22 @@
 // and import cycles across the whole tree.
 import tseslint from "typescript-eslint";
 import importX from "eslint-plugin-import-x";
+import { createTypeScriptImportResolver } from "eslint-import-resolver-typescript";
 
 export default tseslint.config(
-  { ignores: ["**/dist/**", "**/node_modules/**", "**/fixtures/**", "scripts/**", "examples/**", "eslint.config.js", ".tapedeck/**"] },
+  { ignores: ["**/dist/**", "**/node_modules/**", "**/fixtures/**", "scripts/**", "examples/**", "packages/*/bin/**", "eslint.config.js", ".tapedeck/**"] },
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },
     plugins: { "import-x": importX },
-    settings: { "import-x/resolver": { node: { extensions: [".ts", ".js"] } } },
+    // The TypeScript resolver maps "./x.js" to "./x.ts" and workspace packages to their
+    // sources; without it no-cycle resolves nothing and passes silently.
+    settings: {
+      ...importX.flatConfigs.typescript.settings,
+      "import-x/resolver-next": [createTypeScriptImportResolver({ project: "tsconfig.base.json", noWarnOnMultipleProjects: true })],
+    },
     rules: {
       // node:test's describe/it return promises the runner itself awaits.
       "@typescript-eslint/no-floating-promises": [
