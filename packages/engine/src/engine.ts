@@ -21,6 +21,7 @@ import type { SandboxFactory } from "./sandbox/sandbox.js";
 import type { ScriptChecker } from "./script/checker.js";
 import type { CheckResult, Diagnostic } from "./script/diagnostic.js";
 import { InProcessHostTools, type HostToolModule } from "./sources/in-process-host-tools.js";
+import { McpToolSource } from "./sources/mcp/mcp-tool-source.js";
 import { SourceRouter } from "./sources/source-router.js";
 import type { ToolSource } from "./sources/tool-source.js";
 import { SqliteStore } from "./store/sqlite-store.js";
@@ -57,6 +58,8 @@ export interface EngineOptions {
 }
 
 export interface RegisteredToolset {
+  /** Problems that did not stop the registration (an optional MCP server that could not be listed). */
+  readonly warnings?: readonly string[];
   readonly id: string;
   readonly toolset: PinnedToolset;
   readonly declarations: Declarations;
@@ -92,6 +95,7 @@ export class Engine {
   readonly #sandboxes: SandboxFactory;
   readonly #source: SourceRouter;
   readonly #hostTools: InProcessHostTools | undefined;
+  readonly #mcp: McpToolSource;
   readonly #clock: Clock;
   readonly #limits: EngineLimits;
   readonly #toolsets = new Map<string, LoadedToolset & { pinned: PinnedToolset; declarations: Declarations }>();
@@ -104,7 +108,8 @@ export class Engine {
     this.#store = store;
     this.#sandboxes = options.sandboxes ?? new QuickJsSandboxFactory();
     this.#hostTools = options.hostTools ? new InProcessHostTools(options.hostTools) : undefined;
-    this.#source = new SourceRouter({ ...(this.#hostTools ? { host: this.#hostTools } : {}), ...options.sources });
+    this.#mcp = new McpToolSource();
+    this.#source = new SourceRouter({ ...(this.#hostTools ? { host: this.#hostTools } : {}), mcp: this.#mcp, ...options.sources });
     this.#clock = options.clock ?? systemClock;
     this.#limits = { ...DEFAULT_LIMITS, ...options.limits, sandbox: { ...DEFAULT_LIMITS.sandbox, ...options.limits?.sandbox } };
   }
@@ -124,8 +129,9 @@ export class Engine {
   async registerToolset(spec: unknown): Promise<RegisteredToolset> {
     this.#open();
     let pinned: PinnedToolset;
+    let warnings: string[];
     try {
-      pinned = pinToolset(parseToolsetSpec(spec));
+      ({ toolset: pinned, warnings } = await pinToolset(parseToolsetSpec(spec), this.#mcp));
     } catch (error) {
       if (error instanceof ToolsetSpecError) throw new EngineError("invalid_toolset", error.message);
       throw error;
@@ -137,7 +143,7 @@ export class Engine {
     }
     await this.#store.putToolset(pinned);
     const loaded = this.#load(pinned);
-    return { id: pinned.id, toolset: pinned, declarations: loaded.declarations };
+    return { id: pinned.id, toolset: pinned, declarations: loaded.declarations, warnings };
   }
 
   /** A registered toolset and its declarations. Throws `not_found`. */
@@ -303,6 +309,7 @@ export class Engine {
   #load(pinned: PinnedToolset): LoadedToolset & { pinned: PinnedToolset; declarations: Declarations } {
     const cached = this.#toolsets.get(pinned.id);
     if (cached) return cached;
+    if (pinned.servers) this.#mcp.addServers(pinned.servers);
     const groups: Record<string, string[]> = {};
     for (const tool of pinned.tools) (groups[tool.group] ??= []).push(tool.name);
     const loaded = {

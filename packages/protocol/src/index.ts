@@ -18,6 +18,11 @@ export type {
 export { toolPath } from "./toolset.js";
 export type {
   HostToolSpec,
+  McpHttpServerSpec,
+  McpServerOptions,
+  McpServerRecipe,
+  McpServerSpec,
+  McpStdioServerSpec,
   JsonSchema,
   OnInterruption,
   PinnedTool,

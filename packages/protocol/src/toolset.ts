@@ -27,8 +27,38 @@ export interface HostToolSpec {
   readonly outputSchema?: JsonSchema;
 }
 
+/** Options every MCP server entry of a toolset file may have (seed 002). */
+export interface McpServerOptions {
+  /** Prepended to every tool name of this server (the server still gets the original name). */
+  readonly prefix?: string;
+  /** A server that cannot be listed at registration registers no tools (one warning) instead of failing. */
+  readonly optional?: boolean;
+  /** Per-attempt timeout of this server's calls, ms. Default 5 minutes. */
+  readonly callTimeoutMs?: number;
+  /** How Tapedeck introduces itself to the server. */
+  readonly clientInfo?: { readonly name: string; readonly version: string };
+}
+
+/** An MCP server over Streamable HTTP. Header values may reference the environment: `${GITHUB_TOKEN}`. */
+export interface McpHttpServerSpec extends McpServerOptions {
+  readonly url: string;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/** An MCP server over stdio. Env values may reference Tapedeck's environment: `${GITHUB_TOKEN}`. */
+export interface McpStdioServerSpec extends McpServerOptions {
+  readonly command: string;
+  readonly args?: readonly string[];
+  readonly env?: Readonly<Record<string, string>>;
+  readonly cwd?: string;
+}
+
+export type McpServerSpec = McpHttpServerSpec | McpStdioServerSpec;
+
 /** A toolset file. */
 export interface ToolsetSpec {
+  /** MCP servers by group, in the shape MCP hosts use. */
+  readonly mcpServers?: { readonly [group: string]: McpServerSpec };
   /** Host tools by group, then by name. */
   readonly hostTools?: { readonly [group: string]: { readonly [name: string]: HostToolSpec } };
   /** Policies by `group.name` (or `group.*` for a whole group). */
@@ -58,12 +88,25 @@ export interface PinnedTool {
   readonly inputSchema: JsonSchema;
   readonly outputSchema?: JsonSchema;
   readonly policy: ToolPolicy;
+  /** A default for approval policies: `low` (read-only), `medium`, `high` (destructive). From MCP annotations. */
+  readonly risk?: "low" | "medium" | "high";
+  /** MCP annotations, as the server declared them (hints, never permissions). */
+  readonly annotations?: JsonObject;
+  /** For a tool of an MCP server: which server, and the tool's name there (before any prefix). */
+  readonly remote?: { readonly server: string; readonly name: string };
 }
+
+/** How to reach an MCP server, as a toolset pins it. Credentials are never part of it. */
+export type McpServerRecipe =
+  | { readonly url: string; readonly headers?: Readonly<Record<string, string>> }
+  | { readonly command: string; readonly args: readonly string[]; readonly env?: Readonly<Record<string, string>>; readonly cwd?: string };
 
 /** A registered toolset. Its id is `ts_` + SHA-256 of the canonical JSON of `tools`. */
 export interface PinnedToolset {
   readonly id: string;
   readonly tools: readonly PinnedTool[];
+  /** MCP servers by recipe id (`PinnedTool.remote.server`). */
+  readonly servers?: { readonly [id: string]: McpServerRecipe };
 }
 
 /** `group.name`, the form a tool is named by in the journal and in errors. */

@@ -13,6 +13,7 @@ import { QuickJsSandboxFactory } from "../sandbox/quickjs-sandbox-factory.js";
 import { ScriptChecker } from "../script/checker.js";
 import { renderDeclarations } from "../toolset/declarations.js";
 import { pinToolset } from "../toolset/pin.js";
+import { McpToolSource } from "../sources/mcp/mcp-tool-source.js";
 import { median, percentile, printTable, time, type Row } from "./measure.js";
 import type { Durability } from "../store/store.js";
 
@@ -145,8 +146,8 @@ export default async function (input: { ids: number[] }) {
   };
 }`;
 
-function warmCheck(rows: Row[]): void {
-  const toolset = pinToolset({ hostTools: ECHO_TOOLSET.hostTools });
+async function warmCheck(rows: Row[]): Promise<void> {
+  const { toolset } = await pinToolset({ hostTools: ECHO_TOOLSET.hostTools }, new McpToolSource());
   const declarations = { id: toolset.id, text: renderDeclarations(toolset.tools).typescript };
   const checker = new ScriptChecker();
   for (let i = 0; i < 20; i++) checker.check(SCRIPT_30 + `\n// ${i}`, declarations);
@@ -199,7 +200,7 @@ async function main(): Promise<void> {
   const only = process.argv[2];
   if (!only || only === "call") await perCallOverhead(rows);
   if (!only || only === "sandbox") await sandboxStart(rows);
-  if (!only || only === "check") warmCheck(rows);
+  if (!only || only === "check") await warmCheck(rows);
   if (!only || only === "replay") await replayAndScale(rows);
   printTable(rows);
 }

@@ -1,4 +1,5 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
+import { Ajv as AjvDraft07 } from "ajv";
 import { toolFailure, type JsonValue, type PinnedTool, type ToolFailure } from "@tapedeck/protocol";
 
 /**
@@ -9,6 +10,8 @@ import { toolFailure, type JsonValue, type PinnedTool, type ToolFailure } from "
  */
 export class ArgsValidator {
   private readonly ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
+  /** Many servers still write draft-07 schemas (`"$schema": ".../draft-07/schema#"`). */
+  private readonly draft07 = new AjvDraft07({ strict: false, allErrors: true, validateFormats: false });
   private readonly compiled = new WeakMap<PinnedTool, ValidateFunction | null>();
 
   /** `undefined` when the arguments are valid, else the `invalid_arguments` failure. */
@@ -26,18 +29,23 @@ export class ArgsValidator {
   /** Compiles the schema; the error message when it cannot be. */
   schemaProblem(tool: PinnedTool): string | undefined {
     try {
-      this.ajv.compile(tool.inputSchema);
+      this.ajvFor(tool).compile(tool.inputSchema);
       return undefined;
     } catch (error) {
       return (error as Error).message;
     }
   }
 
+  private ajvFor(tool: PinnedTool): Ajv2020 | AjvDraft07 {
+    const declared = typeof tool.inputSchema === "object" ? tool.inputSchema.$schema : undefined;
+    return typeof declared === "string" && OLD_DRAFT.test(declared) ? this.draft07 : this.ajv;
+  }
+
   private compile(tool: PinnedTool): ValidateFunction | null {
     let validate = this.compiled.get(tool);
     if (validate === undefined) {
       try {
-        validate = this.ajv.compile(tool.inputSchema);
+        validate = this.ajvFor(tool).compile(tool.inputSchema);
       } catch {
         validate = null;
       }
@@ -46,6 +54,8 @@ export class ArgsValidator {
     return validate;
   }
 }
+
+const OLD_DRAFT = /json-schema\.org\/draft-0[4-7]\/schema/;
 
 function describe(error: ErrorObject): string {
   const where = error.instancePath === "" ? "the arguments" : error.instancePath;

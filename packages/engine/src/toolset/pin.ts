@@ -1,4 +1,6 @@
-import type { PinnedTool, PinnedToolset, ToolsetSpec } from "@tapedeck/protocol";
+import type { McpServerRecipe, PinnedTool, PinnedToolset, ToolsetSpec } from "@tapedeck/protocol";
+import type { McpToolSource } from "../sources/mcp/mcp-tool-source.js";
+import { pinMcpServers } from "./pin-mcp.js";
 import { canonicalJson } from "../util/canonical-json.js";
 import { sha256Hex } from "../util/ids.js";
 import { resolvePolicy } from "./policy.js";
@@ -9,9 +11,10 @@ import { checkPolicyTargets } from "./toolset-file.js";
  * for its whole life. The id is `ts_` + SHA-256 of the RFC 8785 canonical JSON of the pinned
  * tools, so the same toolset always gets the same id and any change gets a new one.
  */
-export function pinToolset(spec: ToolsetSpec): PinnedToolset {
+export async function pinToolset(spec: ToolsetSpec, mcp: McpToolSource): Promise<{ toolset: PinnedToolset; warnings: string[] }> {
   const policies = spec.policies ?? {};
-  const tools: PinnedTool[] = [];
+  const remote = spec.mcpServers ? await pinMcpServers(spec.mcpServers, policies, mcp) : { tools: [], servers: {}, warnings: [] };
+  const tools: PinnedTool[] = [...remote.tools];
   for (const [group, byName] of Object.entries(spec.hostTools ?? {})) {
     for (const [name, tool] of Object.entries(byName)) {
       tools.push({
@@ -26,14 +29,16 @@ export function pinToolset(spec: ToolsetSpec): PinnedToolset {
     }
   }
   checkPolicyTargets(policies, tools);
-  return toolsetOf(tools);
+  return { toolset: toolsetOf(tools, remote.servers), warnings: remote.warnings };
 }
 
-/** A toolset of exactly these tools, sorted, with its content address. */
-export function toolsetOf(tools: readonly PinnedTool[]): PinnedToolset {
+/** A toolset of exactly these tools (and the servers they call), sorted, with its content address. */
+export function toolsetOf(tools: readonly PinnedTool[], servers: Readonly<Record<string, McpServerRecipe>> = {}): PinnedToolset {
   const sorted = [...tools].sort((a, b) => compare(a.group, b.group) || compare(a.name, b.name));
-  const id = `ts_${sha256Hex(canonicalJson(JSON.parse(JSON.stringify(sorted)) as never))}`;
-  return { id, tools: sorted };
+  const hasServers = Object.keys(servers).length > 0;
+  const pinned = hasServers ? { tools: sorted, servers } : { tools: sorted };
+  const id = `ts_${sha256Hex(canonicalJson(JSON.parse(JSON.stringify(hasServers ? pinned : sorted)) as never))}`;
+  return { id, ...pinned };
 }
 
 function compare(a: string, b: string): number {

@@ -1,25 +1,19 @@
 import type { HostToolSpec, JsonSchema, PolicySpec, ToolsetSpec } from "@tapedeck/protocol";
 import { parseDuration } from "../util/duration.js";
+import { parseMcpServers } from "./mcp-servers-file.js";
+import { checkGroupName, ToolsetSpecError } from "./spec-error.js";
+
+export { ToolsetSpecError } from "./spec-error.js";
 
 /**
  * Reads a toolset file's JSON into a `ToolsetSpec`, checking everything a person could get
  * wrong, so a bad file fails at registration with a message that says where and what to do,
  * never later inside a run.
  */
-export class ToolsetSpecError extends Error {
-  readonly code = "invalid_toolset";
-  constructor(message: string) {
-    super(message);
-    this.name = "ToolsetSpecError";
-  }
-}
 
-const TOP_LEVEL_KEYS = ["hostTools", "policies"] as const;
+const TOP_LEVEL_KEYS = ["mcpServers", "hostTools", "policies"] as const;
 const POLICY_KEYS = ["onInterruption", "timeout", "heartbeatTimeout", "concurrency", "approval"] as const;
 const HOST_TOOL_KEYS = ["description", "inputSchema", "outputSchema"] as const;
-const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
-/** Words a group cannot be named: they would shadow the module's own exports or be invalid bindings. */
-const RESERVED_GROUPS = new Set(["ToolError", "default", "await", "yield", "let", "static", "enum", "implements", "package", "protected", "interface", "private", "public", "break", "case", "catch", "class", "const", "continue", "debugger", "delete", "do", "else", "export", "extends", "finally", "for", "function", "if", "import", "in", "instanceof", "new", "return", "super", "switch", "this", "throw", "try", "typeof", "var", "void", "while", "with", "null", "true", "false"]);
 
 type Obj = Record<string, unknown>;
 
@@ -56,14 +50,6 @@ function parseHostTool(value: unknown, where: string): HostToolSpec {
   };
 }
 
-/** Checks that a group name can be imported from `tapedeck:tools`. */
-export function checkGroupName(group: string, where: string): void {
-  if (!IDENTIFIER.test(group) || RESERVED_GROUPS.has(group)) {
-    throw new ToolsetSpecError(
-      `${where}: group "${group}" cannot be imported by a script; use a JavaScript identifier that is not a reserved word (letters, digits, _ or $)`,
-    );
-  }
-}
 
 function parseHostTools(value: unknown): ToolsetSpec["hostTools"] {
   if (value === undefined) return undefined;
@@ -110,12 +96,16 @@ export function parseToolsetSpec(value: unknown): ToolsetSpec {
   if (!isObject(value)) throw new ToolsetSpecError("a toolset must be a JSON object such as { \"hostTools\": { … } }");
   checkKeys(value, TOP_LEVEL_KEYS, "the toolset");
   const hostTools = parseHostTools(value.hostTools);
+  const mcpServers = parseMcpServers(value.mcpServers);
+  for (const group of Object.keys(mcpServers ?? {})) {
+    if (hostTools?.[group]) throw new ToolsetSpecError(`"${group}" is both an MCP server and a host tool group; give them different names`);
+  }
   const policies: Record<string, PolicySpec> = {};
   if (value.policies !== undefined) {
     if (!isObject(value.policies)) throw new ToolsetSpecError(`policies must be an object: { "<group>.<name>": { … } }`);
     for (const [key, policy] of Object.entries(value.policies)) policies[key] = parsePolicy(policy, `policies["${key}"]`);
   }
-  return { ...(hostTools ? { hostTools } : {}), policies };
+  return { ...(mcpServers ? { mcpServers } : {}), ...(hostTools ? { hostTools } : {}), policies };
 }
 
 /** Every policy key must name a tool (or `group.*` a group) of the toolset: a typo would silently apply nothing. */

@@ -1,0 +1,29 @@
+import type { McpServerRecipe, McpServerSpec } from "@tapedeck/protocol";
+import { canonicalJson } from "../../util/canonical-json.js";
+import { sha256Hex } from "../../util/ids.js";
+
+/** How to reach a server: the spec without its options. */
+export function recipeOf(spec: McpServerSpec): McpServerRecipe {
+  if ("url" in spec) return { url: spec.url, ...(spec.headers ? { headers: spec.headers } : {}) };
+  return { command: spec.command, args: spec.args ?? [], ...(spec.env ? { env: spec.env } : {}), ...(spec.cwd ? { cwd: spec.cwd } : {}) };
+}
+
+/** A recipe's id: `mcp_` + SHA-256 of its canonical JSON (env references, never secret values). */
+export function recipeId(recipe: McpServerRecipe): string {
+  return `mcp_${sha256Hex(canonicalJson(recipe as never)).slice(0, 32)}`;
+}
+
+const REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+
+/** Replaces `${VAR}` with the environment's value; a missing variable is an error that names it. */
+export function expandReferences(values: Readonly<Record<string, string>> | undefined, env: NodeJS.ProcessEnv, where: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(values ?? {})) {
+    out[key] = value.replace(REFERENCE, (_whole, name: string) => {
+      const found = env[name];
+      if (found === undefined) throw new Error(`${where}.${key} references \${${name}}, which is not set in Tapedeck's environment`);
+      return found;
+    });
+  }
+  return out;
+}

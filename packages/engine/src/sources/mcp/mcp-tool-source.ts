@@ -1,0 +1,59 @@
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { toolFailure, type McpServerRecipe } from "@tapedeck/protocol";
+import type { ToolCallRequest, ToolOutcome, ToolSource } from "../tool-source.js";
+import { McpConnection, McpInterruptedError } from "./mcp-connection.js";
+import { mapMcpResult } from "./mcp-result.js";
+
+/** The `_meta` key that carries a call's idempotency key to MCP servers. */
+export const IDEMPOTENCY_META_KEY = "dev.tapedeck/idempotency-key";
+
+/**
+ * Calls of MCP tools. Connections are cached by recipe (one per server configuration, shared
+ * by every run and toolset that uses it) and closed on `close()`.
+ */
+export class McpToolSource implements ToolSource {
+  readonly #recipes = new Map<string, McpServerRecipe>();
+  readonly #connections = new Map<string, McpConnection>();
+
+  /** Makes servers known by recipe id (from a pinned toolset). */
+  addServers(servers: Readonly<Record<string, McpServerRecipe>>): void {
+    for (const [id, recipe] of Object.entries(servers)) this.#recipes.set(id, recipe);
+  }
+
+  /** The connection to a known server (not yet connected: connections are lazy). */
+  connection(id: string, label = id): McpConnection {
+    let connection = this.#connections.get(id);
+    if (!connection) {
+      const recipe = this.#recipes.get(id);
+      if (!recipe) throw new Error(`no MCP server ${id} is known to this engine`);
+      connection = new McpConnection(recipe, label);
+      this.#connections.set(id, connection);
+    }
+    return connection;
+  }
+
+  async call(request: ToolCallRequest): Promise<ToolOutcome> {
+    const remote = request.tool.remote;
+    if (!remote) return { kind: "failure", failure: toolFailure("tool_error", `${request.tool.group}.${request.tool.name} is not an MCP tool.`) };
+    const meta = { [IDEMPOTENCY_META_KEY]: request.idempotencyKey, traceparent: request.traceparent };
+    try {
+      const connection = this.connection(remote.server, request.tool.group);
+      const result = await connection.callTool(remote.name, request.args, meta, request.tool.policy.timeoutMs, request.signal);
+      const mapped = mapMcpResult(result);
+      return mapped.ok ? { kind: "result", value: mapped.value } : { kind: "failure", failure: mapped.failure };
+    } catch (error) {
+      if (error instanceof McpInterruptedError) return { kind: "interrupted", reason: error.message };
+      if (error instanceof McpError && error.code === (ErrorCode.RequestTimeout as number)) {
+        return { kind: "failure", failure: toolFailure("timeout", `${request.tool.group}.${request.tool.name} did not answer in time: ${error.message}`, { retryable: true }) };
+      }
+      const message = error instanceof Error ? error.message : String(error);
+      return { kind: "failure", failure: toolFailure("tool_error", `${request.tool.group}.${request.tool.name}: ${message}`) };
+    }
+  }
+
+  async close(): Promise<void> {
+    const connections = [...this.#connections.values()];
+    this.#connections.clear();
+    await Promise.all(connections.map((c) => c.close()));
+  }
+}

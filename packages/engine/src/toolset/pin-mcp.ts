@@ -1,0 +1,67 @@
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { JsonObject, McpServerRecipe, McpServerSpec, PinnedTool, PolicySpec, ToolPolicy } from "@tapedeck/protocol";
+import type { McpToolSource } from "../sources/mcp/mcp-tool-source.js";
+import { recipeId, recipeOf } from "../sources/mcp/mcp-recipe.js";
+import { resolvePolicy } from "./policy.js";
+import { ToolsetSpecError } from "./spec-error.js";
+
+/**
+ * Pins the tools of a toolset's MCP servers: connects to each, lists every tool (all pages),
+ * and keeps name, description, schemas and annotations. A server that cannot be listed fails
+ * the registration before anything is written, unless it is `optional` (then: no tools, one
+ * warning).
+ */
+export interface PinnedMcpServers {
+  readonly tools: PinnedTool[];
+  readonly servers: Record<string, McpServerRecipe>;
+  readonly warnings: string[];
+}
+
+export async function pinMcpServers(
+  specs: Readonly<Record<string, McpServerSpec>>,
+  policies: Readonly<Record<string, PolicySpec>>,
+  source: McpToolSource,
+): Promise<PinnedMcpServers> {
+  const pinned: PinnedMcpServers = { tools: [], servers: {}, warnings: [] };
+  await Promise.all(
+    Object.entries(specs).map(async ([group, spec]) => {
+      const recipe = recipeOf(spec);
+      const id = recipeId(recipe);
+      source.addServers({ [id]: recipe });
+      let tools: Tool[];
+      try {
+        tools = await source.connection(id, group).listTools();
+      } catch (error) {
+        const why = `mcpServers.${group}: cannot list the server's tools: ${(error as Error).message}`;
+        if (!spec.optional) throw new ToolsetSpecError(`${why}. Check the server, or mark it "optional": true to register without it.`);
+        pinned.warnings.push(`${why}; it is optional, so the toolset has none of its tools.`);
+        return;
+      }
+      pinned.servers[id] = recipe;
+      for (const tool of tools) pinned.tools.push(pinTool(group, id, spec, tool, policies));
+    }),
+  );
+  return pinned;
+}
+
+function pinTool(group: string, server: string, spec: McpServerSpec, tool: Tool, policies: Readonly<Record<string, PolicySpec>>): PinnedTool {
+  const name = `${spec.prefix ?? ""}${tool.name}`;
+  const annotations = tool.annotations as JsonObject | undefined;
+  const defaults: Partial<ToolPolicy> = {
+    // Annotations are hints from the server: they set defaults, never permissions.
+    ...(tool.annotations?.destructiveHint === true ? { approval: true } : {}),
+    ...(spec.callTimeoutMs ? { timeoutMs: spec.callTimeoutMs } : {}),
+  };
+  return {
+    group,
+    name,
+    source: "mcp",
+    description: tool.description ?? tool.title ?? "",
+    inputSchema: tool.inputSchema as JsonObject,
+    ...(tool.outputSchema ? { outputSchema: tool.outputSchema as JsonObject } : {}),
+    policy: resolvePolicy(group, name, policies, defaults),
+    ...(annotations ? { annotations } : {}),
+    risk: tool.annotations?.readOnlyHint === true ? "low" : tool.annotations?.destructiveHint === true ? "high" : "medium",
+    remote: { server, name: tool.name },
+  };
+}
