@@ -1,0 +1,51 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { cli } from "./cli.js";
+import type { Output } from "./print.js";
+
+/** `tapedeck run` against a reference MCP server from the npm registry, end to end. */
+const MEMORY = fileURLToPath(new URL("../../../../node_modules/@modelcontextprotocol/server-memory/dist/index.js", import.meta.url));
+
+function capture(): Output & { out: string[]; err: string[] } {
+  const out: string[] = [];
+  const err: string[] = [];
+  return { out, err, stdout: (t) => out.push(t), stderr: (t) => err.push(t) };
+}
+
+describe("tapedeck run with an MCP server", () => {
+  it("runs a script against server-memory over stdio, then shows the journal of its calls", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tapedeck-cli-mcp-"));
+    try {
+      const toolset = join(dir, "toolset.json");
+      writeFileSync(toolset, JSON.stringify({ mcpServers: { memory: { command: process.execPath, args: [MEMORY], env: { MEMORY_FILE_PATH: join(dir, "m.jsonl") } } } }));
+      const script = join(dir, "script.ts");
+      writeFileSync(
+        script,
+        `import { memory } from "tapedeck:tools";
+export default async () => {
+  await memory.create_entities({ entities: [{ name: "Grace", entityType: "person", observations: ["COBOL"] }] });
+  await memory.create_relations({ relations: [{ from: "Grace", to: "Grace", relationType: "inspires" }] });
+  const graph = await memory.read_graph();
+  return { entities: graph.entities.length, relations: graph.relations.map((r) => r.relationType) };
+};`,
+      );
+      const io = capture();
+      const code = await cli(["run", script, "--toolset", toolset, "--data", join(dir, "data")], io);
+      assert.equal(code, 0, io.err.join("\n"));
+      assert.deepEqual(JSON.parse(io.out.join("\n")), { entities: 1, relations: ["inspires"] });
+      const runs = capture();
+      await cli(["runs", "--data", join(dir, "data")], runs);
+      const runId = runs.out[0]!.split(" ")[0]!;
+      const shown = capture();
+      await cli(["show", runId, "--data", join(dir, "data")], shown);
+      assert.equal(shown.out.filter((l) => l.includes("call.completed")).length, 3);
+      assert.ok(shown.out.some((l) => l.includes("#2 memory.create_relations(")));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
