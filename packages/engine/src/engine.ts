@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import type { JournalEntry, JsonValue, PinnedToolset, ToolSourceKind } from "@tapedeck/protocol";
+import type { JournalEntry, JsonSchema, JsonValue, PinnedTool, PinnedToolset, ToolSourceKind } from "@tapedeck/protocol";
 import { systemClock, type Clock } from "./clock.js";
 import { EngineError } from "./errors.js";
 import {
@@ -27,7 +27,9 @@ import type { ToolSource } from "./sources/tool-source.js";
 import { SqliteStore } from "./store/sqlite-store.js";
 import type { Durability, RunQuery, RunRecord, Store } from "./store/store.js";
 import { renderDeclarations, type Declarations } from "./toolset/declarations.js";
+import { mergeShapes, shapeOf } from "./toolset/observed-shape.js";
 import { pinToolset } from "./toolset/pin.js";
+import { canonicalJson } from "./util/canonical-json.js";
 import { parseToolsetSpec, ToolsetSpecError } from "./toolset/toolset-file.js";
 import { newRunId } from "./util/ids.js";
 
@@ -90,6 +92,15 @@ const DEFAULT_LIMITS: EngineLimits = {
   maxAttempts: MAX_ATTEMPTS,
 };
 
+/** A toolset as the engine keeps it: pinned, ready to execute, with its observed result shapes. */
+interface ToolsetEntry extends LoadedToolset {
+  readonly pinned: PinnedToolset;
+  declarations: Declarations;
+  /** Bumped when an observed shape changes: part of the checker's cache key. */
+  version: number;
+  readonly observed: Record<string, JsonSchema>;
+}
+
 export class Engine {
   readonly #store: Store;
   readonly #sandboxes: SandboxFactory;
@@ -98,7 +109,7 @@ export class Engine {
   readonly #mcp: McpToolSource;
   readonly #clock: Clock;
   readonly #limits: EngineLimits;
-  readonly #toolsets = new Map<string, LoadedToolset & { pinned: PinnedToolset; declarations: Declarations }>();
+  readonly #toolsets = new Map<string, ToolsetEntry>();
   readonly #executing = new Map<string, Promise<RunEnd>>();
   readonly #executors = new Map<string, RunExecutor>();
   #checker: Promise<ScriptChecker> | undefined;
@@ -142,7 +153,7 @@ export class Engine {
       if (problem) throw new EngineError("invalid_toolset", `The input schema of ${tool.group}.${tool.name} cannot be compiled: ${problem}`);
     }
     await this.#store.putToolset(pinned);
-    const loaded = this.#load(pinned);
+    const loaded = this.#load(pinned, await this.#store.getObservedShapes(pinned.id));
     return { id: pinned.id, toolset: pinned, declarations: loaded.declarations, warnings };
   }
 
@@ -156,7 +167,7 @@ export class Engine {
   async check(source: string, toolsetId: string): Promise<CheckResult> {
     const loaded = await this.#toolset(toolsetId);
     const checker = await this.#loadChecker();
-    return checker.check(source, { id: loaded.id, text: loaded.declarations.typescript });
+    return checker.check(source, { id: `${loaded.id}#${loaded.version}`, text: loaded.declarations.typescript });
   }
 
   /** Checks the script and, if it type-checks, creates a run and starts executing it. */
@@ -271,6 +282,7 @@ export class Engine {
       source: this.#source,
       clock: this.#clock,
       limits: this.#limits,
+      observe: (tool, value) => this.#observe(toolset.id, tool, value),
     });
     const end = executor.execute().finally(() => {
       this.#executing.delete(run.id);
@@ -298,15 +310,15 @@ export class Engine {
     }
   }
 
-  async #toolset(id: string): Promise<LoadedToolset & { pinned: PinnedToolset; declarations: Declarations }> {
+  async #toolset(id: string): Promise<ToolsetEntry> {
     const cached = this.#toolsets.get(id);
     if (cached) return cached;
     const pinned = await this.#store.getToolset(id);
     if (!pinned) throw new EngineError("not_found", `No toolset ${id}. Register it first (tapedeck toolset register <file>).`);
-    return this.#load(pinned);
+    return this.#load(pinned, await this.#store.getObservedShapes(id));
   }
 
-  #load(pinned: PinnedToolset): LoadedToolset & { pinned: PinnedToolset; declarations: Declarations } {
+  #load(pinned: PinnedToolset, observed: Record<string, JsonSchema>): ToolsetEntry {
     const cached = this.#toolsets.get(pinned.id);
     if (cached) return cached;
     if (pinned.servers) this.#mcp.addServers(pinned.servers);
@@ -318,10 +330,30 @@ export class Engine {
       byPath: new Map(pinned.tools.map((t) => [`${t.group}.${t.name}`, t])),
       groups,
       validator: new ArgsValidator(),
-      declarations: renderDeclarations(pinned.tools),
+      declarations: renderDeclarations(pinned.tools, observed),
+      version: 0,
+      observed,
     };
     this.#toolsets.set(pinned.id, loaded);
     return loaded;
+  }
+
+  /**
+   * Records the shape of a result of a tool that declares no output schema, so later scripts
+   * are checked against it (`@observed`). Keys and types only, never values.
+   */
+  #observe(toolsetId: string, tool: PinnedTool, value: JsonValue): void {
+    const entry = this.#toolsets.get(toolsetId);
+    if (!entry || tool.outputSchema !== undefined) return;
+    const path = `${tool.group}.${tool.name}`;
+    const before = entry.observed[path];
+    const shape = before === undefined ? shapeOf(value) : mergeShapes(before, shapeOf(value));
+    if (before !== undefined && canonicalJson(before) === canonicalJson(shape)) return;
+    entry.observed[path] = shape;
+    entry.version++;
+    entry.declarations = renderDeclarations(entry.pinned.tools, entry.observed);
+    // Not part of any run's journal: losing it in a crash only delays a better declaration.
+    this.#store.putObservedShape(toolsetId, path, shape).catch(() => {});
   }
 
   async #run(id: string): Promise<RunRecord> {

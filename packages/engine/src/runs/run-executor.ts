@@ -58,6 +58,8 @@ export interface ExecutorDeps {
   readonly source: ToolSource;
   readonly clock: Clock;
   readonly limits: ExecutorLimits;
+  /** Sees every live result (for observed result types). */
+  readonly observe?: (tool: PinnedTool, value: JsonValue) => void;
 }
 
 /** The version of replay behaviour this engine writes into `run.started`; golden journals pin it. */
@@ -253,6 +255,10 @@ export class RunExecutor {
 
   private settle(seq: number, settled: Settled): void {
     if (this.ended) return;
+    if (settled.ok && this.deps.observe) {
+      const tool = this.toolset.byPath.get(this.toolOfSeq.get(seq) ?? "");
+      if (tool) this.deps.observe(tool, settled.value);
+    }
     this.openCalls--;
     this.outcomes.push({ seq, settled });
     this.pump();

@@ -60,6 +60,19 @@ export const migrations: readonly Migration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    version: 2,
+    name: "observed result shapes",
+    sql: `
+      -- Keys and types of the results of tools without an output schema (never values).
+      CREATE TABLE observed_shapes (
+        toolset_id TEXT NOT NULL,
+        tool       TEXT NOT NULL,
+        shape      TEXT NOT NULL,
+        PRIMARY KEY (toolset_id, tool)
+      ) WITHOUT ROWID;
+    `,
+  },
 ];
 
 /**

@@ -11,7 +11,7 @@
  *   prepared once and kept short; listing reads only the rows asked for.
  */
 import Database from "better-sqlite3";
-import type { JournalEntry, PinnedToolset } from "@tapedeck/protocol";
+import type { JournalEntry, PinnedToolset, JsonSchema } from "@tapedeck/protocol";
 import { GroupCommit } from "./group-commit.js";
 import { migrate } from "./migrations.js";
 import { entryFromRow, journalRow, newRunRow, runFromRow } from "./sqlite-rows.js";
@@ -73,6 +73,10 @@ export class SqliteStore implements Store {
     this.#sql = {
       putToolset: db.prepare<[string, string]>("INSERT INTO toolsets (id, body) VALUES (?, ?) ON CONFLICT (id) DO NOTHING"),
       getToolset: db.prepare<[string], { body: string }>("SELECT body FROM toolsets WHERE id = ?"),
+      putShape: db.prepare<[string, string, string]>(
+        "INSERT INTO observed_shapes (toolset_id, tool, shape) VALUES (?, ?, ?) ON CONFLICT (toolset_id, tool) DO UPDATE SET shape = excluded.shape",
+      ),
+      getShapes: db.prepare<[string], { tool: string; shape: string }>("SELECT tool, shape FROM observed_shapes WHERE toolset_id = ?"),
       insertRun: db.prepare<[RunRow]>(
         `INSERT INTO runs (id, toolset_id, status, source, js, source_map, input, output, error, labels,
            namespace, parent_id, created_at, updated_at, journal_length)
@@ -110,6 +114,16 @@ export class SqliteStore implements Store {
       const row = this.#sql.getToolset.get(id);
       return row === undefined ? undefined : (JSON.parse(row.body) as PinnedToolset);
     });
+  }
+
+  putObservedShape(toolsetId: string, tool: string, shape: JsonSchema): Promise<void> {
+    return this.#write(() => {
+      this.#sql.putShape.run(toolsetId, tool, JSON.stringify(shape));
+    });
+  }
+
+  getObservedShapes(toolsetId: string): Promise<Record<string, JsonSchema>> {
+    return this.#read(() => Object.fromEntries(this.#sql.getShapes.all(toolsetId).map((row) => [row.tool, JSON.parse(row.shape) as JsonSchema])));
   }
 
   /** Rejects with `StoreConflictError` if the id exists; with an `Error` if `entries[i].index !== i`. */

@@ -49,6 +49,19 @@ export function describeStoreContract(name: string, open: () => Promise<OpenedSt
         await store.putToolset({ id: toolset.id, tools: [] });
         assert.deepEqual(await store.getToolset(toolset.id), toolset);
       });
+
+      test("observed shapes: saved per toolset and tool, replaced, and kept apart from other toolsets", async ({ store }) => {
+        assert.deepEqual(await store.getObservedShapes("ts_a"), {});
+        await store.putObservedShape("ts_a", "g.t", { type: "string" });
+        await store.putObservedShape("ts_a", "g.u", { type: "object", properties: { n: { type: "number" } }, required: ["n"] });
+        await store.putObservedShape("ts_b", "g.t", { type: "number" });
+        await store.putObservedShape("ts_a", "g.t", { anyOf: [{ type: "string" }, { type: "null" }] });
+        assert.deepEqual(await store.getObservedShapes("ts_a"), {
+          "g.t": { anyOf: [{ type: "string" }, { type: "null" }] },
+          "g.u": { type: "object", properties: { n: { type: "number" } }, required: ["n"] },
+        });
+        assert.deepEqual(await store.getObservedShapes("ts_b"), { "g.t": { type: "number" } });
+      });
     });
 
     void describe("runs", () => {

@@ -1,4 +1,4 @@
-import type { JournalEntry, JsonValue, PinnedToolset, RunError, RunStatus } from "@tapedeck/protocol";
+import type { JournalEntry, JsonSchema, JsonValue, PinnedToolset, RunError, RunStatus } from "@tapedeck/protocol";
 
 /**
  * The store seam: runs, their journals and toolsets. SQLite is the embedded default;
@@ -12,6 +12,11 @@ export interface Store {
   /** Saves a toolset; saving the same id again is a no-op. */
   putToolset(toolset: PinnedToolset): Promise<void>;
   getToolset(id: string): Promise<PinnedToolset | undefined>;
+
+  /** Saves the observed result shape of a toolset's tool (`group.name`), replacing the last one. */
+  putObservedShape(toolsetId: string, tool: string, shape: JsonSchema): Promise<void>;
+  /** The observed result shapes of a toolset's tools, by `group.name`. */
+  getObservedShapes(toolsetId: string): Promise<Record<string, JsonSchema>>;
 
   /** Creates a run and writes its first journal entries, atomically. Fails if the id exists. */
   createRun(run: NewRun, entries: readonly JournalEntry[]): Promise<void>;

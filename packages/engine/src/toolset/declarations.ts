@@ -1,4 +1,4 @@
-import type { PinnedTool } from "@tapedeck/protocol";
+import type { JsonSchema, PinnedTool } from "@tapedeck/protocol";
 import { isIdentifier, jsDoc, propertyKey, schemaToType } from "./schema-to-type.js";
 
 /**
@@ -26,8 +26,13 @@ export interface Declarations {
 const PROMPT_DESCRIPTION_MAX = 160;
 
 /** Renders the declarations of `tools`. Never throws: a schema it cannot express becomes `unknown`. */
-export function renderDeclarations(tools: readonly PinnedTool[]): Declarations {
-  const groups = groupTools(tools);
+export function renderDeclarations(tools: readonly PinnedTool[], observed: Readonly<Record<string, JsonSchema>> = {}): Declarations {
+  // A tool without an output schema is rendered with the shape of its recorded results, if any.
+  const withObserved = tools.map((tool) => {
+    const shape = observed[`${tool.group}.${tool.name}`];
+    return tool.outputSchema === undefined && shape !== undefined ? { ...tool, outputSchema: shape, observed: true } : tool;
+  });
+  const groups = groupTools(withObserved);
   return { typescript: renderTypescript(groups), prompt: renderPrompt(groups) };
 }
 
@@ -62,7 +67,8 @@ function renderMember(tool: PinnedTool): string {
   const result = tool.outputSchema === undefined ? "unknown" : schemaToType(tool.outputSchema, { style: "ts", indent });
   const optional = argsOptional(tool) ? "?" : "";
   const signature = `${indent}${propertyKey(tool.name)}(args${optional}: ${args}): Promise<${result}>;`;
-  const doc = tool.description.trim();
+  const observed = (tool as { observed?: boolean }).observed === true;
+  const doc = [tool.description.trim(), observed ? "@observed The result type is inferred from recorded results (keys and types); the tool declares none." : ""].filter((s) => s !== "").join("\n\n");
   return doc === "" ? signature : `${jsDoc(doc, indent)}\n${signature}`;
 }
 
@@ -92,8 +98,9 @@ function promptLine(tool: PinnedTool): string {
   const callee = isIdentifier(tool.name) ? `${tool.group}.${tool.name}` : `${tool.group}[${JSON.stringify(tool.name)}]`;
   const args = schemaToType(tool.inputSchema, { style: "prompt" });
   const result = tool.outputSchema === undefined ? "unknown" : schemaToType(tool.outputSchema, { style: "prompt" });
+  const observed = (tool as { observed?: boolean }).observed === true ? " (observed)" : "";
   const summary = summarize(tool.description);
-  return `${callee}(${args === "{}" ? "" : args}) → ${result}${summary === "" ? "" : ` · ${summary}`}`;
+  return `${callee}(${args === "{}" ? "" : args}) → ${result}${observed}${summary === "" ? "" : ` · ${summary}`}`;
 }
 
 /** The first sentence of the description's first paragraph, on one line, cut to `PROMPT_DESCRIPTION_MAX`. */
