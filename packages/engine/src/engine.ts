@@ -50,7 +50,9 @@ export interface EngineOptions {
   readonly durability?: Durability;
   /** Implementations of host tools, in this process. */
   readonly hostTools?: HostToolModule;
-  /** Tool sources by kind; `host` defaults to `hostTools`. */
+  /** The MCP client layer (connections cached by server). Default: one of the engine's own. */
+  readonly mcp?: McpToolSource;
+  /** Tool sources by kind; `host` defaults to `hostTools`, `mcp` to `mcp`. */
   readonly sources?: Partial<Record<ToolSourceKind, ToolSource>>;
   /** Default: QuickJS in 2 worker threads. */
   readonly sandboxes?: SandboxFactory;
@@ -119,7 +121,7 @@ export class Engine {
     this.#store = store;
     this.#sandboxes = options.sandboxes ?? new QuickJsSandboxFactory();
     this.#hostTools = options.hostTools ? new InProcessHostTools(options.hostTools) : undefined;
-    this.#mcp = new McpToolSource();
+    this.#mcp = options.mcp ?? new McpToolSource();
     this.#source = new SourceRouter({ ...(this.#hostTools ? { host: this.#hostTools } : {}), mcp: this.#mcp, ...options.sources });
     this.#clock = options.clock ?? systemClock;
     this.#limits = { ...DEFAULT_LIMITS, ...options.limits, sandbox: { ...DEFAULT_LIMITS.sandbox, ...options.limits?.sandbox } };

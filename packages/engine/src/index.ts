@@ -20,5 +20,6 @@ export { SqliteStore } from "./store/sqlite-store.js";
 export type { SqliteStoreOptions } from "./store/sqlite-store.js";
 export type { Sandbox, SandboxFactory, SandboxLimits, SandboxOptions } from "./sandbox/sandbox.js";
 export { QuickJsSandboxFactory } from "./sandbox/quickjs-sandbox-factory.js";
+export { McpToolSource } from "./sources/mcp/mcp-tool-source.js";
 export { parseDuration } from "./util/duration.js";
 export { canonicalJson } from "./util/canonical-json.js";

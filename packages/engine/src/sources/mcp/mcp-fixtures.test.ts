@@ -1,0 +1,124 @@
+import { after, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import type { PolicySpec, ToolsetSpec } from "@tapedeck/protocol";
+import { McpToolSource } from "./mcp-tool-source.js";
+import type { ToolCallRequest, ToolOutcome, ToolSource } from "../tool-source.js";
+import { STDIO_MAIN } from "../../test-support/mcp/fixture-clients.js";
+import { startHttpFixture } from "../../test-support/mcp/http-fixture.js";
+import { runScript, testEngine, testSandboxes } from "../../test-support/engines.js";
+
+/**
+ * Tapedeck's MCP layer against our own fixture servers (official SDK, stdio and Streamable HTTP
+ * on loopback): what scripts get, what servers receive, and how faults end.
+ */
+after(() => testSandboxes().close());
+
+const stdio = (...flags: string[]) => ({ command: process.execPath, args: [STDIO_MAIN, ...flags] });
+
+/** Loses the first answer of each call after the server has acted on it: the call is interrupted. */
+class LoseFirstAnswer implements ToolSource {
+  constructor(private readonly inner: ToolSource) {}
+  async call(request: ToolCallRequest): Promise<ToolOutcome> {
+    const outcome = await this.inner.call(request);
+    return request.attempt === 1 ? { kind: "interrupted", reason: "the answer was lost" } : outcome;
+  }
+}
+
+async function run(server: object, source: string, options: { policies?: Record<string, PolicySpec>; loseFirst?: boolean; input?: unknown } = {}) {
+  const mcp = new McpToolSource();
+  const t = await testEngine({ mcp, ...(options.loseFirst ? { sources: { mcp: new LoseFirstAnswer(mcp) } } : {}) });
+  try {
+    const spec = { mcpServers: { fx: server }, ...(options.policies ? { policies: options.policies } : {}) } as ToolsetSpec;
+    const { runId, end } = await runScript(t.engine, spec, `import { fx, ToolError } from "tapedeck:tools";\n${source}`, options.input);
+    return { runId, end, journal: await t.engine.journal(runId) };
+  } finally {
+    await t.cleanup();
+  }
+}
+
+const output = (end: { status: string }) => (end as { output?: unknown }).output;
+
+describe("MCP calls against fixture servers", () => {
+  it("sends the idempotency key and traceparent in _meta, the same on every attempt (HTTP)", async () => {
+    const fixture = await startHttpFixture();
+    try {
+      const { runId, end } = await run({ url: fixture.url }, `export default async () => fx.effects({ op: "charge" });`, { loseFirst: true });
+      assert.equal(end.status, "completed");
+      const log = fixture.state.effectsLog();
+      assert.equal(log.count, 1, "the effect happened once: the server recognised the key");
+      assert.equal(log.keys.length, 1);
+      const [entry] = log.keys;
+      assert.equal(entry!.key, `${runId}/1`);
+      assert.equal(entry!.attempts, 2);
+      assert.equal(entry!.traceparents.length, 2);
+      assert.match(entry!.traceparents[0]!, /^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+      assert.equal(entry!.traceparents[0], entry!.traceparents[1]);
+      assert.deepEqual((output(end) as { attemptsForKey: number }).attemptsForKey, 2);
+    } finally {
+      await fixture.close();
+    }
+  });
+
+  it("maps results: structured content, a text block, images kept, lossy parts described; isError is a ToolError", async () => {
+    const { end } = await run(
+      stdio(),
+      `export default async () => {
+         let failed = "";
+         try { await fx.fail({ message: "no such repo" }); } catch (e) { failed = (e as ToolError).code + ": " + (e as ToolError).message; }
+         return { echo: await fx.echo({ text: "hi" }), plain: await fx.echo_plain({ text: "hi" }), image: await fx.image(), mixed: await fx.mixed(), failed };
+       };`,
+    );
+    const out = output(end) as Record<string, unknown>;
+    assert.deepEqual(out.echo, { text: "hi" });
+    assert.equal(out.plain, "hi");
+    assert.ok((out.image as { content: { type?: string; mimeType?: string }[] }).content.some((p) => p.type === "image" && p.mimeType === "image/png"));
+    const mixed = out.mixed as { content: unknown[]; lossy: boolean };
+    assert.equal(mixed.lossy, true);
+    assert.ok(mixed.content.some((p) => typeof p === "string" && /^\[audio /.test(p)));
+    assert.ok(mixed.content.some((p) => typeof p === "string" && /^\[resource link /.test(p)));
+    assert.equal(out.failed, "tool_error: no such repo");
+  });
+
+  it("a call that never answers times out per attempt; the run goes on", async () => {
+    const { end } = await run(
+      stdio(),
+      `export default async () => { let code = ""; try { await fx.hang(); } catch (e) { code = (e as ToolError).code; } return { code, after: await fx.echo({ text: "still here" }) }; };`,
+      { policies: { "fx.hang": { timeout: "150ms" } } },
+    );
+    assert.deepEqual(output(end), { code: "timeout", after: { text: "still here" } });
+  });
+
+  it("a server that dies mid-call interrupts it: at_most_once → outcomeUnknown; retry reconnects and re-sends", async () => {
+    const once = await run(stdio(), `export default async () => { try { await fx.drop({}); } catch (e) { return (e as ToolError).code; } };`, { policies: { "fx.drop": { onInterruption: "at_most_once" } } });
+    assert.equal(output(once.end), "outcomeUnknown");
+    const retried = await run(stdio(), `export default async () => { try { await fx.drop({}); } catch (e) { return (e as ToolError).code; } };`);
+    assert.equal(output(retried.end), "too_many_attempts");
+    assert.equal(retried.journal.filter((e) => e.kind === "call.attempt").length, 4, "five attempts, each on a new server process");
+  });
+
+  it("a result over the recorded-value limit is refused with result_too_large (HTTP, 50 MiB)", async () => {
+    const fixture = await startHttpFixture();
+    try {
+      const { end } = await run({ url: fixture.url }, `export default async () => { try { await fx.huge({ mb: 50 }); } catch (e) { return (e as ToolError).code; } };`);
+      assert.equal(output(end), "result_too_large");
+    } finally {
+      await fixture.close();
+    }
+  });
+
+  it("pins every page of a paginated tools/list, keeps non-identifier names, and applies the prefix", async () => {
+    const mcp = new McpToolSource();
+    const t = await testEngine({ mcp });
+    try {
+      const { toolset, declarations } = await t.engine.registerToolset({ mcpServers: { fx: { ...stdio("--many", "30", "--page", "7", "--names", "list-items"), prefix: "p_" } } });
+      const names = toolset.tools.map((tool) => tool.name);
+      assert.ok(names.includes("p_op_29") && names.includes("p_op_0") && names.includes("p_echo"));
+      assert.ok(names.includes("p_list-items"));
+      assert.match(declarations.typescript, /"p_list-items"\(args: /);
+      const { end } = await runScript(t.engine, { mcpServers: { fx: { ...stdio("--many", "30", "--page", "7", "--names", "list-items"), prefix: "p_" } } }, `import { fx } from "tapedeck:tools";\nexport default async () => fx["p_list-items"]({ text: "quoted" });`);
+      assert.equal(end.status, "completed", JSON.stringify(end));
+    } finally {
+      await t.cleanup();
+    }
+  });
+});
