@@ -195,6 +195,59 @@ async function replayAndScale(rows: Row[]): Promise<void> {
   });
 }
 
+/** One `tools/call` through Tapedeck (a script's sequential calls) vs the SDK client alone. */
+async function mcpCalls(rows: Row[]): Promise<void> {
+  const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
+  const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
+  const { StreamableHTTPClientTransport } = await import("@modelcontextprotocol/sdk/client/streamableHttp.js");
+  const { STDIO_MAIN } = await import("../test-support/mcp/fixture-clients.js");
+  const { startHttpFixture } = await import("../test-support/mcp/http-fixture.js");
+  const calls = 300;
+  const fixture = await startHttpFixture();
+  try {
+    const servers = {
+      stdio: { spec: { command: process.execPath, args: [STDIO_MAIN] }, transport: () => new StdioClientTransport({ command: process.execPath, args: [STDIO_MAIN] }) },
+      "Streamable HTTP": { spec: { url: fixture.url }, transport: () => new StreamableHTTPClientTransport(new URL(fixture.url)) },
+    };
+    for (const [name, server] of Object.entries(servers)) {
+      const client = new Client({ name: "bench", version: "1" });
+      await client.connect(server.transport());
+      for (let i = 0; i < 50; i++) await client.callTool({ name: "echo", arguments: { text: "x" } });
+      const sdk = await time(async () => {
+        for (let i = 0; i < calls; i++) await client.callTool({ name: "echo", arguments: { text: `x${i}` } });
+      });
+      await client.close();
+      const perCall = await withEngine("full", async (engine) => {
+        const spec = { mcpServers: { fx: server.spec } };
+        const { id } = await engine.registerToolset(spec);
+        const script = (n: number) => `import { fx } from "tapedeck:tools";\nexport default async () => { for (let i = 0; i < ${n}; i++) await fx.echo({ text: "x" + i }); return 1; };`;
+        const run = async (n: number) => {
+          const started = await engine.start({ toolset: id, source: script(n) });
+          if (started.kind !== "started") throw new Error("refused");
+          const begin = performance.now();
+          await started.end;
+          return performance.now() - begin;
+        };
+        await run(50);
+        return (await run(calls)) / calls;
+      });
+      rows.push({ name: `MCP tools/call over ${name} (full durability)`, value: perCall, unit: "ms", baselineName: "SDK client alone", baseline: sdk / calls, goal: "≤ 1.15×" });
+    }
+  } finally {
+    await fixture.close();
+  }
+  const register = await withEngine("off", async (engine) =>
+    time(() => engine.registerToolset({ mcpServers: { big: { command: process.execPath, args: [STDIO_MAIN, "--many", "300"] } } })),
+  );
+  const list = await time(async () => {
+    const client = new Client({ name: "bench", version: "1" });
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [STDIO_MAIN, "--many", "300"] }));
+    await client.listTools();
+    await client.close();
+  });
+  rows.push({ name: "register a toolset of a 300-tool MCP server", value: register, unit: "ms", baselineName: "SDK connect + tools/list", baseline: list, goal: "(context)" });
+}
+
 async function main(): Promise<void> {
   const rows: Row[] = [];
   const only = process.argv[2];
@@ -202,6 +255,7 @@ async function main(): Promise<void> {
   if (!only || only === "sandbox") await sandboxStart(rows);
   if (!only || only === "check") await warmCheck(rows);
   if (!only || only === "replay") await replayAndScale(rows);
+  if (!only || only === "mcp") await mcpCalls(rows);
   printTable(rows);
 }
 
