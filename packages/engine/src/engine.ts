@@ -29,6 +29,7 @@ import type { Durability, RunQuery, RunRecord, Store } from "./store/store.js";
 import { renderDeclarations, type Declarations } from "./toolset/declarations.js";
 import { mergeShapes, shapeOf } from "./toolset/observed-shape.js";
 import { pinToolset } from "./toolset/pin.js";
+import type { McpOverride } from "./toolset/pin-mcp.js";
 import { canonicalJson } from "./util/canonical-json.js";
 import { parseToolsetSpec, ToolsetSpecError } from "./toolset/toolset-file.js";
 import { newRunId } from "./util/ids.js";
@@ -138,13 +139,16 @@ export class Engine {
     return Promise.resolve(new Engine(options, store));
   }
 
-  /** Checks and pins a toolset file's content, saves it, and returns its id and declarations. */
-  async registerToolset(spec: unknown): Promise<RegisteredToolset> {
+  /**
+   * Checks and pins a toolset file's content, saves it, and returns its id and declarations.
+   * `options.override` changes how the tools of an MCP server (by group) are pinned.
+   */
+  async registerToolset(spec: unknown, options: { readonly override?: Readonly<Record<string, McpOverride>> } = {}): Promise<RegisteredToolset> {
     this.#open();
     let pinned: PinnedToolset;
     let warnings: string[];
     try {
-      ({ toolset: pinned, warnings } = await pinToolset(parseToolsetSpec(spec), this.#mcp));
+      ({ toolset: pinned, warnings } = await pinToolset(parseToolsetSpec(spec), this.#mcp, options.override));
     } catch (error) {
       if (error instanceof ToolsetSpecError) throw new EngineError("invalid_toolset", error.message);
       throw error;

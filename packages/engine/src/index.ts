@@ -12,6 +12,7 @@ export type { Clock } from "./clock.js";
 export { systemClock } from "./clock.js";
 export type { CheckResult, Diagnostic } from "./script/diagnostic.js";
 export type { Declarations } from "./toolset/declarations.js";
+export type { McpOverride } from "./toolset/pin-mcp.js";
 export type { HostToolContext, HostToolFunction, HostToolModule } from "./sources/in-process-host-tools.js";
 export type { ToolCallRequest, ToolOutcome, ToolSource } from "./sources/tool-source.js";
 export type { Durability, NewRun, RunPatch, RunQuery, RunRecord, Store } from "./store/store.js";

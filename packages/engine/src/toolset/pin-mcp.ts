@@ -11,6 +11,13 @@ import { ToolsetSpecError } from "./spec-error.js";
  * the registration before anything is written, unless it is `optional` (then: no tools, one
  * warning).
  */
+/**
+ * Changes how one MCP tool is pinned (seed 002's `override`): return a tool to use instead,
+ * `false` to leave the tool out, or nothing to keep the default translation. It must be a
+ * pure function of its arguments: what it returns is part of the toolset's content address.
+ */
+export type McpOverride = (tool: PinnedTool, info: Tool) => PinnedTool | false | undefined | void;
+
 export interface PinnedMcpServers {
   readonly tools: PinnedTool[];
   readonly servers: Record<string, McpServerRecipe>;
@@ -21,6 +28,7 @@ export async function pinMcpServers(
   specs: Readonly<Record<string, McpServerSpec>>,
   policies: Readonly<Record<string, PolicySpec>>,
   source: McpToolSource,
+  overrides: Readonly<Record<string, McpOverride>> = {},
 ): Promise<PinnedMcpServers> {
   const pinned: PinnedMcpServers = { tools: [], servers: {}, warnings: [] };
   await Promise.all(
@@ -38,7 +46,12 @@ export async function pinMcpServers(
         return;
       }
       pinned.servers[id] = recipe;
-      for (const tool of tools) pinned.tools.push(pinTool(group, id, spec, tool, policies));
+      for (const tool of tools) {
+        const translated = pinTool(group, id, spec, tool, policies);
+        const overridden = overrides[group]?.(translated, tool);
+        if (overridden === false) continue;
+        pinned.tools.push(overridden ? { ...overridden, group, source: "mcp", remote: translated.remote! } : translated);
+      }
     }),
   );
   return pinned;

@@ -1,6 +1,6 @@
 import type { McpServerRecipe, PinnedTool, PinnedToolset, ToolsetSpec } from "@tapedeck/protocol";
 import type { McpToolSource } from "../sources/mcp/mcp-tool-source.js";
-import { pinMcpServers } from "./pin-mcp.js";
+import { pinMcpServers, type McpOverride } from "./pin-mcp.js";
 import { canonicalJson } from "../util/canonical-json.js";
 import { sha256Hex } from "../util/ids.js";
 import { resolvePolicy } from "./policy.js";
@@ -11,9 +11,13 @@ import { checkPolicyTargets } from "./toolset-file.js";
  * for its whole life. The id is `ts_` + SHA-256 of the RFC 8785 canonical JSON of the pinned
  * tools, so the same toolset always gets the same id and any change gets a new one.
  */
-export async function pinToolset(spec: ToolsetSpec, mcp: McpToolSource): Promise<{ toolset: PinnedToolset; warnings: string[] }> {
+export async function pinToolset(
+  spec: ToolsetSpec,
+  mcp: McpToolSource,
+  overrides: Readonly<Record<string, McpOverride>> = {},
+): Promise<{ toolset: PinnedToolset; warnings: string[] }> {
   const policies = spec.policies ?? {};
-  const remote = spec.mcpServers ? await pinMcpServers(spec.mcpServers, policies, mcp) : { tools: [], servers: {}, warnings: [] };
+  const remote = spec.mcpServers ? await pinMcpServers(spec.mcpServers, policies, mcp, overrides) : { tools: [], servers: {}, warnings: [] };
   const tools: PinnedTool[] = [...remote.tools];
   for (const [group, byName] of Object.entries(spec.hostTools ?? {})) {
     for (const [name, tool] of Object.entries(byName)) {

@@ -122,3 +122,32 @@ describe("MCP calls against fixture servers", () => {
     }
   });
 });
+
+describe("MCP override at registration", () => {
+  it("drops a tool, rewrites another's policy, keeps the rest; the server still gets the original name", async () => {
+    const mcp = new McpToolSource();
+    const t = await testEngine({ mcp });
+    try {
+      const spec = { mcpServers: { fx: stdio() } };
+      const plain = await t.engine.registerToolset(spec);
+      const registered = await t.engine.registerToolset(spec, {
+        override: {
+          fx: (tool, info) => {
+            if (info.name === "drop") return false;
+            if (info.name === "echo") return { ...tool, description: "Echo, overridden.", policy: { ...tool.policy, onInterruption: "at_most_once" } };
+            return undefined;
+          },
+        },
+      });
+      assert.notEqual(registered.id, plain.id, "what an override changes is part of the content address");
+      const names = registered.toolset.tools.map((tool) => tool.name);
+      assert.ok(!names.includes("drop") && names.includes("echo") && names.includes("fail"));
+      const echo = registered.toolset.tools.find((tool) => tool.name === "echo")!;
+      assert.equal(echo.policy.onInterruption, "at_most_once");
+      assert.equal(echo.remote?.name, "echo");
+      assert.match(registered.declarations.typescript, /Echo, overridden\./);
+    } finally {
+      await t.cleanup();
+    }
+  });
+});
