@@ -151,3 +151,23 @@ describe("MCP override at registration", () => {
     }
   });
 });
+
+describe("misbehaving MCP servers end with clear ToolErrors, and the engine stays up", () => {
+  for (const [mode, codes] of [
+    ["malformed", ["too_many_attempts", "timeout"]],
+    ["exit-mid-call", ["too_many_attempts"]],
+    ["never-answer", ["timeout"]],
+  ] as const) {
+    it(`${mode}`, async () => {
+      const { end, journal } = await run(
+        stdio("--misbehave", mode),
+        `export default async () => { try { await fx.echo({ text: "x" }); return "answered"; } catch (e) { return { code: (e as ToolError).code, message: (e as ToolError).message }; } };`,
+        { policies: { "fx.*": { timeout: "300ms" } } },
+      );
+      const out = output(end) as { code: string; message: string };
+      assert.ok((codes as readonly string[]).includes(out.code), `${mode}: ${JSON.stringify(out)}`);
+      assert.ok(out.message.length > 20);
+      assert.equal(journal.at(-1)?.kind, "run.completed");
+    });
+  }
+});
