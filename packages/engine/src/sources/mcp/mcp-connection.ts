@@ -1,8 +1,19 @@
+import { UnauthorizedError, type OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ErrorCode, McpError, ToolListChangedNotificationSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import {
+  ElicitRequestSchema,
+  ErrorCode,
+  McpError,
+  ToolListChangedNotificationSchema,
+  type ClientCapabilities,
+  type ElicitRequest,
+  type ElicitResult,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
 import type { McpServerRecipe } from "@tapedeck/protocol";
+import { assertOneAuthorization, bearerFetch, McpUnauthorizedError, type McpBearerAuth } from "./mcp-bearer-auth.js";
 import type { McpCallResult } from "./mcp-result.js";
 import { expandReferences } from "./mcp-recipe.js";
 
@@ -15,12 +26,41 @@ import { expandReferences } from "./mcp-recipe.js";
  *   request: a call whose connection drops is reported as interrupted, and the dispatcher's
  *   policy decides whether it is sent again, on a new connection).
  * - `close()` ends the session (HTTP `DELETE`) and the process (stdio).
+ * - At most one source of the `Authorization` header: a recipe header, `auth` or `authProvider`
+ *   (checked at construction). Authorization failures are never reported as interruptions: they
+ *   reach the caller as `McpUnauthorizedError` or the SDK's `UnauthorizedError`.
  */
 export interface McpConnectionOptions {
+  /** Sent in `initialize`. Default: `{ name: "tapedeck", version: "0.1.0" }`. */
   readonly clientInfo?: { readonly name: string; readonly version: string };
-  /** Called on `notifications/tools/list_changed` and after a reconnect. */
+  /** Called on `notifications/tools/list_changed` and after a reconnect. Default: none. */
   readonly onToolsChanged?: () => void;
+  /** Where `${VAR}` references in the recipe are looked up. Default: `process.env`. */
   readonly env?: NodeJS.ProcessEnv;
+  /**
+   * Expiring bearer credentials (Streamable HTTP only): `token()` before every request, one
+   * `onUnauthorized()` and one retry on a 401. Default: none.
+   */
+  readonly auth?: McpBearerAuth;
+  /**
+   * OAuth (Streamable HTTP only): the SDK's provider, given to the transport, which discovers,
+   * registers, refreshes and upscopes. When the user must authorize, the request fails with the
+   * SDK's `UnauthorizedError`; call `finishAuth(code)` and send it again. Default: none.
+   */
+  readonly authProvider?: OAuthClientProvider;
+  /**
+   * Answers the server's `elicitation/create` (form mode). Without it, elicitation is not
+   * advertised and the server cannot ask. Default: none.
+   */
+  readonly elicitation?: McpElicitation;
+}
+
+/** How a connection answers a server's request for user input. */
+export interface McpElicitation {
+  /** Fill omitted fields of an accepted answer with the form's defaults (SEP-1034). Default: true. */
+  readonly applyDefaults?: boolean;
+  /** The answer to one request; `signal` aborts when the server cancels it. */
+  respond(request: ElicitRequest["params"], signal: AbortSignal): Promise<ElicitResult>;
 }
 
 /** The call got no answer: the connection dropped or could not be made. */
@@ -36,13 +76,23 @@ const DEFAULT_CLIENT_INFO = { name: "tapedeck", version: "0.1.0" };
 export class McpConnection {
   #client: Promise<Client> | undefined;
   #transport: StdioClientTransport | StreamableHTTPClientTransport | undefined;
+  /** The last HTTP transport made, kept after a failed connect: it knows the pending OAuth flow. */
+  #httpTransport: StreamableHTTPClientTransport | undefined;
+  readonly #fetch: ReturnType<typeof bearerFetch> | undefined;
   #connects = 0;
 
+  /** Throws when the recipe and the options set the `Authorization` header more than once. */
   constructor(
     private readonly recipe: McpServerRecipe,
     private readonly label: string,
     private readonly options: McpConnectionOptions = {},
-  ) {}
+  ) {
+    assertOneAuthorization(label, "url" in recipe ? recipe.headers : undefined, options);
+    if (!("url" in recipe) && (options.auth ?? options.authProvider)) {
+      throw new Error(`MCP server ${label}: auth and authProvider apply to Streamable HTTP servers (url), not to stdio servers (command).`);
+    }
+    this.#fetch = options.auth ? bearerFetch(options.auth, label) : undefined;
+  }
 
   /** Every tool the server lists, all pages. */
   async listTools(): Promise<Tool[]> {
@@ -57,12 +107,17 @@ export class McpConnection {
     return tools;
   }
 
-  /** Calls a tool. Throws `McpInterruptedError` when no answer came; `McpError` for protocol errors. */
+  /**
+   * Calls a tool. Throws `McpInterruptedError` when no answer came; `McpError` for protocol
+   * errors; `McpUnauthorizedError` when `auth`'s refreshed token is refused, and the SDK's
+   * `UnauthorizedError` when `authProvider` needs the user (see `finishAuth`).
+   */
   async callTool(name: string, args: unknown, meta: Record<string, string>, timeoutMs: number, signal: AbortSignal): Promise<McpCallResult> {
     let client: Client;
     try {
       client = await this.client();
     } catch (error) {
+      if (isAuthorizationError(error)) throw error;
       throw new McpInterruptedError(`cannot connect to ${this.label}: ${(error as Error).message}`);
     }
     try {
@@ -73,11 +128,25 @@ export class McpConnection {
         this.forget();
         throw new McpInterruptedError(`the connection to ${this.label} closed during the call`);
       }
-      if (error instanceof McpError) throw error;
+      if (error instanceof McpError || isAuthorizationError(error)) throw error;
       // Transport failures (a refused connection, a reset socket) carry no answer.
       this.forget();
       throw new McpInterruptedError(`${this.label}: ${(error as Error).message}`);
     }
+  }
+
+  /**
+   * Completes an OAuth authorization-code flow: after `authProvider` sent the user to authorize
+   * and a request failed with `UnauthorizedError`, exchanges the code the user came back with.
+   * The next request carries the new tokens. Throws `UnauthorizedError` when the exchange fails,
+   * and an `Error` when no `authProvider` is set or no request has asked for authorization.
+   */
+  async finishAuth(authorizationCode: string): Promise<void> {
+    const transport = this.#httpTransport;
+    if (!this.options.authProvider || !transport) {
+      throw new Error(`MCP server ${this.label}: finishAuth needs an authProvider and a request that asked for authorization first.`);
+    }
+    await transport.finishAuth(authorizationCode);
   }
 
   async close(): Promise<void> {
@@ -102,13 +171,13 @@ export class McpConnection {
   }
 
   private async connect(): Promise<Client> {
-    const client = new Client(this.options.clientInfo ?? DEFAULT_CLIENT_INFO, { capabilities: {} });
+    const client = new Client(this.options.clientInfo ?? DEFAULT_CLIENT_INFO, { capabilities: this.capabilities() });
+    const elicitation = this.options.elicitation;
+    if (elicitation) client.setRequestHandler(ElicitRequestSchema, (request, extra) => elicitation.respond(request.params, extra.signal));
     const env = this.options.env ?? process.env;
     const transport =
       "url" in this.recipe
-        ? new StreamableHTTPClientTransport(new URL(this.recipe.url), {
-            requestInit: { headers: expandReferences(this.recipe.headers, env, `${this.label}.headers`) },
-          })
+        ? this.httpTransport(this.recipe, env)
         : new StdioClientTransport({
             command: this.recipe.command,
             args: [...this.recipe.args],
@@ -128,4 +197,23 @@ export class McpConnection {
     if (this.#connects++ > 0) this.options.onToolsChanged?.();
     return client;
   }
+
+  private httpTransport(recipe: { readonly url: string; readonly headers?: Readonly<Record<string, string>> }, env: NodeJS.ProcessEnv): StreamableHTTPClientTransport {
+    this.#httpTransport = new StreamableHTTPClientTransport(new URL(recipe.url), {
+      requestInit: { headers: expandReferences(recipe.headers, env, `${this.label}.headers`) },
+      ...(this.#fetch ? { fetch: this.#fetch } : {}),
+      ...(this.options.authProvider ? { authProvider: this.options.authProvider } : {}),
+    });
+    return this.#httpTransport;
+  }
+
+  private capabilities(): ClientCapabilities {
+    const elicitation = this.options.elicitation;
+    return elicitation ? { elicitation: { form: { applyDefaults: elicitation.applyDefaults ?? true } } } : {};
+  }
+}
+
+/** Credentials were refused or must be obtained: the same request on a new connection would fail too. */
+function isAuthorizationError(error: unknown): boolean {
+  return error instanceof McpUnauthorizedError || error instanceof UnauthorizedError;
 }
