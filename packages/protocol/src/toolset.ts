@@ -97,9 +97,10 @@ export interface PinnedTool {
 }
 
 /** How to reach an MCP server, as a toolset pins it. Credentials are never part of it. */
-export type McpServerRecipe =
+export type McpServerRecipe = (
   | { readonly url: string; readonly headers?: Readonly<Record<string, string>> }
-  | { readonly command: string; readonly args: readonly string[]; readonly env?: Readonly<Record<string, string>>; readonly cwd?: string };
+  | { readonly command: string; readonly args: readonly string[]; readonly env?: Readonly<Record<string, string>>; readonly cwd?: string }
+) & { readonly clientInfo?: { readonly name: string; readonly version: string } };
 
 /** A registered toolset. Its id is `ts_` + SHA-256 of the canonical JSON of `tools`. */
 export interface PinnedToolset {

@@ -171,3 +171,36 @@ describe("misbehaving MCP servers end with clear ToolErrors, and the engine stay
     });
   }
 });
+
+describe("MCP auth for expiring tokens", () => {
+  it("reads the token before every request and refreshes once on a 401; the toolset stores no credential", async () => {
+    let valid = "token-1";
+    let current = "token-1";
+    let refreshes = 0;
+    const fixture = await startHttpFixture({ requireBearer: () => valid });
+    const mcp = new McpToolSource({
+      auth: {
+        [fixture.url]: {
+          token: () => current,
+          onUnauthorized: () => {
+            refreshes++;
+            current = valid;
+          },
+        },
+      },
+    });
+    const t = await testEngine({ mcp });
+    try {
+      const spec = { mcpServers: { fx: { url: fixture.url } } };
+      const { toolset } = await t.engine.registerToolset(spec);
+      assert.doesNotMatch(JSON.stringify(toolset), /token-1/);
+      valid = "token-2"; // the server rotates: the next request gets a 401, then a refresh
+      const { end } = await runScript(t.engine, spec, `import { fx } from "tapedeck:tools";\nexport default async () => fx.echo({ text: "authorized" });`);
+      assert.deepEqual(end, { status: "completed", output: { text: "authorized" } });
+      assert.equal(refreshes, 1);
+    } finally {
+      await t.cleanup();
+      await fixture.close();
+    }
+  });
+});

@@ -4,8 +4,9 @@ import { sha256Hex } from "../../util/ids.js";
 
 /** How to reach a server: the spec without its options. */
 export function recipeOf(spec: McpServerSpec): McpServerRecipe {
-  if ("url" in spec) return { url: spec.url, ...(spec.headers ? { headers: spec.headers } : {}) };
-  return { command: spec.command, args: spec.args ?? [], ...(spec.env ? { env: spec.env } : {}), ...(spec.cwd ? { cwd: spec.cwd } : {}) };
+  const info = spec.clientInfo ? { clientInfo: { name: spec.clientInfo.name, version: spec.clientInfo.version } } : {};
+  if ("url" in spec) return { url: spec.url, ...(spec.headers ? { headers: spec.headers } : {}), ...info };
+  return { command: spec.command, args: spec.args ?? [], ...(spec.env ? { env: spec.env } : {}), ...(spec.cwd ? { cwd: spec.cwd } : {}), ...info };
 }
 
 /** A recipe's id: `mcp_` + SHA-256 of its canonical JSON (env references, never secret values). */

@@ -1,7 +1,9 @@
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { toolFailure, type McpServerRecipe } from "@tapedeck/protocol";
 import type { ToolCallRequest, ToolOutcome, ToolSource } from "../tool-source.js";
+import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import { McpConnection, McpInterruptedError } from "./mcp-connection.js";
+import type { McpBearerAuth } from "./mcp-bearer-auth.js";
 import { mapMcpResult } from "./mcp-result.js";
 
 /** The `_meta` key that carries a call's idempotency key to MCP servers. */
@@ -11,9 +13,20 @@ export const IDEMPOTENCY_META_KEY = "dev.tapedeck/idempotency-key";
  * Calls of MCP tools. Connections are cached by recipe (one per server configuration, shared
  * by every run and toolset that uses it) and closed on `close()`.
  */
+export interface McpToolSourceOptions {
+  /** Expiring bearer credentials by server URL (seed 002's `auth`): exclusive with an `Authorization` header. */
+  readonly auth?: Readonly<Record<string, McpBearerAuth>>;
+  /** OAuth providers (the SDK's) by server URL. */
+  readonly authProvider?: Readonly<Record<string, OAuthClientProvider>>;
+  /** How Tapedeck introduces itself to servers whose spec gives no `clientInfo`. */
+  readonly clientInfo?: { readonly name: string; readonly version: string };
+}
+
 export class McpToolSource implements ToolSource {
   readonly #recipes = new Map<string, McpServerRecipe>();
   readonly #connections = new Map<string, McpConnection>();
+
+  constructor(private readonly options: McpToolSourceOptions = {}) {}
 
   /** Makes servers known by recipe id (from a pinned toolset). */
   addServers(servers: Readonly<Record<string, McpServerRecipe>>): void {
@@ -26,7 +39,14 @@ export class McpToolSource implements ToolSource {
     if (!connection) {
       const recipe = this.#recipes.get(id);
       if (!recipe) throw new Error(`no MCP server ${id} is known to this engine`);
-      connection = new McpConnection(recipe, label);
+      const url = "url" in recipe ? recipe.url : undefined;
+      const auth = url === undefined ? undefined : this.options.auth?.[url];
+      const authProvider = url === undefined ? undefined : this.options.authProvider?.[url];
+      connection = new McpConnection(recipe, label, {
+        ...(auth ? { auth } : {}),
+        ...(authProvider ? { authProvider } : {}),
+        ...(recipe.clientInfo ?? this.options.clientInfo ? { clientInfo: recipe.clientInfo ?? this.options.clientInfo } : {}),
+      });
       this.#connections.set(id, connection);
     }
     return connection;
