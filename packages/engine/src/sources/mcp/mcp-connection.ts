@@ -71,6 +71,17 @@ export class McpInterruptedError extends Error {
   }
 }
 
+/** The largest stdio message accepted; a result must be ≤ 2 MiB anyway, JSON escaping aside. */
+const STDIO_MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
+
+/** The server's answer was too large to be read. */
+export class McpResultTooLargeError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "McpResultTooLargeError";
+  }
+}
+
 const DEFAULT_CLIENT_INFO = { name: "tapedeck", version: "0.1.0" };
 
 export class McpConnection {
@@ -80,6 +91,10 @@ export class McpConnection {
   #httpTransport: StreamableHTTPClientTransport | undefined;
   readonly #fetch: ReturnType<typeof bearerFetch> | undefined;
   #connects = 0;
+  /** The stdio transport closed because a message overflowed its buffer. */
+  #overflowed = false;
+  /** The stdio server wrote something that is not JSON-RPC. */
+  #corrupted = false;
 
   /** Throws when the recipe and the options set the `Authorization` header more than once. */
   constructor(
@@ -125,8 +140,11 @@ export class McpConnection {
       return result as McpCallResult;
     } catch (error) {
       if (error instanceof McpError && error.code === (ErrorCode.ConnectionClosed as number)) {
+        const overflowed = this.#overflowed;
+        this.#overflowed = false;
         this.forget();
-        throw new McpInterruptedError(`the connection to ${this.label} closed during the call`);
+        if (overflowed) throw new McpResultTooLargeError(`${this.label} sent a message larger than the stdio transport accepts (${STDIO_MAX_MESSAGE_BYTES} bytes)`);
+        throw new McpInterruptedError(`the connection to ${this.label} closed during the call${this.#corrupted ? " (it wrote something that is not JSON-RPC)" : ""}`);
       }
       if (error instanceof McpError || isAuthorizationError(error)) throw error;
       // Transport failures (a refused connection, a reset socket) carry no answer.
@@ -184,7 +202,21 @@ export class McpConnection {
             env: { ...getDefaultEnvironment(), ...expandReferences(this.recipe.env, env, `${this.label}.env`) },
             ...(this.recipe.cwd ? { cwd: this.recipe.cwd } : {}),
             stderr: "ignore",
+            maxBufferSize: STDIO_MAX_MESSAGE_BYTES,
           });
+    this.#overflowed = false;
+    this.#corrupted = false;
+    client.onerror = (error: Error) => {
+      if (!(transport instanceof StdioClientTransport)) return;
+      // Past the buffer the SDK closes the transport itself; say why to the calls it fails.
+      if (/ReadBuffer exceeded/i.test(error.message)) this.#overflowed = true;
+      // A line that is not JSON-RPC means the stream cannot be trusted: end the connection so
+      // calls in flight end now (as interruptions) instead of waiting for their timeout.
+      else if (error instanceof SyntaxError || error.name === "ZodError") {
+        this.#corrupted = true;
+        void transport.close();
+      }
+    };
     client.onclose = () => {
       if (this.#transport === transport) this.forget();
     };

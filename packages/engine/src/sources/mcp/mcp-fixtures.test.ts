@@ -153,20 +153,23 @@ describe("MCP override at registration", () => {
 });
 
 describe("misbehaving MCP servers end with clear ToolErrors, and the engine stays up", () => {
-  for (const [mode, codes] of [
-    ["malformed", ["too_many_attempts", "timeout"]],
-    ["exit-mid-call", ["too_many_attempts"]],
-    ["never-answer", ["timeout"]],
+  // Only never-answer depends on the timeout; the others must end on their own, well before a
+  // generous timeout (each attempt starts a new server process, slow on a loaded machine).
+  for (const [mode, codes, timeout] of [
+    ["malformed", ["too_many_attempts"], "60s"],
+    ["exit-mid-call", ["too_many_attempts"], "60s"],
+    ["never-answer", ["timeout"], "300ms"],
   ] as const) {
     it(`${mode}`, async () => {
       const { end, journal } = await run(
         stdio("--misbehave", mode),
         `export default async () => { try { await fx.echo({ text: "x" }); return "answered"; } catch (e) { return { code: (e as ToolError).code, message: (e as ToolError).message }; } };`,
-        { policies: { "fx.*": { timeout: "300ms" } } },
+        { policies: { "fx.*": { timeout } } },
       );
       const out = output(end) as { code: string; message: string };
       assert.ok((codes as readonly string[]).includes(out.code), `${mode}: ${JSON.stringify(out)}`);
       assert.ok(out.message.length > 20);
+      if (mode === "malformed") assert.match(out.message, /not JSON-RPC/);
       assert.equal(journal.at(-1)?.kind, "run.completed");
     });
   }
@@ -202,5 +205,13 @@ describe("MCP auth for expiring tokens", () => {
       await t.cleanup();
       await fixture.close();
     }
+  });
+});
+
+describe("oversized results over stdio", () => {
+  it("a result past the stdio transport's buffer is refused as result_too_large, not retried", async () => {
+    const { end, journal } = await run(stdio(), `export default async () => { try { await fx.huge({ mb: 11 }); } catch (e) { return (e as ToolError).code; } };`);
+    assert.equal(output(end), "result_too_large");
+    assert.equal(journal.filter((e) => e.kind === "call.attempt").length, 0);
   });
 });

@@ -2,7 +2,7 @@ import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { toolFailure, type McpServerRecipe } from "@tapedeck/protocol";
 import type { ToolCallRequest, ToolOutcome, ToolSource } from "../tool-source.js";
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
-import { McpConnection, McpInterruptedError } from "./mcp-connection.js";
+import { McpConnection, McpInterruptedError, McpResultTooLargeError } from "./mcp-connection.js";
 import type { McpBearerAuth } from "./mcp-bearer-auth.js";
 import { mapMcpResult } from "./mcp-result.js";
 
@@ -63,6 +63,9 @@ export class McpToolSource implements ToolSource {
       return mapped.ok ? { kind: "result", value: mapped.value } : { kind: "failure", failure: mapped.failure };
     } catch (error) {
       if (error instanceof McpInterruptedError) return { kind: "interrupted", reason: error.message };
+      if (error instanceof McpResultTooLargeError) {
+        return { kind: "failure", failure: toolFailure("result_too_large", `${error.message}. Ask the tool for less (a page, a filter, fewer fields).`) };
+      }
       if (error instanceof McpError && error.code === (ErrorCode.RequestTimeout as number)) {
         return { kind: "failure", failure: toolFailure("timeout", `${request.tool.group}.${request.tool.name} did not answer in time: ${error.message}`, { retryable: true }) };
       }
