@@ -207,7 +207,13 @@ export class McpConnection {
     this.#overflowed = false;
     this.#corrupted = false;
     client.onerror = (error: Error) => {
-      if (!(transport instanceof StdioClientTransport)) return;
+      if (!(transport instanceof StdioClientTransport)) {
+        // A response stream cut mid-call is not resumed by our servers: the answer is lost, and
+        // the SDK would leave the call waiting for its timeout. End the connection instead, so
+        // calls in flight are interruptions now and the next call connects afresh.
+        if (/SSE stream disconnected/i.test(error.message)) void transport.close();
+        return;
+      }
       // Past the buffer the SDK closes the transport itself; say why to the calls it fails.
       if (/ReadBuffer exceeded/i.test(error.message)) this.#overflowed = true;
       // A line that is not JSON-RPC means the stream cannot be trusted: end the connection so

@@ -215,3 +215,20 @@ describe("oversized results over stdio", () => {
     assert.equal(journal.filter((e) => e.kind === "call.attempt").length, 0);
   });
 });
+
+describe("a Streamable HTTP response cut mid-call", () => {
+  it("is an interruption at once (not a timeout): at_most_once → outcomeUnknown; retry reconnects each time", async () => {
+    const fixture = await startHttpFixture();
+    try {
+      const source = `export default async () => { try { await fx.drop({ stage: "mid-stream" }); } catch (e) { return (e as ToolError).code; } };`;
+      const once = await run({ url: fixture.url }, source, { policies: { "fx.drop": { onInterruption: "at_most_once", timeout: "60s" } } });
+      assert.equal(output(once.end), "outcomeUnknown");
+      const sessionsBefore = fixture.sessions();
+      const retried = await run({ url: fixture.url }, source, { policies: { "fx.drop": { timeout: "60s" } } });
+      assert.equal(output(retried.end), "too_many_attempts");
+      assert.ok(fixture.sessions() >= sessionsBefore + 5, "every attempt after a cut starts a new session");
+    } finally {
+      await fixture.close();
+    }
+  });
+});
