@@ -102,6 +102,7 @@ interface ToolsetEntry extends LoadedToolset {
   /** Bumped when an observed shape changes: part of the checker's cache key. */
   version: number;
   readonly observed: Record<string, JsonSchema>;
+  readonly observedText: Map<string, string>;
 }
 
 export class Engine {
@@ -339,6 +340,7 @@ export class Engine {
       declarations: renderDeclarations(pinned.tools, observed),
       version: 0,
       observed,
+      observedText: new Map(Object.entries(observed).map(([path, shape]) => [path, canonicalJson(shape)])),
     };
     this.#toolsets.set(pinned.id, loaded);
     return loaded;
@@ -354,7 +356,10 @@ export class Engine {
     const path = `${tool.group}.${tool.name}`;
     const before = entry.observed[path];
     const shape = before === undefined ? shapeOf(value) : mergeShapes(before, shapeOf(value));
-    if (before !== undefined && canonicalJson(before) === canonicalJson(shape)) return;
+    const text = canonicalJson(shape);
+    // Compared by canonical text, kept per tool, so each result costs one serialisation.
+    if (entry.observedText.get(path) === text) return;
+    entry.observedText.set(path, text);
     entry.observed[path] = shape;
     entry.version++;
     entry.declarations = renderDeclarations(entry.pinned.tools, entry.observed);

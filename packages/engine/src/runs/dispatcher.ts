@@ -2,7 +2,7 @@ import { toolFailure, type JsonValue, type PinnedTool, type ToolFailure } from "
 import { MAX_ATTEMPTS, MAX_VALUE_BYTES, RUN_CONCURRENCY } from "../limits.js";
 import type { ToolOutcome, ToolSource } from "../sources/tool-source.js";
 import { Semaphore } from "./semaphore.js";
-import { callTraceparent } from "./trace-context.js";
+import { callTraceparent, runTraceId } from "./trace-context.js";
 
 /**
  * Sends one run's calls to their sources and applies each tool's policy.
@@ -35,14 +35,18 @@ export interface DispatcherOptions {
   readonly maxValueBytes?: number;
 }
 
+/** How an attempt ends when the run stops waiting for it. */
+const STOPPED: ToolOutcome = { kind: "interrupted", reason: "the run stopped waiting for this call" };
+
 export class RunDispatcher {
   private readonly run: Semaphore;
   private readonly perTool = new Map<string, Semaphore>();
-  /** Controllers of the attempts in flight, aborted together by `abandon`. */
-  private readonly attemptsInFlight = new Set<AbortController>();
+  /** Stops each attempt in flight (it ends as interrupted, its signal aborts); called together by `abandon`. */
+  private readonly attemptsInFlight = new Set<(reason: Error) => void>();
   private abandoned = false;
   private readonly maxAttempts: number;
   private readonly maxValueBytes: number;
+  private readonly traceId: string;
   private active = 0;
 
   constructor(
@@ -53,6 +57,7 @@ export class RunDispatcher {
     this.run = new Semaphore(options.runConcurrency ?? RUN_CONCURRENCY);
     this.maxAttempts = options.maxAttempts ?? MAX_ATTEMPTS;
     this.maxValueBytes = options.maxValueBytes ?? MAX_VALUE_BYTES;
+    this.traceId = runTraceId(runId);
   }
 
   /** Calls dispatched and not yet settled. */
@@ -65,8 +70,9 @@ export class RunDispatcher {
     this.active++;
     const tool = this.toolSemaphore(request.tool);
     // The tool's slot first: a call waiting for its tool must not hold one of the run's slots.
-    await tool.acquire();
-    await this.run.acquire();
+    // A free slot is taken without an await: most calls never wait.
+    if (!tool.tryAcquire()) await tool.acquire();
+    if (!this.run.tryAcquire()) await this.run.acquire();
     try {
       return await this.attempts(request);
     } finally {
@@ -76,10 +82,10 @@ export class RunDispatcher {
     }
   }
 
-  /** Stops wanting any result: aborts attempts in flight; their outcomes are dropped by the caller. */
+  /** Stops wanting any result: ends the attempts in flight and aborts their signals; their outcomes are dropped by the caller. */
   abandon(): void {
     this.abandoned = true;
-    for (const controller of this.attemptsInFlight) controller.abort(new Error("the run no longer wants this result"));
+    for (const stop of this.attemptsInFlight) stop(new Error("the run no longer wants this result"));
   }
 
   private toolSemaphore(tool: PinnedTool): Semaphore {
@@ -102,40 +108,65 @@ export class RunDispatcher {
     }
   }
 
-  private async attempt(request: DispatchRequest, attempt: number): Promise<ToolOutcome> {
-    const controller = new AbortController();
-    if (this.abandoned) controller.abort(new Error("the run no longer wants this result"));
-    this.attemptsInFlight.add(controller);
-    let timer: NodeJS.Timeout | undefined;
-    // Abandoning ends the attempt at once, so no timer of a call nobody wants keeps the process up.
-    const stopped = new Promise<ToolOutcome>((resolve) => {
-      const onAbort = () => resolve({ kind: "interrupted", reason: "the run stopped waiting for this call" });
-      if (controller.signal.aborted) onAbort();
-      else controller.signal.addEventListener("abort", onAbort, { once: true });
+  /**
+   * One attempt: the first of the source's outcome, the timeout, and the run no longer waiting
+   * (`abandon`) ends it; its signal is aborted by the last two. Rejects if the source rejects first.
+   */
+  private attempt(request: DispatchRequest, attempt: number): Promise<ToolOutcome> {
+    // A source that throws (it should never) fails the attempt with what it threw: an engine fault.
+    return new Promise<ToolOutcome>((resolve, reject) => {
+      const fail: (error: unknown) => void = reject;
+      const controller = new AbortController();
+      let timer: NodeJS.Timeout | undefined;
+      let done = false;
+      const end = (): boolean => {
+        if (done) return false;
+        done = true;
+        clearTimeout(timer);
+        this.attemptsInFlight.delete(stop);
+        return true;
+      };
+      // Abandoning ends the attempt at once, so no timer of a call nobody wants keeps the process up.
+      // End before aborting: the source's abort handlers run after the attempt has its outcome.
+      const stop = (reason: Error): void => {
+        if (end()) resolve(STOPPED);
+        controller.abort(reason);
+      };
+      this.attemptsInFlight.add(stop);
+      if (this.abandoned) {
+        stop(new Error("the run no longer wants this result"));
+      } else {
+        timer = setTimeout(() => {
+          if (end()) resolve({ kind: "failure", failure: timedOut(request.tool, attempt) });
+          controller.abort(new Error("timeout"));
+        }, request.tool.policy.timeoutMs);
+      }
+      let sent: Promise<ToolOutcome>;
+      try {
+        sent = this.source.call({
+          tool: request.tool,
+          args: request.args,
+          runId: this.runId,
+          seq: request.seq,
+          idempotencyKey: request.key,
+          attempt,
+          traceparent: callTraceparent(this.traceId, request.key),
+          signal: controller.signal,
+        });
+      } catch (error) {
+        end();
+        fail(error);
+        return;
+      }
+      sent.then(
+        (outcome) => {
+          if (end()) resolve(outcome);
+        },
+        (error: unknown) => {
+          if (end()) fail(error);
+        },
+      );
     });
-    const timeout = new Promise<ToolOutcome>((resolve) => {
-      timer = setTimeout(() => {
-        // Settle before aborting: aborting also settles `stopped`, and the first to settle wins.
-        resolve({ kind: "failure", failure: timedOut(request.tool, attempt) });
-        controller.abort(new Error("timeout"));
-      }, request.tool.policy.timeoutMs);
-    });
-    try {
-      const sent = this.source.call({
-        tool: request.tool,
-        args: request.args,
-        runId: this.runId,
-        seq: request.seq,
-        idempotencyKey: request.key,
-        attempt,
-        traceparent: callTraceparent(this.runId, request.key),
-        signal: controller.signal,
-      });
-      return await Promise.race([sent, timeout, stopped]);
-    } finally {
-      clearTimeout(timer);
-      this.attemptsInFlight.delete(controller);
-    }
   }
 
   private checkSize(value: JsonValue): Settled {

@@ -5,11 +5,18 @@ export class Semaphore {
 
   constructor(private readonly limit: number) {}
 
+  /**
+   * Takes a slot now if one is free; `false` if the caller must wait with `acquire`. A free
+   * slot means nobody waits (`release` hands slots straight to waiters), so FIFO holds.
+   */
+  tryAcquire(): boolean {
+    if (this.active >= this.limit) return false;
+    this.active++;
+    return true;
+  }
+
   async acquire(): Promise<void> {
-    if (this.active < this.limit) {
-      this.active++;
-      return;
-    }
+    if (this.tryAcquire()) return;
     await new Promise<void>((resolve) => this.waiting.push(resolve));
   }
 

@@ -5,8 +5,11 @@ import { sha256Hex } from "../util/ids.js";
  * idempotency key, so every attempt of a call carries the same value and a server's spans of
  * every attempt join the same trace.
  */
-export function callTraceparent(runId: string, idempotencyKey: string): string {
-  const traceId = sha256Hex(`trace:${runId}`).slice(0, 32);
-  const spanId = sha256Hex(`span:${idempotencyKey}`).slice(0, 16);
-  return `00-${traceId}-${spanId}-01`;
+export function callTraceparent(traceId: string, idempotencyKey: string): string {
+  return `00-${traceId}-${sha256Hex(`span:${idempotencyKey}`).slice(0, 16)}-01`;
+}
+
+/** The trace id of a run's calls: a hash, so compute it once per run. */
+export function runTraceId(runId: string): string {
+  return sha256Hex(`trace:${runId}`).slice(0, 32);
 }

@@ -9,7 +9,8 @@
  * - A write's promise settles only after the transaction holding it has committed (resolve) or
  *   has been abandoned (reject): resolved means durable.
  * - Writes run in the order they were submitted, each in its own SAVEPOINT: a write that throws
- *   is undone alone and only its promise rejects; the others of the batch still commit.
+ *   is undone alone and only its promise rejects; the others of the batch still commit. A batch
+ *   of one write (a sequential run) needs no SAVEPOINT: if it throws, the transaction is undone.
  * - If the commit itself fails, nothing of the batch is written and every promise rejects.
  * - At most one flush is scheduled at a time; `flush()` commits what is queued synchronously.
  */
@@ -23,6 +24,8 @@ interface Pending {
 
 type Outcome = { readonly ok: true } | { readonly ok: false; readonly error: unknown };
 
+const COMMITTED: Outcome = { ok: true };
+
 export class GroupCommit {
   readonly #queue: Pending[] = [];
   #scheduled: NodeJS.Immediate | undefined;
@@ -32,7 +35,14 @@ export class GroupCommit {
   constructor(db: BetterSqlite3.Database) {
     // better-sqlite3 runs a transaction function called inside another as a SAVEPOINT.
     this.#member = db.transaction((write: () => void) => write());
-    this.#batch = db.transaction((batch: readonly Pending[]) => batch.map((pending) => this.#attempt(pending)));
+    this.#batch = db.transaction((batch: readonly Pending[]) => {
+      // A lone write needs no SAVEPOINT: if it throws, undoing the transaction undoes it alone.
+      if (batch.length === 1) {
+        batch[0]?.write();
+        return [COMMITTED];
+      }
+      return batch.map((pending) => this.#attempt(pending));
+    });
   }
 
   /** Queues `write` (synchronous SQL) for the next batch; resolves once that batch commits. */
@@ -69,7 +79,7 @@ export class GroupCommit {
   #attempt(pending: Pending): Outcome {
     try {
       this.#member(pending.write);
-      return { ok: true };
+      return COMMITTED;
     } catch (error) {
       return { ok: false, error };
     }

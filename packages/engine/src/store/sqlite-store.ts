@@ -86,9 +86,11 @@ export class SqliteStore implements Store {
       ),
       getRun: db.prepare<[string], RunRow>("SELECT * FROM runs WHERE id = ?"),
       journalLength: db.prepare<[string], { journal_length: number }>("SELECT journal_length FROM runs WHERE id = ?"),
-      insertEntry: db.prepare<[JournalRow]>(
-        "INSERT INTO journal (run_id, idx, kind, seq, at, body) VALUES (@run_id, @idx, @kind, @seq, @at, @body)",
+      insertEntry: db.prepare<[string, number, string, number | null, number, string]>(
+        "INSERT INTO journal (run_id, idx, kind, seq, at, body) VALUES (?, ?, ?, ?, ?, ?)",
       ),
+      // The append of a running run: checks and bumps the length in one statement (0 changes: a conflict).
+      bumpLength: db.prepare<[number, string, number]>("UPDATE runs SET journal_length = ? WHERE id = ? AND journal_length = ?"),
       // A patch field left out keeps the stored value (JSON `null` is the text 'null', not NULL).
       updateRun: db.prepare<[RunUpdate]>(
         `UPDATE runs SET status = coalesce(@status, status), output = coalesce(@output, output),
@@ -135,7 +137,7 @@ export class SqliteStore implements Store {
       if (this.#sql.insertRun.run(newRunRow(run, entries.length)).changes === 0) {
         throw new StoreConflictError(`A run with id ${run.id} already exists.`);
       }
-      for (const entry of entries) this.#sql.insertEntry.run(journalRow(run.id, entry));
+      for (const entry of entries) this.#insertEntry(run.id, entry);
     });
   }
 
@@ -156,6 +158,11 @@ export class SqliteStore implements Store {
   /** Rejects with `StoreConflictError` (writing nothing) if the entries do not continue the journal; with an `Error` if the run does not exist. */
   append(runId: string, entries: readonly JournalEntry[], patch?: RunPatch): Promise<void> {
     return this.#write(() => {
+      // The hot path (a step of a running run): one statement checks and bumps the length.
+      if (patch === undefined && this.#bumpLength(runId, entries)) {
+        for (const entry of entries) this.#insertEntry(runId, entry);
+        return;
+      }
       const length = this.#sql.journalLength.get(runId)?.journal_length;
       if (length === undefined) throw new Error(`append: there is no run ${runId}; create it with createRun first.`);
       entries.forEach((entry, i) => {
@@ -165,7 +172,7 @@ export class SqliteStore implements Store {
           );
         }
       });
-      for (const entry of entries) this.#sql.insertEntry.run(journalRow(runId, entry));
+      for (const entry of entries) this.#insertEntry(runId, entry);
       this.#sql.updateRun.run({
         id: runId,
         status: patch?.status ?? null,
@@ -189,6 +196,18 @@ export class SqliteStore implements Store {
       this.#commits.flush();
       this.#db.close();
     });
+  }
+
+  /** Bumps the length of a journal that `entries` continue, numbered in order; `false` (nothing written) if they do not. */
+  #bumpLength(runId: string, entries: readonly JournalEntry[]): boolean {
+    const first = entries[0];
+    if (first === undefined || entries.some((entry, i) => entry.index !== first.index + i)) return false;
+    return this.#sql.bumpLength.run(first.index + entries.length, runId, first.index).changes === 1;
+  }
+
+  #insertEntry(runId: string, entry: JournalEntry): void {
+    const row = journalRow(runId, entry);
+    this.#sql.insertEntry.run(row.run_id, row.idx, row.kind, row.seq, row.at, row.body);
   }
 
   #write(write: () => void): Promise<void> {

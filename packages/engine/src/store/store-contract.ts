@@ -124,6 +124,10 @@ export function describeStoreContract(name: string, open: () => Promise<OpenedSt
         await assert.rejects(store.append("run_c", [log(1)], patch), isConflict); // taken
         await assert.rejects(store.append("run_c", [log(3)], patch), isConflict); // a gap
         await assert.rejects(store.append("run_c", [log(2), log(4)], patch), isConflict); // gap inside
+        // The same without a patch: an append that ends nothing checks and bumps the length otherwise.
+        await assert.rejects(store.append("run_c", [log(1)]), isConflict);
+        await assert.rejects(store.append("run_c", [log(3)]), isConflict);
+        await assert.rejects(store.append("run_c", [log(2), log(4)]), isConflict);
         assert.deepEqual(await store.readJournal("run_c"), [started(0), log(1)]);
         const record = await store.getRun("run_c");
         assert.equal(record?.status, "queued");
@@ -157,6 +161,15 @@ export function describeStoreContract(name: string, open: () => Promise<OpenedSt
         assert.equal((await store.getRun("run_h"))?.status, "queued");
         assert.deepEqual(await store.readJournal("run_i"), [started(0), log(1)]);
         await store.append("run_h", [log(1)]);
+      });
+
+      test("an append without a patch that fails part-way writes nothing, alone in its batch too", async ({ store }) => {
+        await store.createRun(newRun("run_j"), [started(0)]);
+        await assert.rejects(store.append("run_j", [log(1), unserializable(2)]));
+        assert.deepEqual(await store.readJournal("run_j"), [started(0)]);
+        assert.equal((await store.getRun("run_j"))?.journalLength, 1);
+        await store.append("run_j", [log(1)]);
+        assert.equal((await store.getRun("run_j"))?.journalLength, 2);
       });
 
       test("appends of many runs issued together all land", async ({ store }) => {
