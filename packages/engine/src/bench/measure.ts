@@ -38,5 +38,5 @@ export function printTable(rows: readonly Row[]): void {
 }
 
 function fmt(n: number): string {
-  return n >= 100 ? n.toFixed(0) : n >= 1 ? n.toFixed(2) : n.toFixed(3);
+  return n >= 100 ? n.toFixed(0) : n >= 1 ? n.toFixed(2) : n >= 0.01 ? n.toFixed(3) : n.toPrecision(2);
 }
