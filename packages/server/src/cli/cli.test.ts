@@ -47,6 +47,9 @@ describe("tapedeck CLI", () => {
       assert.equal(await cli(["show", runId, "--data", dir], shown), 0);
       assert.ok(shown.out.some((l) => l.includes("call.scheduled") && l.includes("#1 shop.list_items")));
       assert.ok(shown.out.some((l) => l.startsWith("status   completed")));
+      const verified = capture();
+      assert.equal(await cli(["verify", runId, "--data", dir], verified), 0, verified.err.join("\n"));
+      assert.match(verified.out.join("\n"), /^replays: the script ends completed as recorded$/);
     });
   });
 

@@ -6,6 +6,7 @@ import { runCommand, runUsage } from "./commands/run.js";
 import { runsCommand, runsUsage } from "./commands/runs.js";
 import { showCommand, showUsage } from "./commands/show.js";
 import { toolsetCommand, toolsetUsage } from "./commands/toolset.js";
+import { verifyCommand, verifyUsage } from "./commands/verify.js";
 import type { Output } from "./print.js";
 
 /**
@@ -19,6 +20,7 @@ const COMMANDS: Record<string, { run: (args: readonly string[], out: Output) => 
   show: { run: showCommand, usage: showUsage },
   resume: { run: resumeCommand, usage: resumeUsage },
   toolset: { run: toolsetCommand, usage: toolsetUsage },
+  verify: { run: verifyCommand, usage: verifyUsage },
 };
 
 function usage(): string {

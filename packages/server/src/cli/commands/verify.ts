@@ -1,0 +1,27 @@
+import { Engine } from "@tapedeck/engine";
+import { parse, UsageError } from "../args.js";
+import type { Output } from "../print.js";
+
+export const verifyUsage = "tapedeck verify <run_id> [--data <dir>]";
+
+/**
+ * Replays a run's journal in a fresh sandbox without sending a call or writing anything, and
+ * says whether the script still does what was recorded (for instance before an upgrade).
+ */
+export async function verifyCommand(args: readonly string[], out: Output): Promise<number> {
+  const { values, positionals } = parse(args, {});
+  const [runId] = positionals;
+  if (!runId) throw new UsageError("missing <run_id>");
+  const engine = await Engine.open({ dataDir: values.data });
+  try {
+    const result = await engine.verify(runId);
+    if (!result.ok) {
+      out.stderr(`does not replay: ${result.problem}`);
+      return 1;
+    }
+    out.stdout(result.end ? `replays: the script ends ${result.end.status} as recorded` : "replays: the journal's calls match (the run has not ended)");
+    return 0;
+  } finally {
+    await engine.close();
+  }
+}
