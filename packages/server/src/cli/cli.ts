@@ -49,6 +49,10 @@ export async function cli(argv: readonly string[], out: Output): Promise<number>
       out.stderr(`error: ${error.message}`);
       return error.code === "not_found" ? 1 : 2;
     }
-    throw error;
+    // A fault of the engine or the machine: runs it touched stay `running`, intact in the
+    // journal, and `tapedeck resume` continues them. The stack is for whoever reports the bug.
+    const detail = error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : String(error);
+    out.stderr(`tapedeck failed: ${detail}\nRuns in progress are intact; continue them with: tapedeck resume`);
+    return 1;
   }
 }
