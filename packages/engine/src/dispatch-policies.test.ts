@@ -2,6 +2,9 @@ import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { toolFailure } from "@tapedeck/protocol";
 import type { ToolCallRequest, ToolOutcome, ToolSource } from "./sources/tool-source.js";
+import type { JournalEntry } from "@tapedeck/protocol";
+import { SqliteStore } from "./store/sqlite-store.js";
+import type { RunPatch, Store } from "./store/store.js";
 import { harnessToolset, ToolHarness } from "./test-support/tool-harness.js";
 import { runScript, testEngine, testSandboxes } from "./test-support/engines.js";
 
@@ -118,6 +121,53 @@ describe("engine limits and edges", () => {
       if (end.status === "failed") assert.equal(end.error.kind, "limit");
       assert.ok((await t.engine.journal(runId)).length <= 20);
       assert.ok(tools.calls.length < 12);
+    } finally {
+      await t.cleanup();
+    }
+  });
+});
+
+describe("after the end", () => {
+  it("an interruption arriving while the end commits is dropped: nothing is journaled or sent after it", async () => {
+    let interruptSlow: (() => void) | undefined;
+    const sends: string[] = [];
+    const source: ToolSource = {
+      call: (request) => {
+        sends.push(`${request.tool.name}#${request.attempt}`);
+        if (request.tool.name === "slow") return new Promise((resolve) => (interruptSlow = () => resolve({ kind: "interrupted", reason: "dropped" })));
+        return Promise.resolve({ kind: "result", value: 1 });
+      },
+    };
+    // The slow call's connection drops exactly while the run's end is being committed.
+    const inner = SqliteStore.open({ path: ":memory:", durability: "off" });
+    const store: Store = Object.assign(Object.create(null) as Store, {
+      putToolset: inner.putToolset.bind(inner),
+      getToolset: inner.getToolset.bind(inner),
+      putObservedShape: inner.putObservedShape.bind(inner),
+      getObservedShapes: inner.getObservedShapes.bind(inner),
+      createRun: inner.createRun.bind(inner),
+      getRun: inner.getRun.bind(inner),
+      listRuns: inner.listRuns.bind(inner),
+      readJournal: inner.readJournal.bind(inner),
+      close: inner.close.bind(inner),
+      append: (runId: string, entries: readonly JournalEntry[], patch?: RunPatch) => {
+        const written = inner.append(runId, entries, patch);
+        if (entries.some((e) => e.kind === "run.completed")) interruptSlow?.();
+        return written;
+      },
+    });
+    const t = await testEngine({ sources: { host: source }, store });
+    try {
+      const { runId, end } = await runScript(
+        t.engine,
+        harnessToolset(["t.slow", "t.fast"]),
+        `import { t } from "tapedeck:tools";\nexport default async () => { const p = t.slow({}); p.catch(() => {}); await t.fast({}); return "done"; };`,
+      );
+      assert.deepEqual(end, { status: "completed", output: "done" });
+      const journal = await t.engine.journal(runId);
+      assert.equal(journal.at(-1)?.kind, "run.completed", "nothing is journaled after the end");
+      assert.deepEqual(sends.sort(), ["fast#1", "slow#1"], "nothing is sent after the end");
+      assert.ok((await t.engine.verify(runId)).ok);
     } finally {
       await t.cleanup();
     }

@@ -219,13 +219,10 @@ export class Engine {
     const runs = runId ? [await this.#run(runId)] : await this.#store.listRuns({ status: ["running"], limit: 10_000 });
     const resumed: { runId: string; end: Promise<RunEnd> }[] = [];
     for (const run of runs) {
-      const executing = this.#executing.get(run.id);
-      if (executing) {
-        resumed.push({ runId: run.id, end: executing });
-        continue;
-      }
       const loaded = await this.#toolset(run.toolsetId);
-      this.#checkHostTools(loaded.pinned);
+      if (!this.#executing.has(run.id)) this.#checkHostTools(loaded.pinned);
+      // `#execute` looks for an executor of this run and registers one without awaiting, so
+      // two resumes (or a resume and a start) can never run one run twice.
       resumed.push({ runId: run.id, end: this.#execute(run, loaded) });
     }
     return resumed;
@@ -283,6 +280,8 @@ export class Engine {
   }
 
   #execute(run: RunRecord, toolset: LoadedToolset): Promise<RunEnd> {
+    const existing = this.#executing.get(run.id);
+    if (existing) return existing;
     const executor = new RunExecutor(run, toolset, {
       store: this.#store,
       sandboxes: this.#sandboxes,

@@ -101,3 +101,21 @@ describe("engine: recovery after the engine stops mid-call", () => {
     }
   });
 });
+
+describe("engine: one executor per run", () => {
+  it("two concurrent resumes of a run share one execution", async () => {
+    const { t, runId } = await interruptedRun("retry");
+    const second = new ToolHarness({ "w.read": () => "never", "w.write": () => "resumed once" });
+    const engine = await t.reopen({ hostTools: second.module() });
+    try {
+      const [a, b] = await Promise.all([engine.resume(runId), engine.resume(runId)]);
+      const ends = await Promise.all([a[0]!.end, b[0]!.end]);
+      assert.deepEqual(ends[0], ends[1]);
+      assert.equal(ends[0].status, "completed");
+      assert.equal(second.calls.length, 1, "the interrupted call was re-sent once");
+    } finally {
+      await engine.close();
+      await t.cleanup();
+    }
+  });
+});

@@ -306,12 +306,15 @@ export class RunExecutor {
   }
 
   private endWith(events: JournalEvent[], end: RunEnd, at: number): void {
+    if (this.ended) return;
     this.ended = true;
+    // At once, not when the end is durable: an interruption arriving meanwhile must not make
+    // the dispatcher journal and send another attempt after the end.
+    this.dispatcher.abandon();
     const last: JournalEvent = end.status === "completed" ? { kind: "run.completed", output: end.output } : { kind: "run.failed", error: end.error };
     const patch: RunPatch = end.status === "completed" ? { status: "completed", output: end.output, updatedAt: at } : { status: "failed", error: end.error, updatedAt: at };
-    this.append([...events, last], at, patch).then(
+    this.append([...events, last], at, patch, true).then(
       () => {
-        this.dispatcher.abandon();
         void this.release();
         this.resolveDone(end);
       },
@@ -323,9 +326,11 @@ export class RunExecutor {
    * Appends events as the next entries of the journal, numbered here in call order; the store
    * keeps that order. Resolves when durable.
    */
-  private append(events: readonly JournalEvent[], at: number, patch?: RunPatch): Promise<void> {
+  private append(events: readonly JournalEvent[], at: number, patch?: RunPatch, final = false): Promise<void> {
+    // After the end, nothing else is journaled (and so nothing waiting on it is sent).
+    if (this.ended && !final) return new Promise<void>(() => {});
     const limit = this.deps.limits.maxJournalEntries;
-    if (this.nextIndex + events.length > limit - 1 && !patch) {
+    if (this.nextIndex + events.length > limit - 1 && !final) {
       // Keep one entry free for the end, so a run at its limit still ends cleanly.
       const error = runError("limit", `The run's journal reached its limit of ${limit} entries. Split the work into several runs, or make fewer calls and log fewer lines.`);
       this.endWith([], { status: "failed", error }, at);
