@@ -79,6 +79,8 @@ export interface StartOptions {
   readonly input?: JsonValue;
   readonly labels?: Readonly<Record<string, string>>;
   readonly namespace?: string;
+  /** The run this one forks (see `fork`). */
+  readonly parentId?: string;
 }
 
 export type StartResult =
@@ -202,12 +204,31 @@ export class Engine {
         createdAt: now,
         ...(options.labels ? { labels: options.labels } : {}),
         ...(options.namespace ? { namespace: options.namespace } : {}),
+        ...(options.parentId ? { parentId: options.parentId } : {}),
       },
       [started],
     );
     const run = await this.#store.getRun(id);
     if (!run) throw new Error(`run ${id} vanished after it was created`);
     return { kind: "started", runId: id, warnings: checked.diagnostics, end: this.#execute(run, loaded) };
+  }
+
+  /**
+   * Forks a run with corrected code (`retry_run`): a new run on the parent's toolset, linked to
+   * it, whose calls that match an unused completed call of the parent (same tool, same canonical
+   * arguments, in order, each used once) take the recorded result instead of being sent. The
+   * journal marks them `reusedFrom`. The parent is unchanged. Input: the parent's, unless given.
+   */
+  async fork(options: { readonly parent: string; readonly source: string; readonly input?: JsonValue }): Promise<StartResult> {
+    const parent = await this.#run(options.parent);
+    return this.start({
+      toolset: parent.toolsetId,
+      source: options.source,
+      input: options.input === undefined ? parent.input : options.input,
+      ...(parent.labels ? { labels: parent.labels } : {}),
+      ...(parent.namespace ? { namespace: parent.namespace } : {}),
+      parentId: parent.id,
+    });
   }
 
   /**

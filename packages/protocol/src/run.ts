@@ -79,8 +79,8 @@ export type JournalEvent =
   | { readonly kind: "call.rejected"; readonly seq: number; readonly tool: string; readonly args: JsonValue; readonly error: ToolFailure }
   /** A call is sent again after an interruption (attempt ≥ 2), with the same key. */
   | { readonly kind: "call.attempt"; readonly seq: number; readonly attempt: number; readonly reason: string }
-  /** A call's result; delivered to the script in journal order. */
-  | { readonly kind: "call.completed"; readonly seq: number; readonly result: JsonValue }
+  /** A call's result; delivered to the script in journal order. `reusedFrom`: taken from the parent run's journal by a fork, not sent. */
+  | { readonly kind: "call.completed"; readonly seq: number; readonly result: JsonValue; readonly reusedFrom?: { readonly run: string; readonly seq: number } }
   /** A call's failure; delivered to the script in journal order. */
   | { readonly kind: "call.failed"; readonly seq: number; readonly error: ToolFailure }
   /** A `console.*` line of the script. */

@@ -27,6 +27,7 @@ import { outcomeUnknown, RunDispatcher, tooManyAttempts, type Settled } from "./
 import { guestErrorToRunError, runError } from "./run-error.js";
 import { readHistory, type History } from "./history.js";
 import { replayHistory } from "./replay.js";
+import { ReusePool } from "./reuse-pool.js";
 
 /** How a run ended. */
 export type RunEnd =
@@ -65,7 +66,7 @@ export interface ExecutorDeps {
 /** The version of replay behaviour this engine writes into `run.started`; golden journals pin it. */
 export const REPLAY_VERSION = 1;
 
-/** A rejection, journaled with the step that issued it, waiting to be delivered. */
+/** An outcome journaled with the step that issued its call (a rejection, or a result a fork reused), waiting to be delivered. */
 interface PendingRejection {
   readonly delivery: Delivery;
 }
@@ -87,6 +88,8 @@ export class RunExecutor {
   /** Calls issued and not yet settled into `outcomes`: in flight, or about to be sent. */
   private openCalls = 0;
   private ended = false;
+  /** For a fork: the parent's results its calls may take instead of being sent. */
+  private reuse: ReusePool | undefined;
   /** The tool of every call issued, for error reports. */
   private readonly toolOfSeq = new Map<number, string>();
   private stopped = false;
@@ -123,6 +126,7 @@ export class RunExecutor {
   private async begin(): Promise<void> {
     const entries = await this.deps.store.readJournal(this.run.id);
     const history = readHistory(this.run.id, entries);
+    if (this.run.parentId) this.reuse = new ReusePool(this.run.parentId, await this.deps.store.readJournal(this.run.parentId), entries);
     this.nextIndex = history.length;
     this.logCount = history.logCount;
     if (history.end) {
@@ -180,7 +184,14 @@ export class RunExecutor {
           this.rejections.push({ delivery: { seq: call.seq, at, ok: false, error: checked.failure } });
         } else {
           events.push({ kind: "call.scheduled", seq: call.seq, tool: call.tool, args: checked.args, key: this.key(call.seq) });
-          toSend.push({ seq: call.seq, tool: checked.tool, args: checked.args });
+          const reused = this.reuse?.take(call.tool, checked.args);
+          if (reused) {
+            // A fork's call answered from its parent's journal: recorded here, never sent.
+            events.push({ kind: "call.completed", seq: call.seq, result: reused.result, reusedFrom: { run: this.reuse!.parentId, seq: reused.parentSeq } });
+            this.rejections.push({ delivery: { seq: call.seq, at, ok: true, value: reused.result } });
+          } else {
+            toSend.push({ seq: call.seq, tool: checked.tool, args: checked.args });
+          }
         }
       }
     }

@@ -89,6 +89,27 @@ describe("tapedeck CLI", () => {
     });
   });
 
+  it("fork: a failed run forked with corrected code completes without repeating its calls", async () => {
+    await withDir(async (dir) => {
+      const broken = join(dir, "broken.ts");
+      writeFileSync(broken, `import { shop } from "tapedeck:tools";\nexport default async () => {\n  const items = await shop.list_items({ category: "books" });\n  return items[9]!.title.length;\n};\n`);
+      const failed = capture();
+      assert.equal(await cli(["run", broken, "--toolset", example("toolset.json"), "--host", example("tools.ts"), "--data", dir], failed), 1);
+      const runs = capture();
+      await cli(["runs", "--data", dir], runs);
+      const parent = runs.out[0]!.split(" ")[0]!;
+      const fixed = join(dir, "fixed.ts");
+      writeFileSync(fixed, `import { shop } from "tapedeck:tools";\nexport default async () => {\n  const items = await shop.list_items({ category: "books" });\n  return items.length;\n};\n`);
+      const forked = capture();
+      assert.equal(await cli(["fork", parent, fixed, "--host", example("tools.ts"), "--data", dir], forked), 0, forked.err.join("\n"));
+      assert.equal(JSON.parse(forked.out.join("\n")), 2);
+      const child = /run (run_\w+) \(fork of /.exec(forked.err.join("\n"))?.[1] ?? "";
+      const shown = capture();
+      await cli(["show", child, "--data", dir], shown);
+      assert.ok(shown.out.some((l) => l.includes(`(reused from ${parent} #1)`)));
+    });
+  });
+
   it("usage errors exit 2 with the command's usage; a host module missing a tool is named", async () => {
     await withDir(async (dir) => {
       const io = capture();

@@ -1,6 +1,7 @@
 import { EngineError } from "@tapedeck/engine";
 import { UsageError } from "./args.js";
 import { checkCommand, checkUsage } from "./commands/check.js";
+import { forkCommand, forkUsage } from "./commands/fork.js";
 import { resumeCommand, resumeUsage } from "./commands/resume.js";
 import { runCommand, runUsage } from "./commands/run.js";
 import { runsCommand, runsUsage } from "./commands/runs.js";
@@ -19,6 +20,7 @@ const COMMANDS: Record<string, { run: (args: readonly string[], out: Output) => 
   runs: { run: runsCommand, usage: runsUsage },
   show: { run: showCommand, usage: showUsage },
   resume: { run: resumeCommand, usage: resumeUsage },
+  fork: { run: forkCommand, usage: forkUsage },
   toolset: { run: toolsetCommand, usage: toolsetUsage },
   verify: { run: verifyCommand, usage: verifyUsage },
 };

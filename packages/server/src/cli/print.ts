@@ -42,7 +42,7 @@ export function formatEntry(entry: JournalEntry): string {
     case "call.attempt":
       return `${head} #${entry.seq} attempt ${entry.attempt} (${entry.reason})`;
     case "call.completed":
-      return `${head} #${entry.seq} → ${short(entry.result)}`;
+      return `${head} #${entry.seq} → ${short(entry.result)}${entry.reusedFrom ? ` (reused from ${entry.reusedFrom.run} #${entry.reusedFrom.seq})` : ""}`;
     case "call.failed":
       return `${head} #${entry.seq} ✗ ${entry.error.code}: ${entry.error.message}`;
     case "log":

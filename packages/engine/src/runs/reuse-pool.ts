@@ -1,0 +1,45 @@
+import type { JournalEntry, JsonValue } from "@tapedeck/protocol";
+import { canonicalJson } from "../util/canonical-json.js";
+
+/**
+ * What a fork may reuse: the calls its parent completed, in the parent's order. A call of the
+ * fork whose tool and canonical arguments match an unused one takes its recorded result instead
+ * of being sent; each recorded call is used at most once. Only results are reused: a call that
+ * failed in the parent is sent again, since the fork usually exists to fix what made it fail.
+ */
+export interface Reused {
+  readonly parentSeq: number;
+  readonly result: JsonValue;
+}
+
+export class ReusePool {
+  private readonly calls: { seq: number; tool: string; args: string; result: JsonValue; used: boolean }[] = [];
+
+  /** The pool of `parent`'s completed calls, less those the fork's own journal already reused. */
+  constructor(
+    readonly parentId: string,
+    parent: readonly JournalEntry[],
+    own: readonly JournalEntry[],
+  ) {
+    const scheduled = new Map<number, { tool: string; args: string }>();
+    for (const entry of parent) {
+      if (entry.kind === "call.scheduled") scheduled.set(entry.seq, { tool: entry.tool, args: canonicalJson(entry.args) });
+      if (entry.kind === "call.completed") {
+        const call = scheduled.get(entry.seq);
+        if (call) this.calls.push({ seq: entry.seq, ...call, result: entry.result, used: false });
+      }
+    }
+    this.calls.sort((a, b) => a.seq - b.seq);
+    const alreadyUsed = new Set(own.flatMap((e) => (e.kind === "call.completed" && e.reusedFrom ? [e.reusedFrom.seq] : [])));
+    for (const call of this.calls) call.used = alreadyUsed.has(call.seq);
+  }
+
+  /** Takes the first unused recorded call with this tool and these (canonical) arguments. */
+  take(tool: string, args: JsonValue): Reused | undefined {
+    const text = canonicalJson(args);
+    const call = this.calls.find((c) => !c.used && c.tool === tool && c.args === text);
+    if (!call) return undefined;
+    call.used = true;
+    return { parentSeq: call.seq, result: call.result };
+  }
+}
