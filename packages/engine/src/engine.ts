@@ -249,6 +249,23 @@ export class Engine {
     return resumed;
   }
 
+  /**
+   * Cancels a run that has not ended: `run.cancelled` is journaled and the run becomes
+   * `cancelled`; calls in flight are abandoned and their late results ignored. A run that has
+   * ended is left as it is: its end is returned.
+   */
+  async cancel(runId: string, reason = "cancelled"): Promise<RunEnd> {
+    this.#open();
+    const executor = this.#executors.get(runId);
+    if (executor) return executor.cancel(reason);
+    const run = await this.#run(runId);
+    const ended = await this.end(runId);
+    if (ended) return ended;
+    const now = this.#clock.now();
+    await this.#store.append(runId, [{ index: run.journalLength, at: now, kind: "run.cancelled", reason }], { status: "cancelled", updatedAt: now });
+    return { status: "cancelled", reason };
+  }
+
   /** How a run ended (waiting for it if it executes in this engine). Undefined if it has not ended and is not executing here. */
   async end(runId: string): Promise<RunEnd | undefined> {
     const executing = this.#executing.get(runId);
@@ -256,6 +273,10 @@ export class Engine {
     const run = await this.#run(runId);
     if (run.status === "completed") return { status: "completed", output: run.output ?? null };
     if (run.status === "failed" && run.error) return { status: "failed", error: run.error };
+    if (run.status === "cancelled") {
+      const [last] = await this.#store.readJournal(runId, Math.max(0, run.journalLength - 1));
+      return { status: "cancelled", reason: last?.kind === "run.cancelled" ? last.reason : "cancelled" };
+    }
     return undefined;
   }
 

@@ -62,7 +62,7 @@ export default async () => {
 const TOOLSET = harnessToolset(["t.f", "t.fail"]);
 
 function endKey(end: RunEnd): string {
-  return end.status === "completed" ? JSON.stringify(end.output) : `failed: ${end.error.message}`;
+  return end.status === "completed" ? JSON.stringify(end.output) : end.status === "failed" ? `failed: ${end.error.message}` : `cancelled: ${end.reason}`;
 }
 
 async function openEngine(tools: ToolSource, clock: Clock, sandboxes: SandboxFactory) {

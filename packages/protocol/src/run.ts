@@ -88,7 +88,9 @@ export type JournalEvent =
   /** The script's output. */
   | { readonly kind: "run.completed"; readonly output: JsonValue }
   /** The run's error. */
-  | { readonly kind: "run.failed"; readonly error: RunError };
+  | { readonly kind: "run.failed"; readonly error: RunError }
+  /** Someone cancelled the run; calls still in flight were abandoned. */
+  | { readonly kind: "run.cancelled"; readonly reason: string };
 
 export type JournalKind = JournalEvent["kind"];
 

@@ -44,7 +44,7 @@ async function runToEnd(engine: Engine, source: string): Promise<{ runId: string
   const begin = performance.now();
   const end = await started.end;
   const ms = performance.now() - begin;
-  if (end.status !== "completed") throw new Error(end.error.message);
+  if (end.status !== "completed") throw new Error(end.status === "failed" ? end.error.message : "cancelled");
   return { runId: started.runId, ms };
 }
 

@@ -25,7 +25,10 @@ export interface History {
   readonly calls: ReadonlyMap<number, RecordedCall>;
   readonly deliveries: readonly Delivery[];
   readonly logCount: number;
-  readonly end?: { readonly ok: true; readonly output: JsonValue } | { readonly ok: false; readonly error: RunError };
+  readonly end?:
+    | { readonly ok: true; readonly output: JsonValue }
+    | { readonly ok: false; readonly error: RunError }
+    | { readonly ok: false; readonly cancelled: string };
   readonly length: number;
 }
 
@@ -97,6 +100,9 @@ export function readHistory(runId: string, entries: readonly JournalEntry[]): Hi
         break;
       case "run.failed":
         end = { ok: false, error: entry.error };
+        break;
+      case "run.cancelled":
+        end = { ok: false, cancelled: entry.reason };
         break;
       default:
         throw new JournalCorruptError(runId, `entry ${index} has an unknown kind "${(entry as { kind: string }).kind}"`);

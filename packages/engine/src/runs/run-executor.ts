@@ -34,7 +34,9 @@ export type RunEnd =
   /** The script's default export resolved with `output`. */
   | { readonly status: "completed"; readonly output: JsonValue }
   /** The script threw, hit a limit, or diverged from its journal. */
-  | { readonly status: "failed"; readonly error: RunError };
+  | { readonly status: "failed"; readonly error: RunError }
+  /** Someone cancelled the run. */
+  | { readonly status: "cancelled"; readonly reason: string };
 
 export interface ExecutorLimits {
   readonly sandbox: SandboxLimits;
@@ -94,6 +96,9 @@ export class RunExecutor {
   private readonly toolOfSeq = new Map<number, string>();
   private stopped = false;
   private readonly done: Promise<RunEnd>;
+  /** Settles once the journal has been read and `nextIndex` is known. */
+  private readonly loaded: Promise<void>;
+  private markLoaded!: () => void;
   private resolveDone!: (end: RunEnd) => void;
   private rejectDone!: (error: unknown) => void;
 
@@ -107,6 +112,7 @@ export class RunExecutor {
       maxAttempts: deps.limits.maxAttempts,
       maxValueBytes: deps.limits.maxValueBytes,
     });
+    this.loaded = new Promise<void>((resolve) => (this.markLoaded = resolve));
     this.done = new Promise<RunEnd>((resolve, reject) => {
       this.resolveDone = resolve;
       this.rejectDone = reject;
@@ -129,9 +135,10 @@ export class RunExecutor {
     if (this.run.parentId) this.reuse = new ReusePool(this.run.parentId, await this.deps.store.readJournal(this.run.parentId), entries);
     this.nextIndex = history.length;
     this.logCount = history.logCount;
+    this.markLoaded();
     if (history.end) {
       this.ended = true;
-      this.resolveDone(history.end.ok ? { status: "completed", output: history.end.output } : { status: "failed", error: history.end.error });
+      this.resolveDone(endOf(history.end));
       return;
     }
     const sandbox = await this.deps.sandboxes.create({
@@ -144,6 +151,11 @@ export class RunExecutor {
       startedAt: history.startedAt,
       limits: this.deps.limits.sandbox,
     });
+    if (this.ended) {
+      // Cancelled (or stopped) while the sandbox was being made.
+      await sandbox.dispose();
+      return;
+    }
     this.sandbox = sandbox;
     const replayed = await replayHistory(sandbox, history);
     if (!replayed.ok) {
@@ -322,8 +334,10 @@ export class RunExecutor {
     // At once, not when the end is durable: an interruption arriving meanwhile must not make
     // the dispatcher journal and send another attempt after the end.
     this.dispatcher.abandon();
-    const last: JournalEvent = end.status === "completed" ? { kind: "run.completed", output: end.output } : { kind: "run.failed", error: end.error };
-    const patch: RunPatch = end.status === "completed" ? { status: "completed", output: end.output, updatedAt: at } : { status: "failed", error: end.error, updatedAt: at };
+    const last: JournalEvent =
+      end.status === "completed" ? { kind: "run.completed", output: end.output } : end.status === "failed" ? { kind: "run.failed", error: end.error } : { kind: "run.cancelled", reason: end.reason };
+    const patch: RunPatch =
+      end.status === "completed" ? { status: "completed", output: end.output, updatedAt: at } : end.status === "failed" ? { status: "failed", error: end.error, updatedAt: at } : { status: "cancelled", updatedAt: at };
     this.append([...events, last], at, patch, true).then(
       () => {
         void this.release();
@@ -351,6 +365,13 @@ export class RunExecutor {
     this.nextIndex += entries.length;
     if (entries.length === 0 && !patch) return Promise.resolve();
     return this.deps.store.append(this.run.id, entries, patch);
+  }
+
+  /** Cancels the run: `run.cancelled` is journaled, calls in flight are abandoned, late results dropped. */
+  cancel(reason: string): Promise<RunEnd> {
+    // Once the journal is read: the cancel entry must continue it.
+    void this.loaded.then(() => this.endWith([], { status: "cancelled", reason }, this.deps.clock.now()));
+    return this.done;
   }
 
   /** Stops executing (the engine is closing): the run stays `running`, to be resumed; `execute()` rejects with `reason`. */
@@ -381,4 +402,10 @@ function unsentWarning(call: IssuedCall): JournalEvent {
     level: "warn",
     message: `[tapedeck] call #${call.seq} ${call.tool} was not sent: the script ended before awaiting it.`,
   };
+}
+
+/** How a journal says the run ended, as a `RunEnd`. */
+export function endOf(end: NonNullable<History["end"]>): RunEnd {
+  if (end.ok) return { status: "completed", output: end.output };
+  return "cancelled" in end ? { status: "cancelled", reason: end.cancelled } : { status: "failed", error: end.error };
 }

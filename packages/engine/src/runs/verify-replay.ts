@@ -5,7 +5,7 @@ import { canonicalJson } from "../util/canonical-json.js";
 import { readHistory } from "./history.js";
 import { replayHistory } from "./replay.js";
 import { guestErrorToRunError } from "./run-error.js";
-import type { RunEnd } from "./run-executor.js";
+import { endOf, type RunEnd } from "./run-executor.js";
 
 /**
  * Replays a run's whole journal in a fresh sandbox and checks that the script does exactly what
@@ -54,7 +54,8 @@ export async function verifyReplay(
     const end: RunEnd = fresh.end.ok
       ? { status: "completed", output: fresh.end.output }
       : { status: "failed", error: guestErrorToRunError(fresh.end.error, run, (seq) => history.calls.get(seq)?.tool) };
-    const recorded: RunEnd = history.end.ok ? { status: "completed", output: history.end.output } : { status: "failed", error: history.end.error };
+    const recorded: RunEnd = endOf(history.end);
+    if (recorded.status === "cancelled") return { ok: false, problem: "the run was cancelled: its script did not end, so there is no end to compare" };
     const same =
       end.status === "completed" && recorded.status === "completed"
         ? canonicalJson(end.output) === canonicalJson(recorded.output)
@@ -67,5 +68,6 @@ export async function verifyReplay(
 }
 
 function describe(end: RunEnd): string {
+  if (end.status === "cancelled") return "cancelled";
   return end.status === "completed" ? `output ${canonicalJson(end.output).slice(0, 200)}` : `error "${end.error.message.slice(0, 200)}"`;
 }

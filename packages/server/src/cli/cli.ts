@@ -1,5 +1,6 @@
 import { EngineError } from "@tapedeck/engine";
 import { UsageError } from "./args.js";
+import { cancelCommand, cancelUsage } from "./commands/cancel.js";
 import { checkCommand, checkUsage } from "./commands/check.js";
 import { forkCommand, forkUsage } from "./commands/fork.js";
 import { resumeCommand, resumeUsage } from "./commands/resume.js";
@@ -21,6 +22,7 @@ const COMMANDS: Record<string, { run: (args: readonly string[], out: Output) => 
   show: { run: showCommand, usage: showUsage },
   resume: { run: resumeCommand, usage: resumeUsage },
   fork: { run: forkCommand, usage: forkUsage },
+  cancel: { run: cancelCommand, usage: cancelUsage },
   toolset: { run: toolsetCommand, usage: toolsetUsage },
   verify: { run: verifyCommand, usage: verifyUsage },
 };

@@ -24,7 +24,7 @@ export function printEnd(out: Output, end: RunEnd): number {
     out.stdout(JSON.stringify(end.output, null, 2));
     return 0;
   }
-  out.stderr(formatRunError(end.error));
+  out.stderr(end.status === "failed" ? formatRunError(end.error) : `The run was cancelled: ${end.reason}`);
   return 1;
 }
 
@@ -51,6 +51,8 @@ export function formatEntry(entry: JournalEntry): string {
       return `${head} output=${short(entry.output)}`;
     case "run.failed":
       return `${head} ${entry.error.kind}: ${entry.error.message}`;
+    case "run.cancelled":
+      return `${head} ${entry.reason}`;
   }
 }
 

@@ -1,0 +1,20 @@
+import { optionalFlag, parse, UsageError } from "../args.js";
+import { openEngine } from "../context.js";
+import type { Output } from "../print.js";
+
+export const cancelUsage = "tapedeck cancel <run_id> [--reason <text>] [--data <dir>]";
+
+/** Cancels a run that has not ended. A run that has ended is left as it is. */
+export async function cancelCommand(args: readonly string[], out: Output): Promise<number> {
+  const { values, positionals } = parse(args, { reason: { type: "string" } });
+  const [runId] = positionals;
+  if (!runId) throw new UsageError("missing <run_id>");
+  const engine = await openEngine(values.data, undefined);
+  try {
+    const end = await engine.cancel(runId, optionalFlag(values.reason, "reason") ?? "cancelled from the command line");
+    out.stdout(end.status === "cancelled" ? `${runId} cancelled` : `${runId} had already ended: ${end.status}`);
+    return end.status === "cancelled" ? 0 : 1;
+  } finally {
+    await engine.close();
+  }
+}
