@@ -29,5 +29,8 @@ export const SANDBOX_STACK_BYTES = 256 * 1024;
 /** CPU a script may spend between two host interactions before it is stopped. */
 export const SANDBOX_CPU_MS_PER_STEP = 10_000;
 
+/** Sandboxes rebuilt (by replay) for one run after their worker died, before the run is left for `resume`. */
+export const MAX_SANDBOX_REBUILDS = 3;
+
 /** Longest log line kept. */
 export const LOG_LINE_CHARS = 8 * 1024;

@@ -18,7 +18,8 @@
 import type { JournalEvent, JsonValue, PinnedTool, RunError, ToolFailure } from "@tapedeck/protocol";
 import { toolFailure } from "@tapedeck/protocol";
 import type { Clock } from "../clock.js";
-import type { Delivery, IssuedCall, LogLine, Sandbox, SandboxFactory, SandboxLimits, Step } from "../sandbox/sandbox.js";
+import { SandboxLostError, type Delivery, type IssuedCall, type LogLine, type Sandbox, type SandboxFactory, type SandboxLimits, type SandboxOptions, type Step } from "../sandbox/sandbox.js";
+import { MAX_SANDBOX_REBUILDS } from "../limits.js";
 import type { RunPatch, RunRecord, Store } from "../store/store.js";
 import type { ToolSource } from "../sources/tool-source.js";
 import { canonicalValue } from "../util/canonical-json.js";
@@ -90,6 +91,10 @@ export class RunExecutor {
   /** Calls issued and not yet settled into `outcomes`: in flight, or about to be sent. */
   private openCalls = 0;
   private ended = false;
+  /** Sandboxes rebuilt after their worker died. */
+  private rebuilds = 0;
+  /** Settles when the latest append is durable (or failed): what a rebuild waits for. */
+  private lastWrite: Promise<void> = Promise.resolve();
   /** For a fork: the parent's results its calls may take instead of being sent. */
   private reuse: ReusePool | undefined;
   /** The tool of every call issued, for error reports. */
@@ -141,16 +146,7 @@ export class RunExecutor {
       this.resolveDone(endOf(history.end));
       return;
     }
-    const sandbox = await this.deps.sandboxes.create({
-      runId: this.run.id,
-      js: this.run.js,
-      filename: "script.js",
-      tools: this.toolset.groups,
-      input: history.input,
-      seed: this.run.id,
-      startedAt: history.startedAt,
-      limits: this.deps.limits.sandbox,
-    });
+    const sandbox = await this.deps.sandboxes.create(this.sandboxOptions(history));
     if (this.ended) {
       // Cancelled (or stopped) while the sandbox was being made.
       await sandbox.dispose();
@@ -166,6 +162,19 @@ export class RunExecutor {
     for (const call of history.calls.values()) this.toolOfSeq.set(call.seq, call.tool);
     if (!fresh.end) this.resumeOpenCalls(history);
     this.onStep(fresh, undefined);
+  }
+
+  private sandboxOptions(history: History): SandboxOptions {
+    return {
+      runId: this.run.id,
+      js: this.run.js,
+      filename: "script.js",
+      tools: this.toolset.groups,
+      input: history.input,
+      seed: this.run.id,
+      startedAt: history.startedAt,
+      limits: this.deps.limits.sandbox,
+    };
   }
 
   /** Calls the journal shows as sent but not settled were interrupted by the engine's death. */
@@ -313,8 +322,40 @@ export class RunExecutor {
         this.delivering = false;
         this.onStep(step, entry);
       },
-      (error: unknown) => this.fault(error),
+      (error: unknown) => {
+        if (!(error instanceof SandboxLostError) || this.rebuilds >= MAX_SANDBOX_REBUILDS) return this.fault(error);
+        this.rebuilds++;
+        // A live outcome is journaled only with the step that reacts to it: deliver it again.
+        // A pre-journaled one is in the journal, and the replay delivers it.
+        if (outcome) this.outcomes.unshift(outcome);
+        this.rebuild().catch((failure: unknown) => this.fault(failure));
+      },
     );
+  }
+
+  /**
+   * The sandbox's worker died under the script (another run's crash, a retired worker): the
+   * run itself is intact. Once everything the old sandbox produced is durable, a new sandbox
+   * replays the journal; calls in flight go on and are delivered to it.
+   */
+  private async rebuild(): Promise<void> {
+    const lost = this.sandbox;
+    this.sandbox = undefined;
+    void lost?.dispose().catch(() => {});
+    await this.lastWrite;
+    const history = readHistory(this.run.id, await this.deps.store.readJournal(this.run.id));
+    const sandbox = await this.deps.sandboxes.create(this.sandboxOptions(history));
+    if (this.ended) {
+      await sandbox.dispose();
+      return;
+    }
+    const replayed = await replayHistory(sandbox, history);
+    if (!replayed.ok) throw new Error(`rebuilding the lost sandbox of ${this.run.id} diverged: ${replayed.divergence}`);
+    // Every pre-journaled delivery is durable by now, so the replay has just delivered it.
+    this.rejections.length = 0;
+    this.sandbox = sandbox;
+    this.delivering = false;
+    this.onStep(replayed.fresh, undefined);
   }
 
   /** A script that awaits something nothing will ever settle can never end: fail it now. */
@@ -364,7 +405,9 @@ export class RunExecutor {
     const entries = events.map((event, i) => ({ ...event, index: this.nextIndex + i, at }));
     this.nextIndex += entries.length;
     if (entries.length === 0 && !patch) return Promise.resolve();
-    return this.deps.store.append(this.run.id, entries, patch);
+    const written = this.deps.store.append(this.run.id, entries, patch);
+    this.lastWrite = written.catch(() => {});
+    return written;
   }
 
   /** Cancels the run: `run.cancelled` is journaled, calls in flight are abandoned, late results dropped. */
