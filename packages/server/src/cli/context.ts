@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import type { JournalEntry } from "@tapedeck/protocol";
 import { Engine, type EngineOptions } from "@tapedeck/engine";
 import { UsageError } from "./args.js";
 import { loadHostModule } from "./load-host-module.js";
@@ -35,8 +36,31 @@ export function parseJsonFlag(text: string | undefined, flag: string): unknown {
   }
 }
 
-/** Opens the engine on `--data`, with the host module of `--host` if given. */
-export async function openEngine(data: string, host: string | undefined, extra: EngineOptions = {}): Promise<Engine> {
+/**
+ * Runs `use` with an engine on `--data` (with the host module of `--host`, if given), and
+ * closes the engine however `use` ends.
+ */
+export async function withEngine<T>(
+  data: string,
+  host: string | undefined,
+  use: (engine: Engine) => Promise<T>,
+  extra: EngineOptions = {},
+): Promise<T> {
   const hostTools = host === undefined ? undefined : await loadHostModule(host);
-  return Engine.open({ dataDir: data, ...(hostTools ? { hostTools } : {}), ...extra });
+  const engine = await Engine.open({ dataDir: data, ...(hostTools ? { hostTools } : {}), ...extra });
+  try {
+    return await use(engine);
+  } finally {
+    await engine.close();
+  }
+}
+
+/** Every entry of a run's journal, read a page at a time. */
+export async function* journalEntries(engine: Engine, runId: string): AsyncGenerator<JournalEntry> {
+  const PAGE = 1000;
+  for (let from = 0; ; from += PAGE) {
+    const page = await engine.journal(runId, from, PAGE);
+    yield* page;
+    if (page.length < PAGE) return;
+  }
 }

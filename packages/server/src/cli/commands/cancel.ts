@@ -1,5 +1,5 @@
 import { optionalFlag, parse, UsageError } from "../args.js";
-import { openEngine } from "../context.js";
+import { withEngine } from "../context.js";
 import type { Output } from "../print.js";
 
 export const cancelUsage = "tapedeck cancel <run_id> [--reason <text>] [--data <dir>]";
@@ -9,12 +9,9 @@ export async function cancelCommand(args: readonly string[], out: Output): Promi
   const { values, positionals } = parse(args, { reason: { type: "string" } });
   const [runId] = positionals;
   if (!runId) throw new UsageError("missing <run_id>");
-  const engine = await openEngine(values.data, undefined);
-  try {
+  return withEngine(values.data, undefined, async (engine) => {
     const end = await engine.cancel(runId, optionalFlag(values.reason, "reason") ?? "cancelled from the command line");
     out.stdout(end.status === "cancelled" ? `${runId} cancelled` : `${runId} had already ended: ${end.status}`);
     return end.status === "cancelled" ? 0 : 1;
-  } finally {
-    await engine.close();
-  }
+  });
 }

@@ -1,6 +1,6 @@
-import { Engine, SqliteStore } from "@tapedeck/engine";
+import { SqliteStore } from "@tapedeck/engine";
 import { parse, requireFlag, UsageError } from "../args.js";
-import { readJsonFile, readTextFile } from "../context.js";
+import { readJsonFile, readTextFile, withEngine } from "../context.js";
 import { formatDiagnostics, type Output } from "../print.js";
 
 export const checkUsage = "tapedeck check <script.ts> --toolset <file>";
@@ -12,14 +12,12 @@ export async function checkCommand(args: readonly string[], out: Output): Promis
   if (!scriptPath) throw new UsageError("missing <script.ts>");
   const spec = readJsonFile(requireFlag(values.toolset, "toolset"), "toolset file");
   const source = readTextFile(scriptPath, "script");
-  const engine = await Engine.open({ store: SqliteStore.open({ path: ":memory:" }) });
-  try {
+  // A private in-memory store: checking writes nothing to the data folder.
+  return withEngine(values.data, undefined, async (engine) => {
     const { id } = await engine.registerToolset(spec);
     const result = await engine.check(source, id);
     if (result.diagnostics.length > 0) out.stderr(formatDiagnostics(result.diagnostics));
     if (result.ok) out.stdout("ok: the script type-checks");
     return result.ok ? 0 : 1;
-  } finally {
-    await engine.close();
-  }
+  }, { store: SqliteStore.open({ path: ":memory:" }) });
 }

@@ -1,6 +1,6 @@
 import type { JsonValue } from "@tapedeck/protocol";
 import { optionalFlag, parse, UsageError } from "../args.js";
-import { openEngine, parseJsonFlag, readTextFile } from "../context.js";
+import { withEngine, parseJsonFlag, readTextFile } from "../context.js";
 import { formatDiagnostics, printEnd, type Output } from "../print.js";
 import { printLogs } from "./logs.js";
 
@@ -18,8 +18,7 @@ export async function forkCommand(args: readonly string[], out: Output): Promise
   if (!scriptPath) throw new UsageError("missing <script.ts>");
   const source = readTextFile(scriptPath, "script");
   const input = parseJsonFlag(optionalFlag(values.input, "input"), "input") as JsonValue | undefined;
-  const engine = await openEngine(values.data, optionalFlag(values.host, "host"));
-  try {
+  return withEngine(values.data, optionalFlag(values.host, "host"), async (engine) => {
     const started = await engine.fork({ parent, source, ...(input === undefined ? {} : { input }) });
     if (started.kind === "refused") {
       out.stderr(formatDiagnostics(started.diagnostics));
@@ -29,7 +28,5 @@ export async function forkCommand(args: readonly string[], out: Output): Promise
     const end = await started.end;
     await printLogs(engine, started.runId, out);
     return printEnd(out, end);
-  } finally {
-    await engine.close();
-  }
+  });
 }

@@ -1,5 +1,5 @@
 import { optionalFlag, parse } from "../args.js";
-import { openEngine } from "../context.js";
+import { withEngine } from "../context.js";
 import { printEnd, type Output } from "../print.js";
 import { printLogs } from "./logs.js";
 
@@ -11,8 +11,7 @@ export const resumeUsage = "tapedeck resume [<run_id>] [--host <module>] [--data
  */
 export async function resumeCommand(args: readonly string[], out: Output): Promise<number> {
   const { values, positionals } = parse(args, { host: { type: "string" } });
-  const engine = await openEngine(values.data, optionalFlag(values.host, "host"));
-  try {
+  return withEngine(values.data, optionalFlag(values.host, "host"), async (engine) => {
     const resumed = await engine.resume(positionals[0]);
     if (positionals[0] !== undefined) {
       const [only] = resumed;
@@ -29,7 +28,5 @@ export async function resumeCommand(args: readonly string[], out: Output): Promi
       code = Math.max(code, printEnd(out, result));
     }
     return code;
-  } finally {
-    await engine.close();
-  }
+  });
 }

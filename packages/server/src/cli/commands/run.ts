@@ -1,6 +1,6 @@
 import type { JsonValue } from "@tapedeck/protocol";
 import { optionalFlag, parse, requireFlag, UsageError } from "../args.js";
-import { openEngine, parseJsonFlag, readJsonFile, readTextFile } from "../context.js";
+import { withEngine, parseJsonFlag, readJsonFile, readTextFile } from "../context.js";
 import { formatDiagnostics, printEnd, type Output } from "../print.js";
 import { printLogs } from "./logs.js";
 
@@ -18,8 +18,7 @@ export async function runCommand(args: readonly string[], out: Output): Promise<
   const spec = readJsonFile(requireFlag(values.toolset, "toolset"), "toolset file");
   const source = readTextFile(scriptPath, "script");
   const input = parseJsonFlag(optionalFlag(values.input, "input"), "input") as JsonValue | undefined;
-  const engine = await openEngine(values.data, optionalFlag(values.host, "host"));
-  try {
+  return withEngine(values.data, optionalFlag(values.host, "host"), async (engine) => {
     const { id } = await engine.registerToolset(spec);
     const started = await engine.start({ toolset: id, source, ...(input === undefined ? {} : { input }) });
     if (started.kind === "refused") {
@@ -29,7 +28,5 @@ export async function runCommand(args: readonly string[], out: Output): Promise<
     const end = await started.end;
     await printLogs(engine, started.runId, out);
     return printEnd(out, end);
-  } finally {
-    await engine.close();
-  }
+  });
 }

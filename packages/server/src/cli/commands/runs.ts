@@ -1,6 +1,6 @@
 import { RunStatus } from "@tapedeck/protocol";
-import { Engine } from "@tapedeck/engine";
 import { optionalFlag, parse, UsageError } from "../args.js";
+import { withEngine } from "../context.js";
 import type { Output } from "../print.js";
 
 export const runsUsage = "tapedeck runs [--status <status>] [--limit <n>] [--data <dir>]";
@@ -16,15 +16,12 @@ export async function runsCommand(args: readonly string[], out: Output): Promise
   }
   const limit = limitFlag === undefined ? 50 : Number(limitFlag);
   if (!Number.isInteger(limit) || limit < 1) throw new UsageError("--limit must be a positive integer");
-  const engine = await Engine.open({ dataDir: values.data });
-  try {
+  return withEngine(values.data, undefined, async (engine) => {
     const runs = await engine.listRuns({ ...(status ? { status: [status as RunStatus] } : {}), limit });
     if (runs.length === 0) out.stderr("no runs");
     for (const run of runs) {
       out.stdout(`${run.id}  ${run.status.padEnd(9)}  ${new Date(run.createdAt).toISOString()}  ${String(run.journalLength).padStart(6)} entries  ${run.toolsetId.slice(0, 15)}…`);
     }
     return 0;
-  } finally {
-    await engine.close();
-  }
+  });
 }

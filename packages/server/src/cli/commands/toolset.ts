@@ -1,5 +1,5 @@
 import { parse, UsageError } from "../args.js";
-import { openEngine, readJsonFile } from "../context.js";
+import { withEngine, readJsonFile } from "../context.js";
 import type { Output } from "../print.js";
 
 export const toolsetUsage = "tapedeck toolset register <file> [--data <dir>]";
@@ -11,15 +11,12 @@ export async function toolsetCommand(args: readonly string[], out: Output): Prom
   if (verb !== "register") throw new UsageError(`unknown toolset command "${verb ?? ""}"`);
   if (!file) throw new UsageError("missing <file>");
   const spec = readJsonFile(file, "toolset file");
-  const engine = await openEngine(values.data, undefined);
-  try {
+  return withEngine(values.data, undefined, async (engine) => {
     const registered = await engine.registerToolset(spec);
     out.stdout(registered.id);
     out.stdout("");
     out.stdout(registered.declarations.typescript);
     out.stdout(registered.declarations.prompt);
     return 0;
-  } finally {
-    await engine.close();
-  }
+  });
 }

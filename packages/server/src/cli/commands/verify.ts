@@ -1,5 +1,5 @@
-import { Engine } from "@tapedeck/engine";
 import { parse, UsageError } from "../args.js";
+import { withEngine } from "../context.js";
 import type { Output } from "../print.js";
 
 export const verifyUsage = "tapedeck verify <run_id> [--data <dir>]";
@@ -12,8 +12,7 @@ export async function verifyCommand(args: readonly string[], out: Output): Promi
   const { values, positionals } = parse(args, {});
   const [runId] = positionals;
   if (!runId) throw new UsageError("missing <run_id>");
-  const engine = await Engine.open({ dataDir: values.data });
-  try {
+  return withEngine(values.data, undefined, async (engine) => {
     const result = await engine.verify(runId);
     if (!result.ok) {
       out.stderr(`does not replay: ${result.problem}`);
@@ -21,7 +20,5 @@ export async function verifyCommand(args: readonly string[], out: Output): Promi
     }
     out.stdout(result.end ? `replays: the script ends ${result.end.status} as recorded` : "replays: the journal's calls match (the run has not ended)");
     return 0;
-  } finally {
-    await engine.close();
-  }
+  });
 }
