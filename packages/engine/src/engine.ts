@@ -14,7 +14,7 @@ import {
   SANDBOX_STACK_BYTES,
 } from "./limits.js";
 import { ArgsValidator } from "./runs/args-validator.js";
-import { REPLAY_VERSION, RunExecutor, type ExecutorLimits, type LoadedToolset, type RunEnd } from "./runs/run-executor.js";
+import { endRecord, REPLAY_VERSION, RunExecutor, type ExecutorLimits, type LoadedToolset, type RunEnd } from "./runs/run-executor.js";
 import { verifyReplay, type VerifyResult } from "./runs/verify-replay.js";
 import { QuickJsSandboxFactory } from "./sandbox/quickjs-sandbox-factory.js";
 import type { SandboxFactory } from "./sandbox/sandbox.js";
@@ -261,9 +261,11 @@ export class Engine {
     const run = await this.#run(runId);
     const ended = await this.end(runId);
     if (ended) return ended;
+    const cancelled: RunEnd = { status: "cancelled", reason };
     const now = this.#clock.now();
-    await this.#store.append(runId, [{ index: run.journalLength, at: now, kind: "run.cancelled", reason }], { status: "cancelled", updatedAt: now });
-    return { status: "cancelled", reason };
+    const { event, patch } = endRecord(cancelled, now);
+    await this.#store.append(runId, [{ ...event, index: run.journalLength, at: now }], patch);
+    return cancelled;
   }
 
   /** How a run ended (waiting for it if it executes in this engine). Undefined if it has not ended and is not executing here. */

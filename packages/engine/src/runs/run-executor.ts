@@ -70,7 +70,7 @@ export interface ExecutorDeps {
 export const REPLAY_VERSION = 1;
 
 /** An outcome journaled with the step that issued its call (a rejection, or a result a fork reused), waiting to be delivered. */
-interface PendingRejection {
+interface Prejournaled {
   readonly delivery: Delivery;
 }
 
@@ -85,7 +85,7 @@ export class RunExecutor {
   private sandbox: Sandbox | undefined;
   private nextIndex = 0;
   private logCount = 0;
-  private readonly rejections: PendingRejection[] = [];
+  private readonly prejournaled: Prejournaled[] = [];
   private readonly outcomes: PendingOutcome[] = [];
   private delivering = false;
   /** Calls issued and not yet settled into `outcomes`: in flight, or about to be sent. */
@@ -202,14 +202,14 @@ export class RunExecutor {
           const entry: JournalEvent = { kind: "call.rejected", seq: call.seq, tool: call.tool, args: checked.args, error: checked.failure };
           events.push(entry);
           // Delivered at the time of the entry that records it, exactly as replay will.
-          this.rejections.push({ delivery: { seq: call.seq, at, ok: false, error: checked.failure } });
+          this.prejournaled.push({ delivery: { seq: call.seq, at, ok: false, error: checked.failure } });
         } else {
           events.push({ kind: "call.scheduled", seq: call.seq, tool: call.tool, args: checked.args, key: this.key(call.seq) });
           const reused = this.reuse?.take(call.tool, checked.args);
           if (reused) {
             // A fork's call answered from its parent's journal: recorded here, never sent.
             events.push({ kind: "call.completed", seq: call.seq, result: reused.result, reusedFrom: { run: this.reuse!.parentId, seq: reused.parentSeq } });
-            this.rejections.push({ delivery: { seq: call.seq, at, ok: true, value: reused.result } });
+            this.prejournaled.push({ delivery: { seq: call.seq, at, ok: true, value: reused.result } });
           } else {
             toSend.push({ seq: call.seq, tool: checked.tool, args: checked.args });
           }
@@ -296,19 +296,19 @@ export class RunExecutor {
     this.pump();
   }
 
-  /** Delivers the next outcome if the sandbox is idle: rejections first (already journaled), then live outcomes. */
+  /** Delivers the next outcome if the sandbox is idle: pre-journaled ones first, then live outcomes. */
   private pump(): void {
     if (this.delivering || this.ended || this.stopped || !this.sandbox) return;
-    const rejection = this.rejections.shift();
-    const outcome = rejection ? undefined : this.outcomes.shift();
-    if (!rejection && !outcome) {
+    const prejournaled = this.prejournaled.shift();
+    const outcome = prejournaled ? undefined : this.outcomes.shift();
+    if (!prejournaled && !outcome) {
       this.checkStalled();
       return;
     }
     let delivery: Delivery;
     let entry: { event: JournalEvent; at: number } | undefined;
-    if (rejection) {
-      delivery = rejection.delivery;
+    if (prejournaled) {
+      delivery = prejournaled.delivery;
     } else {
       const { seq, settled } = outcome!;
       const at = this.deps.clock.now();
@@ -352,7 +352,7 @@ export class RunExecutor {
     const replayed = await replayHistory(sandbox, history);
     if (!replayed.ok) throw new Error(`rebuilding the lost sandbox of ${this.run.id} diverged: ${replayed.divergence}`);
     // Every pre-journaled delivery is durable by now, so the replay has just delivered it.
-    this.rejections.length = 0;
+    this.prejournaled.length = 0;
     this.sandbox = sandbox;
     this.delivering = false;
     this.onStep(replayed.fresh, undefined);
@@ -361,7 +361,7 @@ export class RunExecutor {
   /** A script that awaits something nothing will ever settle can never end: fail it now. */
   private checkStalled(): void {
     if (this.ended || this.stopped || this.delivering) return;
-    if (this.rejections.length + this.outcomes.length + this.openCalls > 0) return;
+    if (this.prejournaled.length + this.outcomes.length + this.openCalls > 0) return;
     const error = runError(
       "deadlock",
       "The script is waiting for a promise that nothing can settle: no tool call is in flight. Await only promises of tool calls (or values), and make sure the default export returns.",
@@ -375,11 +375,8 @@ export class RunExecutor {
     // At once, not when the end is durable: an interruption arriving meanwhile must not make
     // the dispatcher journal and send another attempt after the end.
     this.dispatcher.abandon();
-    const last: JournalEvent =
-      end.status === "completed" ? { kind: "run.completed", output: end.output } : end.status === "failed" ? { kind: "run.failed", error: end.error } : { kind: "run.cancelled", reason: end.reason };
-    const patch: RunPatch =
-      end.status === "completed" ? { status: "completed", output: end.output, updatedAt: at } : end.status === "failed" ? { status: "failed", error: end.error, updatedAt: at } : { status: "cancelled", updatedAt: at };
-    this.append([...events, last], at, patch, true).then(
+    const { event, patch } = endRecord(end, at);
+    this.append([...events, event], at, patch, true).then(
       () => {
         void this.release();
         this.resolveDone(end);
@@ -445,6 +442,18 @@ function unsentWarning(call: IssuedCall): JournalEvent {
     level: "warn",
     message: `[tapedeck] call #${call.seq} ${call.tool} was not sent: the script ended before awaiting it.`,
   };
+}
+
+/** The journal entry and the run patch that record `end`: the inverse of `endOf`. */
+export function endRecord(end: RunEnd, at: number): { event: JournalEvent; patch: RunPatch } {
+  switch (end.status) {
+    case "completed":
+      return { event: { kind: "run.completed", output: end.output }, patch: { status: "completed", output: end.output, updatedAt: at } };
+    case "failed":
+      return { event: { kind: "run.failed", error: end.error }, patch: { status: "failed", error: end.error, updatedAt: at } };
+    case "cancelled":
+      return { event: { kind: "run.cancelled", reason: end.reason }, patch: { status: "cancelled", updatedAt: at } };
+  }
 }
 
 /** How a journal says the run ended, as a `RunEnd`. */
