@@ -162,7 +162,8 @@ export class Engine {
       if (problem) throw new EngineError("invalid_toolset", `The input schema of ${tool.group}.${tool.name} cannot be compiled: ${problem}`);
     }
     await this.#store.putToolset(pinned);
-    const loaded = this.#load(pinned, await this.#store.getObservedShapes(pinned.id));
+    // The validator that just compiled every schema serves the toolset's runs.
+    const loaded = this.#load(pinned, await this.#store.getObservedShapes(pinned.id), validator);
     return { id: pinned.id, toolset: pinned, declarations: loaded.declarations, warnings };
   }
 
@@ -368,7 +369,7 @@ export class Engine {
     return this.#load(pinned, await this.#store.getObservedShapes(id));
   }
 
-  #load(pinned: PinnedToolset, observed: Record<string, JsonSchema>): ToolsetEntry {
+  #load(pinned: PinnedToolset, observed: Record<string, JsonSchema>, validator = new ArgsValidator()): ToolsetEntry {
     const cached = this.#toolsets.get(pinned.id);
     if (cached) return cached;
     if (pinned.servers) this.#mcp.addServers(pinned.servers);
@@ -379,7 +380,7 @@ export class Engine {
       pinned,
       byPath: new Map(pinned.tools.map((t) => [`${t.group}.${t.name}`, t])),
       groups,
-      validator: new ArgsValidator(),
+      validator,
       declarations: renderDeclarations(pinned.tools, observed),
       version: 0,
       observed,

@@ -12,12 +12,13 @@ export class ArgsValidator {
   private readonly ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
   /** Many servers still write draft-07 schemas (`"$schema": ".../draft-07/schema#"`). */
   private readonly draft07 = new AjvDraft07({ strict: false, allErrors: true, validateFormats: false });
-  private readonly compiled = new WeakMap<PinnedTool, ValidateFunction | null>();
+  /** Each tool's compiled validator, or why its schema cannot be compiled. */
+  private readonly compiled = new WeakMap<PinnedTool, ValidateFunction | string>();
 
   /** `undefined` when the arguments are valid, else the `invalid_arguments` failure. */
   validate(tool: PinnedTool, args: JsonValue): ToolFailure | undefined {
     const validate = this.compile(tool);
-    if (!validate || validate(args)) return undefined;
+    if (typeof validate === "string" || validate(args)) return undefined;
     const problems = (validate.errors ?? []).slice(0, 5).map(describe);
     return toolFailure(
       "invalid_arguments",
@@ -26,14 +27,10 @@ export class ArgsValidator {
     );
   }
 
-  /** Compiles the schema; the error message when it cannot be. */
+  /** Compiles the schema (kept for `validate`); the error message when it cannot be. */
   schemaProblem(tool: PinnedTool): string | undefined {
-    try {
-      this.ajvFor(tool).compile(tool.inputSchema);
-      return undefined;
-    } catch (error) {
-      return (error as Error).message;
-    }
+    const compiled = this.compile(tool);
+    return typeof compiled === "string" ? compiled : undefined;
   }
 
   private ajvFor(tool: PinnedTool): Ajv2020 | AjvDraft07 {
@@ -41,17 +38,17 @@ export class ArgsValidator {
     return typeof declared === "string" && OLD_DRAFT.test(declared) ? this.draft07 : this.ajv;
   }
 
-  private compile(tool: PinnedTool): ValidateFunction | null {
-    let validate = this.compiled.get(tool);
-    if (validate === undefined) {
+  private compile(tool: PinnedTool): ValidateFunction | string {
+    let compiled = this.compiled.get(tool);
+    if (compiled === undefined) {
       try {
-        validate = this.ajvFor(tool).compile(tool.inputSchema);
-      } catch {
-        validate = null;
+        compiled = this.ajvFor(tool).compile(tool.inputSchema);
+      } catch (error) {
+        compiled = (error as Error).message;
       }
-      this.compiled.set(tool, validate);
+      this.compiled.set(tool, compiled);
     }
-    return validate;
+    return compiled;
   }
 }
 
