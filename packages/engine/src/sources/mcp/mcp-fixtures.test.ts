@@ -1,7 +1,9 @@
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { PolicySpec, ToolsetSpec } from "@tapedeck/protocol";
+import { randomUUID } from "node:crypto";
 import { McpToolSource } from "./mcp-tool-source.js";
+import { findSecrets } from "../../test-support/leak-scan.js";
 import type { ToolCallRequest, ToolOutcome, ToolSource } from "../tool-source.js";
 import { STDIO_MAIN } from "../../test-support/mcp/fixture-clients.js";
 import { startHttpFixture } from "../../test-support/mcp/http-fixture.js";
@@ -177,8 +179,10 @@ describe("misbehaving MCP servers end with clear ToolErrors, and the engine stay
 
 describe("MCP auth for expiring tokens", () => {
   it("reads the token before every request and refreshes once on a 401; the toolset stores no credential", async () => {
-    let valid = "token-1";
-    let current = "token-1";
+    const first = `tok-${randomUUID()}`;
+    const second = `tok-${randomUUID()}`;
+    let valid = first;
+    let current = first;
     let refreshes = 0;
     const fixture = await startHttpFixture({ requireBearer: () => valid });
     const mcp = new McpToolSource({
@@ -196,12 +200,32 @@ describe("MCP auth for expiring tokens", () => {
     try {
       const spec = { mcpServers: { fx: { url: fixture.url } } };
       const { toolset } = await t.engine.registerToolset(spec);
-      assert.doesNotMatch(JSON.stringify(toolset), /token-1/);
-      valid = "token-2"; // the server rotates: the next request gets a 401, then a refresh
+      assert.ok(!JSON.stringify(toolset).includes(first));
+      valid = second; // the server rotates: the next request gets a 401, then a refresh
       const { end } = await runScript(t.engine, spec, `import { fx } from "tapedeck:tools";\nexport default async () => fx.echo({ text: "authorized" });`);
       assert.deepEqual(end, { status: "completed", output: { text: "authorized" } });
       assert.equal(refreshes, 1);
+      assert.deepEqual(await findSecrets(t.engine, t.dataDir, [first, second]), []);
+      // Control: the scan does reach the data folder and the journal (the output is in both).
+      assert.ok((await findSecrets(t.engine, t.dataDir, ["authorized"])).some((where) => where.includes("in run")));
     } finally {
+      await t.cleanup();
+      await fixture.close();
+    }
+  });
+
+  it("a header that references the environment is expanded when connecting, and the secret is stored nowhere", async () => {
+    const secret = `tok-${randomUUID()}`;
+    process.env.TAPEDECK_TEST_MCP_TOKEN = secret;
+    const fixture = await startHttpFixture({ requireBearer: () => secret });
+    const t = await testEngine({ mcp: new McpToolSource() });
+    try {
+      const spec = { mcpServers: { fx: { url: fixture.url, headers: { Authorization: "Bearer ${TAPEDECK_TEST_MCP_TOKEN}" } } } };
+      const { end } = await runScript(t.engine, spec, `import { fx } from "tapedeck:tools";\nexport default async () => fx.echo({ text: "with a header" });`);
+      assert.deepEqual(end, { status: "completed", output: { text: "with a header" } });
+      assert.deepEqual(await findSecrets(t.engine, t.dataDir, [secret]), []);
+    } finally {
+      delete process.env.TAPEDECK_TEST_MCP_TOKEN;
       await t.cleanup();
       await fixture.close();
     }
