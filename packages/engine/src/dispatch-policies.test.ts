@@ -140,20 +140,17 @@ describe("after the end", () => {
     };
     // The slow call's connection drops exactly while the run's end is being committed.
     const inner = SqliteStore.open({ path: ":memory:", durability: "off" });
-    const store: Store = Object.assign(Object.create(null) as Store, {
-      putToolset: inner.putToolset.bind(inner),
-      getToolset: inner.getToolset.bind(inner),
-      putObservedShape: inner.putObservedShape.bind(inner),
-      getObservedShapes: inner.getObservedShapes.bind(inner),
-      createRun: inner.createRun.bind(inner),
-      getRun: inner.getRun.bind(inner),
-      listRuns: inner.listRuns.bind(inner),
-      readJournal: inner.readJournal.bind(inner),
-      close: inner.close.bind(inner),
-      append: (runId: string, entries: readonly JournalEntry[], patch?: RunPatch) => {
-        const written = inner.append(runId, entries, patch);
-        if (entries.some((e) => e.kind === "run.completed")) interruptSlow?.();
-        return written;
+    const store: Store = new Proxy(inner, {
+      get(target, key, receiver) {
+        if (key === "append") {
+          return (runId: string, entries: readonly JournalEntry[], patch?: RunPatch) => {
+            const written = target.append(runId, entries, patch);
+            if (entries.some((e) => e.kind === "run.completed")) interruptSlow?.();
+            return written;
+          };
+        }
+        const value: unknown = Reflect.get(target, key, receiver);
+        return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
       },
     });
     const t = await testEngine({ sources: { host: source }, store });

@@ -1,9 +1,12 @@
+import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import type { JournalEntry, JsonSchema, JsonValue, PinnedTool, PinnedToolset, ToolSourceKind } from "@tapedeck/protocol";
+import { needsDecision, terminalStatuses } from "@tapedeck/protocol";
+import type { Decision, DecisionWait, JournalEntry, JsonSchema, JsonValue, PinnedTool, PinnedToolset, RunWait, ToolSourceKind } from "@tapedeck/protocol";
 import { systemClock, type Clock } from "./clock.js";
 import { EngineError } from "./errors.js";
 import {
+  HOLD_WAIT_MS,
   LOG_LINE_CHARS,
   MAX_ATTEMPTS,
   MAX_JOURNAL_ENTRIES,
@@ -14,7 +17,9 @@ import {
   SANDBOX_STACK_BYTES,
 } from "./limits.js";
 import { ArgsValidator } from "./runs/args-validator.js";
-import { endRecord, REPLAY_VERSION, RunExecutor, type ExecutorLimits, type LoadedToolset, type RunEnd } from "./runs/run-executor.js";
+import { endRecord, REPLAY_VERSION, RunExecutor, type ExecutionResult, type ExecutorLimits, type LoadedToolset, type RunEnd, type RunPause } from "./runs/run-executor.js";
+import { RunWaiters } from "./runs/run-waiters.js";
+import { WakeTimer } from "./runs/wake-timer.js";
 import { verifyReplay, type VerifyResult } from "./runs/verify-replay.js";
 import { QuickJsSandboxFactory } from "./sandbox/quickjs-sandbox-factory.js";
 import type { SandboxFactory } from "./sandbox/sandbox.js";
@@ -60,7 +65,29 @@ export interface EngineOptions {
   /** Default: the system clock. */
   readonly clock?: Clock;
   readonly limits?: Partial<Omit<EngineLimits, "sandbox">> & { readonly sandbox?: Partial<EngineLimits["sandbox"]> };
+  /**
+   * Wake parked runs of this store when their timers are due, from the moment the engine opens
+   * (overdue ones at once). Default true; off for engines that only inspect, or when another
+   * process serves the store.
+   */
+  readonly wake?: boolean;
+  /** Where the run-bound webhook URLs point: the server that serves `POST /hooks/<token>`. Default `http://127.0.0.1:7700`. */
+  readonly webhookBaseUrl?: string;
 }
+
+/** What the engine tells its listeners (the server turns them into webhooks). */
+export type EngineEvent =
+  /** A run parked: it holds nothing and waits for `waits`. */
+  | { readonly type: "run.waiting"; readonly runId: string; readonly waits: readonly RunWait[]; readonly wakeAt?: number }
+  /** A run ended. */
+  | { readonly type: "run.ended"; readonly runId: string; readonly end: RunEnd }
+  /** A call waits for a decision: `approval.requested`, or the reason it was parked. */
+  | { readonly type: "approval.requested" | "tool.schema_changed" | "credentials.expired"; readonly runId: string; readonly wait: DecisionWait }
+  /** The engine failed to do something in the background (waking runs); the runs are intact. */
+  | { readonly type: "engine.error"; readonly error: unknown };
+
+/** A call waiting for a decision, with its run. */
+export type PendingDecision = DecisionWait & { readonly runId: string; readonly labels?: Readonly<Record<string, string>>; readonly namespace?: string };
 
 export interface RegisteredToolset {
   /** Problems that did not stop the registration (an optional MCP server that could not be listed). */
@@ -89,12 +116,15 @@ export type StartResult =
   /** A run was created and is executing; `end` settles when it ends. */
   | { readonly kind: "started"; readonly runId: string; readonly warnings: readonly Diagnostic[]; readonly end: Promise<RunEnd> };
 
+export type { ExecutionResult, RunPause };
+
 const DEFAULT_LIMITS: EngineLimits = {
   sandbox: { memoryBytes: SANDBOX_MEMORY_BYTES, stackBytes: SANDBOX_STACK_BYTES, cpuMsPerStep: SANDBOX_CPU_MS_PER_STEP, logLineChars: LOG_LINE_CHARS },
   maxJournalEntries: MAX_JOURNAL_ENTRIES,
   maxValueBytes: MAX_VALUE_BYTES,
   runConcurrency: RUN_CONCURRENCY,
   maxAttempts: MAX_ATTEMPTS,
+  holdWaitMs: HOLD_WAIT_MS,
 };
 
 /** A toolset as the engine keeps it: pinned, ready to execute, with its observed result shapes. */
@@ -116,8 +146,14 @@ export class Engine {
   readonly #clock: Clock;
   readonly #limits: EngineLimits;
   readonly #toolsets = new Map<string, ToolsetEntry>();
-  readonly #executing = new Map<string, Promise<RunEnd>>();
-  readonly #executors = new Map<string, RunExecutor>();
+  /** The execution of each run executing here, and how it stops (ends or parks). */
+  readonly #executors = new Map<string, { readonly executor: RunExecutor; readonly stopped: Promise<unknown> }>();
+  /** Parked runs being woken, so two wake-ups of one run start one execution. */
+  readonly #waking = new Map<string, Promise<void>>();
+  readonly #waiters = new RunWaiters();
+  readonly #listeners = new Set<(event: EngineEvent) => void>();
+  readonly #webhookBaseUrl: string;
+  #wake: WakeTimer | undefined;
   #checker: Promise<ScriptChecker> | undefined;
   #closed = false;
 
@@ -129,6 +165,10 @@ export class Engine {
     this.#source = new SourceRouter({ ...(this.#hostTools ? { host: this.#hostTools } : {}), mcp: this.#mcp, ...options.sources });
     this.#clock = options.clock ?? systemClock;
     this.#limits = { ...DEFAULT_LIMITS, ...options.limits, sandbox: { ...DEFAULT_LIMITS.sandbox, ...options.limits?.sandbox } };
+    this.#webhookBaseUrl = (options.webhookBaseUrl ?? "http://127.0.0.1:7700").replace(/\/+$/, "");
+    if (options.wake !== false) {
+      this.#wake = new WakeTimer(this.#clock, (now) => this.#wakeDue(now), (error) => this.#emit({ type: "engine.error", error }));
+    }
   }
 
   /** Opens an engine on a store (by default SQLite in `dataDir`). */
@@ -139,7 +179,15 @@ export class Engine {
       mkdirSync(dataDir, { recursive: true });
       store = SqliteStore.open({ path: join(dataDir, "tapedeck.db"), durability: options.durability ?? "full" });
     }
-    return Promise.resolve(new Engine(options, store));
+    const engine = new Engine(options, store);
+    engine.#wake?.schedule(await store.nextWakeAt());
+    return engine;
+  }
+
+  /** Listens to the engine's events; returns a function that stops listening. */
+  on(listener: (event: EngineEvent) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
   }
 
   /**
@@ -211,7 +259,9 @@ export class Engine {
     );
     const run = await this.#store.getRun(id);
     if (!run) throw new Error(`run ${id} vanished after it was created`);
-    return { kind: "started", runId: id, warnings: checked.diagnostics, end: this.#execute(run, loaded) };
+    const end = this.#waiters.end(id);
+    this.#execute(run, loaded);
+    return { kind: "started", runId: id, warnings: checked.diagnostics, end };
   }
 
   /**
@@ -233,19 +283,27 @@ export class Engine {
   }
 
   /**
-   * Resumes runs left `running` by an engine that stopped (all of them, or the one given): each
-   * is replayed from its journal and goes on live. Resolves with each run's end.
+   * Resumes runs left `running` by an engine that stopped, and parked runs whose timers are due
+   * (all of them, or the one given, which resumes whatever its state as long as it has not
+   * ended): each is replayed from its journal and goes on live. Resolves with each run's end.
    */
   async resume(runId?: string): Promise<{ runId: string; end: Promise<RunEnd> }[]> {
     this.#open();
-    const runs = runId ? [await this.#run(runId)] : await this.#store.listRuns({ status: ["running"], limit: 10_000 });
+    const runs = runId
+      ? [await this.#run(runId)]
+      : [...(await this.#store.listRuns({ status: ["running"], limit: 10_000 })), ...(await this.#store.listRuns({ wakeBy: this.#clock.now(), limit: 10_000 }))];
     const resumed: { runId: string; end: Promise<RunEnd> }[] = [];
     for (const run of runs) {
+      if (terminalStatuses.includes(run.status)) {
+        resumed.push({ runId: run.id, end: Promise.resolve((await this.end(run.id))!) });
+        continue;
+      }
       const loaded = await this.#toolset(run.toolsetId);
-      if (!this.#executing.has(run.id)) this.#checkHostTools(loaded.pinned);
-      // `#execute` looks for an executor of this run and registers one without awaiting, so
-      // two resumes (or a resume and a start) can never run one run twice.
-      resumed.push({ runId: run.id, end: this.#execute(run, loaded) });
+      if (!this.#executors.has(run.id)) this.#checkHostTools(loaded.pinned);
+      const end = this.#waiters.end(run.id);
+      if (run.status === "waiting") await this.#unpark(run.id);
+      else this.#execute(run, loaded);
+      resumed.push({ runId: run.id, end });
     }
     return resumed;
   }
@@ -257,30 +315,86 @@ export class Engine {
    */
   async cancel(runId: string, reason = "cancelled"): Promise<RunEnd> {
     this.#open();
-    const executor = this.#executors.get(runId);
-    if (executor) return executor.cancel(reason);
+    for (let live = this.#executors.get(runId); live; live = this.#executors.get(runId)) {
+      const result = await live.executor.cancel(reason);
+      // The run parked as the cancel arrived: cancel it parked.
+      if (result.status !== "waiting") return result;
+    }
     const run = await this.#run(runId);
-    const ended = await this.end(runId);
+    const ended = await this.#recordedEnd(run);
     if (ended) return ended;
     const cancelled: RunEnd = { status: "cancelled", reason };
     const now = this.#clock.now();
     const { event, patch } = endRecord(cancelled, now);
-    await this.#store.append(runId, [{ ...event, index: run.journalLength, at: now }], patch);
+    await this.#store.append(runId, [{ ...event, index: run.journalLength, at: now }], { ...patch, waits: null, wakeAt: null });
+    this.#report(runId, cancelled);
     return cancelled;
   }
 
-  /** How a run ended (waiting for it if it executes in this engine). Undefined if it has not ended and is not executing here. */
+  /**
+   * How a run ended. A run executing or parked in this engine is waited for (across parks, as
+   * long as this engine wakes it). Undefined for a run left `running` by another engine.
+   */
   async end(runId: string): Promise<RunEnd | undefined> {
-    const executing = this.#executing.get(runId);
-    if (executing) return executing;
+    if (this.#executors.has(runId)) return this.#waiters.end(runId);
     const run = await this.#run(runId);
-    if (run.status === "completed") return { status: "completed", output: run.output ?? null };
-    if (run.status === "failed" && run.error) return { status: "failed", error: run.error };
-    if (run.status === "cancelled") {
-      const [last] = await this.#store.readJournal(runId, Math.max(0, run.journalLength - 1));
-      return { status: "cancelled", reason: last?.kind === "run.cancelled" ? last.reason : "cancelled" };
-    }
-    return undefined;
+    const ended = await this.#recordedEnd(run);
+    if (ended) return ended;
+    return run.status === "waiting" ? this.#waiters.end(runId) : undefined;
+  }
+
+  /** The run's end, or what it waits for, at once if it is parked, else at its next end or park. Undefined for a run left `running` by another engine. */
+  async settled(runId: string): Promise<ExecutionResult | undefined> {
+    if (this.#executors.has(runId) || this.#waking.has(runId)) return this.#waiters.settled(runId);
+    const run = await this.#run(runId);
+    if (run.status === "waiting") return { status: "waiting", waits: run.waits ?? [], ...(run.wakeAt === undefined ? {} : { wakeAt: run.wakeAt }) };
+    return await this.#recordedEnd(run);
+  }
+
+  /**
+   * Sends the signal `name` to a run. It is kept until a `signal(name)` call of the run takes
+   * it (each signal is taken once, oldest first); a run parked on it wakes. With a `key` used
+   * before for this run, nothing is sent again (`duplicate`).
+   */
+  async signal(runId: string, name: string, payload: JsonValue = null, options: { readonly key?: string } = {}): Promise<{ readonly signalId: number; readonly duplicate: boolean }> {
+    this.#open();
+    if (typeof name !== "string" || name === "") throw new EngineError("invalid_request", "A signal needs a name: a non-empty string the script waits for with signal(name).");
+    const bytes = jsonBytes(payload);
+    if (bytes === undefined) throw new EngineError("invalid_request", "The signal's payload is not JSON; send plain data (objects, arrays, strings, numbers, booleans, null).");
+    if (bytes > this.#limits.maxValueBytes) throw new EngineError("invalid_request", `The signal's payload is ${bytes} bytes; one recorded value may be at most ${this.#limits.maxValueBytes} bytes.`);
+    const run = await this.#run(runId);
+    if (terminalStatuses.includes(run.status)) throw new EngineError("conflict", `Run ${runId} has ended (${run.status}); the signal "${name}" was not sent.`);
+    const kept = await this.#store.putSignal({ runId, name, payload, at: this.#clock.now(), ...(options.key === undefined ? {} : { key: options.key }) });
+    if (!kept.duplicate) await this.#notifySignal(runId, name);
+    return { signalId: kept.id, duplicate: kept.duplicate };
+  }
+
+  /** Approves a call waiting for approval (or parked): the decision is journaled, then the call is sent with its key. */
+  approve(runId: string, seq: number, options: { readonly reason?: string } = {}): Promise<void> {
+    return this.#decide(runId, seq, "approved", options.reason);
+  }
+
+  /** Rejects a call waiting for approval (or parked): the decision is journaled; the script gets a `ToolError` (`approval_rejected`). */
+  reject(runId: string, seq: number, reason?: string): Promise<void> {
+    return this.#decide(runId, seq, "rejected", reason);
+  }
+
+  /** Calls waiting for a decision, oldest run first: of one run, or of every run matching `query`. */
+  async pendingDecisions(query: { readonly runId?: string; readonly namespace?: string; readonly labels?: Readonly<Record<string, string>>; readonly limit?: number } = {}): Promise<PendingDecision[]> {
+    const runs = query.runId
+      ? [await this.#run(query.runId)]
+      : await this.#store.listRuns({ needsDecision: true, limit: query.limit ?? 1000, ...(query.namespace ? { namespace: query.namespace } : {}), ...(query.labels ? { labels: query.labels } : {}) });
+    return runs
+      .reverse()
+      .flatMap((run) => (run.waits ?? []).filter(needsDecision).map((wait) => ({ ...wait, runId: run.id, ...(run.labels ? { labels: run.labels } : {}), ...(run.namespace ? { namespace: run.namespace } : {}) })));
+  }
+
+  /** A POST to a run-bound webhook URL: its body becomes the signal the URL was made for. Throws `not_found` for an unknown token. */
+  async deliverWebhook(token: string, payload: JsonValue): Promise<{ readonly runId: string; readonly name: string; readonly signalId: number }> {
+    const binding = await this.#store.getWebhook(hashToken(token));
+    if (!binding) throw new EngineError("not_found", "No webhook with this URL.");
+    const { signalId } = await this.signal(binding.runId, binding.name, payload);
+    return { runId: binding.runId, name: binding.name, signalId };
   }
 
   /**
@@ -316,17 +430,19 @@ export class Engine {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    for (const executor of this.#executors.values()) {
-      executor.stop(new EngineError("closed", "The engine closed while the run was executing; it stays running and resumes with `resume`."));
-    }
+    this.#wake?.stop();
+    const closed = new EngineError("closed", "The engine closed while the run was executing or waiting; it resumes with `resume` (a waiting run wakes in the next engine).");
+    for (const { executor } of this.#executors.values()) executor.stop(closed);
+    this.#waiters.failAll(closed);
     await this.#source.close();
     await this.#sandboxes.close();
     await this.#store.close();
   }
 
-  #execute(run: RunRecord, toolset: LoadedToolset): Promise<RunEnd> {
-    const existing = this.#executing.get(run.id);
-    if (existing) return existing;
+  /** Starts executing a run unless it executes already; how it stops is reported to the waiters. */
+  #execute(run: RunRecord, toolset: LoadedToolset): void {
+    // Looked up and registered without an await: two resumes (or a resume and a start) can never run one run twice.
+    if (this.#executors.has(run.id)) return;
     const executor = new RunExecutor(run, toolset, {
       store: this.#store,
       sandboxes: this.#sandboxes,
@@ -334,17 +450,120 @@ export class Engine {
       clock: this.#clock,
       limits: this.#limits,
       observe: (tool, value) => this.#observe(toolset.id, tool, value),
+      createWebhook: (runId, name) => this.#createWebhook(runId, name),
+      onDecisionNeeded: (runId, wait) => {
+        if (!needsDecision(wait)) return;
+        this.#emit({ type: wait.kind === "approval" ? "approval.requested" : wait.reason, runId, wait });
+      },
     });
-    const end = executor.execute().finally(() => {
-      this.#executing.delete(run.id);
-      this.#executors.delete(run.id);
-    });
-    // A run whose end nobody awaits must not crash the process when the engine stops under
-    // it: the run stays `running` in the store and resumes later.
-    end.catch(() => {});
-    this.#executing.set(run.id, end);
-    this.#executors.set(run.id, executor);
-    return end;
+    const stopped = executor.execute().then(
+      (result) => {
+        this.#executors.delete(run.id);
+        if (result.status === "waiting") {
+          this.#waiters.report(run.id, result);
+          this.#emit({ type: "run.waiting", runId: run.id, waits: result.waits, ...(result.wakeAt === undefined ? {} : { wakeAt: result.wakeAt }) });
+          this.#wake?.schedule(result.wakeAt);
+        } else {
+          this.#report(run.id, result);
+        }
+      },
+      (error: unknown) => {
+        this.#executors.delete(run.id);
+        this.#waiters.fail(run.id, error);
+      },
+    );
+    this.#executors.set(run.id, { executor, stopped });
+  }
+
+  #report(runId: string, end: RunEnd): void {
+    this.#waiters.report(runId, end);
+    this.#emit({ type: "run.ended", runId, end });
+  }
+
+  #emit(event: EngineEvent): void {
+    for (const listener of this.#listeners) {
+      try {
+        listener(event);
+      } catch {
+        // A listener's fault is its own; the engine goes on.
+      }
+    }
+  }
+
+  /** Marks a parked run running again and executes it (once, however many ask at the same time). */
+  #unpark(runId: string): Promise<void> {
+    const waking = this.#waking.get(runId);
+    if (waking) return waking;
+    const unparked = (async () => {
+      const run = await this.#run(runId);
+      if (run.status !== "waiting" || this.#executors.has(runId)) return;
+      const loaded = await this.#toolset(run.toolsetId);
+      this.#checkHostTools(loaded.pinned);
+      const decisions = (run.waits ?? []).filter(needsDecision);
+      await this.#store.append(runId, [], { status: "running", updatedAt: this.#clock.now(), wakeAt: null, waits: decisions.length > 0 ? decisions : null });
+      this.#execute({ ...run, status: "running" }, loaded);
+    })().finally(() => this.#waking.delete(runId));
+    this.#waking.set(runId, unparked);
+    return unparked;
+  }
+
+  /** Wakes the parked runs whose timers are due; resolves with the next `wakeAt`. */
+  async #wakeDue(now: number): Promise<number | undefined> {
+    for (;;) {
+      const due = (await this.#store.listRuns({ wakeBy: now, limit: 500 })).filter((run) => !this.#executors.has(run.id));
+      if (due.length === 0) break;
+      for (const run of due) {
+        if (this.#closed) return undefined;
+        await this.#unpark(run.id).catch((error: unknown) => this.#emit({ type: "engine.error", error }));
+      }
+    }
+    return this.#store.nextWakeAt();
+  }
+
+  /** A signal was kept for the run: a live execution looks for it; a run parked on it wakes. */
+  async #notifySignal(runId: string, name: string): Promise<void> {
+    for (let live = this.#executors.get(runId); live; live = this.#executors.get(runId)) {
+      if (live.executor.notifySignal(name)) return;
+      await live.stopped; // parking: look again once it is parked
+    }
+    const run = await this.#run(runId);
+    if (run.status === "waiting" && run.waits?.some((wait) => wait.kind === "signal" && wait.name === name)) await this.#unpark(runId);
+  }
+
+  async #decide(runId: string, seq: number, decision: Decision, reason: string | undefined): Promise<void> {
+    this.#open();
+    for (;;) {
+      let live = this.#executors.get(runId);
+      if (!live) {
+        const run = await this.#run(runId);
+        if (!(run.waits ?? []).some((wait) => wait.seq === seq && needsDecision(wait))) {
+          throw new EngineError("conflict", `Call #${seq} of run ${runId} is not waiting for a decision${terminalStatuses.includes(run.status) ? ` (the run has ended: ${run.status})` : ""}.`);
+        }
+        if (run.status === "waiting") await this.#unpark(runId);
+        else this.#execute(run, await this.#toolset(run.toolsetId));
+        live = this.#executors.get(runId);
+        if (!live) continue;
+      }
+      if (await live.executor.decide(seq, decision, reason)) return;
+      await live.stopped;
+    }
+  }
+
+  async #createWebhook(runId: string, name: string): Promise<string> {
+    const token = randomBytes(24).toString("base64url");
+    await this.#store.putWebhook({ tokenHash: hashToken(token), runId, name, createdAt: this.#clock.now() });
+    return `${this.#webhookBaseUrl}/hooks/${token}`;
+  }
+
+  /** How a run's record says it ended, if it did. */
+  async #recordedEnd(run: RunRecord): Promise<RunEnd | undefined> {
+    if (run.status === "completed") return { status: "completed", output: run.output ?? null };
+    if (run.status === "failed" && run.error) return { status: "failed", error: run.error };
+    if (run.status === "cancelled") {
+      const [last] = await this.#store.readJournal(run.id, Math.max(0, run.journalLength - 1));
+      return { status: "cancelled", reason: last?.kind === "run.cancelled" ? last.reason : "cancelled" };
+    }
+    return undefined;
   }
 
   #checkHostTools(toolset: PinnedToolset): void {
@@ -425,5 +644,19 @@ export class Engine {
 
   #open(): void {
     if (this.#closed) throw new EngineError("closed", "The engine is closed.");
+  }
+}
+
+function hashToken(token: string): string {
+  return createHash("sha256").update(token).digest("hex");
+}
+
+/** The size of `value` as JSON, or undefined if it is not JSON. */
+function jsonBytes(value: unknown): number | undefined {
+  try {
+    const text = JSON.stringify(value);
+    return text === undefined ? undefined : Buffer.byteLength(text);
+  } catch {
+    return undefined;
   }
 }

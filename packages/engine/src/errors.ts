@@ -11,6 +11,10 @@ export const EngineErrorCode = {
   misconfigured: "misconfigured",
   /** The engine was closed. */
   closed: "closed",
+  /** The request does not fit the object's state: the run has ended, the call is not waiting for a decision. */
+  conflict: "conflict",
+  /** An argument is malformed (a signal name, a payload that is not JSON). */
+  invalid_request: "invalid_request",
 } as const;
 export type EngineErrorCode = (typeof EngineErrorCode)[keyof typeof EngineErrorCode];
 

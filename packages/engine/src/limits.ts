@@ -34,3 +34,10 @@ export const MAX_SANDBOX_REBUILDS = 3;
 
 /** Longest log line kept. */
 export const LOG_LINE_CHARS = 8 * 1024;
+
+/**
+ * A run whose only open calls are waits keeps its sandbox when its next timer is due within
+ * this long (a short `sleep`, a `setTimeout` used as a yield); otherwise it is parked: its
+ * sandbox is freed and it wakes by replay. Replay costs far less than holding a sandbox idle.
+ */
+export const HOLD_WAIT_MS = 2_000;

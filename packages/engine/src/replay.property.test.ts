@@ -2,7 +2,7 @@ import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { toolFailure, type JournalEntry, type JsonValue } from "@tapedeck/protocol";
-import type { Clock } from "./clock.js";
+import { systemClock, type Clock } from "./clock.js";
 import { Engine } from "./engine.js";
 import type { RunEnd } from "./runs/run-executor.js";
 import type { SandboxFactory } from "./sandbox/sandbox.js";
@@ -71,10 +71,10 @@ async function openEngine(tools: ToolSource, clock: Clock, sandboxes: SandboxFac
 
 function steppingClock(): Clock {
   let now = Date.UTC(2026, 0, 1);
-  return { now: () => (now += 1000) };
+  return { now: () => (now += 1000), setTimer: (at, fire) => systemClock.setTimer(at, fire) };
 }
 
-const frozenClock: Clock = { now: () => Date.UTC(2026, 0, 1) };
+const frozenClock: Clock = { now: () => Date.UTC(2026, 0, 1), setTimer: (at, fire) => systemClock.setTimer(at, fire) };
 
 const sandboxes: SandboxFactory = { create: (o) => testSandboxes().create(o), close: () => Promise.resolve() };
 

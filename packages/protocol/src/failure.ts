@@ -25,6 +25,8 @@ export const FailureCode = {
   result_too_large: "result_too_large",
   /** The script named a tool that the toolset does not have. */
   unknown_tool: "unknown_tool",
+  /** `test_script`: the scenario has no (more) mock results for this tool. */
+  no_mock: "no_mock",
   /** The call was interrupted more times than its policy allows. */
   too_many_attempts: "too_many_attempts",
 } as const;

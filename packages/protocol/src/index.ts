@@ -5,14 +5,18 @@
 export type { JsonObject, JsonValue } from "./json.js";
 export { FailureCode, ToolError, toolFailure } from "./failure.js";
 export type { ToolFailure } from "./failure.js";
-export { RunErrorKind, RunStatus, isOutcome, terminalStatuses } from "./run.js";
+export { BuiltinTool, RunErrorKind, RunStatus, isOutcome, needsDecision, terminalStatuses } from "./run.js";
 export type {
+  Decision,
+  DecisionWait,
   JournalEntry,
   JournalEvent,
   JournalKind,
   LogLevel,
   OutcomeEntry,
+  ParkReason,
   RunError,
+  RunWait,
   SourcePosition,
 } from "./run.js";
 export { toolPath } from "./toolset.js";

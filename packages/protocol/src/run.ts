@@ -83,6 +83,14 @@ export type JournalEvent =
   | { readonly kind: "call.completed"; readonly seq: number; readonly result: JsonValue; readonly reusedFrom?: { readonly run: string; readonly seq: number } }
   /** A call's failure; delivered to the script in journal order. */
   | { readonly kind: "call.failed"; readonly seq: number; readonly error: ToolFailure }
+  /**
+   * The harness decided on a call that waited for approval or was parked: `approved` sends it
+   * (with its key, once this entry is durable), `rejected` fails it with `approval_rejected`
+   * (or `schema_changed` for a parked call).
+   */
+  | { readonly kind: "call.decided"; readonly seq: number; readonly decision: Decision; readonly reason?: string }
+  /** A scheduled call was held back before being sent (its tool's schema changed, its credential expired): it waits for a decision. */
+  | { readonly kind: "call.parked"; readonly seq: number; readonly reason: ParkReason; readonly message: string }
   /** A `console.*` line of the script. */
   | { readonly kind: "log"; readonly level: LogLevel; readonly message: string }
   /** The script's output. */
@@ -93,6 +101,41 @@ export type JournalEvent =
   | { readonly kind: "run.cancelled"; readonly reason: string };
 
 export type JournalKind = JournalEvent["kind"];
+
+export type Decision = "approved" | "rejected";
+
+/** Why a call was parked; each is also the event a harness is told. */
+export type ParkReason = "tool.schema_changed" | "credentials.expired";
+
+/**
+ * What a run waits for (its `waits`, while it is `waiting`, and its pending decisions at any time).
+ * Each is an open call of the run, by `seq`: built-in waits are calls too, so they are journaled,
+ * replayed and forked like any other.
+ */
+export type RunWait =
+  /** `sleep()` (or `setTimeout`): wakes at `until` (ms since the epoch). */
+  | { readonly kind: "sleep"; readonly seq: number; readonly until: number }
+  /** `signal(name)`: a `signal_run` (or a POST to one of the run's webhooks) with this name; `until` when it has a timeout. */
+  | { readonly kind: "signal"; readonly seq: number; readonly name: string; readonly until?: number }
+  /** A call whose policy requires approval: approve or reject it. */
+  | { readonly kind: "approval"; readonly seq: number; readonly tool: string; readonly args: JsonValue }
+  /** A call held back by the engine: approve (send it against the current schema), reject, cancel or fork. */
+  | { readonly kind: "parked"; readonly seq: number; readonly tool: string; readonly args: JsonValue; readonly reason: ParkReason; readonly message: string };
+
+/** Waits that need a decision from the harness (approve or reject). */
+export type DecisionWait = RunWait & { readonly kind: "approval" | "parked" };
+
+export function needsDecision(wait: RunWait): wait is DecisionWait {
+  return wait.kind === "approval" || wait.kind === "parked";
+}
+
+/** The tool names of the built-in waits, in the reserved group `tapedeck`. */
+export const BuiltinTool = {
+  sleep: "tapedeck.sleep",
+  signal: "tapedeck.signal",
+  webhook: "tapedeck.webhook",
+} as const;
+export type BuiltinTool = (typeof BuiltinTool)[keyof typeof BuiltinTool];
 
 /** Entries that settle a call: the script sees them, in journal order. */
 export type OutcomeEntry = JournalEntry & { readonly kind: "call.completed" | "call.failed" | "call.rejected" };

@@ -15,8 +15,8 @@ import { callTraceparent, runTraceId } from "./trace-context.js";
  * - After `abandon()`, nothing settles: late results are dropped.
  */
 
-/** How a call ended, as the script will see it. */
-export type Settled = { readonly ok: true; readonly value: JsonValue } | { readonly ok: false; readonly error: ToolFailure };
+/** How a call ended, as the script will see it; `notBefore`: not delivered before this (virtual) time. */
+export type Settled = ({ readonly ok: true; readonly value: JsonValue } | { readonly ok: false; readonly error: ToolFailure }) & { readonly notBefore?: number };
 
 export interface DispatchRequest {
   readonly seq: number;
@@ -100,8 +100,9 @@ export class RunDispatcher {
     for (let attempt = request.attempt; ; attempt++) {
       const outcome = await this.attempt(request, attempt);
       if (this.abandoned) return { ok: false, error: toolFailure("outcomeUnknown", "The run stopped waiting for this call.") };
-      if (outcome.kind === "result") return this.checkSize(outcome.value);
-      if (outcome.kind === "failure") return { ok: false, error: outcome.failure };
+      const later = outcome.kind !== "interrupted" && outcome.notBefore !== undefined ? { notBefore: outcome.notBefore } : {};
+      if (outcome.kind === "result") return { ...this.checkSize(outcome.value), ...later };
+      if (outcome.kind === "failure") return { ok: false, error: outcome.failure, ...later };
       if (tool.policy.onInterruption === "at_most_once") return { ok: false, error: outcomeUnknown(outcome.reason) };
       if (attempt >= this.maxAttempts) return { ok: false, error: tooManyAttempts(attempt, outcome.reason) };
       await request.recordAttempt(attempt + 1, outcome.reason);

@@ -1,4 +1,4 @@
-import type { JournalEntry, JsonValue, RunError, ToolFailure } from "@tapedeck/protocol";
+import type { Decision, JournalEntry, JsonValue, ParkReason, RunError, ToolFailure } from "@tapedeck/protocol";
 import type { Delivery } from "../sandbox/sandbox.js";
 
 /** A call as the journal recorded it. */
@@ -12,6 +12,10 @@ export interface RecordedCall {
   readonly attempts: number;
   /** Whether an outcome was recorded. */
   readonly settled: boolean;
+  /** Set while the call is held back, waiting for a decision (cleared by `call.decided`). */
+  readonly parked?: { readonly reason: ParkReason; readonly message: string };
+  /** The harness's decision on a call that needed approval or was parked. */
+  readonly decision?: { readonly decision: Decision; readonly reason?: string };
 }
 
 /**
@@ -82,6 +86,20 @@ export function readHistory(runId: string, entries: readonly JournalEntry[]): Hi
         const call = calls.get(entry.seq);
         if (!call || call.settled) throw new JournalCorruptError(runId, `entry ${index} retries call #${entry.seq}, which is not open`);
         call.attempts = entry.attempt;
+        break;
+      }
+      case "call.parked":
+      case "call.decided": {
+        const call = calls.get(entry.seq);
+        if (!call || call.settled || call.rejected) throw new JournalCorruptError(runId, `entry ${index} (${entry.kind}) names call #${entry.seq}, which is not open`);
+        if (entry.kind === "call.parked") {
+          call.parked = { reason: entry.reason, message: entry.message };
+          delete call.decision;
+        } else {
+          if (call.decision && !call.parked) throw new JournalCorruptError(runId, `entry ${index} decides call #${entry.seq} a second time`);
+          call.decision = { decision: entry.decision, ...(entry.reason === undefined ? {} : { reason: entry.reason }) };
+          delete call.parked;
+        }
         break;
       }
       case "call.completed":

@@ -1,4 +1,4 @@
-import type { JournalEntry, JsonValue } from "@tapedeck/protocol";
+import { BuiltinTool, type JournalEntry, type JsonValue } from "@tapedeck/protocol";
 import { canonicalJson } from "../util/canonical-json.js";
 
 /**
@@ -6,6 +6,11 @@ import { canonicalJson } from "../util/canonical-json.js";
  * fork whose tool and canonical arguments match an unused one takes its recorded result instead
  * of being sent; each recorded call is used at most once. Only results are reused: a call that
  * failed in the parent is sent again, since the fork usually exists to fix what made it fail.
+ *
+ * Waits match on what the script asked for, not on when: a fork's `sleep("10d")` reuses the
+ * parent's completed ten-day sleep (its `until` differs), and its `signal("approved")` takes the
+ * payload the parent received, which no one would send again. A webhook is never reused: its
+ * URL is bound to the parent.
  */
 export interface Reused {
   readonly parentSeq: number;
@@ -23,7 +28,7 @@ export class ReusePool {
   ) {
     const scheduled = new Map<number, { tool: string; args: string }>();
     for (const entry of parent) {
-      if (entry.kind === "call.scheduled") scheduled.set(entry.seq, { tool: entry.tool, args: canonicalJson(entry.args) });
+      if (entry.kind === "call.scheduled" && entry.tool !== BuiltinTool.webhook) scheduled.set(entry.seq, { tool: entry.tool, args: matchKey(entry.tool, entry.args) });
       if (entry.kind === "call.completed") {
         const call = scheduled.get(entry.seq);
         if (call) this.calls.push({ seq: entry.seq, ...call, result: entry.result, used: false });
@@ -36,10 +41,18 @@ export class ReusePool {
 
   /** Takes the first unused recorded call with this tool and these (canonical) arguments. */
   take(tool: string, args: JsonValue): Reused | undefined {
-    const text = canonicalJson(args);
+    const text = matchKey(tool, args);
     const call = this.calls.find((c) => !c.used && c.tool === tool && c.args === text);
     if (!call) return undefined;
     call.used = true;
     return { parentSeq: call.seq, result: call.result };
   }
+}
+
+/** What two calls must share to match: their canonical arguments, or for a wait what it waits for. */
+function matchKey(tool: string, args: JsonValue): string {
+  const object = typeof args === "object" && args !== null && !Array.isArray(args) ? args : {};
+  if (tool === BuiltinTool.sleep) return canonicalJson({ ms: object.ms ?? null });
+  if (tool === BuiltinTool.signal) return canonicalJson({ name: object.name ?? null, timeoutMs: object.timeoutMs ?? null });
+  return canonicalJson(args);
 }

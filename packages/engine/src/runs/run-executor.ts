@@ -15,9 +15,10 @@
  * - A call is sent only once its `call.scheduled` entry is durable; the same key on every attempt.
  * - After the end is journaled, nothing else is: late results are dropped.
  */
-import type { JournalEvent, JsonValue, PinnedTool, RunError, ToolFailure } from "@tapedeck/protocol";
+import type { Decision, JournalEvent, JsonValue, PinnedTool, RunError, RunWait, ToolFailure } from "@tapedeck/protocol";
 import { toolFailure } from "@tapedeck/protocol";
 import type { Clock } from "../clock.js";
+import { EngineError } from "../errors.js";
 import { SandboxLostError, type Delivery, type IssuedCall, type LogLine, type Sandbox, type SandboxFactory, type SandboxLimits, type SandboxOptions, type Step } from "../sandbox/sandbox.js";
 import { MAX_SANDBOX_REBUILDS } from "../limits.js";
 import type { RunPatch, RunRecord, Store } from "../store/store.js";
@@ -29,6 +30,7 @@ import { guestErrorToRunError, runError } from "./run-error.js";
 import { readHistory, type History } from "./history.js";
 import { replayHistory } from "./replay.js";
 import { ReusePool } from "./reuse-pool.js";
+import { approvalRejected, describeWaits, earliestDue, isBuiltin, parkedRejected, parseBuiltin, signalTimedOut, type OpenWait } from "./waits.js";
 
 /** How a run ended. */
 export type RunEnd =
@@ -39,12 +41,25 @@ export type RunEnd =
   /** Someone cancelled the run. */
   | { readonly status: "cancelled"; readonly reason: string };
 
+/** The run is parked: it holds no sandbox and waits for `waits`; it wakes by replay. */
+export interface RunPause {
+  readonly status: "waiting";
+  readonly waits: readonly RunWait[];
+  /** When its earliest timer is due, if it has one. */
+  readonly wakeAt?: number;
+}
+
+/** How one execution of a run stopped: the run ended, or it parked. */
+export type ExecutionResult = RunEnd | RunPause;
+
 export interface ExecutorLimits {
   readonly sandbox: SandboxLimits;
   readonly maxJournalEntries: number;
   readonly maxValueBytes: number;
   readonly runConcurrency: number;
   readonly maxAttempts: number;
+  /** A run with only waits open keeps its sandbox if a timer is due within this long (see limits.ts). */
+  readonly holdWaitMs: number;
 }
 
 /** The toolset of a run, with what executing it needs. */
@@ -64,6 +79,10 @@ export interface ExecutorDeps {
   readonly limits: ExecutorLimits;
   /** Sees every live result (for observed result types). */
   readonly observe?: (tool: PinnedTool, value: JsonValue) => void;
+  /** Binds a new webhook token to the run and signal name; resolves with its URL once durable. */
+  readonly createWebhook: (runId: string, name: string) => Promise<string>;
+  /** Told once a call's request for a decision is durable. */
+  readonly onDecisionNeeded?: (runId: string, wait: RunWait) => void;
 }
 
 /** The version of replay behaviour this engine writes into `run.started`; golden journals pin it. */
@@ -78,6 +97,8 @@ interface Prejournaled {
 interface PendingOutcome {
   readonly seq: number;
   readonly settled: Settled;
+  /** The signal this outcome takes, consumed in the commit that journals it. */
+  readonly signalId?: number;
 }
 
 export class RunExecutor {
@@ -88,8 +109,24 @@ export class RunExecutor {
   private readonly prejournaled: Prejournaled[] = [];
   private readonly outcomes: PendingOutcome[] = [];
   private delivering = false;
-  /** Calls issued and not yet settled into `outcomes`: in flight, or about to be sent. */
+  /** Calls issued and not yet settled into `outcomes`: in flight, about to be sent, or waiting (`waits`). */
   private openCalls = 0;
+  /** Open calls that wait on the engine (timers, signals, decisions), by seq. */
+  private readonly waits = new Map<number, OpenWait>();
+  /** Cancels the timer of a wait, by seq. */
+  private readonly timers = new Map<number, () => void>();
+  /** Signals taken by outcomes not yet journaled: another call must not take them too. */
+  private readonly claimedSignals = new Set<number>();
+  /** The set of calls waiting for a decision changed: the next append writes it to the run. */
+  private decisionsChanged = false;
+  /** Set once the open calls of the journal are known; requests that need them wait until then. */
+  private ready = false;
+  private readonly whenReady: (() => void)[] = [];
+  /** Parking: writing `waiting`, then freeing the sandbox. Requests then go to the next execution. */
+  private parking = false;
+  private advancing = false;
+  /** Reads of kept signals in flight: the run must not park before they answer. */
+  private lookups = 0;
   private ended = false;
   /** Sandboxes rebuilt after their worker died. */
   private rebuilds = 0;
@@ -100,11 +137,11 @@ export class RunExecutor {
   /** The tool of every call issued, for error reports. */
   private readonly toolOfSeq = new Map<number, string>();
   private stopped = false;
-  private readonly done: Promise<RunEnd>;
+  private readonly done: Promise<ExecutionResult>;
   /** Settles once the journal has been read and `nextIndex` is known. */
   private readonly loaded: Promise<void>;
   private markLoaded!: () => void;
-  private resolveDone!: (end: RunEnd) => void;
+  private resolveDone!: (result: ExecutionResult) => void;
   private rejectDone!: (error: unknown) => void;
 
   constructor(
@@ -118,18 +155,18 @@ export class RunExecutor {
       maxValueBytes: deps.limits.maxValueBytes,
     });
     this.loaded = new Promise<void>((resolve) => (this.markLoaded = resolve));
-    this.done = new Promise<RunEnd>((resolve, reject) => {
+    this.done = new Promise<ExecutionResult>((resolve, reject) => {
       this.resolveDone = resolve;
       this.rejectDone = reject;
     });
   }
 
   /**
-   * Runs to the end. Resolves with how the run ended (also when it had ended before). Rejects
-   * only for faults of the engine (store, sandbox host); the run is then left `running`, intact,
-   * for `resume` to pick up.
+   * Runs until the end, or until only waits are left and it parks. Resolves with how the run
+   * ended (also when it had ended before) or what it waits for. Rejects only for faults of the
+   * engine (store, sandbox host); the run is then left `running`, intact, for `resume` to pick up.
    */
-  execute(): Promise<RunEnd> {
+  execute(): Promise<ExecutionResult> {
     this.begin().catch((error: unknown) => this.fault(error));
     return this.done;
   }
@@ -161,6 +198,9 @@ export class RunExecutor {
     const { fresh } = replayed;
     for (const call of history.calls.values()) this.toolOfSeq.set(call.seq, call.tool);
     if (!fresh.end) this.resumeOpenCalls(history);
+    this.ready = true;
+    // Requests that arrived while the journal was replayed (a decision) apply before the run can park.
+    for (const request of this.whenReady.splice(0)) request();
     this.onStep(fresh, undefined);
   }
 
@@ -177,22 +217,44 @@ export class RunExecutor {
     };
   }
 
-  /** Calls the journal shows as sent but not settled were interrupted by the engine's death. */
+  /**
+   * The open calls of the journal: waits are waited for again; a call that needed a decision
+   * waits for it, or is settled or sent as decided; a call that was sent was interrupted by the
+   * engine's death (or its parking) and its policy decides.
+   */
   private resumeOpenCalls(history: History): void {
     for (const call of history.calls.values()) {
       if (call.settled || call.rejected) continue;
+      if (isBuiltin(call.tool)) {
+        this.openCalls++;
+        this.startBuiltin(call.seq, call.tool, call.args);
+        continue;
+      }
       const tool = this.toolset.byPath.get(call.tool);
       if (!tool) throw new Error(`call #${call.seq} names ${call.tool}, which the run's toolset does not have`);
-      this.resend(call.seq, tool, call.args, call.attempts);
+      if (call.parked) {
+        this.openCalls++;
+        this.addWait({ kind: "parked", seq: call.seq, tool, args: call.args, ...call.parked });
+      } else if (call.decision?.decision === "rejected") {
+        this.openCalls++;
+        this.settle(call.seq, { ok: false, error: approvalRejected(call.tool, call.decision.reason) });
+      } else if (tool.policy.approval && !call.decision) {
+        this.openCalls++;
+        this.addWait({ kind: "approval", seq: call.seq, tool, args: call.args });
+      } else {
+        this.resend(call.seq, tool, call.args, call.attempts);
+      }
     }
   }
 
   /** Journals what the script did in one step (after `outcome`, if it reacted to one) and acts on it. */
-  private onStep(step: Step, outcome: { event: JournalEvent; at: number } | undefined): void {
+  private onStep(step: Step, outcome: { event: JournalEvent; at: number; seq: number; signalId?: number } | undefined): void {
     const at = outcome?.at ?? this.deps.clock.now();
     const events: JournalEvent[] = outcome ? [outcome.event] : [];
     for (const call of step.calls) this.toolOfSeq.set(call.seq, call.tool);
     const toSend: { seq: number; tool: PinnedTool; args: JsonValue }[] = [];
+    const builtins: IssuedCall[] = [];
+    const approvals: RunWait[] = [];
     if (step.end) {
       for (const call of step.calls) events.push(unsentWarning(call));
     } else {
@@ -210,6 +272,13 @@ export class RunExecutor {
             // A fork's call answered from its parent's journal: recorded here, never sent.
             events.push({ kind: "call.completed", seq: call.seq, result: reused.result, reusedFrom: { run: this.reuse!.parentId, seq: reused.parentSeq } });
             this.prejournaled.push({ delivery: { seq: call.seq, at, ok: true, value: reused.result } });
+          } else if (!checked.tool) {
+            builtins.push({ seq: call.seq, tool: call.tool, args: checked.args });
+          } else if (checked.tool.policy.approval) {
+            // Scheduled, not sent: it waits for a decision, which is journaled before it is sent.
+            this.openCalls++;
+            this.addWait({ kind: "approval", seq: call.seq, tool: checked.tool, args: checked.args });
+            approvals.push({ kind: "approval", seq: call.seq, tool: call.tool, args: checked.args });
           } else {
             toSend.push({ seq: call.seq, tool: checked.tool, args: checked.args });
           }
@@ -224,18 +293,26 @@ export class RunExecutor {
       this.endWith(events, end, at);
       return;
     }
-    this.openCalls += toSend.length;
-    this.append(events, at).then(
+    this.openCalls += toSend.length + builtins.length;
+    const patch = outcome?.signalId === undefined ? undefined : { updatedAt: at, consumeSignals: [{ id: outcome.signalId, seq: outcome.seq }] };
+    this.append(events, at, patch).then(
       () => {
         for (const call of toSend) this.send(call.seq, call.tool, call.args, 1);
+        for (const wait of approvals) this.deps.onDecisionNeeded?.(this.run.id, wait);
       },
       (error: unknown) => this.fault(error),
     );
+    for (const call of builtins) this.startBuiltin(call.seq, call.tool, call.args);
     this.pump();
   }
 
-  private checkCall(call: IssuedCall): { tool: PinnedTool; args: JsonValue } | { failure: ToolFailure; args: JsonValue } {
+  /** A call that may be scheduled (`tool` is undefined for a built-in), or why it is rejected. */
+  private checkCall(call: IssuedCall): { tool: PinnedTool | undefined; args: JsonValue } | { failure: ToolFailure; args: JsonValue } {
     const args = canonicalValue(call.args);
+    if (isBuiltin(call.tool)) {
+      const parsed = parseBuiltin(call.tool, args);
+      return "message" in parsed ? { args, failure: parsed } : { tool: undefined, args };
+    }
     const tool = this.toolset.byPath.get(call.tool);
     if (!tool) return { args, failure: toolFailure("unknown_tool", `The toolset has no tool ${call.tool}.`) };
     const bytes = Buffer.byteLength(JSON.stringify(args));
@@ -285,14 +362,21 @@ export class RunExecutor {
     );
   }
 
-  private settle(seq: number, settled: Settled): void {
+  private settle(seq: number, settled: Settled, signalId?: number): void {
     if (this.ended) return;
+    if (settled.notBefore !== undefined && settled.notBefore > this.deps.clock.now()) {
+      // A mock's delay under a virtual clock: the outcome waits for the clock like a sleep.
+      const { notBefore, ...rest } = settled;
+      this.addWait({ kind: "timed", seq, until: notBefore, settled: rest });
+      this.pump();
+      return;
+    }
     if (settled.ok && this.deps.observe) {
       const tool = this.toolset.byPath.get(this.toolOfSeq.get(seq) ?? "");
       if (tool) this.deps.observe(tool, settled.value);
     }
     this.openCalls--;
-    this.outcomes.push({ seq, settled });
+    this.outcomes.push({ seq, settled, ...(signalId === undefined ? {} : { signalId }) });
     this.pump();
   }
 
@@ -302,19 +386,19 @@ export class RunExecutor {
     const prejournaled = this.prejournaled.shift();
     const outcome = prejournaled ? undefined : this.outcomes.shift();
     if (!prejournaled && !outcome) {
-      this.checkStalled();
+      this.onIdle();
       return;
     }
     let delivery: Delivery;
-    let entry: { event: JournalEvent; at: number } | undefined;
+    let entry: { event: JournalEvent; at: number; seq: number; signalId?: number } | undefined;
     if (prejournaled) {
       delivery = prejournaled.delivery;
     } else {
-      const { seq, settled } = outcome!;
+      const { seq, settled, signalId } = outcome!;
       const at = this.deps.clock.now();
       delivery = settled.ok ? { seq, at, ok: true, value: settled.value } : { seq, at, ok: false, error: settled.error };
       const event: JournalEvent = settled.ok ? { kind: "call.completed", seq, result: settled.value } : { kind: "call.failed", seq, error: settled.error };
-      entry = { event, at };
+      entry = { event, at, seq, ...(signalId === undefined ? {} : { signalId }) };
     }
     this.delivering = true;
     this.sandbox.deliver(delivery).then(
@@ -358,25 +442,187 @@ export class RunExecutor {
     this.onStep(replayed.fresh, undefined);
   }
 
-  /** A script that awaits something nothing will ever settle can never end: fail it now. */
-  private checkStalled(): void {
-    if (this.ended || this.stopped || this.delivering) return;
-    if (this.prejournaled.length + this.outcomes.length + this.openCalls > 0) return;
-    const error = runError(
-      "deadlock",
-      "The script is waiting for a promise that nothing can settle: no tool call is in flight. Await only promises of tool calls (or values), and make sure the default export returns.",
+  /**
+   * The script waits and nothing is left to deliver. If nothing is open, nothing can ever settle
+   * its promise: it fails now. If only waits are open, it parks (or, under a virtual clock, time
+   * jumps to the next timer); a timer due very soon is waited for with the sandbox kept.
+   */
+  private onIdle(): void {
+    if (this.ended || this.stopped || this.delivering || this.parking || this.advancing) return;
+    if (this.prejournaled.length + this.outcomes.length > 0) return;
+    if (this.openCalls === 0) {
+      const error = runError(
+        "deadlock",
+        "The script is waiting for a promise that nothing can settle: no tool call is in flight and nothing is awaited (sleep, signal, approval). Await only promises of tool calls (or values), and make sure the default export returns.",
+      );
+      this.endWith([], { status: "failed", error }, this.deps.clock.now());
+      return;
+    }
+    // Calls are in flight (or about to be), or a kept signal is being read: outcomes will come.
+    if (this.openCalls > this.waits.size || this.lookups > 0) return;
+    const virtual = this.deps.clock.virtual;
+    if (virtual) {
+      this.advancing = true;
+      virtual.advance().then(
+        (moved) => {
+          this.advancing = false;
+          if (moved) this.pump();
+          else this.park();
+        },
+        (error: unknown) => this.fault(error),
+      );
+      return;
+    }
+    const due = earliestDue(this.waits.values());
+    if (due !== undefined && due - this.deps.clock.now() <= this.deps.limits.holdWaitMs) return;
+    this.park();
+  }
+
+  /** Only waits are open: the run becomes `waiting`, frees its sandbox, and this execution ends. */
+  private park(): void {
+    this.parking = true;
+    for (const cancel of this.timers.values()) cancel();
+    this.timers.clear();
+    const waits = describeWaits(this.waits.values());
+    const wakeAt = earliestDue(this.waits.values());
+    const at = this.deps.clock.now();
+    this.append([], at, { status: "waiting", updatedAt: at, waits, wakeAt: wakeAt ?? null }).then(
+      () => {
+        this.ended = true;
+        this.dispatcher.abandon();
+        void this.release();
+        this.resolveDone({ status: "waiting", waits, ...(wakeAt === undefined ? {} : { wakeAt }) });
+      },
+      (error: unknown) => this.fault(error),
     );
-    this.endWith([], { status: "failed", error }, this.deps.clock.now());
+  }
+
+  // ---- waits ----
+
+  private addWait(wait: OpenWait): void {
+    this.waits.set(wait.seq, wait);
+    if (wait.kind === "approval" || wait.kind === "parked") this.decisionsChanged = true;
+    // A signal's timeout is armed once the kept signals have been read: a signal kept in time wins.
+    if (wait.kind === "sleep" || wait.kind === "timed") this.armTimer(wait.seq, wait.until);
+  }
+
+  private armTimer(seq: number, at: number): void {
+    this.timers.set(seq, this.deps.clock.setTimer(at, () => this.onTimer(seq)));
+  }
+
+  /** Removes an open wait (its call is about to be settled or sent); false if it is not open. */
+  private takeWait(seq: number): OpenWait | undefined {
+    const wait = this.waits.get(seq);
+    if (!wait) return undefined;
+    this.waits.delete(seq);
+    this.timers.get(seq)?.();
+    this.timers.delete(seq);
+    if (wait.kind === "approval" || wait.kind === "parked") this.decisionsChanged = true;
+    return wait;
+  }
+
+  private onTimer(seq: number): void {
+    const wait = this.waits.get(seq);
+    if (!wait || this.ended || this.parking) return;
+    this.takeWait(seq);
+    if (wait.kind === "sleep") this.settle(seq, { ok: true, value: null });
+    else if (wait.kind === "signal") this.settle(seq, { ok: false, error: signalTimedOut(wait.name, wait.timeoutMs) });
+    else if (wait.kind === "timed") this.settle(seq, wait.settled);
+  }
+
+  /** Starts a built-in call; `openCalls` already counts it. */
+  private startBuiltin(seq: number, tool: string, args: JsonValue): void {
+    const call = parseBuiltin(tool, args);
+    if ("message" in call) return this.settle(seq, { ok: false, error: call });
+    switch (call.kind) {
+      case "sleep":
+        if (call.until <= this.deps.clock.now()) return this.settle(seq, { ok: true, value: null });
+        return this.addWait({ kind: "sleep", seq, until: call.until });
+      case "signal":
+        this.addWait({ ...call, seq });
+        return this.lookForSignal(seq, call.name);
+      case "webhook":
+        this.deps.createWebhook(this.run.id, call.name).then(
+          (url) => this.settle(seq, { ok: true, value: { url } }),
+          (error: unknown) => this.fault(error),
+        );
+    }
+  }
+
+  /** Settles the signal wait `seq` with the oldest kept signal of its name that no other call has taken, if there is one. */
+  private lookForSignal(seq: number, name: string): void {
+    this.lookups++;
+    this.deps.store.pendingSignals(this.run.id, name).then(
+      (signals) => {
+        this.lookups--;
+        const signal = signals.find((s) => !this.claimedSignals.has(s.id));
+        const wait = this.waits.get(seq);
+        if (!wait || wait.kind !== "signal" || this.ended) return this.pump();
+        if (signal) {
+          this.claimedSignals.add(signal.id);
+          this.takeWait(seq);
+          this.settle(seq, { ok: true, value: signal.payload }, signal.id);
+        } else if (wait.until !== undefined && wait.until <= this.deps.clock.now()) {
+          this.onTimer(seq);
+        } else {
+          if (wait.until !== undefined && !this.timers.has(seq)) this.armTimer(seq, wait.until);
+          this.pump();
+        }
+      },
+      (error: unknown) => this.fault(error),
+    );
+  }
+
+  /**
+   * A signal `name` was kept for this run: the oldest open `signal(name)` call looks for it.
+   * False when this execution is parking: the engine resumes the run instead.
+   */
+  notifySignal(name: string): boolean {
+    if (this.parking || this.ended) return false;
+    if (!this.ready) return true; // resuming the open calls reads the kept signals
+    const waiting = [...this.waits.values()].filter((w) => w.kind === "signal" && w.name === name).sort((a, b) => a.seq - b.seq);
+    for (const wait of waiting) this.lookForSignal(wait.seq, name);
+    return true;
+  }
+
+  /**
+   * Decides on a call waiting for approval (or parked): the decision is journaled; then an
+   * approved call is sent, a rejected one fails with `approval_rejected`. Resolves once the
+   * decision is durable; false when this execution is parking (the engine retries on the next).
+   */
+  decide(seq: number, decision: Decision, reason: string | undefined): Promise<boolean> {
+    if (this.parking || this.ended) return Promise.resolve(false);
+    if (!this.ready) {
+      return new Promise<boolean>((resolve, reject) => {
+        this.whenReady.push(() => {
+          this.decide(seq, decision, reason).then(resolve, reject);
+        });
+      });
+    }
+    const wait = this.waits.get(seq);
+    if (!wait || (wait.kind !== "approval" && wait.kind !== "parked")) {
+      return Promise.reject(new EngineError("conflict", `Call #${seq} of run ${this.run.id} is not waiting for a decision.`));
+    }
+    this.takeWait(seq);
+    const event: JournalEvent = { kind: "call.decided", seq, decision, ...(reason === undefined ? {} : { reason }) };
+    const written = this.append([event], this.deps.clock.now());
+    if (decision === "approved") {
+      written.then(() => this.send(seq, wait.tool, wait.args, 1), (error: unknown) => this.fault(error));
+    } else {
+      const path = `${wait.tool.group}.${wait.tool.name}`;
+      this.settle(seq, { ok: false, error: wait.kind === "parked" ? parkedRejected(path, wait.reason, reason) : approvalRejected(path, reason) });
+    }
+    return written.then(() => true);
   }
 
   private endWith(events: JournalEvent[], end: RunEnd, at: number): void {
-    if (this.ended) return;
+    if (this.ended || this.parking) return;
     this.ended = true;
     // At once, not when the end is durable: an interruption arriving meanwhile must not make
     // the dispatcher journal and send another attempt after the end.
     this.dispatcher.abandon();
     const { event, patch } = endRecord(end, at);
-    this.append([...events, event], at, patch, true).then(
+    this.append([...events, event], at, { ...patch, waits: null, wakeAt: null }, true).then(
       () => {
         void this.release();
         this.resolveDone(end);
@@ -401,14 +647,31 @@ export class RunExecutor {
     }
     const entries = events.map((event, i) => ({ ...event, index: this.nextIndex + i, at }));
     this.nextIndex += entries.length;
+    patch = this.withRunState(patch, at);
     if (entries.length === 0 && !patch) return Promise.resolve();
     const written = this.deps.store.append(this.run.id, entries, patch);
     this.lastWrite = written.catch(() => {});
     return written;
   }
 
-  /** Cancels the run: `run.cancelled` is journaled, calls in flight are abandoned, late results dropped. */
-  cancel(reason: string): Promise<RunEnd> {
+  /**
+   * Adds to an append the calls waiting for a decision when they changed: listing approvals
+   * reads them from the run, so they are written with the entries that change them.
+   */
+  private withRunState(patch: RunPatch | undefined, at: number): RunPatch | undefined {
+    if (!this.decisionsChanged || patch?.waits !== undefined) {
+      if (patch?.waits !== undefined) this.decisionsChanged = false;
+      return patch;
+    }
+    this.decisionsChanged = false;
+    return { updatedAt: at, waits: describeWaits(this.waits.values(), true), ...patch };
+  }
+
+  /**
+   * Cancels the run: `run.cancelled` is journaled, calls in flight are abandoned, late results
+   * dropped. Resolves with a pause instead when the run was parking: the engine cancels it then.
+   */
+  cancel(reason: string): Promise<ExecutionResult> {
     // Once the journal is read: the cancel entry must continue it.
     void this.loaded.then(() => this.endWith([], { status: "cancelled", reason }, this.deps.clock.now()));
     return this.done;
@@ -430,6 +693,8 @@ export class RunExecutor {
   }
 
   private async release(): Promise<void> {
+    for (const cancel of this.timers.values()) cancel();
+    this.timers.clear();
     const sandbox = this.sandbox;
     this.sandbox = undefined;
     await sandbox?.dispose().catch(() => {});
@@ -437,10 +702,11 @@ export class RunExecutor {
 }
 
 function unsentWarning(call: IssuedCall): JournalEvent {
+  const what = isBuiltin(call.tool) ? "was not waited for" : "was not sent";
   return {
     kind: "log",
     level: "warn",
-    message: `[tapedeck] call #${call.seq} ${call.tool} was not sent: the script ended before awaiting it.`,
+    message: `[tapedeck] call #${call.seq} ${call.tool} ${what}: the script ended before awaiting it.`,
   };
 }
 

@@ -43,10 +43,14 @@ const arrayJoin = Array.prototype.join;
 const stringSlice = String.prototype.slice, stringIndexOf = String.prototype.indexOf;
 const symbolToString = Symbol.prototype.toString;
 const PromiseCtor = Promise, promiseThen = Promise.prototype.then;
+const DateCtor = Date;
 const ErrorCtor = Error, TypeErrorCtor = TypeError, ReferenceErrorCtor = ReferenceError;
 const InternalErrorCtor = InternalError;
 const WeakSetCtor = WeakSet, weakSetAdd = WeakSet.prototype.add, weakSetHas = WeakSet.prototype.has;
 const imul = Math.imul;
+const dateNow = Date.now;
+const regExpExec = RegExp.prototype.exec;
+const numberIsFinite = Number.isFinite;
 const config = JSONParse(configText);
 const logLineChars = config.logLineChars;
 
@@ -283,6 +287,62 @@ const consoleObject = {
   error(...data) { record("error", data); },
 };
 defineProperty(global, "console", { value: freeze(consoleObject), writable: true, configurable: true });
+
+// ---- durable waits: built-in calls, journaled and replayed like tool calls ----
+const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h|d|w)$/;
+const UNIT_MS = { __proto__: null, ms: 1, s: 1000, m: 60000, h: 3600000, d: 86400000, w: 604800000 };
+const MAX_WAIT_MS = 10 * 366 * 86400000;
+const DURATION_HELP = 'a number of milliseconds or a string like "500ms", "30s", "10m", "2h", "10d", "1w"';
+function durationMs(value, what) {
+  let ms;
+  if (typeof value === "number") ms = value;
+  else if (typeof value === "string") {
+    const match = apply(regExpExec, DURATION, [value]);
+    if (match === null) throw new TypeErrorCtor(what + ": " + JSONStringify(value) + " is not a duration; use " + DURATION_HELP + ".");
+    ms = +match[1] * UNIT_MS[match[2]];
+  } else {
+    throw new TypeErrorCtor(what + ": the duration is " + formatValue(value) + "; use " + DURATION_HELP + ".");
+  }
+  if (!numberIsFinite(ms) || ms < 0) throw new TypeErrorCtor(what + ": the duration " + formatValue(value) + " is not a finite number of milliseconds >= 0.");
+  if (ms > MAX_WAIT_MS) throw new TypeErrorCtor(what + ": " + formatValue(value) + " is longer than 10 years, the longest wait.");
+  return ms;
+}
+function sleep(duration) {
+  const ms = durationMs(duration, "sleep");
+  // Date.now() is the time of the step, from the journal: the same on replay.
+  return apply(promiseThen, issue("tapedeck.sleep", { ms, until: apply(dateNow, DateCtor, []) + ms }), [function () { return undefined; }]);
+}
+function signal(name, options) {
+  if (typeof name !== "string" || name === "") throw new TypeErrorCtor("signal: the name must be a non-empty string.");
+  const timeout = options === undefined || options === null ? undefined : read(options, "timeout");
+  if (timeout === undefined) return issue("tapedeck.signal", { name });
+  const ms = durationMs(timeout, "signal timeout");
+  return issue("tapedeck.signal", { name, timeoutMs: ms, until: apply(dateNow, DateCtor, []) + ms });
+}
+function webhook(name) {
+  if (typeof name !== "string" || name === "") throw new TypeErrorCtor("webhook: the name must be a non-empty string (the signal its POSTs become).");
+  return issue("tapedeck.webhook", { name });
+}
+let lastTimeout = 0;
+const clearedTimeouts = { __proto__: null };
+function setTimeoutImpl(callback, ms, ...args) {
+  if (typeof callback !== "function") throw new TypeErrorCtor("setTimeout: the callback must be a function (strings are not evaluated).");
+  const id = ++lastTimeout;
+  const slept = sleep(ms === undefined ? 0 : ms);
+  apply(promiseThen, slept, [function () {
+    if (clearedTimeouts[id] === true) { delete clearedTimeouts[id]; return; }
+    // Like an uncaught exception in a timer in Node: the run fails.
+    try { apply(callback, undefined, args); } catch (e) { finishError(e); }
+  }]);
+  return id;
+}
+function clearTimeoutImpl(id) {
+  if (typeof id === "number" && id > 0 && id <= lastTimeout) clearedTimeouts[id] = true;
+}
+for (const [name, fn] of [["sleep", sleep], ["signal", signal], ["webhook", webhook], ["setTimeout", setTimeoutImpl], ["clearTimeout", clearTimeoutImpl]]) {
+  defineProperty(fn, "name", { value: name });
+  defineProperty(global, name, { value: freeze(fn), writable: true, configurable: true });
+}
 
 // ---- Math.random: sfc32 seeded from a 128-bit hash of the seed ----
 function hash128(text) {

@@ -27,10 +27,14 @@ export interface ToolCallRequest {
   readonly signal: AbortSignal;
 }
 
+/**
+ * How an attempt ended. `notBefore` (mock sources under a virtual clock): the outcome reaches
+ * the script only once the clock is at this time, so a mock's delay costs no real time.
+ */
 export type ToolOutcome =
   /** The tool answered with a result. */
-  | { readonly kind: "result"; readonly value: JsonValue }
+  | { readonly kind: "result"; readonly value: JsonValue; readonly notBefore?: number }
   /** The tool answered with a failure; the script gets a `ToolError`. Never retried. */
-  | { readonly kind: "failure"; readonly failure: ToolFailure }
+  | { readonly kind: "failure"; readonly failure: ToolFailure; readonly notBefore?: number }
   /** The call did not get an answer (connection dropped, worker lost); the policy decides. */
   | { readonly kind: "interrupted"; readonly reason: string };

@@ -73,6 +73,39 @@ export const migrations: readonly Migration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    version: 3,
+    name: "waits, signals and webhooks",
+    sql: `
+      -- What the run waits for (JSON RunWait[]): set while it is waiting, and while a call of it waits for a decision.
+      ALTER TABLE runs ADD COLUMN waits TEXT;
+      -- A waiting run's earliest timer (a sleep, a signal's timeout): when the timer service resumes it.
+      ALTER TABLE runs ADD COLUMN wake_at INTEGER;
+      -- How many of its waits need a decision (approve or reject): what listing approvals scans.
+      ALTER TABLE runs ADD COLUMN decisions INTEGER NOT NULL DEFAULT 0;
+      CREATE INDEX runs_by_wake ON runs (wake_at) WHERE status = 'waiting' AND wake_at IS NOT NULL;
+      CREATE INDEX runs_needing_decision ON runs (created_at) WHERE decisions > 0;
+      -- Signals sent to a run, kept until a signal() call of the run takes them (consumed_seq).
+      CREATE TABLE signals (
+        id           INTEGER PRIMARY KEY AUTOINCREMENT,
+        run_id       TEXT NOT NULL,
+        name         TEXT NOT NULL,
+        payload      TEXT NOT NULL,
+        key          TEXT,
+        at           INTEGER NOT NULL,
+        consumed_seq INTEGER
+      );
+      CREATE INDEX signals_pending ON signals (run_id, name, id) WHERE consumed_seq IS NULL;
+      CREATE UNIQUE INDEX signals_by_key ON signals (run_id, key) WHERE key IS NOT NULL;
+      -- Run-bound webhook URLs, by the SHA-256 of their token (the token itself is only in the URL).
+      CREATE TABLE webhooks (
+        token_hash TEXT PRIMARY KEY,
+        run_id     TEXT NOT NULL,
+        name       TEXT NOT NULL,
+        created_at INTEGER NOT NULL
+      ) WITHOUT ROWID;
+    `,
+  },
 ];
 
 /**

@@ -7,7 +7,7 @@
  * - A journal row's `kind`, `seq` and `at` are columns for querying; its `body` holds the entry
  *   without `index`, `at` and `kind` (so `seq` lives in both: the body is the source of truth).
  */
-import type { JournalEntry, JsonValue, RunError, RunStatus } from "@tapedeck/protocol";
+import type { JournalEntry, JsonValue, RunError, RunStatus, RunWait } from "@tapedeck/protocol";
 import type { NewRun, RunRecord } from "./store.js";
 
 export interface RunRow {
@@ -26,6 +26,9 @@ export interface RunRow {
   readonly created_at: number;
   readonly updated_at: number;
   readonly journal_length: number;
+  readonly waits: string | null;
+  readonly wake_at: number | null;
+  readonly decisions: number;
 }
 
 export interface JournalRow {
@@ -55,6 +58,9 @@ export function newRunRow(run: NewRun, journalLength: number): RunRow {
     created_at: run.createdAt,
     updated_at: run.createdAt,
     journal_length: journalLength,
+    waits: null,
+    wake_at: null,
+    decisions: 0,
   };
 }
 
@@ -76,6 +82,8 @@ export function runFromRow(row: RunRow): RunRecord {
     ...(row.parent_id !== null && { parentId: row.parent_id }),
     ...(row.output !== null && { output: JSON.parse(row.output) as JsonValue }),
     ...(row.error !== null && { error: JSON.parse(row.error) as RunError }),
+    ...(row.waits !== null && { waits: JSON.parse(row.waits) as RunWait[] }),
+    ...(row.wake_at !== null && { wakeAt: row.wake_at }),
   };
 }
 

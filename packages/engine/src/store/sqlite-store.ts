@@ -11,13 +11,13 @@
  *   prepared once and kept short; listing reads only the rows asked for.
  */
 import Database from "better-sqlite3";
-import type { JournalEntry, PinnedToolset, JsonSchema } from "@tapedeck/protocol";
+import { needsDecision, type JournalEntry, type JsonSchema, type JsonValue, type PinnedToolset } from "@tapedeck/protocol";
 import { GroupCommit } from "./group-commit.js";
 import { migrate } from "./migrations.js";
 import { entryFromRow, journalRow, newRunRow, runFromRow } from "./sqlite-rows.js";
 import type { JournalRow, RunRow } from "./sqlite-rows.js";
 import { StoreConflictError } from "./store.js";
-import type { Durability, NewRun, RunPatch, RunQuery, RunRecord, Store } from "./store.js";
+import type { Durability, NewRun, NewSignal, RunPatch, RunQuery, RunRecord, Store, StoredSignal, WebhookBinding } from "./store.js";
 
 export interface SqliteStoreOptions {
   /** The database file (created if missing), or `":memory:"` for a private in-memory database. */
@@ -41,6 +41,19 @@ interface RunUpdate {
   readonly error: string | null;
   readonly updated_at: number | null;
   readonly journal_length: number;
+  /** 1 when `waits` (and `decisions`) are replaced; 0 keeps them. */
+  readonly waits_set: number;
+  readonly waits: string | null;
+  readonly decisions: number;
+  readonly wake_set: number;
+  readonly wake_at: number | null;
+}
+
+interface SignalRow {
+  readonly id: number;
+  readonly name: string;
+  readonly payload: string;
+  readonly at: number;
 }
 
 type EntryRow = Pick<JournalRow, "idx" | "at" | "kind" | "body">;
@@ -95,9 +108,23 @@ export class SqliteStore implements Store {
       updateRun: db.prepare<[RunUpdate]>(
         `UPDATE runs SET status = coalesce(@status, status), output = coalesce(@output, output),
            error = coalesce(@error, error), updated_at = coalesce(@updated_at, updated_at),
-           journal_length = @journal_length
+           journal_length = @journal_length,
+           waits = CASE WHEN @waits_set THEN @waits ELSE waits END,
+           decisions = CASE WHEN @waits_set THEN @decisions ELSE decisions END,
+           wake_at = CASE WHEN @wake_set THEN @wake_at ELSE wake_at END
          WHERE id = @id`,
       ),
+      nextWake: db.prepare<[], { wake_at: number | null }>("SELECT min(wake_at) AS wake_at FROM runs WHERE status = 'waiting' AND wake_at IS NOT NULL"),
+      insertSignal: db.prepare<[string, string, string, string | null, number]>(
+        "INSERT INTO signals (run_id, name, payload, key, at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id, key) WHERE key IS NOT NULL DO NOTHING",
+      ),
+      signalByKey: db.prepare<[string, string], { id: number }>("SELECT id FROM signals WHERE run_id = ? AND key = ?"),
+      pendingSignals: db.prepare<[string, string], SignalRow>(
+        "SELECT id, name, payload, at FROM signals WHERE run_id = ? AND name = ? AND consumed_seq IS NULL ORDER BY id",
+      ),
+      consumeSignal: db.prepare<[number, number, string]>("UPDATE signals SET consumed_seq = ? WHERE id = ? AND run_id = ? AND consumed_seq IS NULL"),
+      putWebhook: db.prepare<[string, string, string, number]>("INSERT INTO webhooks (token_hash, run_id, name, created_at) VALUES (?, ?, ?, ?)"),
+      getWebhook: db.prepare<[string], { run_id: string; name: string; created_at: number }>("SELECT run_id, name, created_at FROM webhooks WHERE token_hash = ?"),
       // LIMIT -1 is SQLite for "no limit".
       readJournal: db.prepare<[string, number, number], EntryRow>(
         "SELECT idx, at, kind, body FROM journal WHERE run_id = ? AND idx >= ? ORDER BY idx LIMIT ?",
@@ -173,6 +200,13 @@ export class SqliteStore implements Store {
         }
       });
       for (const entry of entries) this.#insertEntry(runId, entry);
+      for (const { id, seq } of patch?.consumeSignals ?? []) {
+        // Throwing rolls back the whole batch: the outcome is not recorded without its signal.
+        if (this.#sql.consumeSignal.run(seq, id, runId).changes === 0) {
+          throw new StoreConflictError(`append to run ${runId}: signal ${id} was already taken by another call (or is not this run's).`);
+        }
+      }
+      const waits = patch?.waits;
       this.#sql.updateRun.run({
         id: runId,
         status: patch?.status ?? null,
@@ -180,7 +214,49 @@ export class SqliteStore implements Store {
         error: patch?.error === undefined ? null : JSON.stringify(patch.error),
         updated_at: patch?.updatedAt ?? null,
         journal_length: length + entries.length,
+        waits_set: waits === undefined ? 0 : 1,
+        waits: waits === undefined || waits === null || waits.length === 0 ? null : JSON.stringify(waits),
+        decisions: waits?.filter(needsDecision).length ?? 0,
+        wake_set: patch?.wakeAt === undefined ? 0 : 1,
+        wake_at: patch?.wakeAt ?? null,
       });
+    });
+  }
+
+  nextWakeAt(): Promise<number | undefined> {
+    return this.#read(() => this.#sql.nextWake.get()?.wake_at ?? undefined);
+  }
+
+  putSignal(signal: NewSignal): Promise<{ id: number; duplicate: boolean }> {
+    let result: { id: number; duplicate: boolean } | undefined;
+    return this.#write(() => {
+      const inserted = this.#sql.insertSignal.run(signal.runId, signal.name, JSON.stringify(signal.payload), signal.key ?? null, signal.at);
+      if (inserted.changes === 1) {
+        result = { id: Number(inserted.lastInsertRowid), duplicate: false };
+        return;
+      }
+      const existing = this.#sql.signalByKey.get(signal.runId, signal.key ?? "");
+      if (!existing) throw new Error(`putSignal: signal ${signal.name} of run ${signal.runId} was neither written nor found by its key.`);
+      result = { id: existing.id, duplicate: true };
+    }).then(() => result!);
+  }
+
+  pendingSignals(runId: string, name: string): Promise<StoredSignal[]> {
+    return this.#read(() =>
+      this.#sql.pendingSignals.all(runId, name).map((row) => ({ id: row.id, name: row.name, payload: JSON.parse(row.payload) as JsonValue, at: row.at })),
+    );
+  }
+
+  putWebhook(hook: WebhookBinding): Promise<void> {
+    return this.#write(() => {
+      this.#sql.putWebhook.run(hook.tokenHash, hook.runId, hook.name, hook.createdAt);
+    });
+  }
+
+  getWebhook(tokenHash: string): Promise<WebhookBinding | undefined> {
+    return this.#read(() => {
+      const row = this.#sql.getWebhook.get(tokenHash);
+      return row === undefined ? undefined : { tokenHash, runId: row.run_id, name: row.name, createdAt: row.created_at };
     });
   }
 
@@ -236,6 +312,11 @@ function listRunsSql(query: RunQuery): { sql: string; params: unknown[] } {
     where.push("namespace = ?");
     params.push(query.namespace);
   }
+  if (query.wakeBy !== undefined) {
+    where.push("status = 'waiting' AND wake_at IS NOT NULL AND wake_at <= ?");
+    params.push(query.wakeBy);
+  }
+  if (query.needsDecision === true) where.push("decisions > 0");
   // json_each rather than a JSON path: label keys may hold dots or quotes.
   for (const [key, value] of Object.entries(query.labels ?? {})) {
     where.push("EXISTS (SELECT 1 FROM json_each(runs.labels) WHERE key = ? AND value = ?)");
@@ -244,5 +325,6 @@ function listRunsSql(query: RunQuery): { sql: string; params: unknown[] } {
   params.push(query.limit ?? DEFAULT_LIST_LIMIT);
   const filter = where.length === 0 ? "" : `WHERE ${where.join(" AND ")}`;
   // rowid breaks ties between runs created in the same millisecond: the later insert first.
-  return { sql: `SELECT * FROM runs ${filter} ORDER BY created_at DESC, rowid DESC LIMIT ?`, params };
+  const order = query.wakeBy !== undefined ? "wake_at, rowid" : "created_at DESC, rowid DESC";
+  return { sql: `SELECT * FROM runs ${filter} ORDER BY ${order} LIMIT ?`, params };
 }

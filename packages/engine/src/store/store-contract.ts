@@ -266,6 +266,91 @@ export function describeStoreContract(name: string, open: () => Promise<OpenedSt
       });
     });
 
+    void describe("waits", () => {
+      const sleep = { kind: "sleep", seq: 1, until: 5_000 } as const;
+      const approval = { kind: "approval", seq: 2, tool: "github.merge", args: { pr: 7 } } as const;
+
+      test("a patch sets, keeps and clears waits and wakeAt", async ({ store }) => {
+        await store.createRun(newRun("run_w", { status: "running" }), [started(0)]);
+        await store.append("run_w", [], { status: "waiting", updatedAt: 10, waits: [sleep, approval], wakeAt: 5_000 });
+        let run = await store.getRun("run_w");
+        assert.deepEqual([run?.status, run?.waits, run?.wakeAt], ["waiting", [sleep, approval], 5_000]);
+        await store.append("run_w", [log(1)], { updatedAt: 11 });
+        run = await store.getRun("run_w");
+        assert.deepEqual([run?.waits, run?.wakeAt, run?.journalLength], [[sleep, approval], 5_000, 2]);
+        await store.append("run_w", [], { status: "running", updatedAt: 12, waits: null, wakeAt: null });
+        run = await store.getRun("run_w");
+        assert.equal(run?.waits, undefined);
+        assert.equal(run?.wakeAt, undefined);
+      });
+
+      test("due runs are listed by wake time; nextWakeAt is the earliest waiting one", async ({ store }) => {
+        assert.equal(await store.nextWakeAt(), undefined);
+        for (const [id, wakeAt, status] of [["run_late", 9_000, "waiting"], ["run_soon", 3_000, "waiting"], ["run_mid", 5_000, "waiting"], ["run_gone", 1_000, "cancelled"]] as const) {
+          await store.createRun(newRun(id, { status: "running" }), [started(0)]);
+          await store.append(id, [], { status, updatedAt: 1, waits: [{ ...sleep, until: wakeAt }], wakeAt });
+        }
+        assert.equal(await store.nextWakeAt(), 3_000);
+        assert.deepEqual((await store.listRuns({ wakeBy: 5_000 })).map((r) => r.id), ["run_soon", "run_mid"]);
+        assert.deepEqual(await store.listRuns({ wakeBy: 2_999 }), []);
+      });
+
+      test("runs with a call waiting for a decision are listed, others are not", async ({ store }) => {
+        await store.createRun(newRun("run_a", { status: "running" }), [started(0)]);
+        await store.createRun(newRun("run_b", { status: "running" }), [started(0)]);
+        await store.append("run_a", [], { updatedAt: 1, waits: [approval] });
+        await store.append("run_b", [], { updatedAt: 1, waits: [sleep] });
+        assert.deepEqual((await store.listRuns({ needsDecision: true })).map((r) => r.id), ["run_a"]);
+        await store.append("run_a", [], { updatedAt: 2, waits: [] });
+        assert.deepEqual(await store.listRuns({ needsDecision: true }), []);
+      });
+    });
+
+    void describe("signals", () => {
+      test("kept per run and name, oldest first, until consumed with an outcome", async ({ store }) => {
+        await store.createRun(newRun("run_s", { status: "running" }), [started(0)]);
+        const a = await store.putSignal({ runId: "run_s", name: "go", payload: { n: 1 }, at: 10 });
+        await store.putSignal({ runId: "run_s", name: "other", payload: null, at: 11 });
+        const b = await store.putSignal({ runId: "run_s", name: "go", payload: "two", at: 12 });
+        assert.deepEqual(await store.pendingSignals("run_s", "go"), [
+          { id: a.id, name: "go", payload: { n: 1 }, at: 10 },
+          { id: b.id, name: "go", payload: "two", at: 12 },
+        ]);
+        const outcome = entry(1, { kind: "call.scheduled", seq: 1, tool: "tapedeck.signal", args: { name: "go" }, key: "run_s/1" });
+        await store.append("run_s", [outcome], { updatedAt: 13, consumeSignals: [{ id: a.id, seq: 1 }] });
+        assert.deepEqual((await store.pendingSignals("run_s", "go")).map((s) => s.id), [b.id]);
+      });
+
+      test("consuming a signal twice conflicts and writes nothing of the batch", async ({ store }) => {
+        await store.createRun(newRun("run_s", { status: "running" }), [started(0)]);
+        const a = await store.putSignal({ runId: "run_s", name: "go", payload: 1, at: 10 });
+        await store.append("run_s", [log(1)], { updatedAt: 11, consumeSignals: [{ id: a.id, seq: 1 }] });
+        await assert.rejects(store.append("run_s", [log(2)], { updatedAt: 12, consumeSignals: [{ id: a.id, seq: 2 }] }), isConflict);
+        assert.equal((await store.getRun("run_s"))?.journalLength, 2);
+      });
+
+      test("a key already used for the run returns the first signal instead of a second", async ({ store }) => {
+        await store.createRun(newRun("run_s"), [started(0)]);
+        await store.createRun(newRun("run_t"), [started(0)]);
+        const first = await store.putSignal({ runId: "run_s", name: "go", payload: 1, at: 10, key: "k1" });
+        const again = await store.putSignal({ runId: "run_s", name: "go", payload: 2, at: 11, key: "k1" });
+        const elsewhere = await store.putSignal({ runId: "run_t", name: "go", payload: 3, at: 12, key: "k1" });
+        assert.deepEqual(again, { id: first.id, duplicate: true });
+        assert.equal(first.duplicate, false);
+        assert.equal(elsewhere.duplicate, false);
+        assert.deepEqual((await store.pendingSignals("run_s", "go")).map((s) => s.payload), [1]);
+      });
+    });
+
+    void describe("webhooks", () => {
+      test("a binding is found by its token hash; an unknown hash is undefined", async ({ store }) => {
+        const hook = { tokenHash: "ab12", runId: "run_h", name: "paid", createdAt: 5 };
+        await store.putWebhook(hook);
+        assert.deepEqual(await store.getWebhook("ab12"), hook);
+        assert.equal(await store.getWebhook("ab13"), undefined);
+      });
+    });
+
     void describe("durability", () => {
       test("what was written is there after close and reopen", async ({ store, reopen }, t) => {
         if (reopen === undefined) return t.skip("this store keeps nothing across opens");
@@ -277,10 +362,10 @@ export function describeStoreContract(name: string, open: () => Promise<OpenedSt
 
         const again = await reopen();
         assert.deepEqual(await again.getToolset(toolset.id), toolset);
-        assert.deepEqual(await again.getRun("run_d"), { ...run, status: "waiting", updatedAt: 50, journalLength: 11 });
+        assert.deepEqual(await again.getRun("run_d"), { ...run, status: "waiting", updatedAt: 50, journalLength: 13 });
         assert.deepEqual(await again.readJournal("run_d"), [started(0), ...everyKind(1)]);
-        await again.append("run_d", [log(11)]);
-        assert.deepEqual(await again.readJournal("run_d", 11), [log(11)]);
+        await again.append("run_d", [log(13)]);
+        assert.deepEqual(await again.readJournal("run_d", 13), [log(13)]);
       });
 
       test("close commits the appends still queued", async ({ store, reopen }) => {
@@ -359,6 +444,8 @@ function everyKind(from: number): JournalEntry[] {
     { kind: "call.rejected", seq: 2, tool: "fs.read", args: null, error: { code: "invalid_arguments", message: "path: required" } },
     { kind: "call.scheduled", seq: 3, tool: "github.list_issues", args: {}, key: "run_a/3" },
     { kind: "call.failed", seq: 3, error: runError.failure },
+    { kind: "call.parked", seq: 4, reason: "tool.schema_changed", message: "github.list_issues now requires owner" },
+    { kind: "call.decided", seq: 4, decision: "rejected", reason: "not now" },
     { kind: "log", level: "warn", message: "tab\there, nul\u0000, bell\u0007" },
     { kind: "run.completed", output: { ok: true, count: 2 } },
     { kind: "run.failed", error: runError },

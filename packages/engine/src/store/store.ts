@@ -1,4 +1,4 @@
-import type { JournalEntry, JsonSchema, JsonValue, PinnedToolset, RunError, RunStatus } from "@tapedeck/protocol";
+import type { JournalEntry, JsonSchema, JsonValue, PinnedToolset, RunError, RunStatus, RunWait } from "@tapedeck/protocol";
 
 /**
  * The store seam: runs, their journals and toolsets. SQLite is the embedded default;
@@ -33,6 +33,21 @@ export interface Store {
   /** Entries with `index >= from`, in order, at most `limit`. */
   readJournal(runId: string, from?: number, limit?: number): Promise<JournalEntry[]>;
 
+  /** The earliest `wakeAt` of a waiting run, if any. */
+  nextWakeAt(): Promise<number | undefined>;
+
+  /**
+   * Keeps a signal for a run until a `signal()` call takes it. With a `key` already used for
+   * this run, nothing is written and the first signal's id is returned (`duplicate`).
+   */
+  putSignal(signal: NewSignal): Promise<{ readonly id: number; readonly duplicate: boolean }>;
+  /** A run's signals of this name that no call has taken yet, oldest first. */
+  pendingSignals(runId: string, name: string): Promise<StoredSignal[]>;
+
+  /** Binds a webhook token (by its hash) to a run and a signal name. */
+  putWebhook(hook: WebhookBinding): Promise<void>;
+  getWebhook(tokenHash: string): Promise<WebhookBinding | undefined>;
+
   /** Flushes pending commits and closes. */
   close(): Promise<void>;
 }
@@ -62,13 +77,47 @@ export interface RunRecord extends NewRun {
   readonly journalLength: number;
   readonly output?: JsonValue;
   readonly error?: RunError;
+  /** What the run waits for: everything while `waiting`; calls waiting for a decision at any time. */
+  readonly waits?: readonly RunWait[];
+  /** While `waiting`: when its earliest timer is due. */
+  readonly wakeAt?: number;
 }
 
+/** Changes to a run written in the same commit as journal entries. A field left out is kept. */
 export interface RunPatch {
   readonly status?: RunStatus;
   readonly output?: JsonValue;
   readonly error?: RunError;
   readonly updatedAt: number;
+  /** Replaces `waits`; `null` clears it. */
+  readonly waits?: readonly RunWait[] | null;
+  /** Replaces `wakeAt`; `null` clears it. */
+  readonly wakeAt?: number | null;
+  /** Signals taken by `signal()` calls (by seq) whose outcomes are in these entries. Each must still be pending, else `StoreConflictError`. */
+  readonly consumeSignals?: readonly { readonly id: number; readonly seq: number }[];
+}
+
+export interface NewSignal {
+  readonly runId: string;
+  readonly name: string;
+  readonly payload: JsonValue;
+  readonly at: number;
+  /** Makes sending the same signal twice deliver it once (e.g. a model's tool call id). */
+  readonly key?: string;
+}
+
+export interface StoredSignal {
+  readonly id: number;
+  readonly name: string;
+  readonly payload: JsonValue;
+  readonly at: number;
+}
+
+export interface WebhookBinding {
+  readonly tokenHash: string;
+  readonly runId: string;
+  readonly name: string;
+  readonly createdAt: number;
 }
 
 export interface RunQuery {
@@ -76,6 +125,10 @@ export interface RunQuery {
   /** Every label given must match. */
   readonly labels?: Readonly<Record<string, string>>;
   readonly namespace?: string;
+  /** Only `waiting` runs whose `wakeAt` is at or before this time (oldest timer first). */
+  readonly wakeBy?: number;
+  /** Only runs with a call waiting for a decision. */
+  readonly needsDecision?: boolean;
   /** Newest first; at most this many. Default 100. */
   readonly limit?: number;
 }

@@ -45,6 +45,10 @@ export function formatEntry(entry: JournalEntry): string {
       return `${head} #${entry.seq} → ${short(entry.result)}${entry.reusedFrom ? ` (reused from ${entry.reusedFrom.run} #${entry.reusedFrom.seq})` : ""}`;
     case "call.failed":
       return `${head} #${entry.seq} ✗ ${entry.error.code}: ${entry.error.message}`;
+    case "call.parked":
+      return `${head} #${entry.seq} ${entry.reason}: ${entry.message}`;
+    case "call.decided":
+      return `${head} #${entry.seq} ${entry.decision}${entry.reason ? `: ${entry.reason}` : ""}`;
     case "log":
       return `${head} [${entry.level}] ${entry.message}`;
     case "run.completed":

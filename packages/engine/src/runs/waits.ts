@@ -1,0 +1,124 @@
+/**
+ * The open calls of a run that wait on the engine rather than on a tool source: built-in waits
+ * (`sleep`, `signal`), calls waiting for a decision (approval, parked), and, under a virtual
+ * clock, outcomes that reach the script at a later virtual time. The executor keeps them here;
+ * this file knows how each is described to the harness and when it is due.
+ */
+import { BuiltinTool, needsDecision, toolFailure, type JsonValue, type ParkReason, type PinnedTool, type RunWait, type ToolFailure } from "@tapedeck/protocol";
+import type { Settled } from "./dispatcher.js";
+
+export type OpenWait =
+  | { readonly kind: "sleep"; readonly seq: number; readonly until: number }
+  | { readonly kind: "signal"; readonly seq: number; readonly name: string; readonly timeoutMs?: number; readonly until?: number }
+  | { readonly kind: "approval"; readonly seq: number; readonly tool: PinnedTool; readonly args: JsonValue }
+  | { readonly kind: "parked"; readonly seq: number; readonly tool: PinnedTool; readonly args: JsonValue; readonly reason: ParkReason; readonly message: string }
+  /** A virtual-time outcome (a mock's delay): delivered when the clock reaches `until`. */
+  | { readonly kind: "timed"; readonly seq: number; readonly until: number; readonly settled: Settled };
+
+/** A built-in call's arguments, checked: the prelude builds them, but a journal is data. */
+export type BuiltinCall =
+  | { readonly kind: "sleep"; readonly until: number }
+  | { readonly kind: "signal"; readonly name: string; readonly timeoutMs?: number; readonly until?: number }
+  | { readonly kind: "webhook"; readonly name: string };
+
+export function isBuiltin(tool: string): boolean {
+  return tool.startsWith("tapedeck.");
+}
+
+/** The built-in call `tool(args)`, or the failure that rejects it. */
+export function parseBuiltin(tool: string, args: JsonValue): BuiltinCall | ToolFailure {
+  const object = typeof args === "object" && args !== null && !Array.isArray(args) ? args : {};
+  const number = (key: string): number | undefined => (typeof object[key] === "number" && Number.isFinite(object[key]) ? object[key] : undefined);
+  const name = typeof object.name === "string" && object.name !== "" ? object.name : undefined;
+  const invalid = (what: string) => toolFailure("invalid_arguments", `${tool}: ${what}.`);
+  switch (tool) {
+    case BuiltinTool.sleep: {
+      const until = number("until");
+      return until === undefined ? invalid("until must be a time in ms") : { kind: "sleep", until };
+    }
+    case BuiltinTool.signal: {
+      if (name === undefined) return invalid("name must be a non-empty string");
+      const until = number("until");
+      const timeoutMs = number("timeoutMs");
+      return { kind: "signal", name, ...(until === undefined ? {} : { until }), ...(timeoutMs === undefined ? {} : { timeoutMs }) };
+    }
+    case BuiltinTool.webhook:
+      return name === undefined ? invalid("name must be a non-empty string") : { kind: "webhook", name };
+    default:
+      return toolFailure("unknown_tool", `There is no built-in ${tool}.`);
+  }
+}
+
+/** When a wait is due on its own (a timer), if ever. */
+export function dueAt(wait: OpenWait): number | undefined {
+  return wait.kind === "sleep" || wait.kind === "signal" || wait.kind === "timed" ? wait.until : undefined;
+}
+
+/** How a wait is shown to the harness; a virtual-time outcome is internal to a test and not shown. */
+export function describeWait(wait: OpenWait): RunWait | undefined {
+  switch (wait.kind) {
+    case "sleep":
+      return { kind: "sleep", seq: wait.seq, until: wait.until };
+    case "signal":
+      return { kind: "signal", seq: wait.seq, name: wait.name, ...(wait.until === undefined ? {} : { until: wait.until }) };
+    case "approval":
+      return { kind: "approval", seq: wait.seq, tool: toolName(wait.tool), args: wait.args };
+    case "parked":
+      return { kind: "parked", seq: wait.seq, tool: toolName(wait.tool), args: wait.args, reason: wait.reason, message: wait.message };
+    case "timed":
+      return undefined;
+  }
+}
+
+/** The waits to show, in seq order; `onlyDecisions` keeps those a harness must decide. */
+export function describeWaits(waits: Iterable<OpenWait>, onlyDecisions = false): RunWait[] {
+  const described: RunWait[] = [];
+  for (const wait of waits) {
+    const shown = describeWait(wait);
+    if (shown && (!onlyDecisions || needsDecision(shown))) described.push(shown);
+  }
+  return described.sort((a, b) => a.seq - b.seq);
+}
+
+/** The earliest time one of `waits` is due, if any is. */
+export function earliestDue(waits: Iterable<OpenWait>): number | undefined {
+  let earliest: number | undefined;
+  for (const wait of waits) {
+    const due = dueAt(wait);
+    if (due !== undefined && (earliest === undefined || due < earliest)) earliest = due;
+  }
+  return earliest;
+}
+
+export function signalTimedOut(name: string, timeoutMs: number | undefined): ToolFailure {
+  const within = timeoutMs === undefined ? "" : ` within ${formatDuration(timeoutMs)}`;
+  return toolFailure("timeout", `No signal "${name}" arrived${within}. Catch this error to go on without it, or wait longer.`, { retryable: true });
+}
+
+export function approvalRejected(tool: string, reason: string | undefined): ToolFailure {
+  return toolFailure("approval_rejected", `The call to ${tool} was rejected${reason ? `: ${reason}` : ""}. It was not sent.`);
+}
+
+export function parkedRejected(tool: string, parked: ParkReason, reason: string | undefined): ToolFailure {
+  const code = parked === "tool.schema_changed" ? "schema_changed" : "approval_rejected";
+  const why = parked === "tool.schema_changed" ? "its tool's schema changed" : "its credential expired";
+  return toolFailure(code, `The call to ${tool} was held back because ${why}, and the harness rejected it${reason ? `: ${reason}` : ""}. It was not sent.`);
+}
+
+function toolName(tool: PinnedTool): string {
+  return `${tool.group}.${tool.name}`;
+}
+
+/** 90000 → "1m 30s": for messages. */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${ms}ms`;
+  const parts: string[] = [];
+  let rest = Math.round(ms / 1000);
+  for (const [unit, size] of [["d", 86_400], ["h", 3_600], ["m", 60], ["s", 1]] as const) {
+    if (rest >= size) {
+      parts.push(`${Math.floor(rest / size)}${unit}`);
+      rest %= size;
+    }
+  }
+  return parts.join(" ");
+}
