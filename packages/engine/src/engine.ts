@@ -3,7 +3,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { needsDecision, terminalStatuses } from "@tapedeck/protocol";
 import type { Decision, DecisionWait, JournalEntry, JsonSchema, JsonValue, PinnedTool, PinnedToolset, RunWait, ToolSourceKind } from "@tapedeck/protocol";
-import { systemClock, type Clock } from "./clock.js";
+import { systemClock, VirtualClock, type Clock } from "./clock.js";
 import { EngineError } from "./errors.js";
 import {
   HOLD_WAIT_MS,
@@ -38,6 +38,9 @@ import type { McpOverride } from "./toolset/pin-mcp.js";
 import { canonicalJson } from "./util/canonical-json.js";
 import { parseToolsetSpec, ToolsetSpecError } from "./toolset/toolset-file.js";
 import { newRunId } from "./util/ids.js";
+import { parseScenario, ScenarioError, type Scenario } from "./testing/scenario.js";
+import { ScenarioSource } from "./testing/scenario-source.js";
+import { cassetteOf, runTest, type CassetteDocument, type TestReport } from "./testing/test-script.js";
 
 /**
  * The engine: registers toolsets, checks scripts, starts, executes and resumes runs. Everything
@@ -73,7 +76,25 @@ export interface EngineOptions {
   readonly wake?: boolean;
   /** Where the run-bound webhook URLs point: the server that serves `POST /hooks/<token>`. Default `http://127.0.0.1:7700`. */
   readonly webhookBaseUrl?: string;
+  /** A TypeScript checker to share with other engines (loading TypeScript takes a second). Default: the engine loads one when it first checks. */
+  readonly checker?: ScriptChecker;
 }
+
+export interface TestOptions {
+  readonly toolset: string;
+  readonly source: string;
+  readonly input?: JsonValue;
+  /** A scenario document (see `testing/scenario.ts`), or a cassette. Default: no mocks. */
+  readonly scenario?: unknown;
+}
+
+export type TestResult =
+  /** The script did not type-check. */
+  | { readonly kind: "refused"; readonly diagnostics: readonly Diagnostic[] }
+  | ({ readonly kind: "tested" } & TestReport);
+
+/** A test run's journal is bounded lower than a real run's: a script looping in virtual time fails fast. */
+const TEST_MAX_JOURNAL_ENTRIES = 50_000;
 
 /** What the engine tells its listeners (the server turns them into webhooks). */
 export type EngineEvent =
@@ -165,6 +186,7 @@ export class Engine {
     this.#source = new SourceRouter({ ...(this.#hostTools ? { host: this.#hostTools } : {}), mcp: this.#mcp, ...options.sources });
     this.#clock = options.clock ?? systemClock;
     this.#limits = { ...DEFAULT_LIMITS, ...options.limits, sandbox: { ...DEFAULT_LIMITS.sandbox, ...options.limits?.sandbox } };
+    if (options.checker) this.#checker = Promise.resolve(options.checker);
     this.#webhookBaseUrl = (options.webhookBaseUrl ?? "http://127.0.0.1:7700").replace(/\/+$/, "");
     if (options.wake !== false) {
       this.#wake = new WakeTimer(this.#clock, (now) => this.#wakeDue(now), (error) => this.#emit({ type: "engine.error", error }));
@@ -395,6 +417,69 @@ export class Engine {
     if (!binding) throw new EngineError("not_found", "No webhook with this URL.");
     const { signalId } = await this.signal(binding.runId, binding.name, payload);
     return { runId: binding.runId, name: binding.name, signalId };
+  }
+
+  /**
+   * `test_script`: runs a script against a scenario (mocks, signals and decisions at virtual
+   * times, or a run's recorded calls) in virtual time, on an engine of its own that shares only
+   * this engine's toolsets, checker and sandboxes. Nothing is sent to a tool and nothing is
+   * written to this engine's store; a year of sleeps takes no real time.
+   */
+  async test(options: TestOptions): Promise<TestResult> {
+    this.#open();
+    const loaded = await this.#toolset(options.toolset);
+    const scenario = await this.#scenario(options.scenario);
+    const checked = await this.check(options.source, options.toolset);
+    if (!checked.ok) return { kind: "refused", diagnostics: checked.diagnostics };
+    const clock = new VirtualClock(scenario.start ?? this.#clock.now());
+    const store = SqliteStore.open({ path: ":memory:", durability: "off" });
+    await store.putToolset(loaded.pinned);
+    for (const [tool, shape] of Object.entries(loaded.observed)) await store.putObservedShape(loaded.id, tool, shape);
+    const source = new ScenarioSource(scenario, clock);
+    const sandboxes = this.#sandboxes;
+    const child = await Engine.open({
+      store,
+      clock,
+      sandboxes: { create: (o) => sandboxes.create(o), close: () => Promise.resolve() },
+      sources: { host: source, mcp: source },
+      wake: false,
+      checker: await this.#loadChecker(),
+      webhookBaseUrl: this.#webhookBaseUrl,
+      limits: { ...this.#limits, maxJournalEntries: Math.min(this.#limits.maxJournalEntries, TEST_MAX_JOURNAL_ENTRIES) },
+    });
+    try {
+      const report = await runTest(child, clock, source, scenario, { toolset: loaded.id, source: options.source, ...(options.input === undefined ? {} : { input: options.input }) });
+      return { kind: "tested", ...report };
+    } finally {
+      await child.close();
+    }
+  }
+
+  /** A run's recorded calls as a cassette: a scenario document that `test` replays without sending anything. */
+  async cassette(runId: string): Promise<CassetteDocument> {
+    await this.#run(runId);
+    return cassetteOf(await this.#store.readJournal(runId));
+  }
+
+  async #scenario(document: unknown): Promise<Scenario> {
+    try {
+      const fromRun = typeof document === "object" && document !== null ? (document as { from_run?: unknown }).from_run : undefined;
+      if (typeof fromRun !== "string") return parseScenario(document);
+      // from_run: the run's cassette first, then what the scenario adds.
+      const cassette = await this.cassette(fromRun);
+      const own = document as Record<string, unknown[] | undefined>;
+      const { from_run: _, ...rest } = own;
+      return parseScenario({
+        start: cassette.start,
+        ...rest,
+        recorded: [...cassette.recorded, ...(own.recorded ?? [])],
+        signals: [...cassette.signals, ...(own.signals ?? [])],
+        approvals: [...cassette.approvals, ...(own.approvals ?? [])],
+      });
+    } catch (error) {
+      if (error instanceof ScenarioError) throw new EngineError("invalid_request", `The test scenario is invalid: ${error.message}.`);
+      throw error;
+    }
   }
 
   /**

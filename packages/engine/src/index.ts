@@ -3,13 +3,14 @@
  * nothing else is.
  */
 export { Engine } from "./engine.js";
-export type { EngineLimits, EngineOptions, RegisteredToolset, StartOptions, StartResult } from "./engine.js";
+export type { EngineEvent, EngineLimits, EngineOptions, PendingDecision, RegisteredToolset, StartOptions, StartResult, TestOptions, TestResult } from "./engine.js";
 export { EngineError, EngineErrorCode } from "./errors.js";
-export type { RunEnd } from "./runs/run-executor.js";
+export type { ExecutionResult, RunEnd, RunPause } from "./runs/run-executor.js";
+export type { CassetteDocument, TestCall, TestReport } from "./testing/test-script.js";
 export { REPLAY_VERSION } from "./runs/run-executor.js";
 export type { VerifyResult } from "./runs/verify-replay.js";
-export type { Clock } from "./clock.js";
-export { systemClock } from "./clock.js";
+export type { Clock, VirtualTime } from "./clock.js";
+export { systemClock, VirtualClock } from "./clock.js";
 export type { CheckResult, Diagnostic } from "./script/diagnostic.js";
 export type { Declarations } from "./toolset/declarations.js";
 export type { McpOverride } from "./toolset/pin-mcp.js";

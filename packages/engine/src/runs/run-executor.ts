@@ -127,6 +127,11 @@ export class RunExecutor {
   private advancing = false;
   /** Reads of kept signals in flight: the run must not park before they answer. */
   private lookups = 0;
+  /**
+   * Appends not yet durable. The run does not park (nor jump virtual time) while one is in flight:
+   * what follows a write (a call sent, a decision requested from the harness) may add work.
+   */
+  private writes = 0;
   private ended = false;
   /** Sandboxes rebuilt after their worker died. */
   private rebuilds = 0;
@@ -458,8 +463,8 @@ export class RunExecutor {
       this.endWith([], { status: "failed", error }, this.deps.clock.now());
       return;
     }
-    // Calls are in flight (or about to be), or a kept signal is being read: outcomes will come.
-    if (this.openCalls > this.waits.size || this.lookups > 0) return;
+    // Calls are in flight (or about to be), a kept signal is being read, or a write may add work.
+    if (this.openCalls > this.waits.size || this.lookups > 0 || this.writes > 0) return;
     const virtual = this.deps.clock.virtual;
     if (virtual) {
       this.advancing = true;
@@ -651,6 +656,15 @@ export class RunExecutor {
     if (entries.length === 0 && !patch) return Promise.resolve();
     const written = this.deps.store.append(this.run.id, entries, patch);
     this.lastWrite = written.catch(() => {});
+    this.writes++;
+    // Registered before the caller's reaction, so the idle check runs after it (queued behind it).
+    written.then(
+      () => {
+        this.writes--;
+        queueMicrotask(() => this.pump());
+      },
+      () => this.writes--,
+    );
     return written;
   }
 

@@ -289,10 +289,10 @@ const consoleObject = {
 defineProperty(global, "console", { value: freeze(consoleObject), writable: true, configurable: true });
 
 // ---- durable waits: built-in calls, journaled and replayed like tool calls ----
-const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h|d|w)$/;
-const UNIT_MS = { __proto__: null, ms: 1, s: 1000, m: 60000, h: 3600000, d: 86400000, w: 604800000 };
+const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h|d|w|y)$/;
+const UNIT_MS = { __proto__: null, ms: 1, s: 1000, m: 60000, h: 3600000, d: 86400000, w: 604800000, y: 31536000000 };
 const MAX_WAIT_MS = 10 * 366 * 86400000;
-const DURATION_HELP = 'a number of milliseconds or a string like "500ms", "30s", "10m", "2h", "10d", "1w"';
+const DURATION_HELP = 'a number of milliseconds or a string like "500ms", "30s", "10m", "2h", "10d", "1w", "1y"';
 function durationMs(value, what) {
   let ms;
   if (typeof value === "number") ms = value;

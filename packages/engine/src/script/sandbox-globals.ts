@@ -20,8 +20,8 @@ interface Console {
 }
 declare var console: Console;
 
-/** Milliseconds, or a number with a unit: "500ms", "30s", "10m", "2h", "10d", "1w". */
-type Duration = number | \`\${number}\${"ms" | "s" | "m" | "h" | "d" | "w"}\`;
+/** Milliseconds, or a number with a unit: "500ms", "30s", "10m", "2h", "10d", "1w", "1y" (365 days). */
+type Duration = number | \`\${number}\${"ms" | "s" | "m" | "h" | "d" | "w" | "y"}\`;
 
 /**
  * Waits durably, up to 10 years: the run holds no memory while it sleeps and wakes on time,
