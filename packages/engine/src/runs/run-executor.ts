@@ -30,7 +30,7 @@ import { guestErrorToRunError, runError } from "./run-error.js";
 import { readHistory, type History } from "./history.js";
 import { replayHistory } from "./replay.js";
 import { ReusePool } from "./reuse-pool.js";
-import { approvalRejected, describeWaits, earliestDue, isBuiltin, parkedRejected, parseBuiltin, signalTimedOut, type OpenWait } from "./waits.js";
+import { approvalRejected, describeWait, describeWaits, earliestDue, isBuiltin, parkedRejected, parseBuiltin, signalTimedOut, type OpenWait } from "./waits.js";
 
 /** How a run ended. */
 export type RunEnd =
@@ -302,7 +302,7 @@ export class RunExecutor {
     const patch = outcome?.signalId === undefined ? undefined : { updatedAt: at, consumeSignals: [{ id: outcome.signalId, seq: outcome.seq }] };
     this.append(events, at, patch).then(
       () => {
-        for (const call of toSend) this.send(call.seq, call.tool, call.args, 1);
+        for (const call of toSend) this.sendNew(call.seq, call.tool, call.args);
         for (const wait of approvals) this.deps.onDecisionNeeded?.(this.run.id, wait);
       },
       (error: unknown) => this.fault(error),
@@ -353,6 +353,31 @@ export class RunExecutor {
       .dispatch({ seq, tool, args, key: this.key(seq), attempt, recordAttempt })
       .then((settled) => this.settle(seq, settled))
       .catch((error: unknown) => this.fault(error));
+  }
+
+  /**
+   * Sends a call for the first time, unless its source says the tool changed under the run: then
+   * the call is parked (`call.parked`) and waits for the harness to decide.
+   */
+  private sendNew(seq: number, tool: PinnedTool, args: JsonValue): void {
+    const check = this.deps.source.preflight?.({ tool, args });
+    if (!check) return this.send(seq, tool, args, 1);
+    check.then(
+      (park) => {
+        if (this.ended) return;
+        if (!park) return this.send(seq, tool, args, 1);
+        const wait: OpenWait = { kind: "parked", seq, tool, args, ...park };
+        this.addWait(wait);
+        this.append([{ kind: "call.parked", seq, reason: park.reason, message: park.message }], this.deps.clock.now()).then(
+          () => {
+            const described = describeWait(wait);
+            if (described) this.deps.onDecisionNeeded?.(this.run.id, described);
+          },
+          (error: unknown) => this.fault(error),
+        );
+      },
+      (error: unknown) => this.fault(error),
+    );
   }
 
   /** A call the engine's death interrupted after `attempts` attempts: its policy decides. */
@@ -612,7 +637,9 @@ export class RunExecutor {
     const event: JournalEvent = { kind: "call.decided", seq, decision, ...(reason === undefined ? {} : { reason }) };
     const written = this.append([event], this.deps.clock.now());
     if (decision === "approved") {
-      written.then(() => this.send(seq, wait.tool, wait.args, 1), (error: unknown) => this.fault(error));
+      // An approved call is checked like any new call; an approved parked one goes as it is.
+      const go = () => (wait.kind === "approval" ? this.sendNew(seq, wait.tool, wait.args) : this.send(seq, wait.tool, wait.args, 1));
+      written.then(go, (error: unknown) => this.fault(error));
     } else {
       const path = `${wait.tool.group}.${wait.tool.name}`;
       this.settle(seq, { ok: false, error: wait.kind === "parked" ? parkedRejected(path, wait.reason, reason) : approvalRejected(path, reason) });

@@ -1,4 +1,4 @@
-import type { JsonValue, PinnedTool, ToolFailure } from "@tapedeck/protocol";
+import type { JsonValue, ParkReason, PinnedTool, ToolFailure } from "@tapedeck/protocol";
 
 /**
  * The tool source seam: where the dispatcher sends a call once it is durable in the journal.
@@ -8,8 +8,25 @@ import type { JsonValue, PinnedTool, ToolFailure } from "@tapedeck/protocol";
 export interface ToolSource {
   /** Sends one attempt of a call. Never rejects: every way it can end is an outcome. */
   call(request: ToolCallRequest): Promise<ToolOutcome>;
+  /**
+   * Checked before a call is first sent: whether the tool as the run pinned it still exists with
+   * a schema the arguments fit. A `Park` holds the call back until the harness decides.
+   * Returns undefined (no await) when there is nothing to check, as for most calls.
+   */
+  preflight?(request: PreflightRequest): Promise<Park | undefined> | undefined;
   /** Closes connections. */
   close?(): Promise<void>;
+}
+
+export interface PreflightRequest {
+  readonly tool: PinnedTool;
+  readonly args: JsonValue;
+}
+
+/** Why a call is held back, in words for the harness (and the model). */
+export interface Park {
+  readonly reason: ParkReason;
+  readonly message: string;
 }
 
 export interface ToolCallRequest {

@@ -1,6 +1,9 @@
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { toolFailure, type McpServerRecipe } from "@tapedeck/protocol";
-import type { ToolCallRequest, ToolOutcome, ToolSource } from "../tool-source.js";
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import { ArgsValidator } from "../../runs/args-validator.js";
+import { canonicalJson } from "../../util/canonical-json.js";
+import type { Park, PreflightRequest, ToolCallRequest, ToolOutcome, ToolSource } from "../tool-source.js";
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import { McpConnection, McpInterruptedError, McpResultTooLargeError } from "./mcp-connection.js";
 import type { McpBearerAuth } from "./mcp-bearer-auth.js";
@@ -25,6 +28,11 @@ export interface McpToolSourceOptions {
 export class McpToolSource implements ToolSource {
   readonly #recipes = new Map<string, McpServerRecipe>();
   readonly #connections = new Map<string, McpConnection>();
+  /** Servers whose tool list changed (`list_changed`, a reconnect) since it was last read. */
+  readonly #stale = new Set<string>();
+  /** The latest tool list read from a server after a change, by server id. */
+  readonly #current = new Map<string, Promise<ReadonlyMap<string, Tool> | undefined>>();
+  readonly #validator = new ArgsValidator();
 
   constructor(private readonly options: McpToolSourceOptions = {}) {}
 
@@ -43,6 +51,7 @@ export class McpToolSource implements ToolSource {
       const auth = url === undefined ? undefined : this.options.auth?.[url];
       const authProvider = url === undefined ? undefined : this.options.authProvider?.[url];
       connection = new McpConnection(recipe, label, {
+        onToolsChanged: () => this.#stale.add(id),
         ...(auth ? { auth } : {}),
         ...(authProvider ? { authProvider } : {}),
         ...(recipe.clientInfo ?? this.options.clientInfo ? { clientInfo: recipe.clientInfo ?? this.options.clientInfo } : {}),
@@ -72,6 +81,41 @@ export class McpToolSource implements ToolSource {
       const message = error instanceof Error ? error.message : String(error);
       return { kind: "failure", failure: toolFailure("tool_error", `${request.tool.group}.${request.tool.name}: ${message}`) };
     }
+  }
+
+  /**
+   * Before a call is first sent: once its server announced a change to its tools (or
+   * reconnected), the current list is read (once per change) and compared with what the run
+   * pinned. A tool that is gone, or whose new input schema the arguments no longer fit, parks
+   * the call; a schema that changed compatibly lets it go. Unchanged servers cost nothing.
+   */
+  preflight(request: PreflightRequest): Promise<Park | undefined> | undefined {
+    const remote = request.tool.remote;
+    if (!remote || (!this.#stale.has(remote.server) && !this.#current.has(remote.server))) return undefined;
+    return this.#currentTools(remote.server, request.tool.group).then((tools) => {
+      if (!tools) return undefined; // the list could not be read: the call itself will tell
+      const path = `${request.tool.group}.${request.tool.name}`;
+      const now = tools.get(remote.name);
+      if (!now) {
+        return { reason: "tool.schema_changed", message: `${path} is no longer offered by its MCP server (its tool list changed after the run's toolset was pinned).` };
+      }
+      if (canonicalJson(now.inputSchema as never) === canonicalJson(request.tool.inputSchema)) return undefined;
+      const failure = this.#validator.validate({ ...request.tool, inputSchema: now.inputSchema as never }, request.args);
+      if (!failure) return undefined;
+      return { reason: "tool.schema_changed", message: `The input schema of ${path} changed on its MCP server and the call's arguments no longer fit it: ${failure.message}` };
+    });
+  }
+
+  #currentTools(server: string, label: string): Promise<ReadonlyMap<string, Tool> | undefined> {
+    let current = this.#current.get(server);
+    if (!current || this.#stale.has(server)) {
+      this.#stale.delete(server);
+      current = this.connection(server, label)
+        .listTools()
+        .then((tools) => new Map(tools.map((tool) => [tool.name, tool])), () => undefined);
+      this.#current.set(server, current);
+    }
+    return current;
   }
 
   async close(): Promise<void> {
