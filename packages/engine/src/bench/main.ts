@@ -254,6 +254,74 @@ async function mcpCalls(rows: Row[]): Promise<void> {
   rows.push({ name: "register a toolset of a 300-tool MCP server", value: register, unit: "ms", baselineName: "SDK connect + tools/list", baseline: list, goal: "(context)" });
 }
 
+/**
+ * Durable waits: a year of virtual sleep in `test_script`, the memory of many parked runs, and
+ * how late a parked run wakes after its timer is due.
+ */
+async function waits(rows: Row[]): Promise<void> {
+  await withEngine("off", async (engine) => {
+    const { id } = await engine.registerToolset(ECHO_TOOLSET);
+    const test = (source: string) => engine.test({ toolset: id, source });
+    await test(`export default async () => { await sleep("1d"); return 1; };`);
+    const plainTimes: number[] = [];
+    for (let i = 0; i < 5; i++) plainTimes.push(await time(() => test(`export default async () => ${i};`)));
+    const plain = median(plainTimes);
+    const year = median([await time(() => test(`export default async () => { await sleep("1y"); return 1; };`)), await time(() => test(`export default async () => { await sleep("1y"); return 2; };`)), await time(() => test(`export default async () => { await sleep("1y"); return 3; };`))]);
+    rows.push({ name: "test_script with a 1-year sleep (virtual time), real ms", value: year, unit: "ms", baselineName: "test_script without a sleep", baseline: plain, goal: "< 100 ms" });
+  });
+
+  await withEngine("normal", async (engine) => {
+    const { id } = await engine.registerToolset(ECHO_TOOLSET);
+    const source = `import { t } from "tapedeck:tools";\nexport default async () => { await t.echo({}); await sleep("30d"); return 1; };`;
+    const startOne = async () => {
+      const started = await engine.start({ toolset: id, source });
+      if (started.kind !== "started") throw new Error("refused");
+      const pause = await engine.settled(started.runId);
+      if (pause?.status !== "waiting") throw new Error(`expected a parked run, got ${pause?.status}`);
+    };
+    // Warm up with the same concurrency: sandbox workers' WebAssembly memory grows to the peak of
+    // runs executing at once and never shrinks; that peak is not memory held by parked runs.
+    for (let i = 0; i < 500; i += 50) await Promise.all(Array.from({ length: 50 }, startOne));
+    const gc = (globalThis as { gc?: () => void }).gc;
+    gc?.();
+    const before = process.memoryUsage().rss;
+    const heapBefore = process.memoryUsage().heapUsed;
+    const count = 10_000;
+    const begin = performance.now();
+    for (let i = 0; i < count; i += 50) await Promise.all(Array.from({ length: 50 }, startOne));
+    const parkMs = (performance.now() - begin) / count;
+    gc?.();
+    const grown = (process.memoryUsage().rss - before) / 1024 / 1024;
+    const heapGrown = (process.memoryUsage().heapUsed - heapBefore) / 1024 / 1024;
+    rows.push({ name: `RSS growth with ${count} parked runs (each slept 30d)`, value: grown, unit: "MB", baselineName: "RSS before", baseline: before / 1024 / 1024, goal: "< 50 MB" });
+    rows.push({ name: `JS heap growth with ${count} parked runs`, value: heapGrown, unit: "MB", baselineName: "heap before", baseline: heapBefore / 1024 / 1024, goal: "(context)" });
+    rows.push({ name: "start a run, one call, then park it (each)", value: parkMs, unit: "ms", baselineName: "(none)", baseline: parkMs, goal: "(context)" });
+  });
+
+  await withEngine("normal", async (engine) => {
+    const { id } = await engine.registerToolset(ECHO_TOOLSET);
+    const sleepMs = 2_500;
+    const runs = 10;
+    const lags = await Promise.all(
+      Array.from({ length: runs }, async (_, i) => {
+        const started = await engine.start({ toolset: id, source: `export default async () => { const due = Date.now() + ${sleepMs + i * 10}; await sleep(${sleepMs + i * 10}); return due; };` });
+        if (started.kind !== "started") throw new Error("refused");
+        const end = await started.end;
+        const journal = await engine.journal(started.runId);
+        const woke = journal.find((e) => e.kind === "call.completed")!.at;
+        return woke - (end.status === "completed" ? (end.output as number) : 0);
+      }),
+    );
+    const timerLag = median(
+      await Promise.all(Array.from({ length: runs }, () => new Promise<number>((resolve) => {
+        const due = Date.now() + sleepMs;
+        setTimeout(() => resolve(Date.now() - due), sleepMs);
+      }))),
+    );
+    rows.push({ name: `wake-up lag of a parked run (sleep ${sleepMs} ms, p50 of ${runs})`, value: Math.max(median(lags), 0.01), unit: "ms", baselineName: "setTimeout lag", baseline: Math.max(timerLag, 0.01), goal: "(context; p95 " + percentile(lags, 95).toFixed(0) + " ms)" });
+  });
+}
+
 async function main(): Promise<void> {
   const rows: Row[] = [];
   const only = process.argv[2];
@@ -262,6 +330,7 @@ async function main(): Promise<void> {
   if (!only || only === "check") await warmCheck(rows);
   if (!only || only === "replay") await replayAndScale(rows);
   if (!only || only === "mcp") await mcpCalls(rows);
+  if (!only || only === "waits") await waits(rows);
   printTable(rows);
 }
 
