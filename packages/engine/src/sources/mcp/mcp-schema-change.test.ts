@@ -62,6 +62,24 @@ describe("MCP tool schema changes", () => {
     }
   });
 
+  it("a parked call stays parked across a restart and is decided in the next engine", async () => {
+    const t = await start(`export default async () => {
+      await fx.remove_tool({ name: "echo" });
+      try { return await fx.echo({ text: "x" }); } catch (e) { return (e as ToolError).code; }
+    };`);
+    await t.engine.settled(t.runId);
+    await t.engine.close();
+    const engine = await t.reopen({ mcp: new McpToolSource() });
+    try {
+      assert.deepEqual((await engine.pendingDecisions()).map((d) => [d.seq, d.kind]), [[2, "parked"]]);
+      await engine.reject(t.runId, 2);
+      assert.deepEqual(await engine.end(t.runId), { status: "completed", output: "schema_changed" });
+    } finally {
+      await engine.close();
+      await t.cleanup();
+    }
+  });
+
   it("a tool whose schema changed in a way the arguments still fit is called without parking", async () => {
     const t = await start(`export default async () => {
       await fx.remove_tool({ name: "echo" });
