@@ -23,5 +23,7 @@ export type { SqliteStoreOptions } from "./store/sqlite-store.js";
 export type { Sandbox, SandboxFactory, SandboxLimits, SandboxOptions } from "./sandbox/sandbox.js";
 export { QuickJsSandboxFactory } from "./sandbox/quickjs-sandbox-factory.js";
 export { McpToolSource } from "./sources/mcp/mcp-tool-source.js";
+export { HostTaskQueue, MAX_POLL_MS } from "./sources/host-task-queue.js";
+export type { HostTask, LeaseAnswer, PollRequest } from "./sources/host-task-queue.js";
 export { parseDuration } from "./util/duration.js";
 export { canonicalJson } from "./util/canonical-json.js";
