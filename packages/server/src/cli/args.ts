@@ -39,3 +39,9 @@ export function requireFlag(value: string | boolean | undefined, flag: string): 
   if (typeof value !== "string" || value.length === 0) throw new UsageError(`missing --${flag}`);
   return value;
 }
+
+/** Positional arguments past the first `count` are a `UsageError` (a payload given without `--payload` must not be dropped silently). */
+export function noExtraArguments(positionals: readonly string[], count: number): void {
+  const extra = positionals[count];
+  if (extra !== undefined) throw new UsageError(`unexpected argument ${JSON.stringify(extra)}`);
+}

@@ -128,6 +128,61 @@ describe("tapedeck CLI", () => {
     });
   });
 
+  it("run --detach leaves the run waiting; a signal it does not wait for is kept without waking it; one sent without the host module is kept too, and resume delivers it", async () => {
+    await withDir(async (dir) => {
+      const script = join(dir, "signals.ts");
+      writeFileSync(script, `export default async () => ({ a: await signal<number>("a"), b: await signal<number>("b") });\n`);
+      const host = ["--host", example("tools.ts"), "--data", dir];
+      const started = capture();
+      assert.equal(await cli(["run", script, "--toolset", example("toolset.json"), "--detach", ...host], started), 0, started.err.join("\n"));
+      const [runId] = started.out;
+      assert.match(runId ?? "", /^run_\w+$/);
+      assert.match(started.err.join("\n"), new RegExp(`^run ${runId} waiting: signal "a" → tapedeck signal ${runId} a --payload '<json>' --data \\S+ --host \\S+$`));
+
+      const early = capture();
+      assert.equal(await cli(["signal", runId!, "b", "--payload", "2", "--data", dir], early), 0, early.err.join("\n"));
+      assert.deepEqual(early.out, []);
+      assert.equal(early.err[0], `signal "b" sent to run ${runId}`);
+      assert.match(early.err[1] ?? "", new RegExp(`^run ${runId} waiting: signal "a"`), "still waiting for a");
+
+      const noHost = capture();
+      assert.equal(await cli(["signal", runId!, "a", "--payload", "1", "--data", dir], noHost), 2);
+      assert.match(noHost.err.join("\n"), /pass a host module \(--host \.\/tools\.ts\)\. The signal was kept: do not send it again; the run takes it when it resumes/);
+
+      const resumed = capture();
+      assert.equal(await cli(["resume", runId!, ...host], resumed), 0, resumed.err.join("\n"));
+      assert.deepEqual(JSON.parse(resumed.out.join("\n")), { a: 1, b: 2 });
+    });
+  });
+
+  it("signal, approvals, approve, reject: usage errors exit 2 with the usage; an unknown run exits 1", async () => {
+    await withDir(async (dir) => {
+      const cases: [string[], RegExp][] = [
+        [["signal", "run_x"], /^missing <name>\nusage: tapedeck signal <run_id> <name>/],
+        [["signal", "run_x", "go", '{"n":1}'], /^unexpected argument "\{\\"n\\":1\}"\nusage: tapedeck signal/],
+        [["signal", "run_x", "go", "--payload", "{n:1}"], /^--payload is not valid JSON: .*\nusage: tapedeck signal/],
+        [["approve", "run_x"], /^missing <seq>\nusage: tapedeck approve <run_id> <seq>/],
+        [["reject", "run_x", "#2"], /^<seq> must be the number of the call, as tapedeck approvals lists it \(a positive integer\); got "#2"\nusage: tapedeck reject/],
+        [["approve", "run_x", "0"], /^<seq> must be the number of the call/],
+        [["approvals", "run_x", "run_y"], /^unexpected argument "run_y"\nusage: tapedeck approvals \[<run_id>\]/],
+        [["run", example("script.ts"), "--toolset", example("toolset.json"), "--detach=yes"], /^Option '--detach' does not take an argument/],
+      ];
+      for (const [args, pattern] of cases) {
+        const io = capture();
+        assert.equal(await cli([...args, "--data", dir], io), 2, args.join(" "));
+        assert.match(io.err.join("\n"), pattern);
+      }
+      for (const args of [["signal", "run_nope", "go"], ["approve", "run_nope", "1"], ["reject", "run_nope", "1"], ["approvals", "run_nope"]]) {
+        const io = capture();
+        assert.equal(await cli([...args, "--data", dir], io), 1, args.join(" "));
+        assert.equal(io.err.join("\n"), "error: No run run_nope.");
+      }
+      const none = capture();
+      assert.equal(await cli(["approvals", "--data", dir], none), 0);
+      assert.deepEqual([none.out, none.err], [[], ["no calls are waiting for a decision"]]);
+    });
+  });
+
   it("a malformed toolset file is refused with the path of the mistake", async () => {
     await withDir(async (dir) => {
       const file = join(dir, "toolset.json");

@@ -39,6 +39,10 @@ export function parseJsonFlag(text: string | undefined, flag: string): unknown {
 /**
  * Runs `use` with an engine on `--data` (with the host module of `--host`, if given), and
  * closes the engine however `use` ends.
+ *
+ * The engine's own wake timer is off: a command executes only the runs it names, and wakes a
+ * parked one itself when it follows it (`follow-run.ts`). With the timer on, any command would
+ * also wake every overdue run of the folder, then stop it half-way when it closes.
  */
 export async function withEngine<T>(
   data: string,
@@ -47,7 +51,7 @@ export async function withEngine<T>(
   extra: EngineOptions = {},
 ): Promise<T> {
   const hostTools = host === undefined ? undefined : await loadHostModule(host);
-  const engine = await Engine.open({ dataDir: data, ...(hostTools ? { hostTools } : {}), ...extra });
+  const engine = await Engine.open({ dataDir: data, wake: false, ...(hostTools ? { hostTools } : {}), ...extra });
   try {
     return await use(engine);
   } finally {
@@ -55,10 +59,10 @@ export async function withEngine<T>(
   }
 }
 
-/** Every entry of a run's journal, read a page at a time. */
-export async function* journalEntries(engine: Engine, runId: string): AsyncGenerator<JournalEntry> {
+/** Every entry of a run's journal from index `start`, read a page at a time. */
+export async function* journalEntries(engine: Engine, runId: string, start = 0): AsyncGenerator<JournalEntry> {
   const PAGE = 1000;
-  for (let from = 0; ; from += PAGE) {
+  for (let from = start; ; from += PAGE) {
     const page = await engine.journal(runId, from, PAGE);
     yield* page;
     if (page.length < PAGE) return;

@@ -1,19 +1,14 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { createInterface } from "node:readline";
+import { collect, killHard, stderrLine, withCliTest } from "./test-support/child-cli.js";
 
 /**
  * Crash recovery for real: `tapedeck run` in a child process is killed with SIGKILL while a
  * call is in flight; `tapedeck resume` in a new process finishes the run. The host tool writes
  * every attempt it receives to a file, so the test sees exactly what was sent.
  */
-const BIN = fileURLToPath(new URL("./main.js", import.meta.url));
-
 const HOST_MODULE = `
 import { appendFileSync } from "node:fs";
 export const ledger = {
@@ -47,22 +42,8 @@ function toolset(policy: string) {
   });
 }
 
-function spawnCli(args: string[], env: Record<string, string>) {
-  return spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-}
-
-async function collect(child: ReturnType<typeof spawnCli>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-  const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
-  return { code, stdout, stderr };
-}
-
-async function crashThenResume(policy: "retry" | "at_most_once") {
-  const dir = mkdtempSync(join(tmpdir(), "tapedeck-crash-"));
-  try {
+function crashThenResume(policy: "retry" | "at_most_once") {
+  return withCliTest("tapedeck-crash-", async ({ dir, spawn }) => {
     writeFileSync(join(dir, "toolset.json"), toolset(policy));
     writeFileSync(join(dir, "tools.ts"), HOST_MODULE);
     writeFileSync(join(dir, "script.ts"), SCRIPT);
@@ -70,20 +51,14 @@ async function crashThenResume(policy: "retry" | "at_most_once") {
     const data = join(dir, "data");
     const common = ["--data", data, "--host", join(dir, "tools.ts")];
 
-    const first = spawnCli(["run", join(dir, "script.ts"), "--toolset", join(dir, "toolset.json"), ...common], { EFFECTS_FILE: effects, HANG_ON_TRANSFER: "1" });
-    const exited = new Promise<NodeJS.Signals | null>((resolve) => first.on("exit", (_code, signal) => resolve(signal)));
-    for await (const line of createInterface({ input: first.stderr })) {
-      if (line === "TRANSFER SENT") break;
-    }
-    first.kill("SIGKILL");
-    assert.equal(await exited, "SIGKILL");
+    const first = spawn(["run", join(dir, "script.ts"), "--toolset", join(dir, "toolset.json"), ...common], { EFFECTS_FILE: effects, HANG_ON_TRANSFER: "1" });
+    await stderrLine(first, /^TRANSFER SENT$/);
+    assert.equal(await killHard(first), "SIGKILL");
 
-    const resumed = await collect(spawnCli(["resume", ...common], { EFFECTS_FILE: effects }));
+    const resumed = await collect(spawn(["resume", ...common], { EFFECTS_FILE: effects }));
     const sent = readFileSync(effects, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { key: string; attempt: number });
     return { resumed, sent };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 }
 
 describe("crash recovery through the CLI (SIGKILL)", () => {

@@ -60,7 +60,8 @@ export function formatEntry(entry: JournalEntry): string {
   }
 }
 
-function short(value: unknown, max = 120): string {
+/** A value as JSON, cut at `max` characters. */
+export function short(value: unknown, max = 120): string {
   const text = JSON.stringify(value) ?? "undefined";
   return text.length > max ? `${text.slice(0, max)}…` : text;
 }

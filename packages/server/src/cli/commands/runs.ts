@@ -2,10 +2,11 @@ import { RunStatus } from "@tapedeck/protocol";
 import { optionalFlag, parse, UsageError } from "../args.js";
 import { withEngine } from "../context.js";
 import type { Output } from "../print.js";
+import { describeWait } from "../print-waits.js";
 
 export const runsUsage = "tapedeck runs [--status <status>] [--limit <n>] [--data <dir>]";
 
-/** Lists runs, newest first. */
+/** Lists runs, newest first; a waiting run with what it waits for. */
 export async function runsCommand(args: readonly string[], out: Output): Promise<number> {
   const { values } = parse(args, { status: { type: "string" }, limit: { type: "string" } });
   const status = optionalFlag(values.status, "status");
@@ -20,7 +21,8 @@ export async function runsCommand(args: readonly string[], out: Output): Promise
     const runs = await engine.listRuns({ ...(status ? { status: [status as RunStatus] } : {}), limit });
     if (runs.length === 0) out.stderr("no runs");
     for (const run of runs) {
-      out.stdout(`${run.id}  ${run.status.padEnd(9)}  ${new Date(run.createdAt).toISOString()}  ${String(run.journalLength).padStart(6)} entries  ${run.toolsetId.slice(0, 15)}…`);
+      const waits = run.status === "waiting" && run.waits?.length ? `  ${run.waits.map(describeWait).join("; ")}` : "";
+      out.stdout(`${run.id}  ${run.status.padEnd(9)}  ${new Date(run.createdAt).toISOString()}  ${String(run.journalLength).padStart(6)} entries  ${run.toolsetId.slice(0, 15)}…${waits}`);
     }
     return 0;
   });

@@ -1,0 +1,41 @@
+import type { Decision } from "@tapedeck/protocol";
+import { noExtraArguments, optionalFlag, parse, UsageError } from "../args.js";
+import { withEngine } from "../context.js";
+import { followRun, printSettled } from "../follow-run.js";
+import type { Output } from "../print.js";
+
+export const approveUsage = "tapedeck approve <run_id> <seq> [--reason <text>] [--host <module>] [--data <dir>]";
+export const rejectUsage = "tapedeck reject <run_id> <seq> [--reason <text>] [--host <module>] [--data <dir>]";
+
+/** Approves a call waiting for approval (or parked): it is sent with its key. */
+export function approveCommand(args: readonly string[], out: Output): Promise<number> {
+  return decide("approved", args, out);
+}
+
+/** Rejects a call waiting for approval (or parked): the script gets a `ToolError` (`approval_rejected`). */
+export function rejectCommand(args: readonly string[], out: Output): Promise<number> {
+  return decide("rejected", args, out);
+}
+
+/**
+ * Journals the decision on call `<seq>` (as `tapedeck approvals` lists it); the run wakes in
+ * this process and goes on until it ends (printed as `run` prints) or parks again.
+ */
+async function decide(decision: Decision, args: readonly string[], out: Output): Promise<number> {
+  const { values, positionals } = parse(args, { reason: { type: "string" }, host: { type: "string" } });
+  const [runId, seqText] = positionals;
+  if (!runId) throw new UsageError("missing <run_id>");
+  if (seqText === undefined) throw new UsageError("missing <seq>");
+  if (!/^[1-9][0-9]*$/.test(seqText)) throw new UsageError(`<seq> must be the number of the call, as tapedeck approvals lists it (a positive integer); got ${JSON.stringify(seqText)}`);
+  noExtraArguments(positionals, 2);
+  const seq = Number(seqText);
+  const reason = optionalFlag(values.reason, "reason");
+  const host = optionalFlag(values.host, "host");
+  return withEngine(values.data, host, async (engine) => {
+    const logsFrom = (await engine.getRun(runId)).journalLength;
+    if (decision === "approved") await engine.approve(runId, seq, reason === undefined ? {} : { reason });
+    else await engine.reject(runId, seq, reason);
+    out.stderr(`${decision} call #${seq} of run ${runId}`);
+    return printSettled(out, runId, await followRun(engine, runId, out, { until: "park", logsFrom, flags: { data: values.data, host } }));
+  });
+}

@@ -1,0 +1,68 @@
+import type { RunWait } from "@tapedeck/protocol";
+import { short } from "./print.js";
+
+/** How a parked run is printed: what it waits for, and the commands that resolve each wait. */
+
+/** The flags of the command that prints, repeated in the commands it suggests so they can be pasted as they are. */
+export interface CommandFlags {
+  readonly data: string;
+  readonly host?: string | undefined;
+}
+
+/** What a run waits for, as the commands print it: "sleep until …", "signal "go"", "approval of #3 …". */
+export function describeWait(wait: RunWait): string {
+  switch (wait.kind) {
+    case "sleep":
+      return `sleep until ${iso(wait.until)}`;
+    case "signal":
+      return `signal ${JSON.stringify(wait.name)}${wait.until === undefined ? "" : ` (times out at ${iso(wait.until)})`}`;
+    case "approval":
+      return `approval of #${wait.seq} ${wait.tool}(${short(wait.args)})`;
+    case "parked":
+      return `decision on parked #${wait.seq} ${wait.tool}(${short(wait.args)}) (${wait.reason}: ${wait.message})`;
+  }
+}
+
+/**
+ * The line printed when a run parks. `following`: this process keeps the run and wakes it at its
+ * timers, and must say that a signal or a decision sent from another process does not reach it.
+ */
+export function waitingLine(runId: string, pause: { readonly waits: readonly RunWait[]; readonly wakeAt?: number }, flags: CommandFlags, following: boolean): string {
+  const waits = pause.waits.map((wait) => {
+    const resolve = resolution(runId, wait, flags, following);
+    return resolve === undefined ? describeWait(wait) : `${describeWait(wait)} → ${resolve}`;
+  });
+  const line = `run ${runId} waiting: ${waits.join("; ")}`;
+  if (!following) return line;
+  if (pause.waits.every((wait) => wait.kind === "sleep")) return `${line} (this process wakes it then)`;
+  const wakes = pause.wakeAt === undefined ? "" : `. This process wakes it at ${iso(pause.wakeAt)}`;
+  return `${line}${wakes}. A signal or decision sent from another process does not reach this one: stop it (Ctrl-C) first, or use --detach`;
+}
+
+/** The command that resolves a wait; a sleep resolves itself (a detached one is woken by `resume`). */
+function resolution(runId: string, wait: RunWait, flags: CommandFlags, following: boolean): string | undefined {
+  const tail = flagText(flags);
+  switch (wait.kind) {
+    case "sleep":
+      return following ? undefined : `tapedeck resume ${runId}${tail}`;
+    case "signal":
+      return `tapedeck signal ${runId} ${shellArg(wait.name)} --payload '<json>'${tail}`;
+    case "approval":
+    case "parked":
+      return `tapedeck approve ${runId} ${wait.seq}${tail} | tapedeck reject ${runId} ${wait.seq} --reason <text>${tail}`;
+  }
+}
+
+function flagText(flags: CommandFlags): string {
+  const data = flags.data === ".tapedeck" ? "" : ` --data ${shellArg(flags.data)}`;
+  return `${data}${flags.host === undefined ? "" : ` --host ${shellArg(flags.host)}`}`;
+}
+
+/** `text` as one word of a POSIX shell command. */
+function shellArg(text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`;
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
