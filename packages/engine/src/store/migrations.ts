@@ -106,6 +106,21 @@ export const migrations: readonly Migration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    version: 4,
+    name: "api keys",
+    sql: `
+      -- API keys of the HTTP server, by the SHA-256 of their secret (the secret is shown once, never stored).
+      -- namespace and labels (JSON object) limit what a key reaches; NULL: not limited.
+      CREATE TABLE api_keys (
+        id         TEXT PRIMARY KEY,
+        hash       TEXT NOT NULL UNIQUE,
+        namespace  TEXT,
+        labels     TEXT,
+        created_at INTEGER NOT NULL
+      );
+    `,
+  },
 ];
 
 /**

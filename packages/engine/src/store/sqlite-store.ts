@@ -14,10 +14,10 @@ import Database from "better-sqlite3";
 import { needsDecision, type JournalEntry, type JsonSchema, type JsonValue, type PinnedToolset } from "@tapedeck/protocol";
 import { GroupCommit } from "./group-commit.js";
 import { migrate } from "./migrations.js";
-import { entryFromRow, journalRow, newRunRow, runFromRow } from "./sqlite-rows.js";
-import type { JournalRow, RunRow } from "./sqlite-rows.js";
+import { apiKeyFromRow, apiKeyRow, entryFromRow, journalRow, newRunRow, runFromRow } from "./sqlite-rows.js";
+import type { ApiKeyRow, JournalRow, RunRow } from "./sqlite-rows.js";
 import { StoreConflictError } from "./store.js";
-import type { Durability, NewRun, NewSignal, RunPatch, RunQuery, RunRecord, Store, StoredSignal, WebhookBinding } from "./store.js";
+import type { ApiKeyRecord, Durability, NewRun, NewSignal, RunPatch, RunQuery, RunRecord, Store, StoredSignal, WebhookBinding } from "./store.js";
 
 export interface SqliteStoreOptions {
   /** The database file (created if missing), or `":memory:"` for a private in-memory database. */
@@ -125,6 +125,11 @@ export class SqliteStore implements Store {
       consumeSignal: db.prepare<[number, number, string]>("UPDATE signals SET consumed_seq = ? WHERE id = ? AND run_id = ? AND consumed_seq IS NULL"),
       putWebhook: db.prepare<[string, string, string, number]>("INSERT INTO webhooks (token_hash, run_id, name, created_at) VALUES (?, ?, ?, ?)"),
       getWebhook: db.prepare<[string], { run_id: string; name: string; created_at: number }>("SELECT run_id, name, created_at FROM webhooks WHERE token_hash = ?"),
+      insertApiKey: db.prepare<[ApiKeyRow]>(
+        "INSERT INTO api_keys (id, hash, namespace, labels, created_at) VALUES (@id, @hash, @namespace, @labels, @created_at)",
+      ),
+      apiKeyByHash: db.prepare<[string], ApiKeyRow>("SELECT * FROM api_keys WHERE hash = ?"),
+      apiKeys: db.prepare<[], ApiKeyRow>("SELECT * FROM api_keys ORDER BY created_at, rowid"),
       // LIMIT -1 is SQLite for "no limit".
       readJournal: db.prepare<[string, number, number], EntryRow>(
         "SELECT idx, at, kind, body FROM journal WHERE run_id = ? AND idx >= ? ORDER BY idx LIMIT ?",
@@ -258,6 +263,24 @@ export class SqliteStore implements Store {
       const row = this.#sql.getWebhook.get(tokenHash);
       return row === undefined ? undefined : { tokenHash, runId: row.run_id, name: row.name, createdAt: row.created_at };
     });
+  }
+
+  /** Rejects (writing nothing) if a key with this id or hash exists. */
+  putApiKey(key: ApiKeyRecord): Promise<void> {
+    return this.#write(() => {
+      this.#sql.insertApiKey.run(apiKeyRow(key));
+    });
+  }
+
+  getApiKeyByHash(hash: string): Promise<ApiKeyRecord | undefined> {
+    return this.#read(() => {
+      const row = this.#sql.apiKeyByHash.get(hash);
+      return row === undefined ? undefined : apiKeyFromRow(row);
+    });
+  }
+
+  listApiKeys(): Promise<ApiKeyRecord[]> {
+    return this.#read(() => this.#sql.apiKeys.all().map(apiKeyFromRow));
   }
 
   readJournal(runId: string, from = 0, limit?: number): Promise<JournalEntry[]> {

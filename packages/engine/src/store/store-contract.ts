@@ -351,6 +351,27 @@ export function describeStoreContract(name: string, open: () => Promise<OpenedSt
       });
     });
 
+    void describe("api keys", () => {
+      test("a key is found by its hash with its limits; an unknown hash is undefined; listed oldest first", async ({ store }) => {
+        const limited = { id: "key_b", hash: "b".repeat(64), namespace: "alice", labels: { agent: "x", "dotted.key": 'quote"d' }, createdAt: 20 };
+        const open = { id: "key_a", hash: "a".repeat(64), createdAt: 10 };
+        await store.putApiKey(limited);
+        await store.putApiKey(open);
+        assert.deepEqual(await store.getApiKeyByHash("b".repeat(64)), limited);
+        assert.deepEqual(await store.getApiKeyByHash("a".repeat(64)), open);
+        assert.equal(await store.getApiKeyByHash("c".repeat(64)), undefined);
+        assert.deepEqual(await store.listApiKeys(), [open, limited]);
+      });
+
+      test("a second key with the same id or the same hash is refused and changes nothing", async ({ store }) => {
+        const key = { id: "key_a", hash: "a".repeat(64), createdAt: 10 };
+        await store.putApiKey(key);
+        await assert.rejects(store.putApiKey({ ...key, hash: "b".repeat(64) }));
+        await assert.rejects(store.putApiKey({ ...key, id: "key_b", namespace: "eve" }));
+        assert.deepEqual(await store.listApiKeys(), [key]);
+      });
+    });
+
     void describe("durability", () => {
       test("what was written is there after close and reopen", async ({ store, reopen }, t) => {
         if (reopen === undefined) return t.skip("this store keeps nothing across opens");
@@ -358,12 +379,15 @@ export function describeStoreContract(name: string, open: () => Promise<OpenedSt
         await store.putToolset(toolset);
         await store.createRun(run, [started(0)]);
         await store.append("run_d", everyKind(1), { status: "waiting", updatedAt: 50 });
+        const key = { id: "key_d", hash: "d".repeat(64), namespace: "alice", createdAt: 7 };
+        await store.putApiKey(key);
         await store.close();
 
         const again = await reopen();
         assert.deepEqual(await again.getToolset(toolset.id), toolset);
         assert.deepEqual(await again.getRun("run_d"), { ...run, status: "waiting", updatedAt: 50, journalLength: 13 });
         assert.deepEqual(await again.readJournal("run_d"), [started(0), ...everyKind(1)]);
+        assert.deepEqual(await again.listApiKeys(), [key]);
         await again.append("run_d", [log(13)]);
         assert.deepEqual(await again.readJournal("run_d", 13), [log(13)]);
       });

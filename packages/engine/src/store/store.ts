@@ -48,6 +48,13 @@ export interface Store {
   putWebhook(hook: WebhookBinding): Promise<void>;
   getWebhook(tokenHash: string): Promise<WebhookBinding | undefined>;
 
+  /** Saves an API key, known by the hash of its secret. Fails if its id or hash exists. */
+  putApiKey(key: ApiKeyRecord): Promise<void>;
+  /** The key whose secret hashes to `hash`, if any. */
+  getApiKeyByHash(hash: string): Promise<ApiKeyRecord | undefined>;
+  /** Every key, oldest first. */
+  listApiKeys(): Promise<ApiKeyRecord[]>;
+
   /** Flushes pending commits and closes. */
   close(): Promise<void>;
 }
@@ -117,6 +124,20 @@ export interface WebhookBinding {
   readonly tokenHash: string;
   readonly runId: string;
   readonly name: string;
+  readonly createdAt: number;
+}
+
+/**
+ * An API key of the HTTP server. Only the hash of its secret is kept: whoever reads the store
+ * cannot use the key. `namespace` and `labels` limit the runs it reaches; absent, it is not limited.
+ */
+export interface ApiKeyRecord {
+  /** A public name for the key (`key_…`): safe to log and show. */
+  readonly id: string;
+  /** Hex SHA-256 of the key's secret. */
+  readonly hash: string;
+  readonly namespace?: string;
+  readonly labels?: Readonly<Record<string, string>>;
   readonly createdAt: number;
 }
 

@@ -6,9 +6,11 @@ import { cassetteCommand, cassetteUsage } from "./commands/cassette.js";
 import { checkCommand, checkUsage } from "./commands/check.js";
 import { approveCommand, approveUsage, rejectCommand, rejectUsage } from "./commands/decide.js";
 import { forkCommand, forkUsage } from "./commands/fork.js";
+import { keysCommand, keysUsage } from "./commands/keys.js";
 import { resumeCommand, resumeUsage } from "./commands/resume.js";
 import { runCommand, runUsage } from "./commands/run.js";
 import { runsCommand, runsUsage } from "./commands/runs.js";
+import { serveCommand, serveUsage } from "./commands/serve.js";
 import { showCommand, showUsage } from "./commands/show.js";
 import { signalCommand, signalUsage } from "./commands/signal.js";
 import { testCommand, testUsage } from "./commands/test.js";
@@ -38,6 +40,8 @@ const COMMANDS: Record<string, { run: (args: readonly string[], out: Output) => 
   verify: { run: verifyCommand, usage: verifyUsage },
   test: { run: testCommand, usage: testUsage },
   cassette: { run: cassetteCommand, usage: cassetteUsage },
+  serve: { run: serveCommand, usage: serveUsage },
+  keys: { run: keysCommand, usage: keysUsage },
 };
 
 function usage(): string {

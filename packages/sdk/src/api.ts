@@ -1,0 +1,231 @@
+/**
+ * The wire format of Tapedeck's HTTP API (`/v1`): what each route takes and answers. The
+ * server's JSON Schemas validate requests against these shapes and the server types its
+ * answers with them, so client and server cannot drift apart. Times are milliseconds since
+ * the epoch, as in the journal.
+ *
+ * These types belong in @tapedeck/protocol; they live here until the protocol package takes
+ * the API's types (the server imports them type-only).
+ */
+import type { DecisionWait, JournalEntry, JsonValue, PinnedToolset, RunError, RunStatus, RunWait, ToolsetSpec } from "@tapedeck/protocol";
+
+/** Labels of a run, or the labels a key or token is limited to. Every key and value is a string. */
+export type Labels = Readonly<Record<string, string>>;
+
+/** One problem in a script, positioned for whoever must fix it (usually the model). */
+export interface Diagnostic {
+  /** 1-based line in the script; 0 when the problem is not in the script. */
+  readonly line: number;
+  /** 1-based column; 0 with `line` 0. */
+  readonly column: number;
+  /** TypeScript's number (2322…), or one of Tapedeck's rule codes. */
+  readonly code: number | string;
+  readonly category: "error" | "warning";
+  readonly message: string;
+  /** A few lines of the script around the position, with a caret. */
+  readonly frame: string;
+}
+
+/** The declarations of a toolset's `tapedeck:tools` module. */
+export interface Declarations {
+  /** A `.d.ts` module, for a type-checker. */
+  readonly typescript: string;
+  /** One line per tool, for the model's prompt. */
+  readonly prompt: string;
+}
+
+/** `POST /v1/toolsets`: the body is a `ToolsetSpec` (the toolset file of the README). */
+export type CreateToolsetRequest = ToolsetSpec;
+
+/** `POST /v1/toolsets` answers: the toolset's content address and its declarations. */
+export interface RegisteredToolset {
+  readonly id: string;
+  readonly declarations: Declarations;
+  /** Problems that did not stop the registration (an optional MCP server that could not be listed). */
+  readonly warnings: readonly string[];
+}
+
+/** `GET /v1/toolsets/:id`. */
+export interface ToolsetInfo {
+  readonly id: string;
+  /** What the toolset pins: every tool with its schemas and resolved policy. */
+  readonly toolset: PinnedToolset;
+  readonly declarations: Declarations;
+}
+
+/** `POST /v1/check`. */
+export interface CheckRequest {
+  readonly toolset: string;
+  readonly source: string;
+}
+
+/** `POST /v1/check` answers 200 whether or not the script type-checks. */
+export interface CheckResult {
+  /** True when the script may run (`diagnostics` then holds warnings only). */
+  readonly ok: boolean;
+  readonly diagnostics: readonly Diagnostic[];
+}
+
+/** A run, as the API shows it. */
+export interface Run {
+  readonly id: string;
+  /** The id of the toolset it runs against, for its whole life. */
+  readonly toolset: string;
+  readonly status: RunStatus;
+  /** The model's TypeScript. */
+  readonly source: string;
+  readonly input: JsonValue;
+  /** When `completed`. */
+  readonly output?: JsonValue;
+  /** When `failed`. */
+  readonly error?: RunError;
+  /** What it waits for while `waiting`; calls waiting for a decision at any time. */
+  readonly waits?: readonly RunWait[];
+  /** While `waiting`: when its earliest timer is due. */
+  readonly wakeAt?: number;
+  readonly labels: Labels;
+  /** The end user the run belongs to. */
+  readonly namespace?: string;
+  /** The run this one was forked from. */
+  readonly parent?: string;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+  /** Number of journal entries. */
+  readonly journalLength: number;
+}
+
+/** `POST /v1/runs`. */
+export interface StartRunRequest {
+  readonly toolset: string;
+  readonly source: string;
+  /** Passed to the script's default export. Default null. */
+  readonly input?: JsonValue;
+  /** Added to the labels of the caller's key or token (which may not be contradicted). */
+  readonly labels?: Labels;
+  /** The end user the run belongs to. A key or token limited to a namespace sets it itself. */
+  readonly namespace?: string;
+}
+
+/** `POST /v1/runs/:id/fork`: a new run with corrected code that reuses the parent's completed calls. */
+export interface ForkRunRequest {
+  readonly source: string;
+  /** Default: the parent's input. */
+  readonly input?: JsonValue;
+}
+
+/** `POST /v1/runs` and `POST /v1/runs/:id/fork` answer 201 with the new run. */
+export interface StartedRun {
+  readonly run: Run;
+  /** The type-checker's warnings (errors refuse the script: 422 `script_refused`). */
+  readonly warnings: readonly Diagnostic[];
+}
+
+/** `GET /v1/runs`. */
+export interface RunList {
+  /** Newest first. */
+  readonly runs: readonly Run[];
+}
+
+/** `GET /v1/runs/:id/journal`. */
+export interface JournalPage {
+  readonly entries: readonly JournalEntry[];
+  /** The `from` of the next page, when the journal has more entries. */
+  readonly next?: number;
+}
+
+/** `POST /v1/runs/:id/cancel`. */
+export interface CancelRunRequest {
+  readonly reason?: string;
+}
+
+/** `POST /v1/runs/:id/signal`. */
+export interface SignalRequest {
+  /** The name the script waits for with `signal(name)`. */
+  readonly name: string;
+  /** Default null. */
+  readonly payload?: JsonValue;
+  /** Sending the same key twice to a run delivers the signal once. */
+  readonly idempotencyKey?: string;
+}
+
+export interface SignalResult {
+  readonly signalId: number;
+  /** True when the key was used before: nothing was sent again. */
+  readonly duplicate: boolean;
+}
+
+/** A call waiting for a decision (approval, or parked), with its run. */
+export type PendingApproval = DecisionWait & { readonly runId: string; readonly labels?: Labels; readonly namespace?: string };
+
+/** `GET /v1/approvals`. */
+export interface ApprovalList {
+  /** Oldest run first. */
+  readonly approvals: readonly PendingApproval[];
+}
+
+/** `POST /v1/runs/:id/calls/:seq/approve` and `/reject`. */
+export interface DecisionRequest {
+  readonly reason?: string;
+}
+
+/** `POST /v1/tokens`: a token for one end user, minted by an API key. */
+export interface CreateTokenRequest {
+  /** The end user (their id in your application). */
+  readonly namespace: string;
+  /** Labels the token is limited to (on top of the minting key's). */
+  readonly labels?: Labels;
+  /** How long the token is valid. Default 3600 (one hour); at most 30 days. */
+  readonly ttlSeconds?: number;
+}
+
+export interface IssuedToken {
+  /** Send it as `Authorization: Bearer <token>`. */
+  readonly token: string;
+  readonly namespace: string;
+  readonly labels: Labels;
+  readonly expiresAt: number;
+}
+
+/** Codes of the API's errors. Each has one HTTP status. */
+export const ApiErrorCode = {
+  /** 400: the request is malformed (a field, a query parameter); the message names it. */
+  invalid_request: "invalid_request",
+  /** 400: the body is not JSON. */
+  invalid_json: "invalid_json",
+  /** 401: no key or token, or one that is unknown, forged or expired. */
+  unauthorized: "unauthorized",
+  /** 403: the key or token may not do this (mint tokens, act outside its namespace or labels). */
+  forbidden: "forbidden",
+  /** 404: no such run, toolset, route or webhook (or one outside the caller's scope: the same answer). */
+  not_found: "not_found",
+  /** 409: the request does not fit the run's state (it has ended; the call is not waiting for a decision). */
+  conflict: "conflict",
+  /** 413: the body is larger than the server accepts. */
+  payload_too_large: "payload_too_large",
+  /** 415: the body is not `application/json`. */
+  unsupported_media_type: "unsupported_media_type",
+  /** 422: the toolset cannot be registered; the message says where and what to do. */
+  invalid_toolset: "invalid_toolset",
+  /** 422: the script did not type-check; `diagnostics` says where. */
+  script_refused: "script_refused",
+  /** 422: the server cannot run this toolset (it has host tools and no implementation of them). */
+  misconfigured: "misconfigured",
+  /** 503: the server is starting or stopping. */
+  unavailable: "unavailable",
+  /** 500: a fault of the server; it was logged. */
+  internal: "internal",
+} as const;
+export type ApiErrorCode = (typeof ApiErrorCode)[keyof typeof ApiErrorCode];
+
+/** Every error the API answers has this body. */
+export interface ApiErrorBody {
+  readonly error: {
+    readonly code: ApiErrorCode;
+    readonly message: string;
+    /** With `script_refused`: the type-checker's diagnostics. */
+    readonly diagnostics?: readonly Diagnostic[];
+  };
+}
+
+/** The header that narrows a request to one end user (see `Tapedeck.namespace`). */
+export const NAMESPACE_HEADER = "tapedeck-namespace";

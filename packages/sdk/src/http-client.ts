@@ -1,0 +1,92 @@
+import type { ApiErrorBody } from "./api.js";
+import { TapedeckError } from "./errors.js";
+
+/** The `fetch` the client uses: the platform's, or one you pass (a test double, a proxy agent). */
+export type Fetch = (input: string, init: RequestInit) => Promise<Response>;
+
+export interface RequestOptions {
+  readonly query?: Readonly<Record<string, string | number | readonly string[] | undefined>>;
+  readonly body?: unknown;
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * One HTTP exchange with the server: JSON in, JSON out, errors as `TapedeckError`. Uses
+ * nothing but `fetch`, `URL` and `JSON`, so it runs in Node, browsers and edge runtimes.
+ */
+export class HttpClient {
+  readonly #baseUrl: string;
+  readonly #headers: Readonly<Record<string, string>>;
+  readonly #fetch: Fetch;
+
+  constructor(baseUrl: string, headers: Readonly<Record<string, string>>, fetchImpl: Fetch) {
+    this.#baseUrl = baseUrl.replace(/\/+$/, "");
+    this.#headers = headers;
+    this.#fetch = fetchImpl;
+  }
+
+  /** The same server and fetch, with more headers. */
+  with(headers: Readonly<Record<string, string>>): HttpClient {
+    return new HttpClient(this.#baseUrl, { ...this.#headers, ...headers }, this.#fetch);
+  }
+
+  async request<T>(method: "GET" | "POST", path: string, options: RequestOptions = {}): Promise<T> {
+    const url = this.#baseUrl + path + queryString(options.query);
+    const headers: Record<string, string> = { accept: "application/json", ...this.#headers };
+    if (options.body !== undefined) headers["content-type"] = "application/json";
+    let response: Response;
+    try {
+      response = await this.#fetch(url, {
+        method,
+        headers,
+        ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
+    } catch (error) {
+      if (options.signal?.aborted) throw error;
+      throw new TapedeckError(0, "unreachable", `Cannot reach Tapedeck at ${this.#baseUrl}: ${(error as Error).message}`, { cause: error });
+    }
+    const text = await response.text();
+    const body = parseJson(text);
+    if (response.ok) {
+      if (body === undefined) throw new TapedeckError(response.status, "bad_response", `${method} ${path} answered ${response.status} with a body that is not JSON: ${text.slice(0, 200)}`);
+      return body as T;
+    }
+    throw errorOf(response.status, body, text);
+  }
+}
+
+function errorOf(status: number, body: unknown, text: string): TapedeckError {
+  if (isErrorBody(body)) {
+    const { code, message, diagnostics } = body.error;
+    return new TapedeckError(status, code, message, diagnostics === undefined ? {} : { diagnostics });
+  }
+  return new TapedeckError(status, "bad_response", `HTTP ${status} without a Tapedeck error body: ${text.slice(0, 200)}`);
+}
+
+function isErrorBody(body: unknown): body is ApiErrorBody {
+  if (typeof body !== "object" || body === null) return false;
+  const error = (body as { error?: unknown }).error;
+  return typeof error === "object" && error !== null && typeof (error as { code?: unknown }).code === "string" && typeof (error as { message?: unknown }).message === "string";
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+function queryString(query: RequestOptions["query"]): string {
+  if (query === undefined) return "";
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) {
+    if (value === undefined) continue;
+    if (Array.isArray(value)) for (const item of value as readonly string[]) params.append(key, item);
+    else params.append(key, String(value));
+  }
+  const text = params.toString();
+  return text === "" ? "" : `?${text}`;
+}
+

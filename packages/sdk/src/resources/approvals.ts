@@ -1,0 +1,28 @@
+import type { ApprovalList, DecisionRequest, PendingApproval, Run } from "../api.js";
+import type { HttpClient } from "../http-client.js";
+import { runPath } from "./runs.js";
+
+/** Calls waiting for a decision: those whose policy requires approval, and parked ones. */
+export class Approvals {
+  readonly #http: HttpClient;
+
+  constructor(http: HttpClient) {
+    this.#http = http;
+  }
+
+  /** The calls waiting for a decision: of one run, or of every run in the client's scope. */
+  async pending(runId?: string): Promise<readonly PendingApproval[]> {
+    const list = await this.#http.request<ApprovalList>("GET", "/v1/approvals", { query: { run: runId } });
+    return list.approvals;
+  }
+
+  /** Approves call `seq` of a run: the decision is journaled, then the call is sent. Answers the run. */
+  approve(runId: string, seq: number, request: DecisionRequest = {}): Promise<Run> {
+    return this.#http.request("POST", `${runPath(runId)}/calls/${seq}/approve`, { body: request });
+  }
+
+  /** Rejects call `seq`: the script gets a `ToolError` (`approval_rejected`). Answers the run. */
+  reject(runId: string, seq: number, request: DecisionRequest = {}): Promise<Run> {
+    return this.#http.request("POST", `${runPath(runId)}/calls/${seq}/reject`, { body: request });
+  }
+}

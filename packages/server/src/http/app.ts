@@ -1,0 +1,94 @@
+import swagger from "@fastify/swagger";
+import Fastify, { type FastifyInstance, type FastifyReply } from "fastify";
+import { ApiError } from "./api-error.js";
+import { identify } from "./auth/caller.js";
+import { bodyTooLarge, errorHandler } from "./error-handler.js";
+import { MAX_JSON_DEPTH, nestedDeeperThan } from "./json-depth.js";
+import { BODY_LIMIT_BYTES, DRAIN_LIMIT_BYTES } from "./limits.js";
+import { approvalRoutes } from "./routes/approvals.js";
+import { checkRoutes } from "./routes/check.js";
+import { healthRoutes } from "./routes/health.js";
+import { hookRoutes } from "./routes/hooks.js";
+import { runActionRoutes } from "./routes/run-actions.js";
+import { runRoutes } from "./routes/runs.js";
+import { tokenRoutes } from "./routes/tokens.js";
+import { toolsetRoutes } from "./routes/toolsets.js";
+import type { ServerContext } from "./server-context.js";
+import { formatValidationErrors, validatorCompiler } from "./validation.js";
+
+/**
+ * The HTTP API as a Fastify application: probes and webhooks at the root, the API under `/v1`
+ * behind authentication, and `GET /openapi.json` generated from the route schemas that
+ * validate requests.
+ */
+export async function buildApp(context: ServerContext, log: (line: string) => void): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: false,
+    bodyLimit: BODY_LIMIT_BYTES,
+    schemaErrorFormatter: formatValidationErrors,
+    // A JSON body with `__proto__` or `constructor.prototype` keys is refused (400), never merged into objects.
+    onProtoPoisoning: "error",
+    onConstructorPoisoning: "error",
+    // Errors Fastify raises before routing (a malformed URL) get the same JSON error body.
+    frameworkErrors: (error, _request, reply) => {
+      // Fastify types this reply with the route's generics, which no route has yet.
+      void (reply as FastifyReply).code(400).send(new ApiError("invalid_request", `The request is malformed: ${error.message}`).body());
+    },
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  // Answers are typed in TypeScript and sent as they are: response schemas document, never reshape.
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  app.setErrorHandler(errorHandler(log));
+  app.setNotFoundHandler((request, reply) => {
+    void reply.code(404).send(new ApiError("not_found", `No route ${request.method} ${request.url.split("?")[0]}. The API is described at GET /openapi.json.`).body());
+  });
+  app.decorateRequest("caller", null);
+  // A body declared too large is refused before it is read (Fastify would answer the same 413
+  // but close the connection under a client still sending, which then sees a broken pipe).
+  app.addHook("onRequest", (request, reply, done) => {
+    const declared = Number(request.headers["content-length"]);
+    if (!(declared > BODY_LIMIT_BYTES)) return done();
+    if (declared > DRAIN_LIMIT_BYTES) void reply.header("connection", "close");
+    void reply.code(413).send(bodyTooLarge().body());
+  });
+  app.addHook("preValidation", (request, _reply, done) => {
+    done(nestedDeeperThan(request.body, MAX_JSON_DEPTH) ? new ApiError("invalid_request", `The body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep; send flatter data.`) : undefined);
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: "3.1.0",
+      info: { title: "Tapedeck", version: "0.1.0", description: "A durable tool runtime for LLM agents. Every /v1 route takes `Authorization: Bearer <API key or end user's token>`; the `tapedeck-namespace` header narrows a request to one end user." },
+      components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
+    },
+  });
+
+  healthRoutes(app, context);
+  hookRoutes(app, context);
+  await app.register(
+    (v1, _options, done) => {
+      v1.addHook("onRequest", async (request) => {
+        request.caller = await identify(request.headers, context);
+      });
+      // A POST without a body is an empty request object: `/cancel` needs nothing, and `/runs`
+      // says which field is missing rather than that the body is not an object.
+      v1.addHook("preValidation", (request, _reply, done) => {
+        if (request.body === undefined && request.method === "POST") request.body = {};
+        done();
+      });
+      v1.addHook("onRoute", (route) => {
+        route.schema = { ...route.schema, security: [{ bearer: [] }] };
+      });
+      toolsetRoutes(v1, context);
+      checkRoutes(v1, context);
+      runRoutes(v1, context);
+      runActionRoutes(v1, context);
+      approvalRoutes(v1, context);
+      tokenRoutes(v1, context);
+      done();
+    },
+    { prefix: "/v1" },
+  );
+  app.get("/openapi.json", { schema: { hide: true } }, () => app.swagger());
+  return app;
+}

@@ -1,0 +1,49 @@
+import { createHash, randomBytes } from "node:crypto";
+import type { Store } from "@tapedeck/engine";
+import type { Labels } from "@tapedeck/sdk";
+
+/** An API key as the store keeps it (the engine's `ApiKeyRecord`). */
+export type ApiKeyRecord = Parameters<Store["putApiKey"]>[0];
+
+/** How an API key is written: the prefix tells keys from tokens (and lets secret scanners find leaked keys). */
+export const API_KEY_PREFIX = "tdk_";
+
+/**
+ * The hash a key is stored and looked up by. SHA-256, not a slow password hash: a key is 256
+ * random bits, so guessing it from its hash is as hopeless as guessing the key, and a slow
+ * hash (bcrypt, argon2) would only add milliseconds to every request. Passwords need slow
+ * hashes because people choose them; nobody chooses these.
+ */
+export function hashApiKey(secret: string): string {
+  return createHash("sha256").update(secret).digest("hex");
+}
+
+export interface NewApiKey {
+  /** The key itself: shown once, never stored. */
+  readonly secret: string;
+  readonly record: ApiKeyRecord;
+}
+
+/** Creates and stores a key, limited to `namespace` and `labels` when given. */
+export async function createApiKey(store: Store, limits: { readonly namespace?: string; readonly labels?: Labels } = {}, now = Date.now()): Promise<NewApiKey> {
+  const secret = `${API_KEY_PREFIX}${randomBytes(32).toString("base64url")}`;
+  const record: ApiKeyRecord = {
+    id: `key_${randomBytes(6).toString("hex")}`,
+    hash: hashApiKey(secret),
+    ...(limits.namespace === undefined ? {} : { namespace: limits.namespace }),
+    ...(limits.labels === undefined || Object.keys(limits.labels).length === 0 ? {} : { labels: limits.labels }),
+    createdAt: now,
+  };
+  await store.putApiKey(record);
+  return { secret, record };
+}
+
+/** The admin key of a data folder's first start: created when the store has no key at all. */
+export async function ensureAdminKey(store: Store): Promise<NewApiKey | undefined> {
+  if ((await store.listApiKeys()).length > 0) return undefined;
+  return createApiKey(store);
+}
+
+export function findApiKey(store: Store, secret: string): Promise<ApiKeyRecord | undefined> {
+  return store.getApiKeyByHash(hashApiKey(secret));
+}

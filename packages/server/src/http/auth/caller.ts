@@ -1,0 +1,58 @@
+import type { Store } from "@tapedeck/engine";
+import type { NAMESPACE_HEADER } from "@tapedeck/sdk";
+import { ApiError } from "../api-error.js";
+import { API_KEY_PREFIX, findApiKey } from "./api-keys.js";
+import { narrow, type Scope } from "./scope.js";
+import { TOKEN_PREFIX, type TokenSigner } from "./tokens.js";
+
+/** Who made a request, and what it may reach. */
+export interface Caller {
+  /** An API key, or an end user's token (which cannot mint tokens). */
+  readonly kind: "key" | "token";
+  /** The key's id (for a token: the key that minted it). */
+  readonly keyId: string;
+  /** The credential's scope, narrowed by the namespace header when one was sent. */
+  readonly scope: Scope;
+}
+
+/** The header `Tapedeck.namespace(userId)` sends (the SDK's `NAMESPACE_HEADER`; Node lower-cases header names). */
+const namespaceHeader: typeof NAMESPACE_HEADER = "tapedeck-namespace";
+
+export interface CallerSources {
+  readonly store: Store;
+  readonly tokens: TokenSigner;
+  readonly now: () => number;
+}
+
+/** The caller of a `/v1` request, from `Authorization: Bearer …`. Throws 401 (no or bad credential) or 403 (a namespace outside it). */
+export async function identify(headers: Readonly<Record<string, string | string[] | undefined>>, sources: CallerSources): Promise<Caller> {
+  const credential = bearer(headers.authorization);
+  const caller = credential.startsWith(TOKEN_PREFIX) ? byToken(credential, sources) : await byKey(credential, sources);
+  const asked = headers[namespaceHeader];
+  if (asked === undefined) return caller;
+  if (typeof asked !== "string" || asked === "") throw new ApiError("invalid_request", `The ${namespaceHeader} header must be one end user's id.`);
+  const narrowed = narrow(caller.scope, { namespace: asked });
+  if (!narrowed.ok) throw new ApiError("forbidden", narrowed.message);
+  return { ...caller, scope: narrowed.scope };
+}
+
+function bearer(header: string | string[] | undefined): string {
+  const match = typeof header === "string" ? /^Bearer +(\S+) *$/i.exec(header) : null;
+  if (!match) throw new ApiError("unauthorized", "Send an API key or an end user's token: Authorization: Bearer <key>. The server printed an admin key on its first start; `tapedeck keys create` makes more.");
+  return match[1]!;
+}
+
+async function byKey(secret: string, sources: CallerSources): Promise<Caller> {
+  const key = secret.startsWith(API_KEY_PREFIX) ? await findApiKey(sources.store, secret) : undefined;
+  if (!key) throw new ApiError("unauthorized", "Unknown API key: it was never created on this server's data folder. Create one with `tapedeck keys create`.");
+  return { kind: "key", keyId: key.id, scope: { ...(key.namespace === undefined ? {} : { namespace: key.namespace }), labels: key.labels ?? {} } };
+}
+
+function byToken(token: string, sources: CallerSources): Caller {
+  const checked = sources.tokens.check(token, sources.now());
+  if (checked.ok) return { kind: "token", keyId: checked.claims.key, scope: { namespace: checked.claims.ns, labels: checked.claims.labels } };
+  if (checked.reason === "expired") {
+    throw new ApiError("unauthorized", `The token expired at ${new Date(checked.expiredAt).toISOString()}. Mint a new one with POST /v1/tokens.`);
+  }
+  throw new ApiError("unauthorized", "The token is not valid: it was not issued by this server, or it was changed.");
+}

@@ -1,0 +1,66 @@
+import type { FastifyInstance } from "fastify";
+import type { ApprovalList, DecisionRequest, Run } from "@tapedeck/sdk";
+import { APPROVALS_LIMIT } from "../limits.js";
+import { runView } from "../run-view.js";
+import { errors, id, run, runIdParams } from "../schemas.js";
+import type { ServerContext } from "../server-context.js";
+import { callerOf } from "./request-caller.js";
+import { visibleRun } from "./visible-run.js";
+
+const callParams = {
+  type: "object",
+  properties: { ...runIdParams.properties, seq: { type: "integer", minimum: 1, description: "The call's number in the run (`seq`)." } },
+  required: ["id", "seq"],
+  additionalProperties: false,
+} as const;
+
+const decisionBody = { type: "object", properties: { reason: { type: "string", maxLength: 4096 } }, additionalProperties: false } as const;
+
+/** Calls waiting for a decision: listed, approved, rejected. */
+export function approvalRoutes(app: FastifyInstance, context: ServerContext): void {
+  app.get<{ Querystring: { run?: string } }>(
+    "/approvals",
+    {
+      schema: {
+        summary: "Calls waiting for a decision",
+        description: "Of one run (`run`), or of every run inside the caller's scope, oldest run first.",
+        tags: ["approvals"],
+        querystring: { type: "object", properties: { run: id }, additionalProperties: false },
+        response: { 200: { type: "object", properties: { approvals: { type: "array", items: { type: "object" } } } }, ...errors(400, 401, 404) },
+      },
+    },
+    async (request): Promise<ApprovalList> => {
+      const engine = context.engine();
+      const scope = callerOf(request).scope;
+      if (request.query.run !== undefined) {
+        const found = await visibleRun(engine, scope, request.query.run);
+        return { approvals: await engine.pendingDecisions({ runId: found.id }) };
+      }
+      const { namespace, labels } = scope;
+      return { approvals: await engine.pendingDecisions({ ...(namespace === undefined ? {} : { namespace }), labels, limit: APPROVALS_LIMIT }) };
+    },
+  );
+
+  for (const decision of ["approve", "reject"] as const) {
+    app.post<{ Params: { id: string; seq: number }; Body: DecisionRequest | undefined }>(
+      `/runs/:id/calls/:seq/${decision}`,
+      {
+        schema: {
+          summary: decision === "approve" ? "Approve a call: it is sent (once the decision is journaled)" : "Reject a call: the script gets a ToolError (approval_rejected)",
+          tags: ["approvals"],
+          params: callParams,
+          body: decisionBody,
+          response: { 200: run, ...errors(400, 401, 404, 409) },
+        },
+      },
+      async (request): Promise<Run> => {
+        const engine = context.engine();
+        const found = await visibleRun(engine, callerOf(request).scope, request.params.id);
+        const reason = request.body?.reason;
+        if (decision === "approve") await engine.approve(found.id, request.params.seq, reason === undefined ? {} : { reason });
+        else await engine.reject(found.id, request.params.seq, reason);
+        return runView(await engine.getRun(found.id));
+      },
+    );
+  }
+}

@@ -1,0 +1,31 @@
+import type { FastifyInstance } from "fastify";
+import type { ServerContext } from "../server-context.js";
+
+const status = { type: "object", properties: { status: { type: "string", enum: ["ok", "starting", "stopping", "unavailable"] } } } as const;
+
+/** Probes for supervisors and load balancers; no API key. */
+export function healthRoutes(app: FastifyInstance, context: ServerContext): void {
+  app.get(
+    "/health",
+    { schema: { summary: "Liveness: 200 once the server is up and its engine open", tags: ["health"], response: { 200: status, 503: status } } },
+    async (_request, reply) => {
+      if (context.ready) return { status: "ok" };
+      return reply.code(503).send({ status: context.stopping.aborted ? "stopping" : "starting" });
+    },
+  );
+
+  app.get(
+    "/ready",
+    { schema: { summary: "Readiness: 200 when the server can take requests (its store answers)", tags: ["health"], response: { 200: status, 503: status } } },
+    async (_request, reply) => {
+      if (!context.ready) return reply.code(503).send({ status: context.stopping.aborted ? "stopping" : "starting" });
+      try {
+        // One indexed read: proves the database answers without scanning anything.
+        await context.store.getApiKeyByHash("");
+      } catch {
+        return reply.code(503).send({ status: "unavailable" });
+      }
+      return { status: "ok" };
+    },
+  );
+}

@@ -1,0 +1,82 @@
+import type { FastifyInstance } from "fastify";
+import type { CancelRunRequest, ForkRunRequest, Run, SignalRequest, SignalResult, StartedRun } from "@tapedeck/sdk";
+import { runView } from "../run-view.js";
+import { anyJson, errors, run, runIdParams } from "../schemas.js";
+import type { ServerContext } from "../server-context.js";
+import { callerOf } from "./request-caller.js";
+import { startedSchema } from "./runs.js";
+import { startedRun } from "./started-run.js";
+import { visibleRun } from "./visible-run.js";
+
+const SIGNAL_NAME_MAX = 256;
+const REASON_MAX = 4096;
+
+/** What a caller does to a run it can see: cancel it, signal it, fork it. */
+export function runActionRoutes(app: FastifyInstance, context: ServerContext): void {
+  app.post<{ Params: { id: string }; Body: CancelRunRequest | undefined }>(
+    "/runs/:id/cancel",
+    {
+      schema: {
+        summary: "Cancel a run",
+        description: "A run that has not ended is cancelled (calls in flight are abandoned); one that has ended is left as it is. Answers the run.",
+        tags: ["runs"],
+        params: runIdParams,
+        body: { type: "object", properties: { reason: { type: "string", maxLength: REASON_MAX } }, additionalProperties: false },
+        response: { 200: run, ...errors(400, 401, 404) },
+      },
+    },
+    async (request): Promise<Run> => {
+      const engine = context.engine();
+      const found = await visibleRun(engine, callerOf(request).scope, request.params.id);
+      await engine.cancel(found.id, request.body?.reason);
+      return runView(await engine.getRun(found.id));
+    },
+  );
+
+  app.post<{ Params: { id: string }; Body: SignalRequest }>(
+    "/runs/:id/signal",
+    {
+      schema: {
+        summary: "Send a signal to a run",
+        description: "The signal is kept until a `signal(name)` call of the run takes it (each once, oldest first); a run parked on it wakes. The same `idempotencyKey` twice delivers once.",
+        tags: ["runs"],
+        params: runIdParams,
+        body: {
+          type: "object",
+          properties: { name: { type: "string", minLength: 1, maxLength: SIGNAL_NAME_MAX }, payload: anyJson, idempotencyKey: { type: "string", minLength: 1, maxLength: 512 } },
+          required: ["name"],
+          additionalProperties: false,
+        },
+        response: { 200: { type: "object", properties: { signalId: { type: "integer" }, duplicate: { type: "boolean" } } }, ...errors(400, 401, 404, 409) },
+      },
+    },
+    async (request): Promise<SignalResult> => {
+      const engine = context.engine();
+      const found = await visibleRun(engine, callerOf(request).scope, request.params.id);
+      const { name, payload, idempotencyKey } = request.body;
+      return engine.signal(found.id, name, payload ?? null, idempotencyKey === undefined ? {} : { key: idempotencyKey });
+    },
+  );
+
+  app.post<{ Params: { id: string }; Body: ForkRunRequest }>(
+    "/runs/:id/fork",
+    {
+      schema: {
+        summary: "Fork a run with corrected code",
+        description: "A new run on the parent's toolset, with its labels and namespace: each call matching an unused completed call of the parent (same tool and arguments, in order) takes the recorded result instead of being sent. The parent is unchanged.",
+        tags: ["runs"],
+        params: runIdParams,
+        body: { type: "object", properties: { source: { type: "string" }, input: anyJson }, required: ["source"], additionalProperties: false },
+        response: { 201: startedSchema, ...errors(400, 401, 404, 422) },
+      },
+    },
+    async (request, reply): Promise<StartedRun> => {
+      const engine = context.engine();
+      const parent = await visibleRun(engine, callerOf(request).scope, request.params.id);
+      const { source, input } = request.body;
+      const started = await engine.fork({ parent: parent.id, source, ...(input === undefined ? {} : { input }) });
+      void reply.code(201);
+      return startedRun(engine, started);
+    },
+  );
+}

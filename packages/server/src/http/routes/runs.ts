@@ -1,0 +1,151 @@
+import type { FastifyInstance } from "fastify";
+import type { RunStatus } from "@tapedeck/protocol";
+import type { JournalPage, Run, RunList, StartedRun, StartRunRequest } from "@tapedeck/sdk";
+import { ApiError } from "../api-error.js";
+import { narrow } from "../auth/scope.js";
+import { clientGone, holdUntilSettled } from "../hold.js";
+import { JOURNAL_LIMIT, LABELS, LIST_LIMIT, MAX_WAIT_SECONDS } from "../limits.js";
+import { runView } from "../run-view.js";
+import { anyJson, diagnostic, errors, id, labels, namespace, run, runIdParams, runStatus } from "../schemas.js";
+import type { ServerContext } from "../server-context.js";
+import { callerOf } from "./request-caller.js";
+import { startedRun } from "./started-run.js";
+import { visibleRun } from "./visible-run.js";
+
+interface ListQuery {
+  readonly status?: RunStatus[];
+  readonly namespace?: string;
+  readonly limit?: number;
+  /** `label.<key>=<value>` filters. */
+  readonly [label: `label.${string}`]: string;
+}
+
+const LABEL_PARAM = "label.";
+
+export function runRoutes(app: FastifyInstance, context: ServerContext): void {
+  app.post<{ Body: StartRunRequest }>(
+    "/runs",
+    {
+      schema: {
+        summary: "Start a run",
+        description: "Type-checks the script and starts a run. A script that does not type-check is refused (422 `script_refused`, with diagnostics) and no run is created. A caller limited to a namespace or labels starts runs inside them.",
+        tags: ["runs"],
+        body: {
+          type: "object",
+          properties: { toolset: id, source: { type: "string" }, input: anyJson, labels, namespace },
+          required: ["toolset", "source"],
+          additionalProperties: false,
+        },
+        response: { 201: startedSchema, ...errors(400, 401, 403, 404, 422) },
+      },
+    },
+    async (request, reply): Promise<StartedRun> => {
+      const { toolset, source, input } = request.body;
+      const placed = narrow(callerOf(request).scope, { namespace: request.body.namespace, labels: request.body.labels });
+      if (!placed.ok) throw new ApiError("forbidden", placed.message);
+      const { namespace: ns, labels: runLabels } = placed.scope;
+      const engine = context.engine();
+      const started = await engine.start({
+        toolset,
+        source,
+        ...(input === undefined ? {} : { input }),
+        ...(Object.keys(runLabels).length === 0 ? {} : { labels: runLabels }),
+        ...(ns === undefined ? {} : { namespace: ns }),
+      });
+      void reply.code(201);
+      return startedRun(engine, started);
+    },
+  );
+
+  app.get<{ Querystring: ListQuery }>(
+    "/runs",
+    {
+      schema: {
+        summary: "List runs, newest first",
+        description: "Filters: `status` (repeat it for several), `namespace`, and `label.<key>=<value>` (every one must match). Only runs inside the caller's scope are listed.",
+        tags: ["runs"],
+        querystring: {
+          type: "object",
+          properties: {
+            status: { type: "array", items: runStatus },
+            namespace,
+            limit: { type: "integer", minimum: 1, maximum: LIST_LIMIT.max, description: `Default ${LIST_LIMIT.default}.` },
+          },
+          patternProperties: { "^label\\..+$": { type: "string", maxLength: LABELS.maxValueLength } },
+          additionalProperties: false,
+        },
+        response: { 200: { type: "object", properties: { runs: { type: "array", items: run } } }, ...errors(400, 401) },
+      },
+    },
+    async (request): Promise<RunList> => {
+      const { status, namespace: ns, limit } = request.query;
+      const wanted = Object.fromEntries(
+        Object.entries(request.query)
+          .filter(([key]) => key.startsWith(LABEL_PARAM))
+          .map(([key, value]) => [key.slice(LABEL_PARAM.length), value as string]),
+      );
+      const filter = narrow(callerOf(request).scope, { namespace: ns, labels: wanted });
+      // A filter that contradicts the caller's scope matches nothing the caller may see.
+      if (!filter.ok) return { runs: [] };
+      const records = await context.engine().listRuns({
+        ...(status === undefined ? {} : { status }),
+        ...(filter.scope.namespace === undefined ? {} : { namespace: filter.scope.namespace }),
+        labels: filter.scope.labels,
+        limit: limit ?? LIST_LIMIT.default,
+      });
+      return { runs: records.map(runView) };
+    },
+  );
+
+  app.get<{ Params: { id: string }; Querystring: { wait?: number } }>(
+    "/runs/:id",
+    {
+      schema: {
+        summary: "A run",
+        description: `With \`wait\` (seconds, at most ${MAX_WAIT_SECONDS}), the answer is held until the run ends or parks (waits for a signal, an approval, a sleep…), or the time is up.`,
+        tags: ["runs"],
+        params: runIdParams,
+        querystring: { type: "object", properties: { wait: { type: "integer", minimum: 0, maximum: MAX_WAIT_SECONDS } }, additionalProperties: false },
+        response: { 200: run, ...errors(400, 401, 404) },
+      },
+    },
+    async (request, reply): Promise<Run> => {
+      const engine = context.engine();
+      const scope = callerOf(request).scope;
+      const found = await visibleRun(engine, scope, request.params.id);
+      const wait = request.query.wait ?? 0;
+      if (wait === 0 || found.status !== "running") return runView(found);
+      await holdUntilSettled(engine, found.id, wait, [context.stopping, clientGone(reply.raw)]);
+      return runView(await visibleRun(engine, scope, found.id));
+    },
+  );
+
+  app.get<{ Params: { id: string }; Querystring: { from?: number; limit?: number } }>(
+    "/runs/:id/journal",
+    {
+      schema: {
+        summary: "A page of a run's journal",
+        description: "Entries with `index >= from`, in order. `next` is the `from` of the next page, when there is more.",
+        tags: ["runs"],
+        params: runIdParams,
+        querystring: {
+          type: "object",
+          properties: { from: { type: "integer", minimum: 0 }, limit: { type: "integer", minimum: 1, maximum: JOURNAL_LIMIT.max, description: `Default ${JOURNAL_LIMIT.default}.` } },
+          additionalProperties: false,
+        },
+        response: { 200: { type: "object", properties: { entries: { type: "array", items: { type: "object" } }, next: { type: "integer" } } }, ...errors(400, 401, 404) },
+      },
+    },
+    async (request): Promise<JournalPage> => {
+      const engine = context.engine();
+      const found = await visibleRun(engine, callerOf(request).scope, request.params.id);
+      const from = request.query.from ?? 0;
+      const limit = request.query.limit ?? JOURNAL_LIMIT.default;
+      const entries = await engine.journal(found.id, from, limit);
+      const end = from + entries.length;
+      return entries.length === limit || end < found.journalLength ? { entries, next: end } : { entries };
+    },
+  );
+}
+
+export const startedSchema = { type: "object", properties: { run, warnings: { type: "array", items: diagnostic } } } as const;

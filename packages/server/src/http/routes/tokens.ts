@@ -1,0 +1,42 @@
+import type { FastifyInstance } from "fastify";
+import type { CreateTokenRequest, IssuedToken } from "@tapedeck/sdk";
+import { ApiError } from "../api-error.js";
+import { narrow } from "../auth/scope.js";
+import { TOKEN_TTL_SECONDS } from "../limits.js";
+import { errors, labels, namespace } from "../schemas.js";
+import type { ServerContext } from "../server-context.js";
+import { callerOf } from "./request-caller.js";
+
+export function tokenRoutes(app: FastifyInstance, context: ServerContext): void {
+  app.post<{ Body: CreateTokenRequest }>(
+    "/tokens",
+    {
+      schema: {
+        summary: "Mint an end user's token",
+        description: "A signed, expiring token limited to one namespace (and labels), for code that must act only for that end user. Only an API key can mint one, and only inside its own scope.",
+        tags: ["tokens"],
+        body: {
+          type: "object",
+          properties: { namespace, labels, ttlSeconds: { type: "integer", minimum: 1, maximum: TOKEN_TTL_SECONDS.max, description: `Default ${TOKEN_TTL_SECONDS.default}.` } },
+          required: ["namespace"],
+          additionalProperties: false,
+        },
+        response: {
+          201: { type: "object", properties: { token: { type: "string" }, namespace: { type: "string" }, labels, expiresAt: { type: "integer" } } },
+          ...errors(400, 401, 403),
+        },
+      },
+    },
+    async (request, reply): Promise<IssuedToken> => {
+      const caller = callerOf(request);
+      if (caller.kind === "token") throw new ApiError("forbidden", "A token cannot mint tokens; use an API key.");
+      const placed = narrow(caller.scope, { namespace: request.body.namespace, labels: request.body.labels });
+      if (!placed.ok) throw new ApiError("forbidden", placed.message);
+      const expiresAt = context.now() + (request.body.ttlSeconds ?? TOKEN_TTL_SECONDS.default) * 1000;
+      const ns = request.body.namespace;
+      const token = context.tokens.mint({ v: 1, ns, labels: placed.scope.labels, exp: expiresAt, key: caller.keyId });
+      void reply.code(201);
+      return { token, namespace: ns, labels: placed.scope.labels, expiresAt };
+    },
+  );
+}

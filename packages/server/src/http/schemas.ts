@@ -1,0 +1,88 @@
+// The route schemas carry OpenAPI fields (summary, tags, security): @fastify/swagger declares them on FastifySchema.
+import type {} from "@fastify/swagger";
+import { RunStatus } from "@tapedeck/protocol";
+import { LABELS, NAMESPACE_MAX_LENGTH } from "./limits.js";
+
+/**
+ * JSON Schema fragments shared by the routes. They validate requests (see `validation.ts`)
+ * and document answers in `GET /openapi.json`; answers are serialised with plain
+ * `JSON.stringify`, so a response schema never drops or reshapes a field.
+ */
+
+/** Any JSON value. */
+export const anyJson = {} as const;
+
+export const labels = {
+  type: "object",
+  description: "Labels: string keys and values.",
+  maxProperties: LABELS.maxCount,
+  propertyNames: { minLength: 1, maxLength: LABELS.maxKeyLength },
+  additionalProperties: { type: "string", maxLength: LABELS.maxValueLength },
+} as const;
+
+export const namespace = { type: "string", minLength: 1, maxLength: NAMESPACE_MAX_LENGTH, description: "An end user's id." } as const;
+
+export const id = { type: "string", minLength: 1, maxLength: 200 } as const;
+
+export const runStatus = { type: "string", enum: Object.values(RunStatus) } as const;
+
+export const runIdParams = {
+  type: "object",
+  properties: { id: { ...id, description: "A run id (`run_…`)." } },
+  required: ["id"],
+  additionalProperties: false,
+} as const;
+
+export const diagnostic = {
+  type: "object",
+  properties: {
+    line: { type: "integer" },
+    column: { type: "integer" },
+    code: { type: ["integer", "string"] },
+    category: { type: "string", enum: ["error", "warning"] },
+    message: { type: "string" },
+    frame: { type: "string" },
+  },
+} as const;
+
+export const declarations = {
+  type: "object",
+  properties: { typescript: { type: "string", description: "A .d.ts module for a type-checker." }, prompt: { type: "string", description: "One line per tool, for a prompt." } },
+} as const;
+
+export const run = {
+  type: "object",
+  description: "A run. Times are milliseconds since the epoch.",
+  properties: {
+    id: { type: "string" },
+    toolset: { type: "string" },
+    status: runStatus,
+    source: { type: "string" },
+    input: anyJson,
+    output: anyJson,
+    error: { type: "object", description: "Why the run failed (kind, message, position, frame…)." },
+    waits: { type: "array", items: { type: "object" }, description: "What the run waits for." },
+    wakeAt: { type: "integer" },
+    labels,
+    namespace,
+    parent: { type: "string" },
+    createdAt: { type: "integer" },
+    updatedAt: { type: "integer" },
+    journalLength: { type: "integer" },
+  },
+} as const;
+
+export const errorBody = {
+  type: "object",
+  properties: {
+    error: {
+      type: "object",
+      properties: { code: { type: "string" }, message: { type: "string" }, diagnostics: { type: "array", items: diagnostic } },
+    },
+  },
+} as const;
+
+/** The error answers a route documents, by status. */
+export function errors(...statuses: number[]): Record<number, typeof errorBody> {
+  return Object.fromEntries(statuses.map((status) => [status, errorBody]));
+}

@@ -1,0 +1,102 @@
+import { spawn, type ChildProcessByStdio } from "node:child_process";
+import { once } from "node:events";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import type { Readable } from "node:stream";
+import { fileURLToPath } from "node:url";
+import { Tapedeck } from "@tapedeck/sdk";
+
+/**
+ * A real `tapedeck serve` in a child process on 127.0.0.1 with an ephemeral port, for tests
+ * that go through HTTP. Its address and admin key are read from what it prints (no sleeps,
+ * no polling): the address from stdout, the key from stderr.
+ */
+const BIN = fileURLToPath(new URL("../../cli/main.js", import.meta.url));
+
+export interface ServeChild {
+  readonly url: string;
+  readonly dataDir: string;
+  /** The admin key printed at the first start; undefined when the data folder had keys. */
+  readonly adminKey: string | undefined;
+  /** Everything the server wrote to stderr so far. */
+  stderr(): string;
+  /** A client on this server. */
+  client(apiKey: string, namespace?: string): Tapedeck;
+  /** Deletes the data folder (after `stop`). */
+  cleanup(): void;
+  /** Stops the server (SIGTERM) and waits for it to exit and its output to be read; resolves with its exit code. */
+  stop(): Promise<number | null>;
+}
+
+export interface ServeChildOptions {
+  /** The data folder of a server started before (default: a new temp folder, whose first start prints the admin key). */
+  readonly dataDir?: string;
+  /** Source of a host tool module, written to a temp file and passed as `--host-module`. */
+  readonly hostModule?: string;
+}
+
+export async function startServeChild(options: ServeChildOptions = {}): Promise<ServeChild> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "tapedeck-serve-"));
+  const args = ["serve", "--port", "0", "--data", dataDir];
+  if (options.hostModule !== undefined) {
+    const path = join(dataDir, "host-tools.ts");
+    writeFileSync(path, options.hostModule);
+    args.push("--host-module", path);
+  }
+  const child = spawn(process.execPath, [BIN, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  let stderr = "";
+  const adminKey = firstMatch(child.stderr, /^\s+(tdk_\S+)$/, (line) => (stderr += `${line}\n`));
+  // "close": the process exited and its output was read to the end.
+  const exited = once(child, "close") as Promise<[number | null, NodeJS.Signals | null]>;
+  // Undefined when stdout ends without the line: the server failed to start.
+  const url = await firstMatch(child.stdout, /^tapedeck listening on (\S+)$/);
+  if (url === undefined) {
+    const [code] = await exited;
+    throw new Error(`tapedeck serve exited (${code}) before listening:\n${stderr}`);
+  }
+  return {
+    url,
+    dataDir,
+    // A fresh folder's server prints its key before its address, but the two pipes are read independently.
+    adminKey: options.dataDir === undefined ? await adminKey : undefined,
+    stderr: () => stderr,
+    client: (apiKey, namespace) => new Tapedeck({ baseUrl: url, apiKey, ...(namespace === undefined ? {} : { namespace }) }),
+    cleanup: () => rmSync(dataDir, { recursive: true, force: true }),
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+      const [code] = await exited;
+      return code;
+    },
+  };
+}
+
+/** The first capture of `pattern` in a stream's lines (undefined if the stream ends first); every line goes to `onLine`. */
+function firstMatch(stream: Readable, pattern: RegExp, onLine: (line: string) => void = () => {}): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    let found = false;
+    const lines = createInterface({ input: stream });
+    lines.on("line", (line) => {
+      onLine(line);
+      const match = found ? null : pattern.exec(line);
+      if (match) {
+        found = true;
+        resolve(match[1]);
+      }
+    });
+    lines.on("close", () => resolve(undefined));
+  });
+}
+
+/** Runs `tapedeck keys create` on a data folder; resolves with the key it printed. */
+export async function createKey(dataDir: string, ...args: string[]): Promise<string> {
+  const child: ChildProcessByStdio<null, Readable, Readable> = spawn(process.execPath, [BIN, "keys", "create", "--data", dataDir, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  let err = "";
+  child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
+  const [code] = (await once(child, "close")) as [number | null];
+  if (code !== 0) throw new Error(`tapedeck keys create failed (${code}): ${err}`);
+  return out.trim();
+}
