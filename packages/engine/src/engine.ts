@@ -396,9 +396,9 @@ export class Engine {
     return this.#decide(runId, seq, "approved", options.reason);
   }
 
-  /** Rejects a call waiting for approval (or parked): the decision is journaled; the script gets a `ToolError` (`approval_rejected`). */
-  reject(runId: string, seq: number, reason?: string): Promise<void> {
-    return this.#decide(runId, seq, "rejected", reason);
+  /** Rejects a call waiting for approval (or parked): the decision is journaled; the script gets a `ToolError` (`approval_rejected`, `schema_changed` for a parked call). */
+  reject(runId: string, seq: number, options: { readonly reason?: string } = {}): Promise<void> {
+    return this.#decide(runId, seq, "rejected", options.reason);
   }
 
   /** Calls waiting for a decision, oldest run first: of one run, or of every run matching `query`. */

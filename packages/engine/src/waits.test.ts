@@ -320,7 +320,7 @@ describe("approvals", () => {
         return tries;
       };`);
       await t.engine.settled(started.runId);
-      await t.engine.reject(started.runId, 1, "not on a Friday");
+      await t.engine.reject(started.runId, 1, { reason: "not on a Friday" });
       await t.engine.settled(started.runId);
       assert.deepEqual((await t.engine.pendingDecisions({ runId: started.runId })).map((d) => d.seq), [2], "the second try waits for its own decision");
       await t.engine.reject(started.runId, 2);

@@ -44,7 +44,7 @@ export interface TestEngine {
   journal(runId: string, from?: number, limit?: number): Promise<JournalEntry[]>;
   signal(runId: string, name: string, payload: JsonValue): Promise<unknown>;
   approve(runId: string, seq: number, options?: { readonly reason?: string }): Promise<void>;
-  reject(runId: string, seq: number, reason?: string): Promise<void>;
+  reject(runId: string, seq: number, options?: { readonly reason?: string }): Promise<void>;
   on(listener: (event: { readonly type: string; readonly runId?: string; readonly wait?: RunWait }) => void): () => void;
 }
 
@@ -69,7 +69,7 @@ export async function runTest(
     if (index < 0) return;
     const [approval] = approvals.splice(index, 1) as [ScenarioApproval];
     clock.setTimer(clock.now() + approval.afterMs, () =>
-      (approval.decision === "approve" ? engine.approve(runId, seq, approval.reason === undefined ? {} : { reason: approval.reason }) : engine.reject(runId, seq, approval.reason)).catch((error: unknown) => errors.push(error)),
+      (approval.decision === "approve" ? engine.approve(runId, seq, approval.reason === undefined ? {} : { reason: approval.reason }) : engine.reject(runId, seq, approval.reason === undefined ? {} : { reason: approval.reason })).catch((error: unknown) => errors.push(error)),
     );
   });
   const started = await engine.start(options);

@@ -38,7 +38,7 @@ describe("MCP tool schema changes", () => {
       assert.match("message" in waits[0]! ? waits[0].message : "", /fx\.echo is no longer offered by its MCP server/);
       assert.deepEqual(t.events.filter((e) => e.type === "tool.schema_changed").map((e) => ("wait" in e ? e.wait.seq : 0)), [2]);
       assert.deepEqual((await t.engine.pendingDecisions()).map((d) => [d.runId, d.seq, d.kind]), [[t.runId, 2, "parked"]]);
-      await t.engine.reject(t.runId, 2, "the tool is gone");
+      await t.engine.reject(t.runId, 2, { reason: "the tool is gone" });
       const end = await t.end;
       assert.deepEqual(end, { status: "completed", output: "schema_changed: The call to fx.echo was held back because its tool's schema changed, and the harness rejected it: the tool is gone. It was not sent." });
       const kinds = (await t.engine.journal(t.runId)).map((e) => e.kind);

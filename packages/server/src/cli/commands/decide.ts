@@ -33,8 +33,9 @@ async function decide(decision: Decision, args: readonly string[], out: Output):
   const host = optionalFlag(values.host, "host");
   return withEngine(values.data, host, async (engine) => {
     const logsFrom = (await engine.getRun(runId)).journalLength;
-    if (decision === "approved") await engine.approve(runId, seq, reason === undefined ? {} : { reason });
-    else await engine.reject(runId, seq, reason);
+    const options = reason === undefined ? {} : { reason };
+    if (decision === "approved") await engine.approve(runId, seq, options);
+    else await engine.reject(runId, seq, options);
     out.stderr(`${decision} call #${seq} of run ${runId}`);
     return printSettled(out, runId, await followRun(engine, runId, out, { until: "park", logsFrom, flags: { data: values.data, host } }));
   });

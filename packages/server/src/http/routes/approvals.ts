@@ -57,8 +57,9 @@ export function approvalRoutes(app: FastifyInstance, context: ServerContext): vo
         const engine = context.engine();
         const found = await visibleRun(engine, callerOf(request).scope, request.params.id);
         const reason = request.body?.reason;
-        if (decision === "approve") await engine.approve(found.id, request.params.seq, reason === undefined ? {} : { reason });
-        else await engine.reject(found.id, request.params.seq, reason);
+        const options = reason === undefined ? {} : { reason };
+        if (decision === "approve") await engine.approve(found.id, request.params.seq, options);
+        else await engine.reject(found.id, request.params.seq, options);
         return runView(await engine.getRun(found.id));
       },
     );
