@@ -107,8 +107,8 @@ export type EngineEvent =
   /** The engine failed to do something in the background (waking runs); the runs are intact. */
   | { readonly type: "engine.error"; readonly error: unknown };
 
-/** A call waiting for a decision, with its run. */
-export type PendingDecision = DecisionWait & { readonly runId: string; readonly labels?: Readonly<Record<string, string>>; readonly namespace?: string };
+/** A call waiting for a decision, with its run. `id` is `<run_id>/<seq>` (the call's idempotency key). */
+export type PendingDecision = DecisionWait & { readonly id: string; readonly runId: string; readonly labels?: Readonly<Record<string, string>>; readonly namespace?: string };
 
 export interface RegisteredToolset {
   /** Problems that did not stop the registration (an optional MCP server that could not be listed). */
@@ -408,7 +408,7 @@ export class Engine {
       : await this.#store.listRuns({ needsDecision: true, limit: query.limit ?? 1000, ...(query.namespace ? { namespace: query.namespace } : {}), ...(query.labels ? { labels: query.labels } : {}) });
     return runs
       .reverse()
-      .flatMap((run) => (run.waits ?? []).filter(needsDecision).map((wait) => ({ ...wait, runId: run.id, ...(run.labels ? { labels: run.labels } : {}), ...(run.namespace ? { namespace: run.namespace } : {}) })));
+      .flatMap((run) => (run.waits ?? []).filter(needsDecision).map((wait) => ({ ...wait, id: `${run.id}/${wait.seq}`, runId: run.id, ...(run.labels ? { labels: run.labels } : {}), ...(run.namespace ? { namespace: run.namespace } : {}) })));
   }
 
   /** A POST to a run-bound webhook URL: its body becomes the signal the URL was made for. Throws `not_found` for an unknown token. */

@@ -293,7 +293,7 @@ describe("approvals", () => {
       const pause = await t.engine.settled(started.runId);
       assert.deepEqual(pause, { status: "waiting", waits: [{ kind: "approval", seq: 1, tool: "w.merge", args: { pr: 7 } }] });
       assert.equal(t.harness.calls.length, 0);
-      assert.deepEqual(await t.engine.pendingDecisions(), [{ kind: "approval", seq: 1, tool: "w.merge", args: { pr: 7 }, runId: started.runId }]);
+      assert.deepEqual(await t.engine.pendingDecisions(), [{ kind: "approval", seq: 1, tool: "w.merge", args: { pr: 7 }, id: `${started.runId}/1`, runId: started.runId }]);
       assert.deepEqual(t.events.map((e) => e.type), ["approval.requested", "run.waiting"]);
       await t.engine.approve(started.runId, 1, { reason: "looks good" });
       assert.deepEqual(await started.end, { status: "completed", output: "merged 7" });

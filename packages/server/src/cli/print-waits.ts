@@ -49,7 +49,7 @@ function resolution(runId: string, wait: RunWait, flags: CommandFlags, following
       return `tapedeck signal ${runId} ${shellArg(wait.name)} --payload '<json>'${tail}`;
     case "approval":
     case "parked":
-      return `tapedeck approve ${runId} ${wait.seq}${tail} | tapedeck reject ${runId} ${wait.seq} --reason <text>${tail}`;
+      return `tapedeck approve ${runId}/${wait.seq}${tail} | tapedeck reject ${runId}/${wait.seq} --reason <text>${tail}`;
   }
 }
 

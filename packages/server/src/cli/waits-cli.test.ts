@@ -132,15 +132,15 @@ describe("durable waits through the CLI (SIGKILL while waiting)", { concurrency:
     await withFixture(async (t) => {
       const first = t.run("approval");
       const { line, match: [, runId] } = await stderrLine(first, /^run (run_\w+) waiting: approval of #2 ledger\.transfer\(\{"cents":25\}\)/);
-      assert.ok(line.includes(`→ tapedeck approve ${runId} 2 --data `), line);
+      assert.ok(line.includes(`→ tapedeck approve ${runId}/2 --data `), line);
       assert.equal(await killHard(first), "SIGKILL");
       assert.deepEqual(t.sent(), [], "not sent before it is approved");
 
       const listed = await t.inspect(["approvals"]);
       assert.equal(listed.code, 0, listed.stderr);
-      assert.equal(listed.stdout, `${runId}  #2  ledger.transfer({"cents":25})  approval`);
+      assert.equal(listed.stdout, `${runId}/2  ledger.transfer({"cents":25})  approval`);
 
-      const approved = await collect(t.spawn(["approve", runId!, "2", "--reason", "checked"]));
+      const approved = await collect(t.spawn(["approve", `${runId}/2`, "--reason", "checked"]));
       assert.equal(approved.code, 0, approved.stderr);
       assert.deepEqual(JSON.parse(approved.stdout), { before: { balance: 100 }, done: { ok: true, cents: 25 } });
       assert.deepEqual(t.sent(), [{ key: `${runId}/2`, attempt: 1 }]);
@@ -151,7 +151,7 @@ describe("durable waits through the CLI (SIGKILL while waiting)", { concurrency:
       assert.equal(detached.code, 0, detached.stderr);
       const second = detached.stdout.trim();
       assert.match(second, /^run_\w+$/, "--detach prints the run's id");
-      assert.match(detached.stderr, new RegExp(`^run ${second} waiting: approval of #2 ledger\\.transfer\\(\\{"cents":25\\}\\) → tapedeck approve ${second} 2 .*\\| tapedeck reject ${second} 2 --reason <text>`, "m"));
+      assert.match(detached.stderr, new RegExp(`^run ${second} waiting: approval of #2 ledger\\.transfer\\(\\{"cents":25\\}\\) → tapedeck approve ${second}/2 .*\\| tapedeck reject ${second}/2 --reason <text>`, "m"));
       assert.doesNotMatch(detached.stderr, /Ctrl-C/, "a detached run is not kept by the process");
       assert.match((await t.inspect(["show", second])).stdout, /^status {3}waiting$/m);
 

@@ -6,7 +6,7 @@ export const approvalsUsage = "tapedeck approvals [<run_id>] [--data <dir>]";
 
 /**
  * Lists the calls waiting for a decision (of one run, or of every run, oldest run first), one
- * line each: run, seq, tool and arguments, kind (`approval`, or `parked` with its reason).
+ * line each: its id (`<run_id>/<seq>`), tool and arguments, kind (`approval`, or `parked` with its reason).
  * Listing never wakes or executes a run.
  */
 export async function approvalsCommand(args: readonly string[], out: Output): Promise<number> {
@@ -21,9 +21,9 @@ export async function approvalsCommand(args: readonly string[], out: Output): Pr
     }
     for (const call of pending) {
       const kind = call.kind === "parked" ? `parked (${call.reason}: ${call.message})` : "approval";
-      out.stdout(`${call.runId}  #${call.seq}  ${call.tool}(${short(call.args)})  ${kind}`);
+      out.stdout(`${call.id}  ${call.tool}(${short(call.args)})  ${kind}`);
     }
-    out.stderr("decide with: tapedeck approve <run_id> <seq> | tapedeck reject <run_id> <seq> --reason <text>");
+    out.stderr("decide with: tapedeck approve <approval_id> | tapedeck reject <approval_id> --reason <text>");
     return 0;
   });
 }

@@ -4,8 +4,8 @@ import { withEngine } from "../context.js";
 import { followRun, printSettled } from "../follow-run.js";
 import type { Output } from "../print.js";
 
-export const approveUsage = "tapedeck approve <run_id> <seq> [--reason <text>] [--host <module>] [--data <dir>]";
-export const rejectUsage = "tapedeck reject <run_id> <seq> [--reason <text>] [--host <module>] [--data <dir>]";
+export const approveUsage = "tapedeck approve <approval_id> | <run_id> <seq> [--reason <text>] [--host <module>] [--data <dir>]";
+export const rejectUsage = "tapedeck reject <approval_id> | <run_id> <seq> [--reason <text>] [--host <module>] [--data <dir>]";
 
 /** Approves a call waiting for approval (or parked): it is sent with its key. */
 export function approveCommand(args: readonly string[], out: Output): Promise<number> {
@@ -23,11 +23,14 @@ export function rejectCommand(args: readonly string[], out: Output): Promise<num
  */
 async function decide(decision: Decision, args: readonly string[], out: Output): Promise<number> {
   const { values, positionals } = parse(args, { reason: { type: "string" }, host: { type: "string" } });
-  const [runId, seqText] = positionals;
-  if (!runId) throw new UsageError("missing <run_id>");
-  if (seqText === undefined) throw new UsageError("missing <seq>");
+  // An approval id (`<run_id>/<seq>`, as `tapedeck approvals` prints it) or the two apart.
+  const [first, second] = positionals;
+  if (!first) throw new UsageError("missing <approval_id> (or <run_id> <seq>)");
+  const slash = first.lastIndexOf("/");
+  const [runId, seqText] = second === undefined && slash > 0 ? [first.slice(0, slash), first.slice(slash + 1)] : [first, second];
+  if (seqText === undefined) throw new UsageError("missing <seq> (or give the approval id <run_id>/<seq>)");
   if (!/^[1-9][0-9]*$/.test(seqText)) throw new UsageError(`<seq> must be the number of the call, as tapedeck approvals lists it (a positive integer); got ${JSON.stringify(seqText)}`);
-  noExtraArguments(positionals, 2);
+  noExtraArguments(positionals, second === undefined ? 1 : 2);
   const seq = Number(seqText);
   const reason = optionalFlag(values.reason, "reason");
   const host = optionalFlag(values.host, "host");
