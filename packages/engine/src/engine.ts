@@ -18,6 +18,7 @@ import {
 } from "./limits.js";
 import { ArgsValidator } from "./runs/args-validator.js";
 import { endRecord, REPLAY_VERSION, RunExecutor, type ExecutionResult, type ExecutorLimits, type LoadedToolset, type RunEnd, type RunPause } from "./runs/run-executor.js";
+import { RunLeases } from "./runs/run-leases.js";
 import { RunWaiters } from "./runs/run-waiters.js";
 import { WakeTimer } from "./runs/wake-timer.js";
 import { verifyReplay, type VerifyResult } from "./runs/verify-replay.js";
@@ -27,16 +28,19 @@ import type { ScriptChecker } from "./script/checker.js";
 import type { CheckResult, Diagnostic } from "./script/diagnostic.js";
 import { InProcessHostTools, type HostToolModule } from "./sources/in-process-host-tools.js";
 import { McpToolSource } from "./sources/mcp/mcp-tool-source.js";
+import { HttpToolSource } from "./sources/http/http-tool-source.js";
 import { SourceRouter } from "./sources/source-router.js";
 import type { ToolSource } from "./sources/tool-source.js";
 import { SqliteStore } from "./store/sqlite-store.js";
-import type { Durability, RunQuery, RunRecord, Store } from "./store/store.js";
+import type { Durability, RunQuery, RunRecord, RunRequest, Store } from "./store/store.js";
 import { renderDeclarations, type Declarations } from "./toolset/declarations.js";
 import { mergeShapes, shapeOf } from "./toolset/observed-shape.js";
 import { pinToolset } from "./toolset/pin.js";
 import type { McpOverride } from "./toolset/pin-mcp.js";
 import { canonicalJson } from "./util/canonical-json.js";
 import { parseToolsetSpec, ToolsetSpecError } from "./toolset/toolset-file.js";
+import { featureGlobals } from "./script/feature-globals.js";
+import { importableTools, scriptFeatures } from "./toolset/script-features.js";
 import { newRunId } from "./util/ids.js";
 import { parseScenario, ScenarioError, type Scenario } from "./testing/scenario.js";
 import { ScenarioSource } from "./testing/scenario-source.js";
@@ -69,15 +73,24 @@ export interface EngineOptions {
   readonly clock?: Clock;
   readonly limits?: Partial<Omit<EngineLimits, "sandbox">> & { readonly sandbox?: Partial<EngineLimits["sandbox"]> };
   /**
-   * Wake parked runs of this store when their timers are due, from the moment the engine opens
-   * (overdue ones at once). Default true; off for engines that only inspect, or when another
-   * process serves the store.
+   * Which parked runs this engine wakes when their timers are due: `true` (default), every run
+   * of the store, from the moment the engine opens (overdue ones at once) — a server; `"owned"`,
+   * only runs this engine holds (it parked them itself) — a CLI command keeping its run; `false`,
+   * none — an engine that only inspects. An engine that wakes runs keeps holding the runs it
+   * parks, so signals and decisions sent from other processes reach it.
    */
-  readonly wake?: boolean;
+  readonly wake?: boolean | "owned";
   /** Where the run-bound webhook URLs point: the server that serves `POST /hooks/<token>`. Default `http://127.0.0.1:7700`. */
   readonly webhookBaseUrl?: string;
   /** A TypeScript checker to share with other engines (loading TypeScript takes a second). Default: the engine loads one when it first checks. */
   readonly checker?: ScriptChecker;
+  /**
+   * TESTS ONLY, never in production: lets the `http` tool reach loopback addresses (127.0.0.0/8,
+   * ::1), so a test can serve an allowed host on a local server. Every other refused range stays
+   * refused and the allow-list still applies. Default false. Only this option turns it on; no
+   * toolset file can. Ignored when `sources.builtin` is given.
+   */
+  readonly unsafeHttpAllowLoopbackForTests?: boolean;
 }
 
 export interface TestOptions {
@@ -92,6 +105,9 @@ export type TestResult =
   /** The script did not type-check. */
   | { readonly kind: "refused"; readonly diagnostics: readonly Diagnostic[] }
   | ({ readonly kind: "tested" } & TestReport);
+
+/** How often an engine that wakes every run looks for runs other processes parked. */
+const WAKE_RESCAN_MS = 5_000;
 
 /** A test run's journal is bounded lower than a real run's: a script looping in virtual time fails fast. */
 const TEST_MAX_JOURNAL_ENTRIES = 50_000;
@@ -174,7 +190,10 @@ export class Engine {
   readonly #waiters = new RunWaiters();
   readonly #listeners = new Set<(event: EngineEvent) => void>();
   readonly #webhookBaseUrl: string;
+  readonly #wakeMode: boolean | "owned";
+  readonly #leases: RunLeases;
   #wake: WakeTimer | undefined;
+  #rescan: NodeJS.Timeout | undefined;
   #checker: Promise<ScriptChecker> | undefined;
   #closed = false;
 
@@ -183,14 +202,21 @@ export class Engine {
     this.#sandboxes = options.sandboxes ?? new QuickJsSandboxFactory();
     this.#hostTools = options.hostTools ? new InProcessHostTools(options.hostTools) : undefined;
     this.#mcp = options.mcp ?? new McpToolSource();
-    this.#source = new SourceRouter({ ...(this.#hostTools ? { host: this.#hostTools } : {}), mcp: this.#mcp, ...options.sources });
+    this.#source = new SourceRouter({
+      ...(this.#hostTools ? { host: this.#hostTools } : {}),
+      mcp: this.#mcp,
+      // `http.fetch`; it opens no connection until a run calls `fetch`.
+      builtin: options.sources?.builtin ?? new HttpToolSource({ unsafeAllowLoopbackForTests: options.unsafeHttpAllowLoopbackForTests === true }),
+      ...options.sources,
+    });
     this.#clock = options.clock ?? systemClock;
     this.#limits = { ...DEFAULT_LIMITS, ...options.limits, sandbox: { ...DEFAULT_LIMITS.sandbox, ...options.limits?.sandbox } };
     if (options.checker) this.#checker = Promise.resolve(options.checker);
     this.#webhookBaseUrl = (options.webhookBaseUrl ?? "http://127.0.0.1:7700").replace(/\/+$/, "");
-    if (options.wake !== false) {
-      this.#wake = new WakeTimer(this.#clock, (now) => this.#wakeDue(now), (error) => this.#emit({ type: "engine.error", error }));
-    }
+    this.#wakeMode = options.wake ?? true;
+    const onError = (error: unknown) => this.#emit({ type: "engine.error", error });
+    this.#leases = new RunLeases(store, (runId, request) => this.#applyRequest(runId, request), onError);
+    if (this.#wakeMode !== false) this.#wake = new WakeTimer(this.#clock, (now) => this.#wakeDue(now), onError);
   }
 
   /** Opens an engine on a store (by default SQLite in `dataDir`). */
@@ -202,7 +228,15 @@ export class Engine {
       store = SqliteStore.open({ path: join(dataDir, "tapedeck.db"), durability: options.durability ?? "full" });
     }
     const engine = new Engine(options, store);
-    engine.#wake?.schedule(await store.nextWakeAt());
+    if (engine.#wakeMode === true) {
+      engine.#wake?.schedule(await store.nextWakeAt());
+      // Runs parked by other processes (a detached `tapedeck run`) are in the store, not in this
+      // engine's timer: look for them every few seconds (wall-clock time, unref'd).
+      engine.#rescan = setInterval(() => {
+        store.nextWakeAt().then((next) => engine.#wake?.schedule(next), () => {});
+      }, WAKE_RESCAN_MS);
+      engine.#rescan.unref();
+    }
     return engine;
   }
 
@@ -247,7 +281,7 @@ export class Engine {
   async check(source: string, toolsetId: string): Promise<CheckResult> {
     const loaded = await this.#toolset(toolsetId);
     const checker = await this.#loadChecker();
-    return checker.check(source, { id: `${loaded.id}#${loaded.version}`, text: loaded.declarations.typescript });
+    return checker.check(source, { id: `${loaded.id}#${loaded.version}`, text: loaded.declarations.typescript }, { extraGlobals: featureGlobals(loaded.features) });
   }
 
   /** Checks the script and, if it type-checks, creates a run and starts executing it. */
@@ -316,6 +350,11 @@ export class Engine {
       : [...(await this.#store.listRuns({ status: ["running"], limit: 10_000 })), ...(await this.#store.listRuns({ wakeBy: this.#clock.now(), limit: 10_000 }))];
     const resumed: { runId: string; end: Promise<RunEnd> }[] = [];
     for (const run of runs) {
+      if (!terminalStatuses.includes(run.status) && this.#leases.heldElsewhere(run) && !this.#executors.has(run.id)) {
+        // Another live process executes or keeps it: not taken over.
+        if (runId !== undefined) throw new EngineError("conflict", `Run ${run.id} is held by another live process (${run.owner?.id}); it goes on there. Signals, decisions and cancels sent from here reach it.`);
+        continue;
+      }
       if (terminalStatuses.includes(run.status)) {
         resumed.push({ runId: run.id, end: Promise.resolve((await this.end(run.id))!) });
         continue;
@@ -346,6 +385,11 @@ export class Engine {
     const ended = await this.#recordedEnd(run);
     if (ended) return ended;
     const cancelled: RunEnd = { status: "cancelled", reason };
+    if (this.#leases.heldElsewhere(run)) {
+      // The process holding the run cancels it (promptly: it takes its requests a few times a second).
+      await this.#store.putRunRequest(runId, { kind: "cancel", reason }, this.#clock.now());
+      return cancelled;
+    }
     const now = this.#clock.now();
     const { event, patch } = endRecord(cancelled, now);
     await this.#store.append(runId, [{ ...event, index: run.journalLength, at: now }], { ...patch, waits: null, wakeAt: null });
@@ -365,9 +409,19 @@ export class Engine {
     return run.status === "waiting" ? this.#waiters.end(runId) : undefined;
   }
 
-  /** The run's end, or what it waits for, at once if it is parked, else at its next end or park. Undefined for a run left `running` by another engine. */
-  async settled(runId: string): Promise<ExecutionResult | undefined> {
+  /**
+   * The run's end, or what it waits for, at once if it is parked, else at its next end or park.
+   * With `next`, a parked run is waited for too: its next end or park after it wakes in this
+   * engine. Undefined for a run left `running` by another engine.
+   */
+  async settled(runId: string, options: { readonly next?: boolean } = {}): Promise<ExecutionResult | undefined> {
     if (this.#executors.has(runId) || this.#waking.has(runId)) return this.#waiters.settled(runId);
+    if (options.next === true) {
+      const waiting = this.#waiters.settled(runId);
+      const run = await this.#run(runId);
+      if (run.status === "waiting" || this.#executors.has(runId) || this.#waking.has(runId)) return waiting;
+      return (await this.#recordedEnd(run)) ?? waiting;
+    }
     const run = await this.#run(runId);
     if (run.status === "waiting") return { status: "waiting", waits: run.waits ?? [], ...(run.wakeAt === undefined ? {} : { wakeAt: run.wakeAt }) };
     return await this.#recordedEnd(run);
@@ -376,9 +430,10 @@ export class Engine {
   /**
    * Sends the signal `name` to a run. It is kept until a `signal(name)` call of the run takes
    * it (each signal is taken once, oldest first); a run parked on it wakes. With a `key` used
-   * before for this run, nothing is sent again (`duplicate`).
+   * before for this run, nothing is sent again (`duplicate`). `heldBy`: another live process
+   * holds the run and takes the signal there (within a fraction of a second).
    */
-  async signal(runId: string, name: string, payload: JsonValue = null, options: { readonly key?: string } = {}): Promise<{ readonly signalId: number; readonly duplicate: boolean }> {
+  async signal(runId: string, name: string, payload: JsonValue = null, options: { readonly key?: string } = {}): Promise<{ readonly signalId: number; readonly duplicate: boolean; readonly heldBy?: string }> {
     this.#open();
     if (typeof name !== "string" || name === "") throw new EngineError("invalid_request", "A signal needs a name: a non-empty string the script waits for with signal(name).");
     const bytes = jsonBytes(payload);
@@ -387,17 +442,20 @@ export class Engine {
     const run = await this.#run(runId);
     if (terminalStatuses.includes(run.status)) throw new EngineError("conflict", `Run ${runId} has ended (${run.status}); the signal "${name}" was not sent.`);
     const kept = await this.#store.putSignal({ runId, name, payload, at: this.#clock.now(), ...(options.key === undefined ? {} : { key: options.key }) });
-    if (!kept.duplicate) await this.#notifySignal(runId, name);
-    return { signalId: kept.id, duplicate: kept.duplicate };
+    const heldBy = kept.duplicate ? undefined : await this.#notifySignal(runId, name);
+    return { signalId: kept.id, duplicate: kept.duplicate, ...(heldBy === undefined ? {} : { heldBy }) };
   }
 
-  /** Approves a call waiting for approval (or parked): the decision is journaled, then the call is sent with its key. */
-  approve(runId: string, seq: number, options: { readonly reason?: string } = {}): Promise<void> {
+  /**
+   * Approves a call waiting for approval (or parked): the decision is journaled, then the call is
+   * sent with its key. `heldBy`: another live process holds the run and decides there.
+   */
+  approve(runId: string, seq: number, options: { readonly reason?: string } = {}): Promise<{ readonly heldBy?: string }> {
     return this.#decide(runId, seq, "approved", options.reason);
   }
 
   /** Rejects a call waiting for approval (or parked): the decision is journaled; the script gets a `ToolError` (`approval_rejected`, `schema_changed` for a parked call). */
-  reject(runId: string, seq: number, options: { readonly reason?: string } = {}): Promise<void> {
+  reject(runId: string, seq: number, options: { readonly reason?: string } = {}): Promise<{ readonly heldBy?: string }> {
     return this.#decide(runId, seq, "rejected", options.reason);
   }
 
@@ -441,7 +499,8 @@ export class Engine {
       store,
       clock,
       sandboxes: { create: (o) => sandboxes.create(o), close: () => Promise.resolve() },
-      sources: { host: source, mcp: source },
+      // Built-ins too: a test's `fetch` is answered by the scenario, never sent.
+      sources: { host: source, mcp: source, builtin: source },
       wake: false,
       checker: await this.#loadChecker(),
       webhookBaseUrl: this.#webhookBaseUrl,
@@ -490,7 +549,7 @@ export class Engine {
     const run = await this.#run(runId);
     const loaded = await this.#toolset(run.toolsetId);
     const entries = await this.#store.readJournal(runId);
-    return verifyReplay(run, loaded.groups, entries, this.#sandboxes, this.#limits.sandbox);
+    return verifyReplay(run, loaded, entries, this.#sandboxes, this.#limits.sandbox);
   }
 
   /** A run's record. Throws `not_found`. */
@@ -516,9 +575,11 @@ export class Engine {
     if (this.#closed) return;
     this.#closed = true;
     this.#wake?.stop();
+    clearInterval(this.#rescan);
     const closed = new EngineError("closed", "The engine closed while the run was executing or waiting; it resumes with `resume` (a waiting run wakes in the next engine).");
     for (const { executor } of this.#executors.values()) executor.stop(closed);
     this.#waiters.failAll(closed);
+    await this.#leases.close().catch(() => {});
     await this.#source.close();
     await this.#sandboxes.close();
     await this.#store.close();
@@ -541,22 +602,32 @@ export class Engine {
         this.#emit({ type: wait.kind === "approval" ? "approval.requested" : wait.reason, runId, wait });
       },
     });
-    const stopped = executor.execute().then(
-      (result) => {
+    const stopped = this.#leases
+      .claim(run)
+      .then((claimed) => {
+        if (!claimed) executor.stop(new EngineError("conflict", `Run ${run.id} is held by another live process; it goes on there.`));
+        return executor.execute();
+      })
+      .then((result) => {
         this.#executors.delete(run.id);
         if (result.status === "waiting") {
+          // Kept while this engine wakes runs, so requests from other processes come here.
+          if (this.#wakeMode === false) void this.#leases.release(run.id).catch(() => {});
           this.#waiters.report(run.id, result);
           this.#emit({ type: "run.waiting", runId: run.id, waits: result.waits, ...(result.wakeAt === undefined ? {} : { wakeAt: result.wakeAt }) });
           this.#wake?.schedule(result.wakeAt);
         } else {
+          // The store cleared the lease with the end; this engine forgets it.
+          void this.#leases.release(run.id).catch(() => {});
           this.#report(run.id, result);
         }
-      },
-      (error: unknown) => {
+      }
+      , async (error: unknown) => {
         this.#executors.delete(run.id);
+        // Left `running` for `resume`, by this engine or another: released before anyone hears of it.
+        if (!this.#closed) await this.#leases.release(run.id).catch(() => {});
         this.#waiters.fail(run.id, error);
-      },
-    );
+      });
     this.#executors.set(run.id, { executor, stopped });
   }
 
@@ -584,6 +655,8 @@ export class Engine {
       if (run.status !== "waiting" || this.#executors.has(runId)) return;
       const loaded = await this.#toolset(run.toolsetId);
       this.#checkHostTools(loaded.pinned);
+      // Claimed before it is marked running: a run another process holds is left to it.
+      if (!(await this.#leases.claim(run))) return;
       const decisions = (run.waits ?? []).filter(needsDecision);
       await this.#store.append(runId, [], { status: "running", updatedAt: this.#clock.now(), wakeAt: null, waits: decisions.length > 0 ? decisions : null });
       this.#execute({ ...run, status: "running" }, loaded);
@@ -594,28 +667,59 @@ export class Engine {
 
   /** Wakes the parked runs whose timers are due; resolves with the next `wakeAt`. */
   async #wakeDue(now: number): Promise<number | undefined> {
+    const owner = this.#wakeMode === "owned" ? this.#leases.owner : undefined;
+    const skipped = new Set<string>();
+    // Runs another live process holds are its to wake; this engine looks again when their lease would lapse.
+    let retryAt: number | undefined;
     for (;;) {
-      const due = (await this.#store.listRuns({ wakeBy: now, limit: 500 })).filter((run) => !this.#executors.has(run.id));
+      const due = (await this.#store.listRuns({ wakeBy: now, limit: 500, ...(owner ? { owner } : {}) })).filter((run) => !this.#executors.has(run.id) && !skipped.has(run.id));
       if (due.length === 0) break;
       for (const run of due) {
         if (this.#closed) return undefined;
+        if (this.#leases.heldElsewhere(run)) {
+          skipped.add(run.id);
+          retryAt = Math.min(retryAt ?? Infinity, this.#clock.now() + Math.max(1, (run.owner?.until ?? 0) - Date.now()));
+          continue;
+        }
         await this.#unpark(run.id).catch((error: unknown) => this.#emit({ type: "engine.error", error }));
+        if (this.#waking.has(run.id) || (!this.#executors.has(run.id) && (await this.#run(run.id)).status === "waiting")) skipped.add(run.id);
       }
     }
-    return this.#store.nextWakeAt();
+    const next = await this.#store.nextWakeAt({ after: now, ...(owner ? { owner } : {}) });
+    return next === undefined ? retryAt : Math.min(next, retryAt ?? Infinity);
   }
 
-  /** A signal was kept for the run: a live execution looks for it; a run parked on it wakes. */
-  async #notifySignal(runId: string, name: string): Promise<void> {
+  /** A request another process left for a run this engine holds: applied as if made here. */
+  async #applyRequest(runId: string, request: RunRequest): Promise<void> {
+    switch (request.kind) {
+      case "signal":
+        await this.#notifySignal(runId, request.name);
+        return;
+      case "decide":
+        await this.#decide(runId, request.seq, request.decision, request.reason);
+        return;
+      case "cancel":
+        await this.cancel(runId, request.reason);
+    }
+  }
+
+  /** A signal was kept for the run: a live execution looks for it; a run parked on it wakes. Resolves with the holder, when another process holds the run. */
+  async #notifySignal(runId: string, name: string): Promise<string | undefined> {
     for (let live = this.#executors.get(runId); live; live = this.#executors.get(runId)) {
-      if (live.executor.notifySignal(name)) return;
+      if (live.executor.notifySignal(name)) return undefined;
       await live.stopped; // parking: look again once it is parked
     }
     const run = await this.#run(runId);
+    if (this.#leases.heldElsewhere(run)) {
+      // The process holding the run takes the signal from the store when it reads this request.
+      await this.#store.putRunRequest(runId, { kind: "signal", name }, this.#clock.now());
+      return run.owner?.id;
+    }
     if (run.status === "waiting" && run.waits?.some((wait) => wait.kind === "signal" && wait.name === name)) await this.#unpark(runId);
+    return undefined;
   }
 
-  async #decide(runId: string, seq: number, decision: Decision, reason: string | undefined): Promise<void> {
+  async #decide(runId: string, seq: number, decision: Decision, reason: string | undefined): Promise<{ readonly heldBy?: string }> {
     this.#open();
     for (;;) {
       let live = this.#executors.get(runId);
@@ -624,12 +728,21 @@ export class Engine {
         if (!(run.waits ?? []).some((wait) => wait.seq === seq && needsDecision(wait))) {
           throw new EngineError("conflict", `Call #${seq} of run ${runId} is not waiting for a decision${terminalStatuses.includes(run.status) ? ` (the run has ended: ${run.status})` : ""}.`);
         }
+        if (this.#leases.heldElsewhere(run)) {
+          // The process holding the run journals the decision when it reads this request.
+          await this.#store.putRunRequest(runId, { kind: "decide", seq, decision, ...(reason === undefined ? {} : { reason }) }, this.#clock.now());
+          return run.owner?.id === undefined ? {} : { heldBy: run.owner.id };
+        }
         if (run.status === "waiting") await this.#unpark(runId);
         else this.#execute(run, await this.#toolset(run.toolsetId));
         live = this.#executors.get(runId);
-        if (!live) continue;
+        if (!live) {
+          // Another process took the run between the read and the claim: ask it.
+          if (this.#leases.heldElsewhere(await this.#run(runId))) continue;
+          throw new EngineError("conflict", `Run ${runId} could not be woken here to decide on call #${seq}.`);
+        }
       }
-      if (await live.executor.decide(seq, decision, reason)) return;
+      if (await live.executor.decide(seq, decision, reason)) return {};
       await live.stopped;
     }
   }
@@ -678,12 +791,13 @@ export class Engine {
     if (cached) return cached;
     if (pinned.servers) this.#mcp.addServers(pinned.servers);
     const groups: Record<string, string[]> = {};
-    for (const tool of pinned.tools) (groups[tool.group] ??= []).push(tool.name);
+    for (const tool of importableTools(pinned.tools)) (groups[tool.group] ??= []).push(tool.name);
     const loaded = {
       id: pinned.id,
       pinned,
       byPath: new Map(pinned.tools.map((t) => [`${t.group}.${t.name}`, t])),
       groups,
+      features: scriptFeatures(pinned.tools),
       validator,
       declarations: renderDeclarations(pinned.tools, observed),
       version: 0,

@@ -41,3 +41,12 @@ export const LOG_LINE_CHARS = 8 * 1024;
  * sandbox is freed and it wakes by replay. Replay costs far less than holding a sandbox idle.
  */
 export const HOLD_WAIT_MS = 2_000;
+
+/** The `http` tool: longest a request may take, redirects and body included (DESIGN §8). */
+export const HTTP_TIMEOUT_MS = 30_000;
+
+/** The `http` tool: largest response body read (DESIGN §8); more fails the call without reading on. */
+export const HTTP_MAX_RESPONSE_BYTES = 5 * 1024 * 1024;
+
+/** The `http` tool: redirects followed, each checked again like the first URL (DESIGN §8). */
+export const HTTP_MAX_REDIRECTS = 5;

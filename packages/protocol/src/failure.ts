@@ -21,6 +21,8 @@ export const FailureCode = {
   rate_limited: "rate_limited",
   /** The `http` tool refused the request (host not allowed, private address, …). */
   refused: "refused",
+  /** The `http` tool could not reach the host (no DNS answer, connection refused, TLS failure); nothing was sent. */
+  network_error: "network_error",
   /** The result is larger than one recorded value may be. */
   result_too_large: "result_too_large",
   /** The script named a tool that the toolset does not have. */

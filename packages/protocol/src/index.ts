@@ -22,6 +22,7 @@ export type {
 export { toolPath } from "./toolset.js";
 export type {
   HostToolSpec,
+  HttpSpec,
   McpHttpServerSpec,
   McpServerOptions,
   McpServerRecipe,

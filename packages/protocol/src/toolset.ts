@@ -55,12 +55,28 @@ export interface McpStdioServerSpec extends McpServerOptions {
 
 export type McpServerSpec = McpHttpServerSpec | McpStdioServerSpec;
 
+/**
+ * The built-in `http` tool as a toolset file enables it: scripts then have `fetch`, and each
+ * request is a journaled call of `http.fetch`. Without it there is no `fetch` and no network.
+ */
+export interface HttpSpec {
+  /**
+   * Hosts requests may go to: names (`api.github.com`), names with a first label of `*` that
+   * matches exactly one label (`*.example.com`), and IP literals (`203.0.113.7`, `[2001:db8::1]`).
+   * A host that is allowed but resolves to (or is) a private, loopback, link-local, metadata or
+   * other refused address is still refused.
+   */
+  readonly allow: readonly string[];
+}
+
 /** A toolset file. */
 export interface ToolsetSpec {
   /** MCP servers by group, in the shape MCP hosts use. */
   readonly mcpServers?: { readonly [group: string]: McpServerSpec };
   /** Host tools by group, then by name. */
   readonly hostTools?: { readonly [group: string]: { readonly [name: string]: HostToolSpec } };
+  /** Enables the built-in `http` tool (`fetch` in scripts) for these hosts. */
+  readonly http?: HttpSpec;
   /** Policies by `group.name` (or `group.*` for a whole group). */
   readonly policies?: { readonly [tool: string]: PolicySpec };
 }
@@ -94,6 +110,8 @@ export interface PinnedTool {
   readonly annotations?: JsonObject;
   /** For a tool of an MCP server: which server, and the tool's name there (before any prefix). */
   readonly remote?: { readonly server: string; readonly name: string };
+  /** For the built-in `http.fetch`: the normalised allow-list of the toolset's `http` entry. */
+  readonly http?: { readonly allow: readonly string[] };
 }
 
 /** How to reach an MCP server, as a toolset pins it. Credentials are never part of it. */

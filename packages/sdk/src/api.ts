@@ -154,8 +154,8 @@ export interface SignalResult {
   readonly duplicate: boolean;
 }
 
-/** A call waiting for a decision (approval, or parked), with its run. */
-export type PendingApproval = DecisionWait & { readonly runId: string; readonly labels?: Labels; readonly namespace?: string };
+/** A call waiting for a decision (approval, or parked), with its run. `id` is `<run_id>/<seq>` (the call's idempotency key). */
+export type PendingApproval = DecisionWait & { readonly id: string; readonly runId: string; readonly labels?: Labels; readonly namespace?: string };
 
 /** `GET /v1/approvals`. */
 export interface ApprovalList {

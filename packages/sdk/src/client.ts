@@ -1,9 +1,14 @@
 import { NAMESPACE_HEADER, type CheckRequest, type CheckResult } from "./api.js";
+import { loadEmbedded, type EmbeddedOptions, type EmbeddedTapedeck } from "./embedded.js";
 import { HttpClient, type Fetch } from "./http-client.js";
 import { Approvals } from "./resources/approvals.js";
 import { Runs } from "./resources/runs.js";
+import { Tasks } from "./resources/tasks.js";
 import { Tokens } from "./resources/tokens.js";
 import { Toolsets } from "./resources/toolsets.js";
+import { Webhooks } from "./resources/webhooks.js";
+import { Worker } from "./worker/worker.js";
+import type { WorkerOptions } from "./worker/worker-types.js";
 
 export interface TapedeckOptions {
   /** The server, such as `http://127.0.0.1:7700` (what `tapedeck serve` prints). */
@@ -33,6 +38,7 @@ export class Tapedeck {
   readonly runs: Runs;
   readonly approvals: Approvals;
   readonly tokens: Tokens;
+  readonly webhooks: Webhooks;
   readonly #options: TapedeckOptions;
   readonly #http: HttpClient;
 
@@ -53,6 +59,16 @@ export class Tapedeck {
     this.runs = new Runs(this.#http);
     this.approvals = new Approvals(this.#http);
     this.tokens = new Tokens(this.#http);
+    this.webhooks = new Webhooks(this.#http);
+  }
+
+  /**
+   * The same client over an engine in this process, without a server: no port, no network
+   * (each call goes through the server's routes in memory, so answers and errors are the
+   * server's). Needs `@tapedeck/server` installed; the SDK loads it only here.
+   */
+  static async embedded(options: EmbeddedOptions = {}): Promise<EmbeddedTapedeck> {
+    return (await loadEmbedded()).embedded(options);
   }
 
   /**
@@ -64,6 +80,15 @@ export class Tapedeck {
   namespace(userId: string): Tapedeck {
     if (typeof userId !== "string" || userId === "") throw new TypeError("Tapedeck.namespace: the end user's id must be a non-empty string.");
     return new Tapedeck({ ...this.#options, namespace: userId });
+  }
+
+  /**
+   * A worker serving host tools from this process: `tapedeck.worker({ tools: { shop: { price:
+   * async (args, ctx) => … } } }).start()`. It takes the calls of runs in the client's scope
+   * (a namespace client: that end user's runs only; with `toolset`: that toolset's runs only).
+   */
+  worker(options: WorkerOptions): Worker {
+    return new Worker(new Tasks(this.#http), options);
   }
 
   /** Type-checks a script against a toolset's declarations, without running it. */

@@ -30,7 +30,7 @@ export class HttpClient {
     return new HttpClient(this.#baseUrl, { ...this.#headers, ...headers }, this.#fetch);
   }
 
-  async request<T>(method: "GET" | "POST", path: string, options: RequestOptions = {}): Promise<T> {
+  async request<T>(method: "GET" | "POST" | "DELETE", path: string, options: RequestOptions = {}): Promise<T> {
     const url = this.#baseUrl + path + queryString(options.query);
     const headers: Record<string, string> = { accept: "application/json", ...this.#headers };
     if (options.body !== undefined) headers["content-type"] = "application/json";

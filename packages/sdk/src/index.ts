@@ -5,6 +5,27 @@
  */
 export { Tapedeck } from "./client.js";
 export type { TapedeckOptions } from "./client.js";
+export type { EmbeddedOptions, EmbeddedTapedeck } from "./embedded.js";
+export type { Worker } from "./worker/worker.js";
+export type { ToolContext, ToolHandler, WorkerHandle, WorkerOptions, WorkerTools } from "./worker/worker-types.js";
+export { verifyWebhook } from "./webhooks/verify-webhook.js";
+export type { VerifyFailure, VerifyWebhookOptions, WebhookHeaders, WebhookVerification } from "./webhooks/verify-webhook.js";
+export type { Webhooks } from "./resources/webhooks.js";
+export { MAX_POLL_WAIT_MS } from "./api-tasks.js";
+export type { CompleteTaskRequest, FailTaskRequest, HeartbeatRequest, HostTask, LeaseAnswer, LeaseStatus, PolledTasks, PollTasksRequest } from "./api-tasks.js";
+export { WEBHOOK_OUTPUT_LIMIT_BYTES, WebhookEventType, WebhookHeader } from "./api-webhooks.js";
+export type {
+  CreatedWebhookEndpoint,
+  CreateWebhookRequest,
+  WebhookAttempt,
+  WebhookDelivery,
+  WebhookDeliveryList,
+  WebhookEndpoint,
+  WebhookEndpointList,
+  WebhookEvent,
+  WebhookEventData,
+  WebhookRunData,
+} from "./api-webhooks.js";
 export { TapedeckError } from "./errors.js";
 export type { ClientErrorCode } from "./errors.js";
 export type { Fetch } from "./http-client.js";

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 import Database from "better-sqlite3";
 import ts from "typescript";
-import { Engine } from "../engine.js";
+import { Engine, type EngineOptions } from "../engine.js";
 import { QuickJsSandboxFactory } from "../sandbox/quickjs-sandbox-factory.js";
 import { ScriptChecker } from "../script/checker.js";
 import { renderDeclarations } from "../toolset/declarations.js";
@@ -25,9 +25,9 @@ function sequentialScript(calls: number): string {
 export default async () => { let n = 0; for (let i = 0; i < ${calls}; i++) { await t.echo({ i }); n++; } return n; };`;
 }
 
-async function withEngine<T>(durability: Durability, fn: (engine: Engine) => Promise<T>): Promise<T> {
+async function withEngine<T>(durability: Durability, fn: (engine: Engine) => Promise<T>, options: EngineOptions = {}): Promise<T> {
   const dir = mkdtempSync(join(tmpdir(), "tapedeck-bench-"));
-  const engine = await Engine.open({ dataDir: dir, durability, hostTools: echoModule, limits: { maxJournalEntries: 1_000_000, sandbox: { cpuMsPerStep: 60_000 } } });
+  const engine = await Engine.open({ dataDir: dir, durability, hostTools: echoModule, limits: { maxJournalEntries: 1_000_000, sandbox: { cpuMsPerStep: 60_000 } }, ...options });
   try {
     return await fn(engine);
   } finally {
@@ -322,6 +322,81 @@ async function waits(rows: Row[]): Promise<void> {
   });
 }
 
+/**
+ * The `http` tool's per-request overhead vs undici alone, on a loopback server reached through
+ * the test-only allowance: the URL and address checks, the pinned dispatcher, the bounded read
+ * and the leak scan the dispatcher applies to every result. Then the same requests from a script
+ * (journaled, full durability), for context.
+ */
+async function httpTool(rows: Row[]): Promise<void> {
+  const { createServer } = await import("node:http");
+  const { Agent, request } = await import("undici");
+  const { HttpToolSource } = await import("../sources/http/http-tool-source.js");
+  const { pinHttpTool } = await import("../sources/http/http-tool.js");
+  const { SHAPE_SCANNER } = await import("../secrets/leak-scanner.js");
+  const body = JSON.stringify({ items: Array.from({ length: 20 }, (_, i) => ({ id: i, title: `item ${i}`, url: `https://example.com/items/${i}` })) });
+  const server = createServer((_req, res) => res.writeHead(200, { "content-type": "application/json" }).end(body));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/items`;
+  const requests = 2000;
+  const agent = new Agent();
+  const undiciOnce = async () => {
+    const response = await request(url, { dispatcher: agent });
+    await response.body.text();
+  };
+  const source = new HttpToolSource({ unsafeAllowLoopbackForTests: true });
+  const tool = pinHttpTool(["127.0.0.1"], {});
+  let seq = 0;
+  const toolOnce = async () => {
+    seq++;
+    const outcome = await source.call({
+      tool,
+      args: { url, method: "GET", headers: {} },
+      runId: "run_bench",
+      seq,
+      idempotencyKey: `run_bench/${seq}`,
+      attempt: 1,
+      traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+      signal: new AbortController().signal,
+    });
+    if (outcome.kind !== "result") throw new Error(JSON.stringify(outcome));
+    SHAPE_SCANNER.scanValue(outcome.value);
+  };
+  const loop = (once: () => Promise<void>, n: number) => time(async () => {
+    for (let i = 0; i < n; i++) await once();
+  });
+  try {
+    await loop(undiciOnce, 300);
+    await loop(toolOnce, 300);
+    // Interleaved rounds, so a noisy neighbour hurts both sides alike.
+    const undiciMs: number[] = [];
+    const toolMs: number[] = [];
+    for (let round = 0; round < 5; round++) {
+      undiciMs.push((await loop(undiciOnce, requests / 5)) / (requests / 5));
+      toolMs.push((await loop(toolOnce, requests / 5)) / (requests / 5));
+    }
+    rows.push({ name: "http tool, one GET on loopback (source + leak scan)", value: median(toolMs), unit: "ms", baselineName: "undici.request alone (keep-alive)", baseline: median(undiciMs), goal: "≤ 2× (tens of µs a request)" });
+    const perFetch = await withEngine("full", async (engine) => {
+      const { id } = await engine.registerToolset({ http: { allow: ["127.0.0.1"] } });
+      const run = async (n: number) => {
+        const started = await engine.start({ toolset: id, source: `export default async () => { for (let i = 0; i < ${n}; i++) await (await fetch(${JSON.stringify(url)})).text(); return 1; };` });
+        if (started.kind !== "started") throw new Error("refused");
+        const begin = performance.now();
+        const end = await started.end;
+        if (end.status !== "completed") throw new Error(end.status === "failed" ? end.error.message : "cancelled");
+        return performance.now() - begin;
+      };
+      await run(50);
+      return (await run(500)) / 500;
+    }, { unsafeHttpAllowLoopbackForTests: true });
+    rows.push({ name: "fetch from a script, journaled (full durability)", value: perFetch, unit: "ms", baselineName: "undici.request alone (keep-alive)", baseline: median(undiciMs), goal: "(context)" });
+  } finally {
+    await source.close();
+    await agent.close();
+    server.close();
+  }
+}
+
 async function main(): Promise<void> {
   const rows: Row[] = [];
   const only = process.argv[2];
@@ -331,6 +406,7 @@ async function main(): Promise<void> {
   if (!only || only === "replay") await replayAndScale(rows);
   if (!only || only === "mcp") await mcpCalls(rows);
   if (!only || only === "waits") await waits(rows);
+  if (!only || only === "http") await httpTool(rows);
   printTable(rows);
 }
 

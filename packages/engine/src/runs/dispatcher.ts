@@ -1,5 +1,6 @@
 import { toolFailure, type JsonValue, type PinnedTool, type ToolFailure } from "@tapedeck/protocol";
 import { MAX_ATTEMPTS, MAX_VALUE_BYTES, RUN_CONCURRENCY } from "../limits.js";
+import { SHAPE_SCANNER, type LeakScanner } from "../secrets/leak-scanner.js";
 import type { ToolOutcome, ToolSource } from "../sources/tool-source.js";
 import { Semaphore } from "./semaphore.js";
 import { callTraceparent, runTraceId } from "./trace-context.js";
@@ -13,6 +14,8 @@ import { callTraceparent, runTraceId } from "./trace-context.js";
  * - Only an interruption makes a call be sent again; a tool that answers with an error is done.
  * - At most `runConcurrency` calls of the run, and `policy.concurrency` of one tool, are in flight.
  * - After `abandon()`, nothing settles: late results are dropped.
+ * - Every result and failure a source answers is leak-scanned before it becomes `Settled`:
+ *   secrets are redacted before the journal or the script sees them, whatever the source.
  */
 
 /** How a call ended, as the script will see it; `notBefore`: not delivered before this (virtual) time. */
@@ -33,6 +36,8 @@ export interface DispatcherOptions {
   readonly runConcurrency?: number;
   readonly maxAttempts?: number;
   readonly maxValueBytes?: number;
+  /** Redacts secrets in results and failures. Default: key shapes only (`SHAPE_SCANNER`). */
+  readonly leakScanner?: LeakScanner;
 }
 
 /** How an attempt ends when the run stops waiting for it. */
@@ -46,6 +51,7 @@ export class RunDispatcher {
   private abandoned = false;
   private readonly maxAttempts: number;
   private readonly maxValueBytes: number;
+  private readonly scanner: LeakScanner;
   private readonly traceId: string;
   private active = 0;
 
@@ -57,6 +63,7 @@ export class RunDispatcher {
     this.run = new Semaphore(options.runConcurrency ?? RUN_CONCURRENCY);
     this.maxAttempts = options.maxAttempts ?? MAX_ATTEMPTS;
     this.maxValueBytes = options.maxValueBytes ?? MAX_VALUE_BYTES;
+    this.scanner = options.leakScanner ?? SHAPE_SCANNER;
     this.traceId = runTraceId(runId);
   }
 
@@ -101,8 +108,8 @@ export class RunDispatcher {
       const outcome = await this.attempt(request, attempt);
       if (this.abandoned) return { ok: false, error: toolFailure("outcomeUnknown", "The run stopped waiting for this call.") };
       const later = outcome.kind !== "interrupted" && outcome.notBefore !== undefined ? { notBefore: outcome.notBefore } : {};
-      if (outcome.kind === "result") return { ...this.checkSize(outcome.value), ...later };
-      if (outcome.kind === "failure") return { ok: false, error: outcome.failure, ...later };
+      if (outcome.kind === "result") return { ...this.checkSize(this.scanner.scanValue(outcome.value).value), ...later };
+      if (outcome.kind === "failure") return { ok: false, error: this.scanFailure(outcome.failure), ...later };
       if (tool.policy.onInterruption === "at_most_once") return { ok: false, error: outcomeUnknown(outcome.reason) };
       if (attempt >= this.maxAttempts) return { ok: false, error: tooManyAttempts(attempt, outcome.reason) };
       await request.recordAttempt(attempt + 1, outcome.reason);
@@ -168,6 +175,13 @@ export class RunDispatcher {
         },
       );
     });
+  }
+
+  /** A failure with secrets redacted from its message and details (a tool may echo what it was sent). */
+  private scanFailure(failure: ToolFailure): ToolFailure {
+    const message = this.scanner.scanText(failure.message).value;
+    const details = failure.details === undefined ? undefined : this.scanner.scanValue(failure.details).value;
+    return message === failure.message && details === failure.details ? failure : toolFailure(failure.code, message, { retryable: failure.retryable, details });
   }
 
   private checkSize(value: JsonValue): Settled {

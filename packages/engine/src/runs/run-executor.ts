@@ -19,7 +19,7 @@ import type { Decision, JournalEvent, JsonValue, PinnedTool, RunError, RunWait, 
 import { toolFailure } from "@tapedeck/protocol";
 import type { Clock } from "../clock.js";
 import { EngineError } from "../errors.js";
-import { SandboxLostError, type Delivery, type IssuedCall, type LogLine, type Sandbox, type SandboxFactory, type SandboxLimits, type SandboxOptions, type Step } from "../sandbox/sandbox.js";
+import { SandboxLostError, type Delivery, type IssuedCall, type LogLine, type Sandbox, type SandboxFactory, type SandboxFeature, type SandboxLimits, type SandboxOptions, type Step } from "../sandbox/sandbox.js";
 import { MAX_SANDBOX_REBUILDS } from "../limits.js";
 import type { RunPatch, RunRecord, Store } from "../store/store.js";
 import type { ToolSource } from "../sources/tool-source.js";
@@ -66,8 +66,10 @@ export interface ExecutorLimits {
 export interface LoadedToolset {
   readonly id: string;
   readonly byPath: ReadonlyMap<string, PinnedTool>;
-  /** group → tool names, for the sandbox's `tapedeck:tools` module. */
+  /** group → tool names, for the sandbox's `tapedeck:tools` module (built-ins are not in it). */
   readonly groups: Readonly<Record<string, readonly string[]>>;
+  /** Globals the toolset enables (`fetch` for `http`); see `toolset/script-features.ts`. */
+  readonly features: readonly SandboxFeature[];
   readonly validator: ArgsValidator;
 }
 
@@ -172,6 +174,7 @@ export class RunExecutor {
    * engine (store, sandbox host); the run is then left `running`, intact, for `resume` to pick up.
    */
   execute(): Promise<ExecutionResult> {
+    if (this.stopped) return this.done;
     this.begin().catch((error: unknown) => this.fault(error));
     return this.done;
   }
@@ -215,6 +218,7 @@ export class RunExecutor {
       js: this.run.js,
       filename: "script.js",
       tools: this.toolset.groups,
+      features: this.toolset.features,
       input: history.input,
       seed: this.run.id,
       startedAt: history.startedAt,
@@ -731,6 +735,8 @@ export class RunExecutor {
     this.dispatcher.abandon();
     void this.release();
     this.rejectDone(error);
+    // Requests waiting for the journal (a decision) answer now that they cannot be applied here.
+    for (const request of this.whenReady.splice(0)) request();
   }
 
   private async release(): Promise<void> {

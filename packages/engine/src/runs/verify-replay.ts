@@ -5,7 +5,7 @@ import { canonicalJson } from "../util/canonical-json.js";
 import { readHistory } from "./history.js";
 import { replayHistory } from "./replay.js";
 import { guestErrorToRunError } from "./run-error.js";
-import { endOf, type RunEnd } from "./run-executor.js";
+import { endOf, type LoadedToolset, type RunEnd } from "./run-executor.js";
 
 /**
  * Replays a run's whole journal in a fresh sandbox and checks that the script does exactly what
@@ -21,7 +21,7 @@ export type VerifyResult =
 
 export async function verifyReplay(
   run: RunRecord,
-  groups: Readonly<Record<string, readonly string[]>>,
+  toolset: Pick<LoadedToolset, "groups" | "features">,
   entries: readonly JournalEntry[],
   sandboxes: SandboxFactory,
   limits: SandboxLimits,
@@ -36,7 +36,8 @@ export async function verifyReplay(
     runId: run.id,
     js: run.js,
     filename: "script.js",
-    tools: groups,
+    tools: toolset.groups,
+    features: toolset.features,
     input: history.input,
     seed: run.id,
     startedAt: history.startedAt,

@@ -5,6 +5,7 @@
  * this file knows how each is described to the harness and when it is due.
  */
 import { BuiltinTool, needsDecision, toolFailure, type JsonValue, type ParkReason, type PinnedTool, type RunWait, type ToolFailure } from "@tapedeck/protocol";
+import { formatDuration } from "../util/duration.js";
 import type { Settled } from "./dispatcher.js";
 
 export type OpenWait =
@@ -107,18 +108,4 @@ export function parkedRejected(tool: string, parked: ParkReason, reason: string 
 
 function toolName(tool: PinnedTool): string {
   return `${tool.group}.${tool.name}`;
-}
-
-/** 90000 → "1m 30s": for messages. */
-export function formatDuration(ms: number): string {
-  if (ms < 1000) return `${ms}ms`;
-  const parts: string[] = [];
-  let rest = Math.round(ms / 1000);
-  for (const [unit, size] of [["d", 86_400], ["h", 3_600], ["m", 60], ["s", 1]] as const) {
-    if (rest >= size) {
-      parts.push(`${Math.floor(rest / size)}${unit}`);
-      rest %= size;
-    }
-  }
-  return parts.join(" ");
 }

@@ -13,7 +13,8 @@
  * - `seq` counts calls from 1 in issue order; each seq is settled at most once.
  * - Once the script has ended, calls are no longer recorded and deliveries are ignored.
  *
- * `config` is `{ tools: { group: [name…] }, seed: string, logLineChars: number }`.
+ * `config` is `{ tools: { group: [name…] }, features: ["fetch"?], seed: string, logLineChars: number }`.
+ * `fetch` exists only when `features` has it: a toolset without `http` has no network at all.
  */
 export const PRELUDE_FILENAME = "tapedeck:prelude";
 
@@ -342,6 +343,117 @@ function clearTimeoutImpl(id) {
 for (const [name, fn] of [["sleep", sleep], ["signal", signal], ["webhook", webhook], ["setTimeout", setTimeoutImpl], ["clearTimeout", clearTimeoutImpl]]) {
   defineProperty(fn, "name", { value: name });
   defineProperty(global, name, { value: freeze(fn), writable: true, configurable: true });
+}
+
+// ---- fetch: only when the toolset enables http; each request is a journaled call of http.fetch ----
+const stringToUpperCase = String.prototype.toUpperCase, stringToLowerCase = String.prototype.toLowerCase;
+const arrayIsArray = Array.isArray, arraySort = Array.prototype.sort, arrayValues = Array.prototype.values;
+const promiseResolve = Promise.resolve;
+const iteratorSymbol = Symbol.iterator;
+const FETCH_METHODS = { __proto__: null, GET: 1, HEAD: 1, POST: 1, PUT: 1, PATCH: 1, DELETE: 1, OPTIONS: 1 };
+const FETCH_OPTIONS = { __proto__: null, method: 1, headers: 1, body: 1 };
+function lower(text) { return apply(stringToLowerCase, text, []); }
+function headerText(value, name) {
+  if (typeof value === "string") return value;
+  if (typeof value === "number" || typeof value === "boolean") return "" + value;
+  throw new TypeErrorCtor("fetch: the value of header " + JSONStringify(name) + " is " + formatValue(value) + "; header values are strings.");
+}
+function addHeader(headers, name, value) {
+  if (typeof name !== "string") throw new TypeErrorCtor("fetch: header names are strings; got " + formatValue(name) + ".");
+  const key = lower(name), text = headerText(value, name);
+  // Like Headers.append: a repeated name joins its values.
+  define(headers, key, hasOwn(headers, key) ? headers[key] + ", " + text : text);
+}
+function fetchArgs(url, init) {
+  if (typeof url !== "string") throw new TypeErrorCtor("fetch: the URL must be a string; got " + formatValue(url) + ".");
+  const headers = { __proto__: null };
+  const args = { url, method: "GET", headers };
+  if (init === undefined || init === null) return args;
+  if (typeof init !== "object") throw new TypeErrorCtor("fetch: the second argument must be an object { method, headers, body }.");
+  const keys = objectKeys(init);
+  for (let i = 0; i < keys.length; i++) {
+    if (FETCH_OPTIONS[keys[i]] !== 1) throw new TypeErrorCtor("fetch: the option " + JSONStringify(keys[i]) + " is not supported; use method, headers and body.");
+  }
+  const method = read(init, "method");
+  if (method !== undefined) {
+    const upper = typeof method === "string" ? apply(stringToUpperCase, method, []) : "";
+    if (FETCH_METHODS[upper] !== 1) throw new TypeErrorCtor("fetch: the method " + formatValue(method) + " is not supported; use GET, HEAD, POST, PUT, PATCH, DELETE or OPTIONS.");
+    args.method = upper;
+  }
+  const given = read(init, "headers");
+  if (arrayIsArray(given)) {
+    for (let i = 0; i < given.length; i++) {
+      const pair = given[i];
+      if (!arrayIsArray(pair) || pair.length !== 2) throw new TypeErrorCtor("fetch: headers given as an array must be [name, value] pairs.");
+      addHeader(headers, pair[0], pair[1]);
+    }
+  } else if (given !== undefined && given !== null) {
+    if (typeof given !== "object") throw new TypeErrorCtor("fetch: headers must be an object { name: value } or [name, value] pairs.");
+    const names = objectKeys(given);
+    for (let i = 0; i < names.length; i++) addHeader(headers, names[i], given[names[i]]);
+  }
+  const body = read(init, "body");
+  if (body === undefined || body === null) return args;
+  if (args.method === "GET" || args.method === "HEAD") throw new TypeErrorCtor("fetch: a " + args.method + " request cannot have a body.");
+  if (typeof body === "string") { define(args, "body", body); return args; }
+  let json;
+  try { json = strictJson(body); } catch (e) {
+    if (isLimit(e)) throw e;
+    throw new TypeErrorCtor("fetch: the body is neither a string nor JSON (" + errorText(e) + ").");
+  }
+  if (json === undefined) throw new TypeErrorCtor("fetch: the body is " + formatValue(body) + "; pass a string or " + PLAIN_DATA + ".");
+  define(args, "body", json);
+  if (!hasOwn(headers, "content-type")) define(headers, "content-type", "application/json");
+  return args;
+}
+function responseHeaders(record) {
+  const names = objectKeys(record);
+  apply(arraySort, names, []);
+  function pairs(pick) {
+    const out = [];
+    for (let i = 0; i < names.length; i++) out[out.length] = pick(names[i], record[names[i]]);
+    return apply(arrayValues, out, []);
+  }
+  const headers = {
+    get(name) { const key = lower("" + name); return hasOwn(record, key) ? record[key] : null; },
+    has(name) { return hasOwn(record, lower("" + name)); },
+    forEach(callback, thisArg) { for (let i = 0; i < names.length; i++) apply(callback, thisArg, [record[names[i]], names[i], headers]); },
+    entries() { return pairs(function (name, value) { return [name, value]; }); },
+    keys() { return pairs(function (name) { return name; }); },
+    values() { return pairs(function (name, value) { return value; }); },
+    [iteratorSymbol]() { return headers.entries(); },
+  };
+  return freeze(headers);
+}
+function response(result) {
+  // A recorded response has every field; a test scenario's mock may leave some out.
+  const record = result !== null && typeof result === "object" ? result : {};
+  const status = typeof record.status === "number" ? record.status : 0;
+  const body = typeof record.body === "string" ? record.body : "";
+  const headers = record.headers !== null && typeof record.headers === "object" ? record.headers : {};
+  return freeze({
+    status,
+    statusText: typeof record.statusText === "string" ? record.statusText : "",
+    ok: status >= 200 && status < 300,
+    url: typeof record.url === "string" ? record.url : "",
+    redirected: record.redirected === true,
+    headers: responseHeaders(headers),
+    text() { return apply(promiseResolve, PromiseCtor, [body]); },
+    json() { return new PromiseCtor(function (resolve) { resolve(JSONParse(body)); }); },
+  });
+}
+function fetch(url, init) {
+  let args;
+  try { args = fetchArgs(url, init); } catch (e) {
+    if (isLimit(e)) throw e;
+    return new PromiseCtor(function (resolve, reject) { reject(e); });
+  }
+  return apply(promiseThen, issue("http.fetch", args), [response]);
+}
+for (let i = 0; i < config.features.length; i++) {
+  if (config.features[i] !== "fetch") continue;
+  defineProperty(fetch, "name", { value: "fetch" });
+  defineProperty(global, "fetch", { value: freeze(fetch), writable: true, configurable: true });
 }
 
 // ---- Math.random: sfc32 seeded from a 128-bit hash of the seed ----

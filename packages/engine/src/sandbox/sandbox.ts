@@ -25,6 +25,12 @@ export interface SandboxLimits {
   readonly logLineChars: number;
 }
 
+/**
+ * A global that exists only when the toolset enables it. `fetch`: the `http` tool; each request
+ * is a journaled call of `http.fetch`, made by the engine.
+ */
+export type SandboxFeature = "fetch";
+
 export interface SandboxOptions {
   readonly runId: string;
   /** The script as an ES module, already transpiled to JavaScript. */
@@ -33,6 +39,8 @@ export interface SandboxOptions {
   readonly filename: string;
   /** The tools `tapedeck:tools` exports: group → tool names (any string, not only identifiers). */
   readonly tools: Readonly<Record<string, readonly string[]>>;
+  /** Globals the toolset adds to the always-present ones (`fetch` when it enables `http`). Default none. */
+  readonly features?: readonly SandboxFeature[];
   /** Passed to the default export when it is a function. */
   readonly input: JsonValue;
   /** Seeds `Math.random`. */

@@ -121,6 +121,60 @@ export const migrations: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 5,
+    name: "run leases and requests",
+    sql: `
+      -- The engine executing or keeping a run, and until when its lease holds: another engine
+      -- takes the run over only once the lease has lapsed (its holder died).
+      ALTER TABLE runs ADD COLUMN owner TEXT;
+      ALTER TABLE runs ADD COLUMN owner_until INTEGER;
+      CREATE INDEX runs_by_owner ON runs (owner) WHERE owner IS NOT NULL;
+      -- What other processes asked of a run another engine holds (a signal arrived, a decision,
+      -- a cancel): its holder applies them, in order.
+      CREATE TABLE run_requests (
+        id     INTEGER PRIMARY KEY AUTOINCREMENT,
+        run_id TEXT NOT NULL,
+        body   TEXT NOT NULL,
+        at     INTEGER NOT NULL
+      );
+      CREATE INDEX run_requests_by_run ON run_requests (run_id, id);
+    `,
+  },
+  {
+    version: 6,
+    name: "webhook outbox",
+    sql: `
+      -- Where the HTTP server sends events. secret: sealed by the server (never in clear here);
+      -- events (JSON array) NULL: every type; namespace, labels (JSON object) NULL: not limited.
+      CREATE TABLE webhook_endpoints (
+        id          TEXT PRIMARY KEY,
+        url         TEXT NOT NULL,
+        events      TEXT,
+        namespace   TEXT,
+        labels      TEXT,
+        secret      TEXT NOT NULL,
+        description TEXT,
+        created_at  INTEGER NOT NULL
+      );
+      -- The outbox: one row per event and endpoint, written when the event happens and sent by the
+      -- server's delivery loop until a 2xx or the last attempt. attempts: JSON array, oldest first.
+      CREATE TABLE webhook_deliveries (
+        id              TEXT PRIMARY KEY,
+        endpoint_id     TEXT NOT NULL,
+        event_id        TEXT NOT NULL,
+        event_type      TEXT NOT NULL,
+        body            TEXT NOT NULL,
+        status          TEXT NOT NULL,
+        attempts        TEXT NOT NULL,
+        next_attempt_at INTEGER,
+        created_at      INTEGER NOT NULL,
+        updated_at      INTEGER NOT NULL
+      );
+      CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE status = 'pending';
+      CREATE INDEX webhook_deliveries_by_endpoint ON webhook_deliveries (endpoint_id);
+    `,
+  },
 ];
 
 /**

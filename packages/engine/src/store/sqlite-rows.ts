@@ -29,6 +29,8 @@ export interface RunRow {
   readonly waits: string | null;
   readonly wake_at: number | null;
   readonly decisions: number;
+  readonly owner: string | null;
+  readonly owner_until: number | null;
 }
 
 export interface JournalRow {
@@ -61,6 +63,8 @@ export function newRunRow(run: NewRun, journalLength: number): RunRow {
     waits: null,
     wake_at: null,
     decisions: 0,
+    owner: null,
+    owner_until: null,
   };
 }
 
@@ -84,6 +88,7 @@ export function runFromRow(row: RunRow): RunRecord {
     ...(row.error !== null && { error: JSON.parse(row.error) as RunError }),
     ...(row.waits !== null && { waits: JSON.parse(row.waits) as RunWait[] }),
     ...(row.wake_at !== null && { wakeAt: row.wake_at }),
+    ...(row.owner !== null && { owner: { id: row.owner, until: row.owner_until ?? 0 } }),
   };
 }
 

@@ -16,8 +16,9 @@ import { GroupCommit } from "./group-commit.js";
 import { migrate } from "./migrations.js";
 import { apiKeyFromRow, apiKeyRow, entryFromRow, journalRow, newRunRow, runFromRow } from "./sqlite-rows.js";
 import type { ApiKeyRow, JournalRow, RunRow } from "./sqlite-rows.js";
+import { SqliteWebhookOutbox } from "./sqlite-webhook-outbox.js";
 import { StoreConflictError } from "./store.js";
-import type { ApiKeyRecord, Durability, NewRun, NewSignal, RunPatch, RunQuery, RunRecord, Store, StoredSignal, WebhookBinding } from "./store.js";
+import type { ApiKeyRecord, Durability, NewRun, NewSignal, RunPatch, RunQuery, RunRecord, RunRequest, Store, StoredSignal, WebhookBinding } from "./store.js";
 
 export interface SqliteStoreOptions {
   /** The database file (created if missing), or `":memory:"` for a private in-memory database. */
@@ -63,6 +64,7 @@ export class SqliteStore implements Store {
   readonly #commits: GroupCommit;
   #closed = false;
   readonly #sql;
+  readonly webhookOutbox: SqliteWebhookOutbox;
 
   /** Opens (creating if needed) and migrates the database. Throws if it is from a newer Tapedeck. */
   static open(options: SqliteStoreOptions): SqliteStore {
@@ -83,6 +85,7 @@ export class SqliteStore implements Store {
   private constructor(db: Database.Database) {
     this.#db = db;
     this.#commits = new GroupCommit(db);
+    this.webhookOutbox = new SqliteWebhookOutbox(db, { write: (write) => this.#write(write), read: (read) => this.#read(read) });
     this.#sql = {
       putToolset: db.prepare<[string, string]>("INSERT INTO toolsets (id, body) VALUES (?, ?) ON CONFLICT (id) DO NOTHING"),
       getToolset: db.prepare<[string], { body: string }>("SELECT body FROM toolsets WHERE id = ?"),
@@ -111,10 +114,15 @@ export class SqliteStore implements Store {
            journal_length = @journal_length,
            waits = CASE WHEN @waits_set THEN @waits ELSE waits END,
            decisions = CASE WHEN @waits_set THEN @decisions ELSE decisions END,
-           wake_at = CASE WHEN @wake_set THEN @wake_at ELSE wake_at END
+           wake_at = CASE WHEN @wake_set THEN @wake_at ELSE wake_at END,
+           owner = CASE WHEN @status IN ('completed', 'failed', 'cancelled') THEN NULL ELSE owner END,
+           owner_until = CASE WHEN @status IN ('completed', 'failed', 'cancelled') THEN NULL ELSE owner_until END
          WHERE id = @id`,
       ),
-      nextWake: db.prepare<[], { wake_at: number | null }>("SELECT min(wake_at) AS wake_at FROM runs WHERE status = 'waiting' AND wake_at IS NOT NULL"),
+      nextWake: db.prepare<[number], { wake_at: number | null }>("SELECT min(wake_at) AS wake_at FROM runs WHERE status = 'waiting' AND wake_at IS NOT NULL AND wake_at > ?"),
+      nextOwnedWake: db.prepare<[number, string], { wake_at: number | null }>(
+        "SELECT min(wake_at) AS wake_at FROM runs WHERE status = 'waiting' AND wake_at IS NOT NULL AND wake_at > ? AND owner = ?",
+      ),
       insertSignal: db.prepare<[string, string, string, string | null, number]>(
         "INSERT INTO signals (run_id, name, payload, key, at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id, key) WHERE key IS NOT NULL DO NOTHING",
       ),
@@ -123,6 +131,16 @@ export class SqliteStore implements Store {
         "SELECT id, name, payload, at FROM signals WHERE run_id = ? AND name = ? AND consumed_seq IS NULL ORDER BY id",
       ),
       consumeSignal: db.prepare<[number, number, string]>("UPDATE signals SET consumed_seq = ? WHERE id = ? AND run_id = ? AND consumed_seq IS NULL"),
+      claimRun: db.prepare<[string, number, string, string, number, string]>(
+        "UPDATE runs SET owner = ?, owner_until = ? WHERE id = ? AND (owner IS NULL OR owner = ? OR owner_until < ? OR owner = ?)",
+      ),
+      renewLeases: db.prepare<[number, string]>("UPDATE runs SET owner_until = ? WHERE owner = ?"),
+      releaseRun: db.prepare<[string, string]>("UPDATE runs SET owner = NULL, owner_until = NULL WHERE id = ? AND owner = ?"),
+      releaseAll: db.prepare<[string]>("UPDATE runs SET owner = NULL, owner_until = NULL WHERE owner = ?"),
+      putRequest: db.prepare<[string, string, number]>("INSERT INTO run_requests (run_id, body, at) VALUES (?, ?, ?)"),
+      takeRequests: db.prepare<[string], { id: number; run_id: string; body: string }>(
+        "DELETE FROM run_requests WHERE run_id IN (SELECT id FROM runs WHERE owner = ?) RETURNING id, run_id, body",
+      ),
       putWebhook: db.prepare<[string, string, string, number]>("INSERT INTO webhooks (token_hash, run_id, name, created_at) VALUES (?, ?, ?, ?)"),
       getWebhook: db.prepare<[string], { run_id: string; name: string; created_at: number }>("SELECT run_id, name, created_at FROM webhooks WHERE token_hash = ?"),
       insertApiKey: db.prepare<[ApiKeyRow]>(
@@ -228,8 +246,9 @@ export class SqliteStore implements Store {
     });
   }
 
-  nextWakeAt(): Promise<number | undefined> {
-    return this.#read(() => this.#sql.nextWake.get()?.wake_at ?? undefined);
+  nextWakeAt(options: { readonly after?: number; readonly owner?: string } = {}): Promise<number | undefined> {
+    const after = options.after ?? Number.MIN_SAFE_INTEGER;
+    return this.#read(() => (options.owner === undefined ? this.#sql.nextWake.get(after) : this.#sql.nextOwnedWake.get(after, options.owner))?.wake_at ?? undefined);
   }
 
   putSignal(signal: NewSignal): Promise<{ id: number; duplicate: boolean }> {
@@ -250,6 +269,42 @@ export class SqliteStore implements Store {
     return this.#read(() =>
       this.#sql.pendingSignals.all(runId, name).map((row) => ({ id: row.id, name: row.name, payload: JSON.parse(row.payload) as JsonValue, at: row.at })),
     );
+  }
+
+  claimRun(runId: string, owner: string, until: number, now: number, takeOverFrom?: string): Promise<boolean> {
+    let claimed = false;
+    return this.#write(() => {
+      claimed = this.#sql.claimRun.run(owner, until, runId, owner, now, takeOverFrom ?? owner).changes === 1;
+    }).then(() => claimed);
+  }
+
+  renewLeases(owner: string, until: number): Promise<void> {
+    return this.#write(() => {
+      this.#sql.renewLeases.run(until, owner);
+    });
+  }
+
+  releaseRuns(owner: string, runId?: string): Promise<void> {
+    return this.#write(() => {
+      if (runId === undefined) this.#sql.releaseAll.run(owner);
+      else this.#sql.releaseRun.run(runId, owner);
+    });
+  }
+
+  putRunRequest(runId: string, request: RunRequest, at: number): Promise<void> {
+    return this.#write(() => {
+      this.#sql.putRequest.run(runId, JSON.stringify(request), at);
+    });
+  }
+
+  takeRunRequests(owner: string): Promise<{ runId: string; request: RunRequest }[]> {
+    let taken: { runId: string; request: RunRequest }[] = [];
+    return this.#write(() => {
+      taken = this.#sql.takeRequests
+        .all(owner)
+        .sort((a, b) => a.id - b.id)
+        .map((row) => ({ runId: row.run_id, request: JSON.parse(row.body) as RunRequest }));
+    }).then(() => taken);
   }
 
   putWebhook(hook: WebhookBinding): Promise<void> {
@@ -340,6 +395,10 @@ function listRunsSql(query: RunQuery): { sql: string; params: unknown[] } {
     params.push(query.wakeBy);
   }
   if (query.needsDecision === true) where.push("decisions > 0");
+  if (query.owner !== undefined) {
+    where.push("owner = ?");
+    params.push(query.owner);
+  }
   // json_each rather than a JSON path: label keys may hold dots or quotes.
   for (const [key, value] of Object.entries(query.labels ?? {})) {
     where.push("EXISTS (SELECT 1 FROM json_each(runs.labels) WHERE key = ? AND value = ?)");

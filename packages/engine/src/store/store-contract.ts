@@ -11,6 +11,7 @@ import type { TestContext } from "node:test";
 import type { JournalEntry, JournalEvent, JsonValue, PinnedToolset } from "@tapedeck/protocol";
 import { StoreConflictError } from "./store.js";
 import type { NewRun, Store } from "./store.js";
+import { describeWebhookOutboxContract } from "./webhook-outbox-contract.js";
 
 export interface OpenedStore {
   readonly store: Store;
@@ -291,6 +292,10 @@ export function describeStoreContract(name: string, open: () => Promise<OpenedSt
           await store.append(id, [], { status, updatedAt: 1, waits: [{ ...sleep, until: wakeAt }], wakeAt });
         }
         assert.equal(await store.nextWakeAt(), 3_000);
+        assert.equal(await store.nextWakeAt({ after: 3_000 }), 5_000);
+        assert.equal(await store.nextWakeAt({ owner: "eng_x" }), undefined);
+        await store.claimRun("run_mid", "eng_x", 99_999, 0);
+        assert.equal(await store.nextWakeAt({ owner: "eng_x" }), 5_000);
         assert.deepEqual((await store.listRuns({ wakeBy: 5_000 })).map((r) => r.id), ["run_soon", "run_mid"]);
         assert.deepEqual(await store.listRuns({ wakeBy: 2_999 }), []);
       });
@@ -342,6 +347,43 @@ export function describeStoreContract(name: string, open: () => Promise<OpenedSt
       });
     });
 
+    void describe("leases and requests", () => {
+      test("a run is claimed by one owner at a time until its lease lapses; renew and release", async ({ store }) => {
+        await store.createRun(newRun("run_l", { status: "running" }), [started(0)]);
+        assert.equal(await store.claimRun("run_l", "eng_a", 1_000, 0), true);
+        assert.equal(await store.claimRun("run_l", "eng_b", 2_000, 500), false, "held by another");
+        assert.equal(await store.claimRun("run_l", "eng_a", 1_500, 500), true, "its holder may claim again");
+        assert.deepEqual((await store.getRun("run_l"))?.owner, { id: "eng_a", until: 1_500 });
+        await store.renewLeases("eng_a", 3_000);
+        assert.equal(await store.claimRun("run_l", "eng_b", 5_000, 2_000), false, "renewed");
+        assert.equal(await store.claimRun("run_l", "eng_c", 5_000, 2_000, "eng_a"), true, "taken over from an owner known to be dead");
+        assert.equal(await store.claimRun("run_l", "eng_b", 5_000, 4_000), false);
+        assert.equal(await store.claimRun("run_l", "eng_b", 5_000, 5_001), true, "lapsed: taken over");
+        assert.deepEqual((await store.listRuns({ owner: "eng_b" })).map((r) => r.id), ["run_l"]);
+        await store.releaseRuns("eng_a", "run_l");
+        assert.equal((await store.getRun("run_l"))?.owner?.id, "eng_b", "only the holder releases");
+        await store.releaseRuns("eng_b");
+        assert.equal((await store.getRun("run_l"))?.owner, undefined);
+      });
+
+      test("requests for a run are taken, in order, by the engine holding it, once", async ({ store }) => {
+        await store.createRun(newRun("run_a", { status: "waiting" }), [started(0)]);
+        await store.createRun(newRun("run_b", { status: "waiting" }), [started(0)]);
+        await store.claimRun("run_a", "eng_a", 10_000, 0);
+        await store.putRunRequest("run_a", { kind: "signal", name: "go" }, 1);
+        await store.putRunRequest("run_b", { kind: "cancel", reason: "x" }, 2);
+        await store.putRunRequest("run_a", { kind: "decide", seq: 2, decision: "rejected", reason: "no" }, 3);
+        assert.deepEqual(await store.takeRunRequests("eng_b"), []);
+        assert.deepEqual(await store.takeRunRequests("eng_a"), [
+          { runId: "run_a", request: { kind: "signal", name: "go" } },
+          { runId: "run_a", request: { kind: "decide", seq: 2, decision: "rejected", reason: "no" } },
+        ]);
+        assert.deepEqual(await store.takeRunRequests("eng_a"), []);
+        await store.claimRun("run_b", "eng_a", 10_000, 0);
+        assert.deepEqual(await store.takeRunRequests("eng_a"), [{ runId: "run_b", request: { kind: "cancel", reason: "x" } }], "kept for whoever holds the run next");
+      });
+    });
+
     void describe("webhooks", () => {
       test("a binding is found by its token hash; an unknown hash is undefined", async ({ store }) => {
         const hook = { tokenHash: "ab12", runId: "run_h", name: "paid", createdAt: 5 };
@@ -371,6 +413,8 @@ export function describeStoreContract(name: string, open: () => Promise<OpenedSt
         assert.deepEqual(await store.listApiKeys(), [key]);
       });
     });
+
+    describeWebhookOutboxContract(test);
 
     void describe("durability", () => {
       test("what was written is there after close and reopen", async ({ store, reopen }, t) => {

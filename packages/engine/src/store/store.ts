@@ -1,4 +1,5 @@
 import type { JournalEntry, JsonSchema, JsonValue, PinnedToolset, RunError, RunStatus, RunWait } from "@tapedeck/protocol";
+import type { WebhookOutboxStore } from "./webhook-outbox.js";
 
 /**
  * The store seam: runs, their journals and toolsets. SQLite is the embedded default;
@@ -33,8 +34,8 @@ export interface Store {
   /** Entries with `index >= from`, in order, at most `limit`. */
   readJournal(runId: string, from?: number, limit?: number): Promise<JournalEntry[]>;
 
-  /** The earliest `wakeAt` of a waiting run, if any. */
-  nextWakeAt(): Promise<number | undefined>;
+  /** The earliest `wakeAt` of a waiting run (later than `after`; of runs `owner` holds), if any. */
+  nextWakeAt(options?: { readonly after?: number; readonly owner?: string }): Promise<number | undefined>;
 
   /**
    * Keeps a signal for a run until a `signal()` call takes it. With a `key` already used for
@@ -43,6 +44,22 @@ export interface Store {
   putSignal(signal: NewSignal): Promise<{ readonly id: number; readonly duplicate: boolean }>;
   /** A run's signals of this name that no call has taken yet, oldest first. */
   pendingSignals(runId: string, name: string): Promise<StoredSignal[]>;
+
+  /**
+   * Takes (or keeps) the lease of a run for `owner` until `until`: succeeds when the run has no
+   * owner, is `owner`'s already, its lease lapsed before `now`, or it is held by `takeOverFrom`
+   * (an owner known to be dead). False when another holds it.
+   */
+  claimRun(runId: string, owner: string, until: number, now: number, takeOverFrom?: string): Promise<boolean>;
+  /** Extends every lease `owner` holds to `until`. */
+  renewLeases(owner: string, until: number): Promise<void>;
+  /** Gives up `owner`'s lease of the run (or of every run it holds, without `runId`). */
+  releaseRuns(owner: string, runId?: string): Promise<void>;
+
+  /** Asks the holder of a run to apply `request`. */
+  putRunRequest(runId: string, request: RunRequest, at: number): Promise<void>;
+  /** Removes and returns the requests for the runs `owner` holds, oldest first. */
+  takeRunRequests(owner: string): Promise<{ readonly runId: string; readonly request: RunRequest }[]>;
 
   /** Binds a webhook token (by its hash) to a run and a signal name. */
   putWebhook(hook: WebhookBinding): Promise<void>;
@@ -54,6 +71,9 @@ export interface Store {
   getApiKeyByHash(hash: string): Promise<ApiKeyRecord | undefined>;
   /** Every key, oldest first. */
   listApiKeys(): Promise<ApiKeyRecord[]>;
+
+  /** The HTTP server's webhook endpoints and the deliveries it owes them (see `webhook-outbox.ts`). */
+  readonly webhookOutbox: WebhookOutboxStore;
 
   /** Flushes pending commits and closes. */
   close(): Promise<void>;
@@ -88,9 +108,17 @@ export interface RunRecord extends NewRun {
   readonly waits?: readonly RunWait[];
   /** While `waiting`: when its earliest timer is due. */
   readonly wakeAt?: number;
+  /** The engine that holds the run's lease, and until when. */
+  readonly owner?: { readonly id: string; readonly until: number };
 }
 
-/** Changes to a run written in the same commit as journal entries. A field left out is kept. */
+/** What another process asks of the engine holding a run. */
+export type RunRequest =
+  | { readonly kind: "signal"; readonly name: string }
+  | { readonly kind: "decide"; readonly seq: number; readonly decision: "approved" | "rejected"; readonly reason?: string }
+  | { readonly kind: "cancel"; readonly reason: string };
+
+/** Changes to a run written in the same commit as journal entries. A field left out is kept. A run that ends loses its lease in that commit. */
 export interface RunPatch {
   readonly status?: RunStatus;
   readonly output?: JsonValue;
@@ -150,6 +178,8 @@ export interface RunQuery {
   readonly wakeBy?: number;
   /** Only runs with a call waiting for a decision. */
   readonly needsDecision?: boolean;
+  /** Only runs whose lease this engine holds. */
+  readonly owner?: string;
   /** Newest first; at most this many. Default 100. */
   readonly limit?: number;
 }

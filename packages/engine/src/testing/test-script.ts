@@ -43,8 +43,8 @@ export interface TestEngine {
   settled(runId: string): Promise<ExecutionResult | undefined>;
   journal(runId: string, from?: number, limit?: number): Promise<JournalEntry[]>;
   signal(runId: string, name: string, payload: JsonValue): Promise<unknown>;
-  approve(runId: string, seq: number, options?: { readonly reason?: string }): Promise<void>;
-  reject(runId: string, seq: number, options?: { readonly reason?: string }): Promise<void>;
+  approve(runId: string, seq: number, options?: { readonly reason?: string }): Promise<unknown>;
+  reject(runId: string, seq: number, options?: { readonly reason?: string }): Promise<unknown>;
   on(listener: (event: { readonly type: string; readonly runId?: string; readonly wait?: RunWait }) => void): () => void;
 }
 

@@ -1,5 +1,7 @@
 import type { JsonSchema, PinnedTool } from "@tapedeck/protocol";
+import { isHttpFetch } from "../sources/http/http-tool.js";
 import { isIdentifier, jsDoc, propertyKey, schemaToType } from "./schema-to-type.js";
+import { importableTools } from "./script-features.js";
 
 /**
  * The declarations of the module a script imports its tools from, in two renderings: an
@@ -32,8 +34,11 @@ export function renderDeclarations(tools: readonly PinnedTool[], observed: Reado
     const shape = observed[`${tool.group}.${tool.name}`];
     return tool.outputSchema === undefined && shape !== undefined ? { ...tool, outputSchema: shape, observed: true } : tool;
   });
-  const groups = groupTools(withObserved);
-  return { typescript: renderTypescript(groups), prompt: renderPrompt(groups) };
+  // Built-ins are globals (`fetch`), declared with the sandbox's globals, not in the module.
+  const groups = groupTools(importableTools(withObserved));
+  const http = tools.find(isHttpFetch);
+  const prompt = [renderPrompt(groups), http ? fetchPromptLine(http.http?.allow ?? []) : ""].filter((part) => part !== "").join("\n");
+  return { typescript: renderTypescript(groups), prompt };
 }
 
 /** Tools by group, groups and tools sorted. */
@@ -90,7 +95,9 @@ function argsOptional(tool: PinnedTool): boolean {
 function renderPrompt(groups: ReadonlyMap<string, readonly PinnedTool[]>): string {
   const names = [...groups.keys()];
   const lines = [...groups.values()].flat().map(promptLine);
-  return [`import { ${names.join(", ")} } from ${JSON.stringify(DECLARATIONS_MODULE)};`, ...lines].join("\n");
+  // A toolset of built-ins only (`http`) has nothing to import.
+  const imports = names.length === 0 ? [] : [`import { ${names.join(", ")} } from ${JSON.stringify(DECLARATIONS_MODULE)};`];
+  return [...imports, ...lines].join("\n");
 }
 
 /** `github.list_issues({ repo: string }) → { number: number }[] · List the issues of a repository.` */
@@ -101,6 +108,14 @@ function promptLine(tool: PinnedTool): string {
   const observed = (tool as { observed?: boolean }).observed === true ? " (observed)" : "";
   const summary = summarize(tool.description);
   return `${callee}(${args === "{}" ? "" : args}) → ${result}${observed}${summary === "" ? "" : ` · ${summary}`}`;
+}
+
+/** The `fetch` global, for a toolset that enables `http`: what it takes, what it gives, where it may go. */
+function fetchPromptLine(allow: readonly string[]): string {
+  return (
+    `fetch(url, { method?, headers?, body? }) → { status, ok, headers.get(name), text(), json() } · ` +
+    `Built-in: HTTP to ${allow.join(", ")} only; journaled, never re-sent on replay; refusals are ToolError "refused".`
+  );
 }
 
 /** The first sentence of the description's first paragraph, on one line, cut to `PROMPT_DESCRIPTION_MAX`. */

@@ -1,5 +1,6 @@
 import type { McpServerRecipe, PinnedTool, PinnedToolset, ToolsetSpec } from "@tapedeck/protocol";
 import type { McpToolSource } from "../sources/mcp/mcp-tool-source.js";
+import { pinHttpTool } from "../sources/http/http-tool.js";
 import { pinMcpServers, type McpOverride } from "./pin-mcp.js";
 import { canonicalJson } from "../util/canonical-json.js";
 import { sha256Hex } from "../util/ids.js";
@@ -32,6 +33,8 @@ export async function pinToolset(
       });
     }
   }
+  // The built-in `http.fetch` is pinned like any tool, its allow-list with it: the toolset id covers it.
+  if (spec.http) tools.push(pinHttpTool(spec.http.allow, policies));
   checkPolicyTargets(policies, tools);
   return { toolset: toolsetOf(tools, remote.servers), warnings: remote.warnings };
 }

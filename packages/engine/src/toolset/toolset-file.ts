@@ -1,5 +1,7 @@
 import type { HostToolSpec, JsonSchema, PolicySpec, ToolsetSpec } from "@tapedeck/protocol";
 import { parseDuration } from "../util/duration.js";
+import { HTTP_GROUP } from "../sources/http/http-tool.js";
+import { parseHttpSpec } from "./http-spec-file.js";
 import { parseMcpServers } from "./mcp-servers-file.js";
 import { checkGroupName, ToolsetSpecError } from "./spec-error.js";
 
@@ -11,7 +13,7 @@ export { ToolsetSpecError } from "./spec-error.js";
  * never later inside a run.
  */
 
-const TOP_LEVEL_KEYS = ["mcpServers", "hostTools", "policies"] as const;
+const TOP_LEVEL_KEYS = ["mcpServers", "hostTools", "http", "policies"] as const;
 const POLICY_KEYS = ["onInterruption", "timeout", "heartbeatTimeout", "concurrency", "approval"] as const;
 const HOST_TOOL_KEYS = ["description", "inputSchema", "outputSchema"] as const;
 
@@ -100,12 +102,16 @@ export function parseToolsetSpec(value: unknown): ToolsetSpec {
   for (const group of Object.keys(mcpServers ?? {})) {
     if (hostTools?.[group]) throw new ToolsetSpecError(`"${group}" is both an MCP server and a host tool group; give them different names`);
   }
+  const http = parseHttpSpec(value.http);
+  if (http && (hostTools?.[HTTP_GROUP] || mcpServers?.[HTTP_GROUP])) {
+    throw new ToolsetSpecError(`the group "${HTTP_GROUP}" is the built-in http tool's when the toolset has "http"; rename the ${hostTools?.[HTTP_GROUP] ? "host tool group" : "MCP server"} "${HTTP_GROUP}"`);
+  }
   const policies: Record<string, PolicySpec> = {};
   if (value.policies !== undefined) {
     if (!isObject(value.policies)) throw new ToolsetSpecError(`policies must be an object: { "<group>.<name>": { … } }`);
     for (const [key, policy] of Object.entries(value.policies)) policies[key] = parsePolicy(policy, `policies["${key}"]`);
   }
-  return { ...(mcpServers ? { mcpServers } : {}), ...(hostTools ? { hostTools } : {}), policies };
+  return { ...(mcpServers ? { mcpServers } : {}), ...(hostTools ? { hostTools } : {}), ...(http ? { http } : {}), policies };
 }
 
 /** Every policy key must name a tool (or `group.*` a group) of the toolset: a typo would silently apply nothing. */

@@ -18,3 +18,17 @@ export function parseDuration(value: string | number, what = "duration"): number
   }
   return Math.round(Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS]);
 }
+
+/** A duration for messages: 90000 → "1m 30s", 350 → "350ms". */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${ms}ms`;
+  const parts: string[] = [];
+  let rest = Math.round(ms / 1000);
+  for (const [unit, size] of [["d", 86_400], ["h", 3_600], ["m", 60], ["s", 1]] as const) {
+    if (rest >= size) {
+      parts.push(`${Math.floor(rest / size)}${unit}`);
+      rest %= size;
+    }
+  }
+  return parts.join(" ");
+}

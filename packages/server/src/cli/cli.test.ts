@@ -1,28 +1,12 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { cli } from "./cli.js";
-import type { Output } from "./print.js";
+import { capture, withDir } from "./test-support/in-process.js";
 
 const EXAMPLE = fileURLToPath(new URL("../../../../examples/hello/", import.meta.url));
-
-function capture(): Output & { out: string[]; err: string[] } {
-  const out: string[] = [];
-  const err: string[] = [];
-  return { out, err, stdout: (t) => out.push(t), stderr: (t) => err.push(t) };
-}
-
-async function withDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
-  const dir = mkdtempSync(join(tmpdir(), "tapedeck-cli-"));
-  try {
-    return await fn(dir);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 const example = (file: string) => join(EXAMPLE, file);
 
@@ -161,7 +145,7 @@ describe("tapedeck CLI", () => {
         [["signal", "run_x"], /^missing <name>\nusage: tapedeck signal <run_id> <name>/],
         [["signal", "run_x", "go", '{"n":1}'], /^unexpected argument "\{\\"n\\":1\}"\nusage: tapedeck signal/],
         [["signal", "run_x", "go", "--payload", "{n:1}"], /^--payload is not valid JSON: .*\nusage: tapedeck signal/],
-        [["approve", "run_x"], /^missing <seq>\nusage: tapedeck approve <run_id> <seq>/],
+        [["approve", "run_x"], /^missing <seq> \(or give the approval id <run_id>\/<seq>\)\nusage: tapedeck approve <approval_id> \| <run_id> <seq>/],
         [["reject", "run_x", "#2"], /^<seq> must be the number of the call, as tapedeck approvals lists it \(a positive integer\); got "#2"\nusage: tapedeck reject/],
         [["approve", "run_x", "0"], /^<seq> must be the number of the call/],
         [["approvals", "run_x", "run_y"], /^unexpected argument "run_y"\nusage: tapedeck approvals \[<run_id>\]/],

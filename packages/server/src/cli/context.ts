@@ -40,9 +40,10 @@ export function parseJsonFlag(text: string | undefined, flag: string): unknown {
  * Runs `use` with an engine on `--data` (with the host module of `--host`, if given), and
  * closes the engine however `use` ends.
  *
- * The engine's own wake timer is off: a command executes only the runs it names, and wakes a
- * parked one itself when it follows it (`follow-run.ts`). With the timer on, any command would
- * also wake every overdue run of the folder, then stop it half-way when it closes.
+ * The engine wakes only the runs it holds (`wake: "owned"`): a command executes the runs it
+ * names and keeps them while it follows them (its timers fire here, and signals and decisions
+ * sent from other processes reach it). With `wake: true`, any command would also wake every
+ * overdue run of the folder, then stop it half-way when it closes.
  */
 export async function withEngine<T>(
   data: string,
@@ -51,7 +52,7 @@ export async function withEngine<T>(
   extra: EngineOptions = {},
 ): Promise<T> {
   const hostTools = host === undefined ? undefined : await loadHostModule(host);
-  const engine = await Engine.open({ dataDir: data, wake: false, ...(hostTools ? { hostTools } : {}), ...extra });
+  const engine = await Engine.open({ dataDir: data, wake: "owned", ...(hostTools ? { hostTools } : {}), ...extra });
   try {
     return await use(engine);
   } finally {

@@ -1,4 +1,4 @@
-import { systemClock, type Engine } from "@tapedeck/engine";
+import type { Engine } from "@tapedeck/engine";
 import { printLogs } from "./commands/logs.js";
 import { printEnd, type Output } from "./print.js";
 import { waitingLine, type CommandFlags } from "./print-waits.js";
@@ -6,9 +6,10 @@ import { waitingLine, type CommandFlags } from "./print-waits.js";
 /**
  * How a command stays with a run it started, resumed, signalled or decided on: it prints the
  * run's log lines and a line each time it parks, and either returns at the first park or keeps
- * the run in this process until it ends, waking it at its timers itself (the engine's own wake
- * timer is off in the CLI: see `withEngine`). Nothing here waits by polling: `Engine.settled`
- * says at once whether the run is parked, else resolves at its next end or park.
+ * the run in this process until it ends: the engine holds it, wakes it at its timers, and
+ * applies the signals and decisions other processes send it (see `withEngine`). Nothing here
+ * waits by polling: `Engine.settled` says at once whether the run is parked, else resolves at
+ * its next end or park.
  */
 
 /** How a run stopped being followed: its end, its pause, or undefined when it executes in another process. */
@@ -24,9 +25,9 @@ export interface FollowOptions {
 }
 
 /**
- * Follows a run of this engine until it ends or (with `until: "park"`) parks. A parked run with
- * no timer cannot be woken by this process: with `until: "end"` the process then stays up until
- * it is stopped, as the waiting line says.
+ * Follows a run of this engine until it ends or (with `until: "park"`) parks. With
+ * `until: "end"` a parked run keeps the process up (its engine holds the run) until a timer,
+ * a signal or a decision wakes it here.
  */
 export async function followRun(engine: Engine, runId: string, out: Output, options: FollowOptions): Promise<Settled> {
   let logsFrom = options.logsFrom;
@@ -36,7 +37,7 @@ export async function followRun(engine: Engine, runId: string, out: Output, opti
     if (settled?.status !== "waiting") return settled;
     out.stderr(waitingLine(runId, settled, options.flags, options.until === "end"));
     if (options.until === "park") return settled;
-    settled = await wakeWhenDue(engine, runId, settled.wakeAt);
+    settled = await engine.settled(runId, { next: true });
   }
 }
 
@@ -47,21 +48,4 @@ export function printSettled(out: Output, runId: string, settled: Settled): numb
     return 0;
   }
   return settled.status === "waiting" ? 0 : printEnd(out, settled);
-}
-
-/** Waits for the parked run's earliest timer, wakes the run here, and resolves with its next end or park. */
-async function wakeWhenDue(engine: Engine, runId: string, wakeAt: number | undefined): Promise<Settled> {
-  await (wakeAt === undefined ? forever() : due(wakeAt));
-  // Another process may have woken, decided on or cancelled it meanwhile: only a run that still waits is woken here.
-  if ((await engine.getRun(runId)).status === "waiting") await engine.resume(runId);
-  return engine.settled(runId);
-}
-
-function due(at: number): Promise<void> {
-  return new Promise((resolve) => systemClock.setTimer(at, resolve));
-}
-
-/** Never resolves, and keeps the process up (a pending promise alone does not): it ends when the process is stopped. */
-function forever(): Promise<never> {
-  return new Promise(() => setInterval(() => {}, 2 ** 30));
 }

@@ -24,8 +24,8 @@ export function describeWait(wait: RunWait): string {
 }
 
 /**
- * The line printed when a run parks. `following`: this process keeps the run and wakes it at its
- * timers, and must say that a signal or a decision sent from another process does not reach it.
+ * The line printed when a run parks. `following`: this process keeps the run, wakes it at its
+ * timers, and takes the signals and decisions sent from other processes.
  */
 export function waitingLine(runId: string, pause: { readonly waits: readonly RunWait[]; readonly wakeAt?: number }, flags: CommandFlags, following: boolean): string {
   const waits = pause.waits.map((wait) => {
@@ -36,7 +36,7 @@ export function waitingLine(runId: string, pause: { readonly waits: readonly Run
   if (!following) return line;
   if (pause.waits.every((wait) => wait.kind === "sleep")) return `${line} (this process wakes it then)`;
   const wakes = pause.wakeAt === undefined ? "" : `. This process wakes it at ${iso(pause.wakeAt)}`;
-  return `${line}${wakes}. A signal or decision sent from another process does not reach this one: stop it (Ctrl-C) first, or use --detach`;
+  return `${line}${wakes}. This process keeps the run: signals and decisions sent from another process reach it here`;
 }
 
 /** The command that resolves a wait; a sleep resolves itself (a detached one is woken by `resume`). */

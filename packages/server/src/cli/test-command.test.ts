@@ -1,29 +1,13 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { cli } from "./cli.js";
-import type { Output } from "./print.js";
+import { capture, withDir } from "./test-support/in-process.js";
 
 const EXAMPLE = fileURLToPath(new URL("../../../../examples/hello/", import.meta.url));
 const example = (file: string) => join(EXAMPLE, file);
-
-function capture(): Output & { out: string[]; err: string[] } {
-  const out: string[] = [];
-  const err: string[] = [];
-  return { out, err, stdout: (t) => out.push(t), stderr: (t) => err.push(t) };
-}
-
-async function withDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
-  const dir = mkdtempSync(join(tmpdir(), "tapedeck-cli-test-"));
-  try {
-    return await fn(dir);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 describe("tapedeck test and cassette", () => {
   it("a run exported with `cassette` replays under `test` without its host module, to the same output", async () => {

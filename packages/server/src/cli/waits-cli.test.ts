@@ -3,8 +3,8 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cli } from "./cli.js";
-import type { Output } from "./print.js";
 import { collect, killHard, stderrLine, withCliTest, type CliTest } from "./test-support/child-cli.js";
+import { capture } from "./test-support/in-process.js";
 
 /**
  * Durable waits through the CLI, for real: `tapedeck run` waits in a child process, is killed
@@ -78,12 +78,6 @@ function fixture({ dir, spawn }: CliTest) {
   };
 }
 
-function capture(): Output & { out: string[]; err: string[] } {
-  const out: string[] = [];
-  const err: string[] = [];
-  return { out, err, stdout: (t) => out.push(t), stderr: (t) => err.push(t) };
-}
-
 // Side by side: each test mostly waits for its children (the sleep test for its timer).
 describe("durable waits through the CLI (SIGKILL while waiting)", { concurrency: true }, () => {
   it("signal: a run killed while it waits for a signal is woken by `tapedeck signal` in a new process, which prints its output", async () => {
@@ -91,7 +85,7 @@ describe("durable waits through the CLI (SIGKILL while waiting)", { concurrency:
       const first = t.run("signal");
       const { line, match: [, runId] } = await stderrLine(first, /^run (run_\w+) waiting: signal "go"/);
       assert.ok(line.includes(`→ tapedeck signal ${runId} go --payload '<json>' --data `), line);
-      assert.match(line, /does not reach this one: stop it \(Ctrl-C\) first, or use --detach$/);
+      assert.match(line, /This process keeps the run: signals and decisions sent from another process reach it here$/);
       assert.equal(await killHard(first), "SIGKILL");
 
       const shown = await t.inspect(["show", runId!]);
@@ -111,6 +105,30 @@ describe("durable waits through the CLI (SIGKILL while waiting)", { concurrency:
       const again = await t.inspect(["signal", runId!, "go"]);
       assert.equal(again.code, 1);
       assert.match(again.stderr, /has ended \(completed\); the signal "go" was not sent/);
+    });
+  });
+
+  it("kept: a run kept by `tapedeck run` takes a signal and a decision sent from other processes, and ends in its own process", async () => {
+    await withFixture(async (t) => {
+      const first = t.run("signal");
+      const { match: [, runId] } = await stderrLine(first, /^run (run_\w+) waiting: signal "go"/);
+      const signalled = await collect(t.spawn(["signal", runId!, "go", "--payload", '{"n":2}']));
+      assert.equal(signalled.code, 0, signalled.stderr);
+      assert.match(signalled.stderr, /is kept by another process \(.+\), which takes the signal and goes on there$/m);
+      assert.equal(signalled.stdout, "", "the output is printed by the process that keeps the run");
+      const done = await collect(first);
+      assert.equal(done.code, 0, done.stderr);
+      assert.deepEqual(JSON.parse(done.stdout), { go: { n: 2 }, read: { balance: 100 } });
+
+      const second = t.run("approval");
+      const { match: [, approvalRun] } = await stderrLine(second, /^run (run_\w+) waiting: approval of #2/);
+      const approved = await collect(t.spawn(["approve", `${approvalRun}/2`]));
+      assert.equal(approved.code, 0, approved.stderr);
+      assert.match(approved.stderr, /which journals the decision and goes on there$/m);
+      const ended = await collect(second);
+      assert.equal(ended.code, 0, ended.stderr);
+      assert.deepEqual(JSON.parse(ended.stdout), { before: { balance: 100 }, done: { ok: true, cents: 25 } });
+      assert.deepEqual(t.sent(), [{ key: `${approvalRun}/2`, attempt: 1 }]);
     });
   });
 
@@ -152,7 +170,7 @@ describe("durable waits through the CLI (SIGKILL while waiting)", { concurrency:
       const second = detached.stdout.trim();
       assert.match(second, /^run_\w+$/, "--detach prints the run's id");
       assert.match(detached.stderr, new RegExp(`^run ${second} waiting: approval of #2 ledger\\.transfer\\(\\{"cents":25\\}\\) → tapedeck approve ${second}/2 .*\\| tapedeck reject ${second}/2 --reason <text>`, "m"));
-      assert.doesNotMatch(detached.stderr, /Ctrl-C/, "a detached run is not kept by the process");
+      assert.doesNotMatch(detached.stderr, /keeps the run/, "a detached run is not kept by the process");
       assert.match((await t.inspect(["show", second])).stdout, /^status {3}waiting$/m);
 
       const rejected = await collect(t.spawn(["reject", second, "2", "--reason", "not today"]));

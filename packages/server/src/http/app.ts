@@ -11,8 +11,10 @@ import { healthRoutes } from "./routes/health.js";
 import { hookRoutes } from "./routes/hooks.js";
 import { runActionRoutes } from "./routes/run-actions.js";
 import { runRoutes } from "./routes/runs.js";
+import { taskRoutes } from "./routes/tasks.js";
 import { tokenRoutes } from "./routes/tokens.js";
 import { toolsetRoutes } from "./routes/toolsets.js";
+import { webhookRoutes } from "./routes/webhooks.js";
 import type { ServerContext } from "./server-context.js";
 import { formatValidationErrors, validatorCompiler } from "./validation.js";
 
@@ -85,6 +87,8 @@ export async function buildApp(context: ServerContext, log: (line: string) => vo
       runActionRoutes(v1, context);
       approvalRoutes(v1, context);
       tokenRoutes(v1, context);
+      taskRoutes(v1, context);
+      webhookRoutes(v1, context);
       done();
     },
     { prefix: "/v1" },

@@ -12,6 +12,7 @@ let server: ServeChild;
 let toolset: string;
 let parkedRun: string;
 let webhookToken: string;
+let endpointId: string;
 
 const HOST_MODULE = `export const w = { step: async (args: { n?: number }) => ({ n: args.n ?? 0 }) };`;
 const TOOLSET = { hostTools: { w: { step: { description: "A step.", inputSchema: { type: "object" } } } }, policies: { "w.step": { approval: true } } };
@@ -25,6 +26,8 @@ before(async () => {
   await td.runs.get(parkedRun, { wait: 30 });
   const log = (await td.runs.journal(parkedRun)).entries.find((e) => e.kind === "log");
   webhookToken = log?.kind === "log" ? log.message.split("/hooks/")[1]! : assert.fail("no webhook URL");
+  // Port 9 (discard) on loopback refuses at once: deliveries fail fast, in the background.
+  endpointId = (await td.webhooks.create({ url: "http://127.0.0.1:9/hook" })).id;
 });
 
 after(async () => {
@@ -46,22 +49,31 @@ async function send(request: FuzzRequest): Promise<number> {
   if (request.auth !== undefined) headers.authorization = request.auth;
   if (request.contentType !== undefined) headers["content-type"] = request.contentType;
   const hasBody = request.body !== undefined && request.method !== "GET" && request.method !== "HEAD";
-  const response = await fetch(`${server.url}${request.path}${request.query}`, { method: request.method, headers, ...(hasBody ? { body: request.body } : {}) });
-  await response.arrayBuffer();
-  return response.status;
+  // A poll that names no waitMs is held 30 s: the fuzz hangs up on it instead (a client gone mid-poll is a case too).
+  const hangUp = request.path.startsWith("/v1/tasks/poll") ? { signal: AbortSignal.timeout(500) } : {};
+  try {
+    const response = await fetch(`${server.url}${request.path}${request.query}`, { method: request.method, headers, ...(hasBody ? { body: request.body } : {}), ...hangUp });
+    await response.arrayBuffer();
+    return response.status;
+  } catch (error) {
+    if (error instanceof Error && error.name === "TimeoutError") return 0;
+    throw error;
+  }
 }
 
 /** Path segments: real ids (so handlers run), and junk. */
 const segment = () =>
   fc.oneof(
-    fc.constantFrom(parkedRun, toolset, webhookToken, "run_missing", "1", "0", "-1", "1e3", "..", "%2e%2e", "%zz", "%00", "a".repeat(600)),
+    fc.constantFrom(parkedRun, toolset, webhookToken, endpointId, "task_missing", "run_missing", "1", "0", "-1", "1e3", "..", "%2e%2e", "%zz", "%00", "a".repeat(600)),
     fc.string({ maxLength: 20 }).map(encodeURIComponent),
   );
 
 const junkPath = () =>
   fc.oneof(
-    fc.constantFrom("/v1/toolsets", "/v1/check", "/v1/runs", "/v1/approvals", "/v1/tokens", "/health", "/ready", "/openapi.json", "/", "/v1", "/v2/runs", "//v1//runs"),
-    fc.tuple(fc.constantFrom("/v1/runs/", "/v1/toolsets/", "/hooks/"), segment()).map(([a, b]) => a + b),
+    fc.constantFrom("/v1/toolsets", "/v1/check", "/v1/runs", "/v1/approvals", "/v1/tokens", "/v1/tasks/poll", "/v1/webhooks", "/health", "/ready", "/openapi.json", "/", "/v1", "/v2/runs", "//v1//runs"),
+    fc.tuple(fc.constantFrom("/v1/runs/", "/v1/toolsets/", "/hooks/", "/v1/webhooks/", "/v1/tasks/"), segment()).map(([a, b]) => a + b),
+    fc.tuple(segment(), fc.constantFrom("/heartbeat", "/complete", "/fail")).map(([id, tail]) => `/v1/tasks/${id}${tail}`),
+    segment().map((id) => `/v1/webhooks/${id}/deliveries`),
     fc.tuple(segment(), fc.constantFrom("/journal", "/cancel", "/signal", "/fork", "/declarations", "/calls/1/approve", "/calls/x/reject", "/calls/99999999999999999999/approve")).map(([id, tail]) => `/v1/runs/${id}${tail}`),
   );
 
@@ -69,7 +81,7 @@ const query = () =>
   fc.oneof(
     fc.constant(""),
     fc
-      .array(fc.tuple(fc.constantFrom("wait", "limit", "from", "status", "label.k", "label.", "namespace", "run", "x", "__proto__"), fc.oneof(fc.constantFrom("1", "0", "61", "-1", "1.5", "abc", "", "waiting", "[]"), fc.string({ maxLength: 10 }))), { maxLength: 4 })
+      .array(fc.tuple(fc.constantFrom("wait", "limit", "from", "before", "status", "label.k", "label.", "namespace", "run", "x", "__proto__"), fc.oneof(fc.constantFrom("1", "0", "61", "-1", "1.5", "abc", "", "waiting", "[]"), fc.string({ maxLength: 10 }))), { maxLength: 4 })
       .map((pairs) => `?${pairs.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join("&")}`),
   );
 
@@ -92,6 +104,14 @@ function routes(): readonly (readonly [string, string, Record<string, unknown> |
     ["GET", "/v1/approvals", undefined],
     ["POST", "/v1/tokens", { namespace: "u1", labels: { a: "b" }, ttlSeconds: 60 }],
     ["POST", `/hooks/${webhookToken}`, { any: ["json"] }],
+    ["POST", "/v1/tasks/poll", { tools: ["w.step", "other.*"], waitMs: 0, max: 2, toolset }],
+    ["POST", "/v1/tasks/task_missing/heartbeat", { lease: "l" }],
+    ["POST", "/v1/tasks/task_missing/complete", { lease: "l", result: { a: [1] } }],
+    ["POST", "/v1/tasks/task_missing/fail", { lease: "l", error: { code: "c", message: "m", retryable: true, details: null } }],
+    ["POST", "/v1/webhooks", { url: "http://127.0.0.1:9/other", events: ["run.completed", "run.failed"], namespace: "u1", labels: { a: "b" }, description: "d" }],
+    ["GET", "/v1/webhooks", undefined],
+    ["GET", `/v1/webhooks/${endpointId}/deliveries`, undefined],
+    ["DELETE", "/v1/webhooks/wh_missing", undefined],
   ];
 }
 

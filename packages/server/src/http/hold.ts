@@ -1,4 +1,7 @@
 import type { Engine } from "@tapedeck/engine";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { InProcessChannel } from "./in-process-channel.js";
+import type { ServerContext } from "./server-context.js";
 
 /**
  * Holds a request until the run ends or parks (`engine.settled`), at most `seconds`, or until
@@ -26,4 +29,15 @@ export function clientGone(raw: { once(event: "close", listener: () => void): un
     if (!raw.writableFinished) controller.abort();
   });
   return controller.signal;
+}
+
+/**
+ * Aborted when a held request must answer now: the server stops, or the client hung up (its
+ * connection closed; for an embedded client, its fetch was aborted).
+ */
+export function holdEnds(context: ServerContext, request: FastifyRequest, reply: FastifyReply): AbortSignal {
+  const ends = [context.stopping, clientGone(reply.raw)];
+  const inProcess = context.inProcess?.signalOf(request.headers[InProcessChannel.REQUEST_HEADER]);
+  if (inProcess) ends.push(inProcess);
+  return AbortSignal.any(ends);
 }

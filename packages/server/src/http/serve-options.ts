@@ -1,4 +1,5 @@
 import type { Durability, HostToolModule } from "@tapedeck/engine";
+import { DEFAULT_RETRY_SCHEDULE, type RetrySchedule } from "../webhooks/retry-schedule.js";
 
 /** How `startServer` (and `tapedeck serve`) runs. Every field has a default. */
 export interface ServeOptions {
@@ -10,7 +11,7 @@ export interface ServeOptions {
   readonly dataDir?: string;
   /** Durability of the store. Default `"full"`. */
   readonly durability?: Durability;
-  /** Implementations of the toolsets' host tools, in this process. Default: none. */
+  /** Host tools run in this process; any other host tool is served by workers (`/v1/tasks`). Default: none (every host tool by workers). */
   readonly hostTools?: HostToolModule;
   /**
    * The URL the server's clients (and webhook senders) reach it at, when it is not the address
@@ -19,6 +20,8 @@ export interface ServeOptions {
   readonly publicUrl?: string;
   /** Where the server writes what an operator must see (the admin key on first start, background faults). Default: stderr. */
   readonly log?: (line: string) => void;
+  /** Webhooks out: the retry schedule (default: 8 attempts, 10 s then ×4 each time, at most 6 h apart) and how long one attempt may take (default 10 s). */
+  readonly webhooks?: { readonly retry?: Partial<RetrySchedule>; readonly timeoutMs?: number };
 }
 
 export interface ResolvedServeOptions {
@@ -29,7 +32,11 @@ export interface ResolvedServeOptions {
   readonly hostTools: HostToolModule | undefined;
   readonly publicUrl: string | undefined;
   readonly log: (line: string) => void;
+  readonly webhooks: { readonly retry: RetrySchedule; readonly timeoutMs: number };
 }
+
+/** How long one webhook attempt may take: a receiver should answer at once and work later. */
+export const WEBHOOK_TIMEOUT_MS = 10_000;
 
 export const DEFAULT_PORT = 7700;
 export const DEFAULT_HOST = "127.0.0.1";
@@ -43,5 +50,6 @@ export function resolveServeOptions(options: ServeOptions): ResolvedServeOptions
     hostTools: options.hostTools,
     publicUrl: options.publicUrl?.replace(/\/+$/, ""),
     log: options.log ?? ((line) => process.stderr.write(`${line}\n`)),
+    webhooks: { retry: { ...DEFAULT_RETRY_SCHEDULE, ...options.webhooks?.retry }, timeoutMs: options.webhooks?.timeoutMs ?? WEBHOOK_TIMEOUT_MS },
   };
 }

@@ -1,6 +1,9 @@
 import type { Engine, Store } from "@tapedeck/engine";
+import type { HostTaskBroker } from "../host-tasks/host-task-broker.js";
+import type { WebhookEndpoints } from "../webhooks/webhook-endpoints.js";
 import { ApiError } from "./api-error.js";
 import type { TokenSigner } from "./auth/tokens.js";
+import type { InProcessChannel } from "./in-process-channel.js";
 
 /**
  * What the routes share. The engine opens after the server listens (run-bound webhook URLs
@@ -10,14 +13,23 @@ import type { TokenSigner } from "./auth/tokens.js";
 export class ServerContext {
   readonly store: Store;
   readonly tokens: TokenSigner;
+  /** Host tool calls waiting for workers (`/v1/tasks`). */
+  readonly hostTasks: HostTaskBroker;
+  /** Webhook endpoints (`/v1/webhooks`). */
+  readonly webhooks: WebhookEndpoints;
+  /** Set for an embedded server: how in-memory requests authenticate and hang up. */
+  readonly inProcess: InProcessChannel | undefined;
   readonly now: () => number;
   readonly #stopping = new AbortController();
   #engine: Engine | undefined;
 
-  constructor(store: Store, tokens: TokenSigner, now: () => number = Date.now) {
-    this.store = store;
-    this.tokens = tokens;
-    this.now = now;
+  constructor(parts: { readonly store: Store; readonly tokens: TokenSigner; readonly hostTasks: HostTaskBroker; readonly webhooks: WebhookEndpoints; readonly inProcess?: InProcessChannel; readonly now?: () => number }) {
+    this.store = parts.store;
+    this.tokens = parts.tokens;
+    this.hostTasks = parts.hostTasks;
+    this.webhooks = parts.webhooks;
+    this.inProcess = parts.inProcess;
+    this.now = parts.now ?? Date.now;
   }
 
   /** Aborted when the server starts stopping: requests holding for a run answer at once. */
@@ -27,6 +39,11 @@ export class ServerContext {
 
   get ready(): boolean {
     return this.#engine !== undefined && !this.#stopping.signal.aborted;
+  }
+
+  /** Throws the 503 of a server starting or stopping (for routes that need the server up but not the engine itself). */
+  ensureOpen(): void {
+    this.engine();
   }
 
   engine(): Engine {

@@ -70,7 +70,7 @@ describe("HTTP API through the SDK", () => {
     assert.deepEqual(await (await fetch(`${server.url}/ready`)).json(), { status: "ok" });
     const doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as { openapi: string; paths: Record<string, Record<string, { requestBody?: unknown }>> };
     assert.equal(doc.openapi, "3.1.0");
-    for (const path of ["/v1/toolsets", "/v1/toolsets/{id}", "/v1/check", "/v1/runs", "/v1/runs/{id}", "/v1/runs/{id}/journal", "/v1/runs/{id}/signal", "/v1/runs/{id}/calls/{seq}/approve", "/v1/approvals", "/v1/tokens", "/hooks/{token}"]) {
+    for (const path of ["/v1/toolsets", "/v1/toolsets/{id}", "/v1/check", "/v1/runs", "/v1/runs/{id}", "/v1/runs/{id}/journal", "/v1/runs/{id}/signal", "/v1/runs/{id}/calls/{seq}/approve", "/v1/approvals", "/v1/tokens", "/v1/tasks/poll", "/v1/tasks/{id}/heartbeat", "/v1/tasks/{id}/complete", "/v1/tasks/{id}/fail", "/v1/webhooks", "/v1/webhooks/{id}", "/v1/webhooks/{id}/deliveries", "/hooks/{token}"]) {
       assert.ok(doc.paths[path], `${path} is documented`);
     }
     assert.ok(doc.paths["/v1/runs"]!.post!.requestBody, "request bodies come from the validating schemas");
@@ -135,7 +135,7 @@ describe("HTTP API through the SDK", () => {
     const run = await start(`export default async () => shop.merge({ pr: 7 });`);
     const parked = await settled(run.id);
     assert.deepEqual(parked.waits, [{ kind: "approval", seq: 1, tool: "shop.merge", args: { pr: 7 } }]);
-    assert.deepEqual(await td.approvals.pending(run.id), [{ kind: "approval", seq: 1, tool: "shop.merge", args: { pr: 7 }, runId: run.id }]);
+    assert.deepEqual(await td.approvals.pending(run.id), [{ kind: "approval", seq: 1, tool: "shop.merge", args: { pr: 7 }, id: `${run.id}/1`, runId: run.id }]);
     assert.ok((await td.approvals.pending()).some((a) => a.runId === run.id));
     await td.approvals.approve(run.id, 1, { reason: "looks good" });
     const done = await settled(run.id);

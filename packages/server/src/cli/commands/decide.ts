@@ -37,9 +37,12 @@ async function decide(decision: Decision, args: readonly string[], out: Output):
   return withEngine(values.data, host, async (engine) => {
     const logsFrom = (await engine.getRun(runId)).journalLength;
     const options = reason === undefined ? {} : { reason };
-    if (decision === "approved") await engine.approve(runId, seq, options);
-    else await engine.reject(runId, seq, options);
+    const decided = decision === "approved" ? await engine.approve(runId, seq, options) : await engine.reject(runId, seq, options);
     out.stderr(`${decision} call #${seq} of run ${runId}`);
+    if (decided.heldBy !== undefined) {
+      out.stderr(`run ${runId} is kept by another process (${decided.heldBy}), which journals the decision and goes on there`);
+      return 0;
+    }
     return printSettled(out, runId, await followRun(engine, runId, out, { until: "park", logsFrom, flags: { data: values.data, host } }));
   });
 }

@@ -24,8 +24,10 @@ export async function serveCommand(args: readonly string[], out: Output): Promis
   if (publicUrl !== undefined && !/^https?:\/\/[^/]+/.test(publicUrl)) throw new UsageError("--public-url must be an http(s) URL such as https://tapedeck.example.com");
   const modulePath = optionalFlag(values["host-module"], "host-module");
   const hostTools = modulePath === undefined ? undefined : await loadHostModule(modulePath);
+  const retryBaseMs = testRetryBase(process.env[TEST_RETRY_BASE_ENV]);
   const server = await startServer({
     dataDir: values.data,
+    ...(retryBaseMs === undefined ? {} : { webhooks: { retry: { baseMs: retryBaseMs } } }),
     ...(port === undefined ? {} : { port }),
     ...(host === undefined ? {} : { host }),
     ...(publicUrl === undefined ? {} : { publicUrl }),
@@ -38,6 +40,18 @@ export async function serveCommand(args: readonly string[], out: Output): Promis
   out.stderr(`tapedeck: ${signal}: stopping (runs stay intact and go on at the next start)`);
   await server.close();
   return 0;
+}
+
+/**
+ * For tests only: the wait after a webhook's first failed attempt, ms (default 10 s), so a test
+ * sees retries without waiting for them. Never set it in production: receivers would be hammered.
+ */
+export const TEST_RETRY_BASE_ENV = "TAPEDECK_TEST_WEBHOOK_RETRY_BASE_MS";
+
+function testRetryBase(text: string | undefined): number | undefined {
+  if (text === undefined || text === "") return undefined;
+  if (!/^\d+$/.test(text)) throw new UsageError(`${TEST_RETRY_BASE_ENV} must be a number of milliseconds, not ${JSON.stringify(text)}`);
+  return Number(text);
 }
 
 function parsePort(text: string | undefined): number | undefined {

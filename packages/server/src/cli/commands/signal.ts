@@ -29,6 +29,10 @@ export async function signalCommand(args: readonly string[], out: Output): Promi
       throw new EngineError("misconfigured", `${error.message} The signal was kept: do not send it again; the run takes it when it resumes (tapedeck resume ${runId} --host <module>).`);
     });
     out.stderr(sent.duplicate ? `signal ${JSON.stringify(name)} was sent before with key ${JSON.stringify(key)}: not sent again` : `signal ${JSON.stringify(name)} sent to run ${runId}`);
+    if (sent.heldBy !== undefined) {
+      out.stderr(`run ${runId} is kept by another process (${sent.heldBy}), which takes the signal and goes on there`);
+      return 0;
+    }
     return printSettled(out, runId, await followRun(engine, runId, out, { until: "park", logsFrom, flags: { data: values.data, host } }));
   });
 }

@@ -1,5 +1,5 @@
 import type { JsonValue } from "@tapedeck/protocol";
-import type { TestCall, TestResult } from "@tapedeck/engine";
+import { formatDuration, type TestCall, type TestResult } from "@tapedeck/engine";
 import { formatRunError } from "@tapedeck/protocol";
 import { noExtraArguments, optionalFlag, parse, requireFlag, UsageError } from "../args.js";
 import { parseJsonFlag, readJsonFile, readTextFile, withEngine } from "../context.js";
@@ -60,14 +60,5 @@ function formatCall(call: TestCall): string {
 
 /** Virtual ms as "+1d 2h", "+350ms". */
 function virtual(ms: number): string {
-  if (ms < 1000) return `+${ms}ms`;
-  const parts: string[] = [];
-  let rest = Math.round(ms / 1000);
-  for (const [unit, size] of [["d", 86_400], ["h", 3_600], ["m", 60], ["s", 1]] as const) {
-    if (rest >= size) {
-      parts.push(`${Math.floor(rest / size)}${unit}`);
-      rest %= size;
-    }
-  }
-  return `+${parts.join(" ")}`;
+  return `+${formatDuration(ms)}`;
 }

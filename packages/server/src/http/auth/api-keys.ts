@@ -1,9 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
-import type { Store } from "@tapedeck/engine";
+import type { ApiKeyRecord, Store } from "@tapedeck/engine";
 import type { Labels } from "@tapedeck/sdk";
-
-/** An API key as the store keeps it (the engine's `ApiKeyRecord`). */
-export type ApiKeyRecord = Parameters<Store["putApiKey"]>[0];
 
 /** How an API key is written: the prefix tells keys from tokens (and lets secret scanners find leaked keys). */
 export const API_KEY_PREFIX = "tdk_";

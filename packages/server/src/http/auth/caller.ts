@@ -2,7 +2,8 @@ import type { Store } from "@tapedeck/engine";
 import type { NAMESPACE_HEADER } from "@tapedeck/sdk";
 import { ApiError } from "../api-error.js";
 import { API_KEY_PREFIX, findApiKey } from "./api-keys.js";
-import { narrow, type Scope } from "./scope.js";
+import type { InProcessChannel } from "../in-process-channel.js";
+import { narrow, UNLIMITED, type Scope } from "./scope.js";
 import { TOKEN_PREFIX, type TokenSigner } from "./tokens.js";
 
 /** Who made a request, and what it may reach. */
@@ -13,6 +14,8 @@ export interface Caller {
   readonly keyId: string;
   /** The credential's scope, narrowed by the namespace header when one was sent. */
   readonly scope: Scope;
+  /** An unlimited API key (the operator's), whatever the namespace header narrows its requests to. */
+  readonly operator: boolean;
 }
 
 /** The header `Tapedeck.namespace(userId)` sends (the SDK's `NAMESPACE_HEADER`; Node lower-cases header names). */
@@ -22,12 +25,14 @@ export interface CallerSources {
   readonly store: Store;
   readonly tokens: TokenSigner;
   readonly now: () => number;
+  /** An embedded server's channel: its key stands for an unlimited API key. */
+  readonly inProcess?: InProcessChannel | undefined;
 }
 
 /** The caller of a `/v1` request, from `Authorization: Bearer …`. Throws 401 (no or bad credential) or 403 (a namespace outside it). */
 export async function identify(headers: Readonly<Record<string, string | string[] | undefined>>, sources: CallerSources): Promise<Caller> {
   const credential = bearer(headers.authorization);
-  const caller = credential.startsWith(TOKEN_PREFIX) ? byToken(credential, sources) : await byKey(credential, sources);
+  const caller = credential === sources.inProcess?.key ? IN_PROCESS : credential.startsWith(TOKEN_PREFIX) ? byToken(credential, sources) : await byKey(credential, sources);
   const asked = headers[namespaceHeader];
   if (asked === undefined) return caller;
   if (typeof asked !== "string" || asked === "") throw new ApiError("invalid_request", `The ${namespaceHeader} header must be one end user's id.`);
@@ -35,6 +40,9 @@ export async function identify(headers: Readonly<Record<string, string | string[
   if (!narrowed.ok) throw new ApiError("forbidden", narrowed.message);
   return { ...caller, scope: narrowed.scope };
 }
+
+/** The caller of an embedded client: the application itself, in this process. */
+const IN_PROCESS: Caller = { kind: "key", keyId: "in-process", scope: UNLIMITED, operator: true };
 
 function bearer(header: string | string[] | undefined): string {
   const match = typeof header === "string" ? /^Bearer +(\S+) *$/i.exec(header) : null;
@@ -45,12 +53,12 @@ function bearer(header: string | string[] | undefined): string {
 async function byKey(secret: string, sources: CallerSources): Promise<Caller> {
   const key = secret.startsWith(API_KEY_PREFIX) ? await findApiKey(sources.store, secret) : undefined;
   if (!key) throw new ApiError("unauthorized", "Unknown API key: it was never created on this server's data folder. Create one with `tapedeck keys create`.");
-  return { kind: "key", keyId: key.id, scope: { ...(key.namespace === undefined ? {} : { namespace: key.namespace }), labels: key.labels ?? {} } };
+  return { kind: "key", keyId: key.id, scope: { ...(key.namespace === undefined ? {} : { namespace: key.namespace }), labels: key.labels ?? {} }, operator: key.namespace === undefined && key.labels === undefined };
 }
 
 function byToken(token: string, sources: CallerSources): Caller {
   const checked = sources.tokens.check(token, sources.now());
-  if (checked.ok) return { kind: "token", keyId: checked.claims.key, scope: { namespace: checked.claims.ns, labels: checked.claims.labels } };
+  if (checked.ok) return { kind: "token", keyId: checked.claims.key, scope: { namespace: checked.claims.ns, labels: checked.claims.labels }, operator: false };
   if (checked.reason === "expired") {
     throw new ApiError("unauthorized", `The token expired at ${new Date(checked.expiredAt).toISOString()}. Mint a new one with POST /v1/tokens.`);
   }

@@ -3,7 +3,7 @@ import type { RunStatus } from "@tapedeck/protocol";
 import type { JournalPage, Run, RunList, StartedRun, StartRunRequest } from "@tapedeck/sdk";
 import { ApiError } from "../api-error.js";
 import { narrow } from "../auth/scope.js";
-import { clientGone, holdUntilSettled } from "../hold.js";
+import { holdEnds, holdUntilSettled } from "../hold.js";
 import { JOURNAL_LIMIT, LABELS, LIST_LIMIT, MAX_WAIT_SECONDS } from "../limits.js";
 import { runView } from "../run-view.js";
 import { anyJson, diagnostic, errors, id, labels, namespace, run, runIdParams, runStatus } from "../schemas.js";
@@ -115,7 +115,7 @@ export function runRoutes(app: FastifyInstance, context: ServerContext): void {
       const found = await visibleRun(engine, scope, request.params.id);
       const wait = request.query.wait ?? 0;
       if (wait === 0 || found.status !== "running") return runView(found);
-      await holdUntilSettled(engine, found.id, wait, [context.stopping, clientGone(reply.raw)]);
+      await holdUntilSettled(engine, found.id, wait, [holdEnds(context, request, reply)]);
       return runView(await visibleRun(engine, scope, found.id));
     },
   );

@@ -28,6 +28,8 @@ export interface ServeChild {
   cleanup(): void;
   /** Stops the server (SIGTERM) and waits for it to exit and its output to be read; resolves with its exit code. */
   stop(): Promise<number | null>;
+  /** Kills the server (SIGKILL: no shutdown at all, as a crash) and waits for it to exit. */
+  kill(): Promise<void>;
 }
 
 export interface ServeChildOptions {
@@ -35,6 +37,8 @@ export interface ServeChildOptions {
   readonly dataDir?: string;
   /** Source of a host tool module, written to a temp file and passed as `--host-module`. */
   readonly hostModule?: string;
+  /** More environment variables for the server. */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 export async function startServeChild(options: ServeChildOptions = {}): Promise<ServeChild> {
@@ -45,7 +49,7 @@ export async function startServeChild(options: ServeChildOptions = {}): Promise<
     writeFileSync(path, options.hostModule);
     args.push("--host-module", path);
   }
-  const child = spawn(process.execPath, [BIN, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [BIN, ...args], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...options.env } });
   let stderr = "";
   const adminKey = firstMatch(child.stderr, /^\s+(tdk_\S+)$/, (line) => (stderr += `${line}\n`));
   // "close": the process exited and its output was read to the end.
@@ -68,6 +72,10 @@ export async function startServeChild(options: ServeChildOptions = {}): Promise<
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
       const [code] = await exited;
       return code;
+    },
+    kill: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      await exited;
     },
   };
 }

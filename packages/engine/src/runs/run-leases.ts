@@ -1,0 +1,122 @@
+/**
+ * The leases an engine holds on runs, so that one process at a time executes (or keeps) a run,
+ * and the requests other processes leave for the runs it holds.
+ *
+ * - An engine claims a run before executing it, and keeps the lease while it executes it and,
+ *   if it wakes runs, while the run is parked; it renews every lease it holds in one statement.
+ * - Another process that wants something of a run held elsewhere (a signal arrived, a decision,
+ *   a cancel) writes a request; the holder takes its requests a few times a second and applies
+ *   them as if they had been made in its own process.
+ * - A holder that dies stops renewing; its runs are taken over once the lease lapses, at once
+ *   when the holder is known dead (same host, its pid gone), which is the common case with the
+ *   embedded SQLite store.
+ * - Lease times are wall-clock time, not the engine's clock: they are about processes, not runs.
+ */
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
+import type { RunRecord, RunRequest, Store } from "../store/store.js";
+
+/** How long a lease holds without renewal: long enough to ride out a stalled event loop. */
+export const LEASE_MS = 30_000;
+/** How often leases are renewed. */
+const RENEW_MS = 10_000;
+/** How often the holder takes the requests left for its runs: "promptly" for a human or a harness. */
+const REQUEST_POLL_MS = 200;
+
+export class RunLeases {
+  /** `<host>/<pid>/<random>`: a holder on this host can be checked for life by its pid. */
+  readonly owner = `${hostname()}/${process.pid}/${randomBytes(6).toString("hex")}`;
+  readonly #held = new Set<string>();
+  #timer: NodeJS.Timeout | undefined;
+  #renewedAt = 0;
+  #polling = false;
+  #closed = false;
+
+  constructor(
+    private readonly store: Store,
+    /** Applies a request another process left for a run this engine holds. */
+    private readonly apply: (runId: string, request: RunRequest) => Promise<void>,
+    private readonly onError: (error: unknown) => void,
+  ) {}
+
+  /** Whether another live engine holds the run. */
+  heldElsewhere(run: RunRecord): boolean {
+    return run.owner !== undefined && run.owner.id !== this.owner && isAlive(run.owner, Date.now());
+  }
+
+  holds(runId: string): boolean {
+    return this.#held.has(runId);
+  }
+
+  /** Takes the run's lease (or keeps it); false when another live engine holds it. */
+  async claim(run: RunRecord): Promise<boolean> {
+    if (this.#closed) return false;
+    const now = Date.now();
+    const dead = run.owner && run.owner.id !== this.owner && !isAlive(run.owner, now) ? run.owner.id : undefined;
+    const claimed = await this.store.claimRun(run.id, this.owner, now + LEASE_MS, now, dead);
+    if (claimed) {
+      this.#held.add(run.id);
+      this.#start();
+    }
+    return claimed;
+  }
+
+  async release(runId: string): Promise<void> {
+    if (!this.#held.delete(runId)) return;
+    if (this.#held.size === 0) this.#stop();
+    await this.store.releaseRuns(this.owner, runId);
+  }
+
+  /** Gives up every lease (the engine closes): the runs can be taken over at once. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#stop();
+    if (this.#held.size === 0) return;
+    this.#held.clear();
+    await this.store.releaseRuns(this.owner);
+  }
+
+  #start(): void {
+    // Not unref'd: an engine that holds a run (executing, or parked and kept) keeps its process up.
+    this.#timer ??= setInterval(() => this.#tick(), REQUEST_POLL_MS);
+  }
+
+  #stop(): void {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
+  #tick(): void {
+    if (this.#polling || this.#closed) return;
+    this.#polling = true;
+    this.#work()
+      .catch((error: unknown) => this.onError(error))
+      .finally(() => (this.#polling = false));
+  }
+
+  async #work(): Promise<void> {
+    const now = Date.now();
+    if (now - this.#renewedAt >= RENEW_MS) {
+      this.#renewedAt = now;
+      await this.store.renewLeases(this.owner, now + LEASE_MS);
+    }
+    for (const { runId, request } of await this.store.takeRunRequests(this.owner)) {
+      if (this.#closed) return;
+      await this.apply(runId, request).catch((error: unknown) => this.onError(error));
+    }
+  }
+}
+
+/** A holder is alive while its lease holds; on this host, only while its process exists too. */
+function isAlive(owner: { readonly id: string; readonly until: number }, now: number): boolean {
+  if (owner.until < now) return false;
+  const [host, pid] = owner.id.split("/");
+  if (host !== hostname() || pid === undefined || !/^\d+$/.test(pid)) return true;
+  try {
+    process.kill(Number(pid), 0);
+    return true;
+  } catch (error) {
+    // EPERM: the process exists but belongs to someone else.
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}

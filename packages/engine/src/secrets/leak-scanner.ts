@@ -1,0 +1,133 @@
+import type { JsonValue } from "@tapedeck/protocol";
+import { findKeyShapes } from "./key-shapes.js";
+
+/**
+ * Redacts secrets from what tools answer, before the journal or the script sees it: known
+ * secret values (credentials the engine holds) and well-known key shapes (`key-shapes.ts`).
+ * Each is replaced by a marker saying what was there, `[redacted: github token]`, so a model
+ * reading the result knows something was removed and why; nothing is rejected.
+ *
+ * Invariants:
+ * - Time linear in the input: known values are found with `indexOf`, shapes in one pass.
+ * - A JSON value keeps its structure: only strings change (object keys too); an object whose
+ *   keys collide once redacted keeps every entry (`[redacted: …] (2)`).
+ * - What is returned contains no marker-free secret: known values are replaced first (longest
+ *   first, so a value containing another goes whole), then shapes; a marker matches no shape.
+ * - Nothing changed, nothing copied: a value without secrets comes back as the same object.
+ */
+
+/** A secret value the engine knows (a credential), and the name it is redacted under. */
+export interface KnownSecret {
+  readonly value: string;
+  /** Shown in the marker: `[redacted: secret GITHUB_TOKEN]`. Never the value. */
+  readonly name?: string;
+}
+
+export interface Scanned<T> {
+  readonly value: T;
+  /** How many secrets were redacted. */
+  readonly redactions: number;
+}
+
+/**
+ * Values shorter than this are not looked for: they would redact ordinary words and numbers.
+ * A credential that short is guessable anyway.
+ */
+export const MIN_KNOWN_SECRET_CHARS = 6;
+
+interface Needle {
+  readonly text: string;
+  readonly marker: string;
+}
+
+export class LeakScanner {
+  readonly #secrets: readonly KnownSecret[];
+  readonly #needles: readonly Needle[];
+
+  /** `secrets`: values to redact wherever they appear, also base64- or URL-encoded. */
+  constructor(secrets: readonly (string | KnownSecret)[] = []) {
+    this.#secrets = secrets.map((secret) => (typeof secret === "string" ? { value: secret } : secret)).filter((s) => s.value.length >= MIN_KNOWN_SECRET_CHARS);
+    const needles = new Map<string, string>();
+    for (const { value, name } of this.#secrets) {
+      const marker = `[redacted: secret${name ? ` ${name}` : ""}]`;
+      const bytes = Buffer.from(value);
+      for (const form of [value, encodeURIComponent(value), bytes.toString("base64"), bytes.toString("base64url")]) {
+        if (!needles.has(form)) needles.set(form, marker);
+      }
+    }
+    this.#needles = [...needles].map(([text, marker]) => ({ text, marker })).sort((a, b) => b.text.length - a.text.length);
+  }
+
+  /** A scanner that also knows `secrets` (a run's credentials on top of the engine's). */
+  with(secrets: readonly (string | KnownSecret)[]): LeakScanner {
+    return new LeakScanner([...this.#secrets, ...secrets]);
+  }
+
+  /** `text` with every secret replaced by its marker. */
+  scanText(text: string): Scanned<string> {
+    let redactions = 0;
+    let out = text;
+    for (const needle of this.#needles) {
+      if (!out.includes(needle.text)) continue;
+      const parts = out.split(needle.text);
+      redactions += parts.length - 1;
+      out = parts.join(needle.marker);
+    }
+    const shapes = findKeyShapes(out);
+    if (shapes.length === 0) return { value: out, redactions };
+    let result = "";
+    let from = 0;
+    for (const shape of shapes) {
+      result += out.slice(from, shape.start) + `[redacted: ${shape.label}]`;
+      from = shape.end;
+    }
+    return { value: result + out.slice(from), redactions: redactions + shapes.length };
+  }
+
+  /** `value` with every string in it (object keys too) scanned; the same object when nothing was found. */
+  scanValue<T extends JsonValue>(value: T): Scanned<T> {
+    let redactions = 0;
+    const walk = (node: JsonValue): JsonValue => {
+      if (typeof node === "string") {
+        const scanned = this.scanText(node);
+        redactions += scanned.redactions;
+        return scanned.value;
+      }
+      if (typeof node !== "object" || node === null) return node;
+      if (Array.isArray(node)) {
+        let copy: JsonValue[] | undefined;
+        for (let i = 0; i < node.length; i++) {
+          const item = walk(node[i]!);
+          if (item !== node[i]) (copy ??= node.slice())[i] = item;
+        }
+        return copy ?? node;
+      }
+      let changed = false;
+      const entries: [string, JsonValue][] = [];
+      for (const [key, item] of Object.entries(node)) {
+        const scannedKey = this.scanText(key);
+        redactions += scannedKey.redactions;
+        const scannedItem = walk(item);
+        if (scannedKey.value !== key || scannedItem !== item) changed = true;
+        entries.push([scannedKey.value, scannedItem]);
+      }
+      return changed ? objectOf(entries) : node;
+    };
+    return { value: walk(value) as T, redactions };
+  }
+}
+
+/** The scanner of the engine: key shapes only, until credentials give it values to know. */
+export const SHAPE_SCANNER = new LeakScanner();
+
+/** An object of `entries` in order; a key seen before gets a suffix, so no entry is lost. */
+function objectOf(entries: readonly [string, JsonValue][]): JsonValue {
+  const object: Record<string, JsonValue> = {};
+  for (const [key, item] of entries) {
+    let name = key;
+    for (let n = 2; Object.hasOwn(object, name); n++) name = `${key} (${n})`;
+    // defineProperty: a key "__proto__" stays a plain entry.
+    Object.defineProperty(object, name, { value: item, enumerable: true, writable: true, configurable: true });
+  }
+  return object;
+}

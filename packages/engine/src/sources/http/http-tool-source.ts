@@ -1,0 +1,318 @@
+import { STATUS_CODES } from "node:http";
+import { toolFailure, type JsonObject, type ToolFailure } from "@tapedeck/protocol";
+import { request as undiciRequest, type Dispatcher } from "undici";
+import { HTTP_MAX_REDIRECTS, HTTP_MAX_RESPONSE_BYTES, HTTP_TIMEOUT_MS } from "../../limits.js";
+import type { ToolCallRequest, ToolOutcome, ToolSource } from "../tool-source.js";
+import { classifyAddress } from "./address-ranges.js";
+import { parseFetchArgs, type FetchArgs } from "./fetch-args.js";
+import { HTTP_FETCH_TOOL, isHttpFetch, type HttpMethod } from "./http-tool.js";
+import { PinnedAgents } from "./pinned-agents.js";
+import { refusal, RefusalRule } from "./refusal.js";
+import { addressRefusal, checkTarget, passes, type TargetPolicy } from "./request-target.js";
+import { systemResolver, type HostResolver } from "./resolver.js";
+
+/**
+ * The `builtin` tool source of `http.fetch`: sends one request for a script, never from the
+ * sandbox, and answers with the response as data that the journal records (so replay never
+ * sends it again).
+ *
+ * Invariants (DESIGN §8):
+ * - Every URL, the first and each redirect's, passes `checkTarget` (scheme, no credentials,
+ *   allow-list, IP literals' ranges) before anything is resolved or sent.
+ * - A name is resolved once per URL; every answer must be in an allowed range, and the
+ *   connection goes to the first answer, the one checked (`PinnedAgents`): no second lookup.
+ * - At most `maxRedirects` redirects; a body larger than `maxResponseBytes` and a request
+ *   longer than `timeoutMs` (redirects and body included) fail with a clear `ToolError`.
+ * - Every refusal is a failure of code `refused` saying which rule and which host or address.
+ * - The call's idempotency key goes out as `Idempotency-Key`, its trace context as `traceparent`.
+ * - Its results are not leak-scanned here: every result of every source is, where results
+ *   become `Settled` (`runs/dispatcher.ts`), before the journal or the script sees them.
+ */
+
+export interface HttpToolOptions {
+  /** How names are resolved. Default: the system resolver (`getaddrinfo`). */
+  readonly resolver?: HostResolver;
+  /** Longest a request may take, redirects and body included, ms. Default 30 s (`HTTP_TIMEOUT_MS`). */
+  readonly timeoutMs?: number;
+  /** Largest response body, bytes. Default 5 MiB (`HTTP_MAX_RESPONSE_BYTES`). */
+  readonly maxResponseBytes?: number;
+  /** Redirects followed. Default 5 (`HTTP_MAX_REDIRECTS`). */
+  readonly maxRedirects?: number;
+  /**
+   * TESTS ONLY. Lets requests reach loopback addresses (127.0.0.0/8, ::1) so tests can serve an
+   * allowed host on a local server. Every other refused range stays refused, and the allow-list
+   * still applies. Default false; no toolset file can turn it on (see `EngineOptions`).
+   */
+  readonly unsafeAllowLoopbackForTests?: boolean;
+}
+
+/** Sent when the script sets none. */
+const USER_AGENT = "tapedeck-http/0.1";
+
+/** A redirect's body is read (and thrown away) up to this much, then the connection is dropped. */
+const REDIRECT_BODY_BYTES = 64 * 1024;
+
+/** Headers describing a body, dropped when a redirect turns the request into a GET (Fetch standard). */
+const BODY_HEADERS = ["content-type", "content-encoding", "content-language", "content-location"];
+
+/** Headers carrying credentials, dropped when a redirect goes to another origin. */
+const CREDENTIAL_HEADERS = ["authorization", "cookie"];
+
+/** Errors that happen before the request leaves: nothing was sent, the call answers `network_error`. */
+const NOT_SENT_CODES = new Set([
+  "ECONNREFUSED",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EADDRNOTAVAIL",
+  "UND_ERR_CONNECT_TIMEOUT",
+  "ERR_TLS_CERT_ALTNAME_INVALID",
+  "CERT_HAS_EXPIRED",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+]);
+
+export class HttpToolSource implements ToolSource {
+  readonly #resolver: HostResolver;
+  readonly #timeoutMs: number;
+  readonly #maxBytes: number;
+  readonly #maxRedirects: number;
+  readonly #allowLoopback: boolean;
+  readonly #agents: PinnedAgents;
+
+  constructor(options: HttpToolOptions = {}) {
+    this.#resolver = options.resolver ?? systemResolver;
+    this.#timeoutMs = options.timeoutMs ?? HTTP_TIMEOUT_MS;
+    this.#maxBytes = options.maxResponseBytes ?? HTTP_MAX_RESPONSE_BYTES;
+    this.#maxRedirects = options.maxRedirects ?? HTTP_MAX_REDIRECTS;
+    this.#allowLoopback = options.unsafeAllowLoopbackForTests === true;
+    this.#agents = new PinnedAgents({ connectTimeoutMs: this.#timeoutMs, timeoutMs: this.#timeoutMs });
+  }
+
+  /** Sends the request; never rejects (see `ToolSource.call`). */
+  async call(request: ToolCallRequest): Promise<ToolOutcome> {
+    if (!isHttpFetch(request.tool)) {
+      return failed(toolFailure("unknown_tool", `This engine has no built-in ${request.tool.group}.${request.tool.name}; its built-in tool source serves only ${HTTP_FETCH_TOOL}.`));
+    }
+    const args = parseFetchArgs(request.args);
+    if ("code" in args) return failed(args);
+    // One signal for both ends of the request: the time bound, and the run no longer waiting.
+    // (Linked by hand: AbortSignal.any costs ~25 µs a request on Node 20.)
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort(new Error("timeout"));
+    }, this.#timeoutMs);
+    const stop = () => controller.abort(request.signal.reason);
+    if (request.signal.aborted) stop();
+    else request.signal.addEventListener("abort", stop, { once: true });
+    try {
+      return await this.#send(args, request, controller.signal);
+    } catch (error) {
+      if (timedOut) return failed(this.#timedOut(args));
+      if (request.signal.aborted) return { kind: "interrupted", reason: "the run stopped waiting for this request" };
+      return errorOutcome(error, args);
+    } finally {
+      clearTimeout(timer);
+      request.signal.removeEventListener("abort", stop);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.#agents.close();
+  }
+
+  /** The request and its redirects, each checked like the first. */
+  async #send(args: FetchArgs, call: ToolCallRequest, signal: AbortSignal): Promise<ToolOutcome> {
+    const policy: TargetPolicy = { allow: call.tool.http?.allow ?? [], allowLoopback: this.#allowLoopback };
+    let { url, method, body } = args;
+    const headers: Record<string, string> = { "user-agent": USER_AGENT, ...args.headers, "idempotency-key": call.idempotencyKey, traceparent: call.traceparent };
+    let from: string | undefined;
+    for (let redirects = 0; ; redirects++) {
+      const target = checkTarget(url, policy);
+      if (!target.ok) return failed(redirected(target.failure, from));
+      const address = target.address ?? (await this.#resolve(target.host, policy, signal));
+      if (typeof address !== "string") return failed(redirected(address, from));
+      const response = await undiciRequest(target.url, { dispatcher: this.#agents.for(address), method, headers, ...(body === undefined ? {} : { body }), signal });
+      const location = isRedirect(response.statusCode) ? headerValue(response.headers, "location") : undefined;
+      if (location === undefined) return this.#read(response, target.url, redirects > 0, signal);
+      await response.body.dump({ limit: REDIRECT_BODY_BYTES, signal });
+      if (redirects >= this.#maxRedirects) {
+        return failed(refusal(RefusalRule.tooManyRedirects, `${args.url} redirected more than ${this.#maxRedirects} times (the last to ${location}); follow fewer redirects by requesting the final URL directly.`, { url: args.url }));
+      }
+      let next: URL;
+      try {
+        next = new URL(location, target.url);
+      } catch {
+        return failed(refusal(RefusalRule.badRedirect, `${target.url.href} answered ${response.statusCode} with the Location ${JSON.stringify(location)}, which is not a URL.`, { url: target.url.href }));
+      }
+      ({ method, body } = redirectedRequest(response.statusCode, method, body, headers));
+      if (next.origin !== target.url.origin) for (const name of CREDENTIAL_HEADERS) delete headers[name];
+      from = target.url.href;
+      url = next.href;
+    }
+  }
+
+  /** The address to connect to for `host`: its first answer, once every answer has passed the check. */
+  async #resolve(host: string, policy: TargetPolicy, signal: AbortSignal): Promise<string | ToolFailure> {
+    let answers: readonly string[];
+    try {
+      answers = await abortable(this.#resolver(host, signal), signal);
+    } catch (error) {
+      if (signal.aborted) throw error;
+      return toolFailure("network_error", `Could not resolve ${host} (${describe(error)}); nothing was sent. Check the host name.`, { retryable: true, details: { host } });
+    }
+    const [first] = answers;
+    if (first === undefined) return toolFailure("network_error", `${host} has no address; nothing was sent. Check the host name.`, { retryable: true, details: { host } });
+    // Every answer, not only the first: a name that mixes public and private answers is refused.
+    for (const answer of answers) {
+      const verdict = classifyAddress(answer);
+      if (!passes(verdict, policy)) return addressRefusal(host, verdict, host);
+    }
+    return first.startsWith("[") ? first.slice(1, -1) : first;
+  }
+
+  /** Reads the body (bounded) into the result the journal records. */
+  async #read(response: Dispatcher.ResponseData, url: URL, redirected: boolean, signal: AbortSignal): Promise<ToolOutcome> {
+    const declared = Number(headerValue(response.headers, "content-length") ?? NaN);
+    if (declared > this.#maxBytes) {
+      response.body.destroy();
+      return failed(this.#tooLarge(url, `declares ${declared} bytes`));
+    }
+    const bytes = await readBounded(response.body, this.#maxBytes);
+    signal.throwIfAborted();
+    if (bytes === undefined) return failed(this.#tooLarge(url, `went past ${this.#maxBytes} bytes`));
+    const headers: JsonObject = {};
+    for (const [name, value] of Object.entries(response.headers)) {
+      if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : value;
+    }
+    const status = response.statusCode;
+    const body = decode(bytes, headerValue(response.headers, "content-type"));
+    return { kind: "result", value: { status, statusText: STATUS_CODES[status] ?? "", url: url.href, redirected, headers, body } };
+  }
+
+  #tooLarge(url: URL, what: string): ToolFailure {
+    return toolFailure(
+      "result_too_large",
+      `The response of ${url.href} ${what}; the http tool reads at most ${this.#maxBytes} bytes (5 MiB by default), so the call failed. Ask for less: a page, a range, a filter.`,
+      { details: { url: url.href, limitBytes: this.#maxBytes } },
+    );
+  }
+
+  #timedOut(args: FetchArgs): ToolFailure {
+    return toolFailure(
+      "timeout",
+      `${args.method} ${args.url} did not complete within ${this.#timeoutMs} ms, the http tool's limit (redirects and body included); its outcome is unknown. Catch this error to go on, or try again later.`,
+      { retryable: true, details: { url: args.url, limitMs: this.#timeoutMs } },
+    );
+  }
+}
+
+function failed(failure: ToolFailure): ToolOutcome {
+  return { kind: "failure", failure };
+}
+
+function isRedirect(status: number): boolean {
+  return status === 301 || status === 302 || status === 303 || status === 307 || status === 308;
+}
+
+/** Method and body after a redirect (Fetch standard): 303, and 301/302 after a POST, become a GET without a body. */
+function redirectedRequest(status: number, method: HttpMethod, body: string | undefined, headers: Record<string, string>): { method: HttpMethod; body: string | undefined } {
+  const toGet = (status === 303 && method !== "HEAD" && method !== "GET") || ((status === 301 || status === 302) && method === "POST");
+  if (!toGet) return { method, body };
+  for (const name of BODY_HEADERS) delete headers[name];
+  return { method: "GET", body: undefined };
+}
+
+/** A refusal of a URL reached by a redirect says where the redirect came from. */
+function redirected(failure: ToolFailure, from: string | undefined): ToolFailure {
+  if (from === undefined) return failure;
+  const details = typeof failure.details === "object" && failure.details !== null && !Array.isArray(failure.details) ? failure.details : {};
+  return toolFailure(failure.code, `${failure.message} (This URL came from a redirect of ${from}.)`, {
+    retryable: failure.retryable,
+    details: { ...details, redirectedFrom: from },
+  });
+}
+
+function headerValue(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/**
+ * The whole body, or undefined once it goes past `max` bytes (then it is destroyed, and the
+ * connection with it). Rejects if the stream fails or is aborted. Events, not `for await`: the
+ * async iterator costs more than the rest of a small request's handling.
+ */
+function readBounded(body: Dispatcher.ResponseData["body"], max: number): Promise<Buffer | undefined> {
+  return new Promise<Buffer | undefined>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let ended = false;
+    body.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= max) return void chunks.push(chunk);
+      ended = true;
+      body.destroy();
+      resolve(undefined);
+    });
+    body.once("end", () => {
+      ended = true;
+      resolve(Buffer.concat(chunks, size));
+    });
+    body.once("error", reject);
+    // `close` follows `end` on every response: an Error (and its stack) only when it came first.
+    body.once("close", () => {
+      if (!ended) reject(new Error("the response body was closed before its end"));
+    });
+  });
+}
+
+/** The body as text, in the charset the response declares (UTF-8 when none or unknown); invalid bytes become U+FFFD. */
+function decode(bytes: Buffer, contentType: string | undefined): string {
+  const charset = /;\s*charset="?([^";\s]+)/i.exec(contentType ?? "")?.[1];
+  try {
+    return new TextDecoder(charset ?? "utf-8").decode(bytes);
+  } catch {
+    return new TextDecoder("utf-8").decode(bytes);
+  }
+}
+
+/** What an error while sending means: nothing sent (`network_error`), or the outcome is unknown (an interruption: the policy decides). */
+function errorOutcome(error: unknown, args: FetchArgs): ToolOutcome {
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === "string" && (NOT_SENT_CODES.has(code) || code.startsWith("ERR_SSL_") || code.startsWith("ERR_TLS_"))) {
+    return failed(toolFailure("network_error", `Could not connect for ${args.method} ${args.url} (${describe(error)}); nothing was sent.`, { retryable: true, details: { url: args.url, cause: code } }));
+  }
+  if (error instanceof TypeError || (error as { name?: unknown }).name === "InvalidArgumentError") {
+    return failed(toolFailure("invalid_arguments", `http.fetch: ${describe(error)}`));
+  }
+  return { kind: "interrupted", reason: `the connection failed during ${args.method} ${args.url} (${describe(error)})` };
+}
+
+function describe(error: unknown): string {
+  const code = (error as { code?: unknown }).code;
+  const message = error instanceof Error ? error.message : String(error);
+  return typeof code === "string" && !message.includes(code) ? `${code}: ${message}` : message;
+}
+
+/** `promise`, or a rejection as soon as `signal` aborts (a system lookup cannot be cancelled). */
+function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason as Error);
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
+  });
+}

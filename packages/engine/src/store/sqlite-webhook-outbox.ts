@@ -1,0 +1,163 @@
+/**
+ * The webhook outbox in the SQLite store's database (tables of migration 6), written through
+ * the store's group commit so that its writes have the store's durability.
+ *
+ * Invariants:
+ * - A delivery's attempts are a JSON array on its row (at most a handful: the server caps them),
+ *   appended in the same statement that sets what happens next.
+ * - Deleting an endpoint deletes its deliveries in the same commit: nothing is sent for an
+ *   endpoint that is gone.
+ */
+import type Database from "better-sqlite3";
+import type { DeliveryNext, NewWebhookDelivery, WebhookAttemptRecord, WebhookDeliveryRecord, WebhookEndpointRecord, WebhookOutboxStore } from "./webhook-outbox.js";
+
+interface EndpointRow {
+  readonly id: string;
+  readonly url: string;
+  readonly events: string | null;
+  readonly namespace: string | null;
+  readonly labels: string | null;
+  readonly secret: string;
+  readonly description: string | null;
+  readonly created_at: number;
+}
+
+interface DeliveryRow {
+  readonly id: string;
+  readonly endpoint_id: string;
+  readonly event_id: string;
+  readonly event_type: string;
+  readonly body: string;
+  readonly status: string;
+  readonly attempts: string;
+  readonly next_attempt_at: number | null;
+  readonly created_at: number;
+  readonly updated_at: number;
+}
+
+/** How the store runs a write (group commit) and a read (on an open database). */
+export interface SqliteAccess {
+  readonly write: (write: () => void) => Promise<void>;
+  readonly read: <T>(read: () => T) => Promise<T>;
+}
+
+export class SqliteWebhookOutbox implements WebhookOutboxStore {
+  readonly #access: SqliteAccess;
+  readonly #sql;
+
+  constructor(db: Database.Database, access: SqliteAccess) {
+    this.#access = access;
+    this.#sql = {
+      insertEndpoint: db.prepare<[EndpointRow]>(
+        `INSERT INTO webhook_endpoints (id, url, events, namespace, labels, secret, description, created_at)
+         VALUES (@id, @url, @events, @namespace, @labels, @secret, @description, @created_at)`,
+      ),
+      endpoints: db.prepare<[], EndpointRow>("SELECT * FROM webhook_endpoints ORDER BY created_at, rowid"),
+      deleteDeliveries: db.prepare<[string]>("DELETE FROM webhook_deliveries WHERE endpoint_id = ?"),
+      deleteEndpoint: db.prepare<[string]>("DELETE FROM webhook_endpoints WHERE id = ?"),
+      insertDelivery: db.prepare<[Omit<DeliveryRow, "status" | "attempts" | "updated_at">]>(
+        `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, event_type, body, status, attempts, next_attempt_at, created_at, updated_at)
+         VALUES (@id, @endpoint_id, @event_id, @event_type, @body, 'pending', '[]', @next_attempt_at, @created_at, @created_at)`,
+      ),
+      due: db.prepare<[number, number], DeliveryRow>(
+        "SELECT * FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, rowid LIMIT ?",
+      ),
+      next: db.prepare<[], { at: number | null }>("SELECT min(next_attempt_at) AS at FROM webhook_deliveries WHERE status = 'pending'"),
+      // json_insert with '$[#]' appends to the array.
+      recordAttempt: db.prepare<[string, string, number | null, number, string]>(
+        "UPDATE webhook_deliveries SET attempts = json_insert(attempts, '$[#]', json(?)), status = ?, next_attempt_at = ?, updated_at = ? WHERE id = ?",
+      ),
+      list: db.prepare<[string, number], DeliveryRow>("SELECT * FROM webhook_deliveries WHERE endpoint_id = ? ORDER BY rowid DESC LIMIT ?"),
+      listBefore: db.prepare<[string, string, number], DeliveryRow>(
+        "SELECT * FROM webhook_deliveries WHERE endpoint_id = ? AND rowid < (SELECT rowid FROM webhook_deliveries WHERE id = ?) ORDER BY rowid DESC LIMIT ?",
+      ),
+    };
+  }
+
+  putEndpoint(endpoint: WebhookEndpointRecord): Promise<void> {
+    return this.#access.write(() => {
+      this.#sql.insertEndpoint.run({
+        id: endpoint.id,
+        url: endpoint.url,
+        events: endpoint.events === undefined ? null : JSON.stringify(endpoint.events),
+        namespace: endpoint.namespace ?? null,
+        labels: endpoint.labels === undefined ? null : JSON.stringify(endpoint.labels),
+        secret: endpoint.secret,
+        description: endpoint.description ?? null,
+        created_at: endpoint.createdAt,
+      });
+    });
+  }
+
+  listEndpoints(): Promise<WebhookEndpointRecord[]> {
+    return this.#access.read(() => this.#sql.endpoints.all().map(endpointFromRow));
+  }
+
+  deleteEndpoint(id: string): Promise<boolean> {
+    let deleted = false;
+    return this.#access
+      .write(() => {
+        this.#sql.deleteDeliveries.run(id);
+        deleted = this.#sql.deleteEndpoint.run(id).changes === 1;
+      })
+      .then(() => deleted);
+  }
+
+  putDeliveries(deliveries: readonly NewWebhookDelivery[]): Promise<void> {
+    return this.#access.write(() => {
+      for (const d of deliveries) {
+        this.#sql.insertDelivery.run({ id: d.id, endpoint_id: d.endpointId, event_id: d.eventId, event_type: d.eventType, body: d.body, next_attempt_at: d.nextAttemptAt, created_at: d.createdAt });
+      }
+    });
+  }
+
+  dueDeliveries(now: number, limit: number): Promise<WebhookDeliveryRecord[]> {
+    return this.#access.read(() => this.#sql.due.all(now, limit).map(deliveryFromRow));
+  }
+
+  nextDeliveryAt(): Promise<number | undefined> {
+    return this.#access.read(() => this.#sql.next.get()?.at ?? undefined);
+  }
+
+  recordAttempt(deliveryId: string, attempt: WebhookAttemptRecord, next: DeliveryNext): Promise<void> {
+    return this.#access.write(() => {
+      this.#sql.recordAttempt.run(JSON.stringify(attempt), next.status, next.status === "pending" ? next.nextAttemptAt : null, attempt.at + attempt.durationMs, deliveryId);
+    });
+  }
+
+  listDeliveries(endpointId: string, options: { readonly limit: number; readonly before?: string }): Promise<WebhookDeliveryRecord[]> {
+    return this.#access.read(() => {
+      const rows = options.before === undefined ? this.#sql.list.all(endpointId, options.limit) : this.#sql.listBefore.all(endpointId, options.before, options.limit);
+      return rows.map(deliveryFromRow);
+    });
+  }
+}
+
+function endpointFromRow(row: EndpointRow): WebhookEndpointRecord {
+  return {
+    id: row.id,
+    url: row.url,
+    ...(row.events !== null && { events: JSON.parse(row.events) as string[] }),
+    ...(row.namespace !== null && { namespace: row.namespace }),
+    ...(row.labels !== null && { labels: JSON.parse(row.labels) as Record<string, string> }),
+    secret: row.secret,
+    ...(row.description !== null && { description: row.description }),
+    createdAt: row.created_at,
+  };
+}
+
+function deliveryFromRow(row: DeliveryRow): WebhookDeliveryRecord {
+  return {
+    id: row.id,
+    endpointId: row.endpoint_id,
+    eventId: row.event_id,
+    eventType: row.event_type,
+    body: row.body,
+    // The store wrote the status itself, from `DeliveryStatus`.
+    status: row.status as WebhookDeliveryRecord["status"],
+    attempts: JSON.parse(row.attempts) as WebhookAttemptRecord[],
+    ...(row.next_attempt_at !== null && { nextAttemptAt: row.next_attempt_at }),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}

@@ -1,0 +1,71 @@
+import type { HostToolContext, HostToolModule } from "@tapedeck/engine";
+import { ToolError } from "@tapedeck/protocol";
+import { Tapedeck, type EmbeddedOptions, type EmbeddedTapedeck, type WorkerTools } from "@tapedeck/sdk";
+import { InProcessChannel } from "../http/in-process-channel.js";
+import { resolveServeOptions } from "../http/serve-options.js";
+import { openServerCore } from "../http/server-core.js";
+import { inProcessFetch } from "./in-process-fetch.js";
+
+/** The base URL an embedded client names: never resolved, since requests never leave the process. */
+const EMBEDDED_URL = "http://tapedeck.embedded";
+
+/**
+ * The SDK's client over an engine in this process (`Tapedeck.embedded` loads this): the same
+ * surface, no port, no network. Requests go through the server's routes in memory, as an
+ * unlimited API key (the application itself); `namespace(userId)` narrows them as over HTTP.
+ * With `hostTools`, those tools run in process; any other host tool waits for a worker of this
+ * client (`client.worker({ tools }).start()`). Run-bound `webhook(name)` URLs point at
+ * `http://tapedeck.embedded`, which nothing serves: deliver them with `runs.signal`.
+ *
+ * One process should open a data folder at a time (a `tapedeck serve` on the same folder would
+ * execute the same runs).
+ */
+export async function embedded(options: EmbeddedOptions = {}): Promise<EmbeddedTapedeck> {
+  const channel = new InProcessChannel();
+  const resolved = resolveServeOptions({
+    ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
+    ...(options.durability === undefined ? {} : { durability: options.durability }),
+    ...(options.hostTools === undefined ? {} : { hostTools: inProcessTools(options.hostTools) }),
+  });
+  const core = await openServerCore(resolved, { adminKey: false, inProcess: channel });
+  try {
+    await core.app.ready();
+    await core.open(EMBEDDED_URL);
+  } catch (error) {
+    await core.close();
+    throw error;
+  }
+  const client = new Tapedeck({ baseUrl: EMBEDDED_URL, apiKey: channel.key, fetch: inProcessFetch(core.app, channel) });
+  return Object.assign(client, { close: () => core.close() });
+}
+
+/**
+ * The SDK's tool functions as the engine's: the context gains `tool` and an awaitable
+ * `heartbeat` (nothing to keep in process), and a thrown error keeps a string `code` as a
+ * worker's would (`ToolError`-shaped: code and message), so a tool fails alike either way.
+ */
+function inProcessTools(tools: WorkerTools): HostToolModule {
+  return Object.fromEntries(
+    Object.entries(tools).map(([group, fns]) => [
+      group,
+      Object.fromEntries(
+        Object.entries(fns).map(([name, fn]) => [
+          name,
+          async (args: never, context: HostToolContext) => {
+            try {
+              return await fn(args, { ...context, tool: `${group}.${name}`, heartbeat: () => Promise.resolve() });
+            } catch (error) {
+              throw asToolError(error);
+            }
+          },
+        ]),
+      ),
+    ]),
+  );
+}
+
+function asToolError(error: unknown): unknown {
+  if (ToolError.is(error) || typeof error !== "object" || error === null) return error;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  return typeof code === "string" && code !== "" && typeof message === "string" ? new ToolError(code, message) : error;
+}

@@ -1,0 +1,34 @@
+import type { FastifyInstance } from "fastify";
+import type { Fetch } from "@tapedeck/sdk";
+import { InProcessChannel } from "../http/in-process-channel.js";
+
+/**
+ * A `fetch` that never leaves the process: each request is injected into the app (Fastify's
+ * `inject`, no socket), so it meets the same validation, scopes and errors as over HTTP. An
+ * aborted request reaches the route through the channel (a long poll ends at once), and the
+ * promise then rejects as `fetch` would, with the signal's reason.
+ */
+export function inProcessFetch(app: FastifyInstance, channel: InProcessChannel): Fetch {
+  return async (input, init) => {
+    const url = new URL(input);
+    const signal = init.signal ?? undefined;
+    signal?.throwIfAborted();
+    const registration = signal ? channel.register(signal) : undefined;
+    try {
+      const response = await app.inject({
+        method: (init.method ?? "GET") as "GET" | "POST" | "DELETE",
+        url: url.pathname + url.search,
+        headers: { ...(init.headers as Record<string, string> | undefined), ...(registration ? { [InProcessChannel.REQUEST_HEADER]: registration.id } : {}) },
+        ...(typeof init.body === "string" ? { payload: init.body } : {}),
+      });
+      signal?.throwIfAborted();
+      const headers = new Headers();
+      for (const [name, value] of Object.entries(response.headers)) {
+        if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(", ") : String(value));
+      }
+      return new Response(response.statusCode === 204 ? null : response.rawPayload, { status: response.statusCode, headers });
+    } finally {
+      registration?.release();
+    }
+  };
+}

@@ -1,0 +1,26 @@
+import type { InProcessHostTools, ToolCallRequest, ToolOutcome, ToolSource } from "@tapedeck/engine";
+import type { HostTaskBroker } from "./host-task-broker.js";
+
+/**
+ * The server's host tool source: a tool the host module (`--host-module`, `hostTools`)
+ * implements runs in the server's process; any other host tool is a task for workers. So a
+ * server can keep some tools local and leave the rest to the harness's workers.
+ */
+export class HostToolRouter implements ToolSource {
+  readonly #local: InProcessHostTools | undefined;
+  readonly #workers: HostTaskBroker;
+
+  constructor(local: InProcessHostTools | undefined, workers: HostTaskBroker) {
+    this.#local = local;
+    this.#workers = workers;
+  }
+
+  call(request: ToolCallRequest): Promise<ToolOutcome> {
+    if (this.#local && this.#local.missing([request.tool]).length === 0) return this.#local.call(request);
+    return this.#workers.call(request);
+  }
+
+  close(): Promise<void> {
+    return this.#workers.close();
+  }
+}

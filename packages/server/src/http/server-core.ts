@@ -1,0 +1,116 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { Engine, InProcessHostTools, SqliteStore } from "@tapedeck/engine";
+import type { FastifyInstance } from "fastify";
+import { HostTaskBroker } from "../host-tasks/host-task-broker.js";
+import { HostToolRouter } from "../host-tasks/host-tool-router.js";
+import { DeliveryLoop } from "../webhooks/delivery-loop.js";
+import { SecretBox } from "../webhooks/endpoint-secret.js";
+import { OutboxWriter } from "../webhooks/outbox-writer.js";
+import { WebhookEndpoints } from "../webhooks/webhook-endpoints.js";
+import { buildApp } from "./app.js";
+import { ensureAdminKey } from "./auth/api-keys.js";
+import { loadOrCreateServerSecret } from "./auth/server-secret.js";
+import { TokenSigner } from "./auth/tokens.js";
+import type { InProcessChannel } from "./in-process-channel.js";
+import type { ResolvedServeOptions } from "./serve-options.js";
+import { ServerContext } from "./server-context.js";
+
+/** The server without a socket: what `startServer` listens with and `embedded()` injects into. */
+export interface ServerCore {
+  readonly context: ServerContext;
+  readonly app: FastifyInstance;
+  /** The admin API key, when opening created it (a data folder's first start): shown once, never stored. */
+  readonly adminKey: string | undefined;
+  /** Opens the engine (run-bound webhook URLs point at `url`), starts the webhooks, and resumes the runs a previous process left `running`. */
+  open(url: string): Promise<void>;
+  /** Stops taking requests, answers held ones, records the webhook attempts in flight, then closes the engine and the store. */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the data folder's store (migrating it), the admin key if the folder has no key (and
+ * `adminKey` is asked for), the server secret, the webhook endpoints and the app. Until `open`,
+ * `/v1` answers 503. Fails, closing what it opened, if the store cannot be opened.
+ */
+export async function openServerCore(options: ResolvedServeOptions, extra: { readonly adminKey: boolean; readonly inProcess?: InProcessChannel }): Promise<ServerCore> {
+  mkdirSync(options.dataDir, { recursive: true });
+  const store = SqliteStore.open({ path: join(options.dataDir, "tapedeck.db"), durability: options.durability });
+  let context: ServerContext | undefined;
+  let app: FastifyInstance | undefined;
+  try {
+    const admin = extra.adminKey ? await ensureAdminKey(store) : undefined;
+    const secret = loadOrCreateServerSecret(options.dataDir, options.log);
+    const webhooks = await WebhookEndpoints.load(store.webhookOutbox, new SecretBox(secret));
+    const hostTasks = new HostTaskBroker({ lookup: (runId) => store.getRun(runId), onFault: (error) => options.log(`tapedeck: host task broker fault: ${describe(error)}`) });
+    const opened = new ServerContext({ store, tokens: new TokenSigner(secret), hostTasks, webhooks, ...(extra.inProcess ? { inProcess: extra.inProcess } : {}) });
+    context = opened;
+    const served = await buildApp(opened, options.log);
+    app = served;
+    return new Core(options, store, opened, served, admin?.secret);
+  } catch (error) {
+    context?.stop();
+    await app?.close();
+    await store.close();
+    throw error;
+  }
+}
+
+class Core implements ServerCore {
+  #engine: Engine | undefined;
+  #writer: OutboxWriter | undefined;
+  #deliveries: DeliveryLoop | undefined;
+
+  constructor(
+    private readonly options: ResolvedServeOptions,
+    private readonly store: SqliteStore,
+    readonly context: ServerContext,
+    readonly app: FastifyInstance,
+    readonly adminKey: string | undefined,
+  ) {}
+
+  async open(url: string): Promise<void> {
+    const { options, store, context } = this;
+    const local = options.hostTools ? new InProcessHostTools(options.hostTools) : undefined;
+    const engine = await Engine.open({ store, webhookBaseUrl: url, sources: { host: new HostToolRouter(local, context.hostTasks) } });
+    this.#engine = engine;
+    engine.on((event) => {
+      if (event.type === "engine.error") options.log(`tapedeck: background fault (runs are intact): ${describe(event.error)}`);
+    });
+    const deliveries = new DeliveryLoop({ outbox: store.webhookOutbox, target: (id) => context.webhooks.target(id), schedule: options.webhooks.retry, timeoutMs: options.webhooks.timeoutMs, log: options.log });
+    this.#deliveries = deliveries;
+    this.#writer = new OutboxWriter({ store, endpoints: context.webhooks, written: () => deliveries.kick(), log: options.log });
+    this.#writer.listen(engine);
+    context.attach(engine);
+    await resumeLeftRunning(engine, options.log);
+    // Deliveries left pending by the previous process go out now (or at their time).
+    deliveries.kick();
+  }
+
+  async close(): Promise<void> {
+    this.context.stop();
+    await this.app.close();
+    await this.#writer?.close();
+    await this.#deliveries?.close();
+    // The engine owns the store once open; before that, the store is closed here.
+    await (this.#engine ? this.#engine.close() : this.store.close());
+  }
+}
+
+/**
+ * Runs a previous process left `running` (it died or was killed) go on, one by one: a run
+ * that cannot is reported and left as it is, without stopping the others.
+ */
+async function resumeLeftRunning(engine: Engine, log: (line: string) => void): Promise<void> {
+  for (const run of await engine.listRuns({ status: ["running"], limit: 10_000 })) {
+    try {
+      await engine.resume(run.id);
+    } catch (error) {
+      log(`tapedeck: run ${run.id} was left running and cannot resume here: ${describe(error)}`);
+    }
+  }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

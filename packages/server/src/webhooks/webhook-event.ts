@@ -1,0 +1,39 @@
+import type { EngineEvent, RunRecord } from "@tapedeck/engine";
+import { WEBHOOK_OUTPUT_LIMIT_BYTES, type WebhookEvent, type WebhookEventType, type WebhookRunData } from "@tapedeck/sdk";
+
+/** The webhook type of an engine event; undefined for events no endpoint is sent (engine faults). */
+export function webhookType(event: EngineEvent): WebhookEventType | undefined {
+  switch (event.type) {
+    case "run.waiting":
+    case "approval.requested":
+    case "tool.schema_changed":
+    case "credentials.expired":
+      return event.type;
+    case "run.ended":
+      return `run.${event.end.status}`;
+    case "engine.error":
+      return undefined;
+  }
+}
+
+/** The body an endpoint gets for an engine event of `run`. */
+export function webhookEvent(event: Exclude<EngineEvent, { type: "engine.error" }>, run: RunRecord, id: string, createdAt: number): WebhookEvent {
+  const base: WebhookRunData = { runId: run.id, toolset: run.toolsetId, ...(run.namespace === undefined ? {} : { namespace: run.namespace }), labels: run.labels ?? {} };
+  const envelope = { id, createdAt };
+  switch (event.type) {
+    case "run.waiting":
+      return { ...envelope, type: event.type, data: { ...base, waits: event.waits, ...(event.wakeAt === undefined ? {} : { wakeAt: event.wakeAt }) } };
+    case "approval.requested":
+    case "tool.schema_changed":
+    case "credentials.expired":
+      return { ...envelope, type: event.type, data: { ...base, wait: event.wait } };
+    case "run.ended": {
+      const { end } = event;
+      if (end.status === "failed") return { ...envelope, type: "run.failed", data: { ...base, error: end.error } };
+      if (end.status === "cancelled") return { ...envelope, type: "run.cancelled", data: { ...base, reason: end.reason } };
+      // A large output stays out of the body: the receiver reads it with GET /v1/runs/:id.
+      const small = Buffer.byteLength(JSON.stringify(end.output)) <= WEBHOOK_OUTPUT_LIMIT_BYTES;
+      return { ...envelope, type: "run.completed", data: { ...base, ...(small ? { output: end.output } : { outputOmitted: true }) } };
+    }
+  }
+}
