@@ -255,7 +255,7 @@ export class Engine {
     let pinned: PinnedToolset;
     let warnings: string[];
     try {
-      ({ toolset: pinned, warnings } = await pinToolset(parseToolsetSpec(spec), this.#mcp, options.override));
+      ({ toolset: pinned, warnings } = await pinToolset(parseToolsetSpec(spec), this.#mcp, options.override, (id) => this.#store.getToolset(id)));
     } catch (error) {
       if (error instanceof ToolsetSpecError) throw new EngineError("invalid_toolset", error.message);
       throw error;

@@ -71,6 +71,11 @@ export interface HttpSpec {
 
 /** A toolset file. */
 export interface ToolsetSpec {
+  /**
+   * Derives this toolset from a registered one: its tools and servers, as pinned, plus what this
+   * spec adds (new groups; policies for the new tools).
+   */
+  readonly base?: string;
   /** MCP servers by group, in the shape MCP hosts use. */
   readonly mcpServers?: { readonly [group: string]: McpServerSpec };
   /** Host tools by group, then by name. */
@@ -123,6 +128,8 @@ export type McpServerRecipe = (
 /** A registered toolset. Its id is `ts_` + SHA-256 of the canonical JSON of `tools`. */
 export interface PinnedToolset {
   readonly id: string;
+  /** The toolset this one was derived from. */
+  readonly base?: string;
   readonly tools: readonly PinnedTool[];
   /** MCP servers by recipe id (`PinnedTool.remote.server`). */
   readonly servers?: { readonly [id: string]: McpServerRecipe };

@@ -5,6 +5,7 @@ import { pinMcpServers, type McpOverride } from "./pin-mcp.js";
 import { canonicalJson } from "../util/canonical-json.js";
 import { sha256Hex } from "../util/ids.js";
 import { resolvePolicy } from "./policy.js";
+import { ToolsetSpecError } from "./spec-error.js";
 import { checkPolicyTargets } from "./toolset-file.js";
 
 /**
@@ -16,7 +17,11 @@ export async function pinToolset(
   spec: ToolsetSpec,
   mcp: McpToolSource,
   overrides: Readonly<Record<string, McpOverride>> = {},
+  /** Reads a registered toolset, for `base`. */
+  loadBase: (id: string) => Promise<PinnedToolset | undefined> = () => Promise.resolve(undefined),
 ): Promise<{ toolset: PinnedToolset; warnings: string[] }> {
+  const base = spec.base === undefined ? undefined : await loadBase(spec.base);
+  if (spec.base !== undefined && !base) throw new ToolsetSpecError(`base: there is no toolset ${spec.base}; register the base toolset first`);
   const policies = spec.policies ?? {};
   const remote = spec.mcpServers ? await pinMcpServers(spec.mcpServers, policies, mcp, overrides) : { tools: [], servers: {}, warnings: [] };
   const tools: PinnedTool[] = [...remote.tools];
@@ -35,16 +40,29 @@ export async function pinToolset(
   }
   // The built-in `http.fetch` is pinned like any tool, its allow-list with it: the toolset id covers it.
   if (spec.http) tools.push(pinHttpTool(spec.http.allow, policies));
+  // A derived toolset's policies are for the tools it adds: the base's stay as they were pinned.
+  for (const key of Object.keys(policies)) {
+    const group = key.split(".")[0];
+    if (base?.tools.some((t) => t.group === group)) {
+      throw new ToolsetSpecError(`policies["${key}"] targets a tool of the base toolset, whose policies stay as they were pinned; derive from a base registered with the policy you want`);
+    }
+  }
   checkPolicyTargets(policies, tools);
-  return { toolset: toolsetOf(tools, remote.servers), warnings: remote.warnings };
+  if (!base) return { toolset: toolsetOf(tools, remote.servers), warnings: remote.warnings };
+  const baseGroups = new Set(base.tools.map((t) => t.group));
+  const clash = [...new Set(tools.map((t) => t.group))].find((group) => baseGroups.has(group));
+  if (clash !== undefined) throw new ToolsetSpecError(`the group "${clash}" is already in the base toolset ${base.id}; a derived toolset adds groups, it does not replace them`);
+  return { toolset: toolsetOf([...base.tools, ...tools], { ...base.servers, ...remote.servers }, base.id), warnings: remote.warnings };
 }
 
 /** A toolset of exactly these tools (and the servers they call), sorted, with its content address. */
-export function toolsetOf(tools: readonly PinnedTool[], servers: Readonly<Record<string, McpServerRecipe>> = {}): PinnedToolset {
+export function toolsetOf(tools: readonly PinnedTool[], servers: Readonly<Record<string, McpServerRecipe>> = {}, base?: string): PinnedToolset {
   const sorted = [...tools].sort((a, b) => compare(a.group, b.group) || compare(a.name, b.name));
   const hasServers = Object.keys(servers).length > 0;
-  const pinned = hasServers ? { tools: sorted, servers } : { tools: sorted };
-  const id = `ts_${sha256Hex(canonicalJson(JSON.parse(JSON.stringify(hasServers ? pinned : sorted)) as never))}`;
+  const pinned = { ...(base === undefined ? {} : { base }), tools: sorted, ...(hasServers ? { servers } : {}) };
+  // A plain toolset hashes as before (its sorted tools, or tools and servers): ids stay stable.
+  const hashed = base === undefined && !hasServers ? sorted : pinned;
+  const id = `ts_${sha256Hex(canonicalJson(JSON.parse(JSON.stringify(hashed)) as never))}`;
   return { id, ...pinned };
 }
 

@@ -13,7 +13,7 @@ export { ToolsetSpecError } from "./spec-error.js";
  * never later inside a run.
  */
 
-const TOP_LEVEL_KEYS = ["mcpServers", "hostTools", "http", "policies"] as const;
+const TOP_LEVEL_KEYS = ["base", "mcpServers", "hostTools", "http", "policies"] as const;
 const POLICY_KEYS = ["onInterruption", "timeout", "heartbeatTimeout", "concurrency", "approval"] as const;
 const HOST_TOOL_KEYS = ["description", "inputSchema", "outputSchema"] as const;
 
@@ -111,7 +111,11 @@ export function parseToolsetSpec(value: unknown): ToolsetSpec {
     if (!isObject(value.policies)) throw new ToolsetSpecError(`policies must be an object: { "<group>.<name>": { … } }`);
     for (const [key, policy] of Object.entries(value.policies)) policies[key] = parsePolicy(policy, `policies["${key}"]`);
   }
-  return { ...(mcpServers ? { mcpServers } : {}), ...(hostTools ? { hostTools } : {}), ...(http ? { http } : {}), policies };
+  if (value.base !== undefined && (typeof value.base !== "string" || !/^ts_[0-9a-f]{64}$/.test(value.base))) {
+    throw new ToolsetSpecError(`base must be the id of a registered toolset ("ts_" and 64 hex digits), got ${JSON.stringify(value.base)}`);
+  }
+  const base = value.base;
+  return { ...(base ? { base } : {}), ...(mcpServers ? { mcpServers } : {}), ...(hostTools ? { hostTools } : {}), ...(http ? { http } : {}), policies };
 }
 
 /** Every policy key must name a tool (or `group.*` a group) of the toolset: a typo would silently apply nothing. */
