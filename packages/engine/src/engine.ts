@@ -30,6 +30,9 @@ import { InProcessHostTools, type HostToolModule } from "./sources/in-process-ho
 import { McpToolSource } from "./sources/mcp/mcp-tool-source.js";
 import { HttpToolSource } from "./sources/http/http-tool-source.js";
 import { SourceRouter } from "./sources/source-router.js";
+import { vaultResolver } from "./secrets/credential-resolver.js";
+import { MasterKeySource } from "./secrets/master-key.js";
+import { CredentialVault } from "./secrets/vault.js";
 import type { ToolSource } from "./sources/tool-source.js";
 import { SqliteStore } from "./store/sqlite-store.js";
 import type { Durability, RunQuery, RunRecord, RunRequest, Store } from "./store/store.js";
@@ -91,6 +94,12 @@ export interface EngineOptions {
    * toolset file can. Ignored when `sources.builtin` is given.
    */
   readonly unsafeHttpAllowLoopbackForTests?: boolean;
+  /**
+   * The master key file of the credential vault. Default `<dataDir>/master.key`; with `store`
+   * and no `dataDir`, none (the key must then come from `TAPEDECK_MASTER_KEY`). The file is
+   * created (mode 0600) only when a first credential is set.
+   */
+  readonly masterKeyFile?: string;
 }
 
 export interface TestOptions {
@@ -105,6 +114,9 @@ export type TestResult =
   /** The script did not type-check. */
   | { readonly kind: "refused"; readonly diagnostics: readonly Diagnostic[] }
   | ({ readonly kind: "tested" } & TestReport);
+
+/** Where the embedded store (and the master key file) live when no `dataDir` is given. */
+const DEFAULT_DATA_DIR = ".tapedeck";
 
 /** How often an engine that wakes every run looks for runs other processes parked. */
 const WAKE_RESCAN_MS = 5_000;
@@ -176,6 +188,8 @@ interface ToolsetEntry extends LoadedToolset {
 
 export class Engine {
   readonly #store: Store;
+  /** Credentials, sealed in the store; the `http` tool injects them (`secrets/vault.ts`). */
+  readonly credentials: CredentialVault;
   readonly #sandboxes: SandboxFactory;
   readonly #source: SourceRouter;
   readonly #hostTools: InProcessHostTools | undefined;
@@ -202,11 +216,15 @@ export class Engine {
     this.#sandboxes = options.sandboxes ?? new QuickJsSandboxFactory();
     this.#hostTools = options.hostTools ? new InProcessHostTools(options.hostTools) : undefined;
     this.#mcp = options.mcp ?? new McpToolSource();
+    const keyFile = options.masterKeyFile ?? (options.store === undefined ? join(options.dataDir ?? DEFAULT_DATA_DIR, "master.key") : options.dataDir === undefined ? undefined : join(options.dataDir, "master.key"));
+    this.credentials = new CredentialVault(store.credentials, new MasterKeySource(keyFile === undefined ? {} : { keyFile }));
     this.#source = new SourceRouter({
       ...(this.#hostTools ? { host: this.#hostTools } : {}),
       mcp: this.#mcp,
       // `http.fetch`; it opens no connection until a run calls `fetch`.
-      builtin: options.sources?.builtin ?? new HttpToolSource({ unsafeAllowLoopbackForTests: options.unsafeHttpAllowLoopbackForTests === true }),
+      builtin:
+        options.sources?.builtin ??
+        new HttpToolSource({ unsafeAllowLoopbackForTests: options.unsafeHttpAllowLoopbackForTests === true, credentials: vaultResolver(store, this.credentials) }),
       ...options.sources,
     });
     this.#clock = options.clock ?? systemClock;
@@ -223,7 +241,7 @@ export class Engine {
   static async open(options: EngineOptions = {}): Promise<Engine> {
     let store = options.store;
     if (!store) {
-      const dataDir = options.dataDir ?? ".tapedeck";
+      const dataDir = options.dataDir ?? DEFAULT_DATA_DIR;
       mkdirSync(dataDir, { recursive: true });
       store = SqliteStore.open({ path: join(dataDir, "tapedeck.db"), durability: options.durability ?? "full" });
     }

@@ -107,12 +107,16 @@ export class RunDispatcher {
     for (let attempt = request.attempt; ; attempt++) {
       const outcome = await this.attempt(request, attempt);
       if (this.abandoned) return { ok: false, error: toolFailure("outcomeUnknown", "The run stopped waiting for this call.") };
+      // The credential this attempt sent, if any, is redacted wherever it comes back.
+      const scanner = outcome.secrets === undefined || outcome.secrets.length === 0 ? this.scanner : this.scanner.with(outcome.secrets);
       const later = outcome.kind !== "interrupted" && outcome.notBefore !== undefined ? { notBefore: outcome.notBefore } : {};
-      if (outcome.kind === "result") return { ...this.checkSize(this.scanner.scanValue(outcome.value).value), ...later };
-      if (outcome.kind === "failure") return { ok: false, error: this.scanFailure(outcome.failure), ...later };
-      if (tool.policy.onInterruption === "at_most_once") return { ok: false, error: outcomeUnknown(outcome.reason) };
-      if (attempt >= this.maxAttempts) return { ok: false, error: tooManyAttempts(attempt, outcome.reason) };
-      await request.recordAttempt(attempt + 1, outcome.reason);
+      if (outcome.kind === "result") return { ...this.checkSize(scanner.scanValue(outcome.value).value), ...later };
+      if (outcome.kind === "failure") return { ok: false, error: scanFailure(scanner, outcome.failure), ...later };
+      // The reason is journaled (`call.attempt`) and may end up in the script's error.
+      const reason = scanner.scanText(outcome.reason).value;
+      if (tool.policy.onInterruption === "at_most_once") return { ok: false, error: outcomeUnknown(reason) };
+      if (attempt >= this.maxAttempts) return { ok: false, error: tooManyAttempts(attempt, reason) };
+      await request.recordAttempt(attempt + 1, reason);
     }
   }
 
@@ -177,13 +181,6 @@ export class RunDispatcher {
     });
   }
 
-  /** A failure with secrets redacted from its message and details (a tool may echo what it was sent). */
-  private scanFailure(failure: ToolFailure): ToolFailure {
-    const message = this.scanner.scanText(failure.message).value;
-    const details = failure.details === undefined ? undefined : this.scanner.scanValue(failure.details).value;
-    return message === failure.message && details === failure.details ? failure : toolFailure(failure.code, message, { retryable: failure.retryable, details });
-  }
-
   private checkSize(value: JsonValue): Settled {
     const bytes = Buffer.byteLength(JSON.stringify(value));
     if (bytes <= this.maxValueBytes) return { ok: true, value };
@@ -211,4 +208,11 @@ export function outcomeUnknown(reason: string): ToolFailure {
 
 export function tooManyAttempts(attempts: number, reason: string): ToolFailure {
   return toolFailure("too_many_attempts", `The call was interrupted ${attempts} times (last: ${reason}); it was not sent again.`);
+}
+
+/** A failure with secrets redacted from its message and details (a tool may echo what it was sent). */
+function scanFailure(scanner: LeakScanner, failure: ToolFailure): ToolFailure {
+  const message = scanner.scanText(failure.message).value;
+  const details = failure.details === undefined ? undefined : scanner.scanValue(failure.details).value;
+  return message === failure.message && details === failure.details ? failure : toolFailure(failure.code, message, { retryable: failure.retryable, details });
 }

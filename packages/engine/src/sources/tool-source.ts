@@ -1,4 +1,5 @@
 import type { JsonValue, ParkReason, PinnedTool, ToolFailure } from "@tapedeck/protocol";
+import type { KnownSecret } from "../secrets/leak-scanner.js";
 
 /**
  * The tool source seam: where the dispatcher sends a call once it is durable in the journal.
@@ -48,10 +49,17 @@ export interface ToolCallRequest {
  * How an attempt ended. `notBefore` (mock sources under a virtual clock): the outcome reaches
  * the script only once the clock is at this time, so a mock's delay costs no real time.
  */
-export type ToolOutcome =
+export type ToolOutcome = (
   /** The tool answered with a result. */
   | { readonly kind: "result"; readonly value: JsonValue; readonly notBefore?: number }
   /** The tool answered with a failure; the script gets a `ToolError`. Never retried. */
   | { readonly kind: "failure"; readonly failure: ToolFailure; readonly notBefore?: number }
   /** The call did not get an answer (connection dropped, worker lost); the policy decides. */
-  | { readonly kind: "interrupted"; readonly reason: string };
+  | { readonly kind: "interrupted"; readonly reason: string }
+) & {
+  /**
+   * Secret values this attempt sent (a credential the source injected): the dispatcher's leak
+   * scanner redacts them from the outcome, on top of what it already knows.
+   */
+  readonly secrets?: readonly KnownSecret[];
+};

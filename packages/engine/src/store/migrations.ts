@@ -175,6 +175,29 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX webhook_deliveries_by_endpoint ON webhook_deliveries (endpoint_id);
     `,
   },
+  {
+    version: 7,
+    name: "credentials",
+    sql: `
+      -- The credential vault (secrets/vault.ts). A value is only ever here sealed: AES-256-GCM
+      -- ciphertext + tag in \`sealed\`, under the master key named by key_id, with the row's
+      -- scope_key, name, kind and hosts as additional authenticated data.
+      -- scope_key: JSON array, ["toolset", id] | ["namespace", toolset id, ns] | ["run", id].
+      -- hosts: JSON array of normalised host patterns.
+      CREATE TABLE credentials (
+        scope_key  TEXT NOT NULL,
+        name       TEXT NOT NULL,
+        kind       TEXT NOT NULL,
+        hosts      TEXT NOT NULL,
+        key_id     TEXT NOT NULL,
+        iv         TEXT NOT NULL,
+        sealed     TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        PRIMARY KEY (scope_key, name)
+      );
+    `,
+  },
 ];
 
 /**

@@ -16,6 +16,7 @@ import { GroupCommit } from "./group-commit.js";
 import { migrate } from "./migrations.js";
 import { apiKeyFromRow, apiKeyRow, entryFromRow, journalRow, newRunRow, runFromRow } from "./sqlite-rows.js";
 import type { ApiKeyRow, JournalRow, RunRow } from "./sqlite-rows.js";
+import { SqliteCredentialStore } from "./sqlite-credential-store.js";
 import { SqliteWebhookOutbox } from "./sqlite-webhook-outbox.js";
 import { StoreConflictError } from "./store.js";
 import type { ApiKeyRecord, Durability, NewRun, NewSignal, RunPatch, RunQuery, RunRecord, RunRequest, Store, StoredSignal, WebhookBinding } from "./store.js";
@@ -65,6 +66,7 @@ export class SqliteStore implements Store {
   #closed = false;
   readonly #sql;
   readonly webhookOutbox: SqliteWebhookOutbox;
+  readonly credentials: SqliteCredentialStore;
 
   /** Opens (creating if needed) and migrates the database. Throws if it is from a newer Tapedeck. */
   static open(options: SqliteStoreOptions): SqliteStore {
@@ -85,7 +87,9 @@ export class SqliteStore implements Store {
   private constructor(db: Database.Database) {
     this.#db = db;
     this.#commits = new GroupCommit(db);
-    this.webhookOutbox = new SqliteWebhookOutbox(db, { write: (write) => this.#write(write), read: (read) => this.#read(read) });
+    const access = { write: (write: () => void) => this.#write(write), read: <T>(read: () => T) => this.#read(read) };
+    this.webhookOutbox = new SqliteWebhookOutbox(db, access);
+    this.credentials = new SqliteCredentialStore(db, access);
     this.#sql = {
       putToolset: db.prepare<[string, string]>("INSERT INTO toolsets (id, body) VALUES (?, ?) ON CONFLICT (id) DO NOTHING"),
       getToolset: db.prepare<[string], { body: string }>("SELECT body FROM toolsets WHERE id = ?"),

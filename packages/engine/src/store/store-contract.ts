@@ -11,6 +11,7 @@ import type { TestContext } from "node:test";
 import type { JournalEntry, JournalEvent, JsonValue, PinnedToolset } from "@tapedeck/protocol";
 import { StoreConflictError } from "./store.js";
 import type { NewRun, Store } from "./store.js";
+import { describeCredentialStoreContract } from "./credential-store-contract.js";
 import { describeWebhookOutboxContract } from "./webhook-outbox-contract.js";
 
 export interface OpenedStore {
@@ -415,6 +416,7 @@ export function describeStoreContract(name: string, open: () => Promise<OpenedSt
     });
 
     describeWebhookOutboxContract(test);
+    describeCredentialStoreContract(test);
 
     void describe("durability", () => {
       test("what was written is there after close and reopen", async ({ store, reopen }, t) => {

@@ -1,4 +1,5 @@
 import type { JournalEntry, JsonSchema, JsonValue, PinnedToolset, RunError, RunStatus, RunWait } from "@tapedeck/protocol";
+import type { CredentialStore } from "./credential-store.js";
 import type { WebhookOutboxStore } from "./webhook-outbox.js";
 
 /**
@@ -74,6 +75,9 @@ export interface Store {
 
   /** The HTTP server's webhook endpoints and the deliveries it owes them (see `webhook-outbox.ts`). */
   readonly webhookOutbox: WebhookOutboxStore;
+
+  /** The credential vault's sealed credentials (see `credential-store.ts`). */
+  readonly credentials: CredentialStore;
 
   /** Flushes pending commits and closes. */
   close(): Promise<void>;

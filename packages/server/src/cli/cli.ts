@@ -4,6 +4,7 @@ import { approvalsCommand, approvalsUsage } from "./commands/approvals.js";
 import { cancelCommand, cancelUsage } from "./commands/cancel.js";
 import { cassetteCommand, cassetteUsage } from "./commands/cassette.js";
 import { checkCommand, checkUsage } from "./commands/check.js";
+import { credentialsCommand, credentialsUsage } from "./commands/credentials.js";
 import { approveCommand, approveUsage, rejectCommand, rejectUsage } from "./commands/decide.js";
 import { forkCommand, forkUsage } from "./commands/fork.js";
 import { keysCommand, keysUsage } from "./commands/keys.js";
@@ -42,6 +43,7 @@ const COMMANDS: Record<string, { run: (args: readonly string[], out: Output) => 
   cassette: { run: cassetteCommand, usage: cassetteUsage },
   serve: { run: serveCommand, usage: serveUsage },
   keys: { run: keysCommand, usage: keysUsage },
+  credentials: { run: credentialsCommand, usage: credentialsUsage },
 };
 
 function usage(): string {

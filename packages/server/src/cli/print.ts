@@ -5,11 +5,18 @@ import type { Diagnostic, RunEnd } from "@tapedeck/engine";
 export interface Output {
   stdout(text: string): void;
   stderr(text: string): void;
+  /** All of stdin, for commands that read a secret from it. Absent: there is no stdin. */
+  readStdin?(): Promise<string>;
 }
 
 export const processOutput: Output = {
   stdout: (text) => process.stdout.write(`${text}\n`),
   stderr: (text) => process.stderr.write(`${text}\n`),
+  readStdin: async () => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks).toString("utf8");
+  },
 };
 
 export function formatDiagnostics(diagnostics: readonly Diagnostic[]): string {

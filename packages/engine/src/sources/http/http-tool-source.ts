@@ -2,6 +2,9 @@ import { STATUS_CODES } from "node:http";
 import { toolFailure, type JsonObject, type ToolFailure } from "@tapedeck/protocol";
 import { request as undiciRequest, type Dispatcher } from "undici";
 import { HTTP_MAX_REDIRECTS, HTTP_MAX_RESPONSE_BYTES, HTTP_TIMEOUT_MS } from "../../limits.js";
+import { injectCredential } from "../../secrets/credential-injection.js";
+import type { CredentialResolver, InjectedCredential } from "../../secrets/credential-resolver.js";
+import type { KnownSecret } from "../../secrets/leak-scanner.js";
 import type { ToolCallRequest, ToolOutcome, ToolSource } from "../tool-source.js";
 import { classifyAddress } from "./address-ranges.js";
 import { parseFetchArgs, type FetchArgs } from "./fetch-args.js";
@@ -26,7 +29,11 @@ import { systemResolver, type HostResolver } from "./resolver.js";
  * - Every refusal is a failure of code `refused` saying which rule and which host or address.
  * - The call's idempotency key goes out as `Idempotency-Key`, its trace context as `traceparent`.
  * - Its results are not leak-scanned here: every result of every source is, where results
- *   become `Settled` (`runs/dispatcher.ts`), before the journal or the script sees them.
+ *   become `Settled` (`runs/dispatcher.ts`), before the journal or the script sees them. The
+ *   outcome names the credential values it sent (`secrets`), so that scan redacts them too.
+ * - A credential (`credentials`) is resolved after the first URL passed every check, and put
+ *   into a copy of the request to that URL's origin only: never into a redirect to another
+ *   origin, never into the arguments the journal recorded.
  */
 
 export interface HttpToolOptions {
@@ -44,6 +51,8 @@ export interface HttpToolOptions {
    * still applies. Default false; no toolset file can turn it on (see `EngineOptions`).
    */
   readonly unsafeAllowLoopbackForTests?: boolean;
+  /** Finds the credential a run's request to a host carries (the engine's vault). Default: none. */
+  readonly credentials?: CredentialResolver;
 }
 
 /** Sent when the script sets none. */
@@ -80,6 +89,7 @@ export class HttpToolSource implements ToolSource {
   readonly #maxRedirects: number;
   readonly #allowLoopback: boolean;
   readonly #agents: PinnedAgents;
+  readonly #credentials: CredentialResolver | undefined;
 
   constructor(options: HttpToolOptions = {}) {
     this.#resolver = options.resolver ?? systemResolver;
@@ -88,6 +98,7 @@ export class HttpToolSource implements ToolSource {
     this.#maxRedirects = options.maxRedirects ?? HTTP_MAX_REDIRECTS;
     this.#allowLoopback = options.unsafeAllowLoopbackForTests === true;
     this.#agents = new PinnedAgents({ connectTimeoutMs: this.#timeoutMs, timeoutMs: this.#timeoutMs });
+    this.#credentials = options.credentials;
   }
 
   /** Sends the request; never rejects (see `ToolSource.call`). */
@@ -108,12 +119,15 @@ export class HttpToolSource implements ToolSource {
     const stop = () => controller.abort(request.signal.reason);
     if (request.signal.aborted) stop();
     else request.signal.addEventListener("abort", stop, { once: true });
+    // Filled by #send once a credential is resolved: every outcome from then on names it.
+    const sent: KnownSecret[] = [];
+    const withSecrets = (outcome: ToolOutcome): ToolOutcome => (sent.length === 0 ? outcome : { ...outcome, secrets: sent });
     try {
-      return await this.#send(args, request, controller.signal);
+      return withSecrets(await this.#send(args, request, controller.signal, sent));
     } catch (error) {
-      if (timedOut) return failed(this.#timedOut(args));
+      if (timedOut) return withSecrets(failed(this.#timedOut(args)));
       if (request.signal.aborted) return { kind: "interrupted", reason: "the run stopped waiting for this request" };
-      return errorOutcome(error, args);
+      return withSecrets(errorOutcome(error, args));
     } finally {
       clearTimeout(timer);
       request.signal.removeEventListener("abort", stop);
@@ -125,17 +139,26 @@ export class HttpToolSource implements ToolSource {
   }
 
   /** The request and its redirects, each checked like the first. */
-  async #send(args: FetchArgs, call: ToolCallRequest, signal: AbortSignal): Promise<ToolOutcome> {
+  async #send(args: FetchArgs, call: ToolCallRequest, signal: AbortSignal, sent: KnownSecret[]): Promise<ToolOutcome> {
     const policy: TargetPolicy = { allow: call.tool.http?.allow ?? [], allowLoopback: this.#allowLoopback };
     let { url, method, body } = args;
     const headers: Record<string, string> = { "user-agent": USER_AGENT, ...args.headers, "idempotency-key": call.idempotencyKey, traceparent: call.traceparent };
     let from: string | undefined;
+    let credential: InjectedCredential | undefined;
     for (let redirects = 0; ; redirects++) {
       const target = checkTarget(url, policy);
       if (!target.ok) return failed(redirected(target.failure, from));
       const address = target.address ?? (await this.#resolve(target.host, policy, signal));
       if (typeof address !== "string") return failed(redirected(address, from));
-      const response = await undiciRequest(target.url, { dispatcher: this.#agents.for(address), method, headers, ...(body === undefined ? {} : { body }), signal });
+      if (redirects === 0 && this.#credentials) {
+        const found = await this.#credentials(call.runId, target.host, target.url.origin);
+        if (found.kind === "failure") return failed(found.failure);
+        credential = found.credential;
+        if (credential) sent.push(...credential.secrets);
+      }
+      // Only to the origin the credential was resolved for: a redirect elsewhere goes without it.
+      const outgoing = credential !== undefined && target.url.origin === credential.origin ? injectCredential(credential.secret, headers, target.url) : { headers, url: target.url };
+      const response = await undiciRequest(outgoing.url, { dispatcher: this.#agents.for(address), method, headers: outgoing.headers, ...(body === undefined ? {} : { body }), signal });
       const location = isRedirect(response.statusCode) ? headerValue(response.headers, "location") : undefined;
       if (location === undefined) return this.#read(response, target.url, redirects > 0, signal);
       await response.body.dump({ limit: REDIRECT_BODY_BYTES, signal });

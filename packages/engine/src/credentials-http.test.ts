@@ -1,0 +1,93 @@
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import type { JournalEntry } from "@tapedeck/protocol";
+import { findSecrets } from "./test-support/leak-scan.js";
+import { startLoopbackServer, type LoopbackServer } from "./test-support/loopback-http.js";
+import { runScript, testEngine, testSandboxes } from "./test-support/engines.js";
+import { join } from "node:path";
+
+/**
+ * Credentials injected into `fetch` by the engine: the host binding applies without the script
+ * naming anything, the server gets the value, and the value is nowhere else — not in the
+ * journal's arguments, not in the response the script sees (the server echoes it), not in the
+ * database, its WAL or the key file's folder. A marker the script itself echoes proves the
+ * scan would have found it.
+ */
+
+after(() => testSandboxes().close());
+
+const TOKEN = "cred_bearer_value_5e8d1b2c";
+const QUERY = "cred_query_value_9a4f7e";
+const MARKER = "not_a_secret_marker_31c7";
+
+let server: LoopbackServer;
+before(async () => {
+  server = await startLoopbackServer({
+    // Echoes what it got, credentials included, as a careless API would.
+    "/echo": (req, res) => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ auth: req.headers.authorization ?? null, path: req.path })),
+    "/away": (_req, res) => res.writeHead(302, { location: `http://localhost:${server.port}/echo` }).end(),
+  });
+});
+after(() => server.close());
+
+const base = () => `http://127.0.0.1:${server.port}`;
+const script = () => `export default async () => {
+  const r = await fetch("${base()}/echo?x=1");
+  console.log("${MARKER}");
+  return await r.json();
+};`;
+
+describe("credentials injected into fetch", () => {
+  it("a bound bearer token reaches the server and is found nowhere the run leaves anything", async () => {
+    const t = await testEngine();
+    try {
+      const engine = await t.reopen({ unsafeHttpAllowLoopbackForTests: true, masterKeyFile: join(t.dataDir, "master.key") });
+      try {
+        const { id } = await engine.registerToolset({ http: { allow: ["127.0.0.1", "localhost"] } });
+        await engine.credentials.set({ name: "API", scope: { kind: "toolset", toolsetId: id }, hosts: ["127.0.0.1"], secret: { kind: "bearer", token: TOKEN } });
+        const { runId, end } = await runScript(engine, { http: { allow: ["127.0.0.1", "localhost"] } }, script());
+        assert.equal(server.received.at(-1)?.headers.authorization, `Bearer ${TOKEN}`);
+        assert.deepEqual(end, { status: "completed", output: { auth: "Bearer [redacted: secret API]", path: "/echo?x=1" } });
+        const journal = await engine.journal(runId);
+        const scheduled = journal.find((e): e is Extract<JournalEntry, { kind: "call.scheduled" }> => e.kind === "call.scheduled")!;
+        assert.deepEqual(scheduled.args, { url: `${base()}/echo?x=1`, method: "GET", headers: {} });
+        assert.deepEqual(await findSecrets(engine, t.dataDir, [TOKEN]), []);
+        assert.ok((await findSecrets(engine, t.dataDir, [MARKER])).some((w) => w.includes(`run ${runId}`)), "control: the scan finds what the script logged");
+      } finally {
+        await engine.close();
+      }
+    } finally {
+      await t.cleanup();
+    }
+  });
+
+  it("a run's own query credential wins over the toolset's; a redirect to another origin goes without it", async () => {
+    const t = await testEngine();
+    const engine = await t.reopen({ unsafeHttpAllowLoopbackForTests: true, masterKeyFile: join(t.dataDir, "master.key") });
+    try {
+      const spec = { http: { allow: ["127.0.0.1", "localhost"] } };
+      const { id } = await engine.registerToolset(spec);
+      await engine.credentials.set({ name: "TS", scope: { kind: "toolset", toolsetId: id }, hosts: ["127.0.0.1", "localhost"], secret: { kind: "bearer", token: TOKEN } });
+      const started = await engine.start({ toolset: id, source: `export default async () => { await signal("go"); return await (await fetch("${base()}/echo")).json(); };` });
+      assert.equal(started.kind, "started");
+      if (started.kind !== "started") return;
+      await engine.credentials.set({ name: "MINE", scope: { kind: "run", runId: started.runId }, hosts: ["127.0.0.1"], secret: { kind: "query", param: "key", value: QUERY } });
+      await engine.signal(started.runId, "go", null);
+      const end = await started.end;
+      assert.equal(server.received.at(-1)?.path, `/echo?key=${QUERY}`);
+      assert.equal(server.received.at(-1)?.headers.authorization, undefined, "never merged: the toolset's token is not sent too");
+      assert.deepEqual(end, { status: "completed", output: { auth: null, path: "/echo?key=[redacted: secret MINE]" } });
+
+      // 127.0.0.1 → localhost is another origin: the toolset credential (bound to both) is not sent after the redirect.
+      await engine.credentials.delete({ kind: "run", runId: started.runId }, "MINE");
+      const { end: redirected } = await runScript(engine, spec, `export default async () => (await fetch("${base()}/away")).json();`);
+      assert.equal(server.received.at(-2)?.headers.authorization, `Bearer ${TOKEN}`);
+      assert.equal(server.received.at(-1)?.headers.authorization, undefined);
+      assert.deepEqual(redirected, { status: "completed", output: { auth: null, path: "/echo" } });
+      assert.deepEqual(await findSecrets(engine, t.dataDir, [TOKEN, QUERY]), []);
+    } finally {
+      await engine.close();
+      await t.cleanup();
+    }
+  });
+});

@@ -1,0 +1,185 @@
+import { randomBytes } from "node:crypto";
+import { EngineError } from "../errors.js";
+import { AllowEntryError, isAllowedHost, normaliseAllowEntry } from "../sources/http/allow-list.js";
+import type { CredentialStore, SealedCredential } from "../store/credential-store.js";
+import { credentialScopeKey, describeScope, parseCredentialScopeKey, resolutionOrder, type CredentialInfo, type CredentialKind, type CredentialScope, type CredentialSecret } from "./credential.js";
+import { checkSecret } from "./credential-secret.js";
+import { MASTER_KEY_BYTES, type MasterKey, type MasterKeySource } from "./master-key.js";
+import { credentialAad, open, seal } from "./vault-crypto.js";
+
+/**
+ * The credential vault: seals credentials into the store, resolves the one a call uses, and
+ * rotates the master key.
+ *
+ * Invariants:
+ * - A value is in clear only in memory, between `set`/`resolve` and the request it goes into;
+ *   the store holds it sealed (`vault-crypto.ts`), under the key named by `keyId`.
+ * - No key is needed (and no key file is created) until a credential is set or found.
+ * - `resolve` looks in the run's scope, then its end user's (namespace), then its toolset's,
+ *   and answers with one credential of the first scope that has one for the host: never a mix.
+ * - Rotation: the new key is written to the side, every credential is rewrapped in one store
+ *   commit, and only then does the new key replace the key file. Every state a crash can leave
+ *   opens: the keyring holds both keys until the rename, and the next vault to open finishes
+ *   it (see `docs/design/credentials.md`).
+ */
+
+export interface SetCredential {
+  readonly name: string;
+  readonly scope: CredentialScope;
+  /** Host patterns, as in a toolset's `http.allow` (`api.github.com`, `*.example.com`). */
+  readonly hosts: readonly string[];
+  readonly secret: CredentialSecret;
+}
+
+/** The run a call belongs to, as resolution needs it. */
+export interface CredentialContext {
+  readonly runId: string;
+  readonly toolsetId: string;
+  readonly namespace?: string | undefined;
+}
+
+export type CredentialResolution =
+  /** No scope has a credential for this host: the request goes out as the script wrote it. */
+  | { readonly kind: "none" }
+  /** The credential to inject. */
+  | { readonly kind: "found"; readonly name: string; readonly scope: CredentialScope; readonly secret: CredentialSecret }
+  /** The first scope with a credential for the host has several: none is sent. */
+  | { readonly kind: "ambiguous"; readonly scope: CredentialScope; readonly names: readonly string[] }
+  /** The credential exists but cannot be opened (another master key, or tampered with). */
+  | { readonly kind: "unreadable"; readonly name: string; readonly scope: CredentialScope; readonly reason: string };
+
+/** The credential names the CLI and API accept: safe in messages, markers and file names. */
+const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+
+export class CredentialVault {
+  readonly #store: CredentialStore;
+  readonly #keys: MasterKeySource;
+  readonly #now: () => number;
+
+  constructor(store: CredentialStore, keys: MasterKeySource, now: () => number = Date.now) {
+    this.#store = store;
+    this.#keys = keys;
+    this.#now = now;
+  }
+
+  /**
+   * Seals and saves a credential, replacing one of the same name in the same scope. Throws an
+   * `EngineError`: `invalid_request` for a bad name, host or value; `misconfigured` for the key.
+   */
+  async set(input: SetCredential): Promise<CredentialInfo> {
+    if (!NAME.test(input.name)) throw invalid(`The credential name ${JSON.stringify(input.name)} is not valid: use 1 to 64 letters, digits, "_", "." or "-", starting with a letter or digit.`);
+    const hosts = normaliseHosts(input.hosts);
+    const problem = checkSecret(input.secret);
+    if (problem !== undefined) throw invalid(`The credential ${input.name}: ${problem}`);
+    const { current } = await this.#keyring(true);
+    const key = current as MasterKey;
+    const scopeKey = credentialScopeKey(input.scope);
+    const existing = await this.#store.get(scopeKey, input.name);
+    const now = this.#now();
+    const identity = { scopeKey, name: input.name, kind: input.secret.kind, hosts };
+    const record: SealedCredential = { ...identity, keyId: key.id, ...seal(key.key, credentialAad(identity), JSON.stringify(input.secret)), createdAt: existing?.createdAt ?? now, updatedAt: now };
+    await this.#store.put(record);
+    return infoOf(record);
+  }
+
+  /** Every credential, oldest first, without values. */
+  async list(): Promise<CredentialInfo[]> {
+    return (await this.#store.list()).map(infoOf);
+  }
+
+  /** Deletes a credential; false if there was none. */
+  delete(scope: CredentialScope, name: string): Promise<boolean> {
+    return this.#store.delete(credentialScopeKey(scope), name);
+  }
+
+  /** The credential a call of this run to `host` uses (see `CredentialResolution`). Throws only if the key is misconfigured. */
+  async resolve(context: CredentialContext, host: string): Promise<CredentialResolution> {
+    const scopes = resolutionOrder(context);
+    const candidates = (await this.#store.inScopes(scopes.map(credentialScopeKey))).filter((c) => isAllowedHost(host, c.hosts));
+    for (const scope of scopes) {
+      const scopeKey = credentialScopeKey(scope);
+      const matching = candidates.filter((c) => c.scopeKey === scopeKey);
+      if (matching.length === 0) continue;
+      if (matching.length > 1) return { kind: "ambiguous", scope, names: matching.map((c) => c.name).sort() };
+      const credential = matching[0]!;
+      const opened = this.#open(credential, await this.#keyring(false));
+      if (typeof opened === "string") return { kind: "unreadable", name: credential.name, scope, reason: opened };
+      return { kind: "found", name: credential.name, scope, secret: opened };
+    }
+    return { kind: "none" };
+  }
+
+  /**
+   * Re-encrypts every credential under a new master key, then makes it the key file's key.
+   * Throws `misconfigured` when the key comes from the environment, and (changing nothing) when
+   * a credential cannot be opened with the keys at hand. Resolves with the new key's id.
+   */
+  async rotate(): Promise<{ readonly keyId: string; readonly rewrapped: number }> {
+    const keyring = await this.#keyring(true);
+    const next = this.#keys.writePending(randomBytes(MASTER_KEY_BYTES));
+    let rewrapped: number;
+    try {
+      rewrapped = await this.#store.rewrap((credential) => {
+        const secret = this.#open(credential, keyring);
+        if (typeof secret === "string") throw new EngineError("misconfigured", `Cannot rotate the master key: ${secret} Delete or set that credential again, then rotate.`);
+        return { ...credential, keyId: next.id, ...seal(next.key, credentialAad(credential), JSON.stringify(secret)) };
+      });
+    } catch (error) {
+      // The rewrap did not commit: every credential is still under the old key.
+      this.#keys.discardPending();
+      throw error;
+    }
+    this.#keys.commitPending();
+    return { keyId: next.id, rewrapped };
+  }
+
+  /**
+   * The keys that may open a credential: the key in use and, if a rotation left one, the
+   * pending key. A pending key some credential is sealed under means the rewrap committed
+   * before a crash: the rotation is finished here (the rename) before anything else.
+   */
+  async #keyring(create: boolean): Promise<{ readonly current: MasterKey | undefined; readonly pending?: MasterKey }> {
+    const pending = this.#keys.pending();
+    if (pending !== undefined && (await this.#store.list()).some((c) => c.keyId === pending.id)) this.#keys.commitPending();
+    const current = this.#keys.current(create);
+    const stillPending = this.#keys.pending();
+    return stillPending === undefined ? { current } : { current, pending: stillPending };
+  }
+
+  /** The secret, or why it cannot be opened (text for whoever must fix it). */
+  #open(credential: SealedCredential, keyring: { readonly current: MasterKey | undefined; readonly pending?: MasterKey }): CredentialSecret | string {
+    const where = `The credential ${credential.name} of ${describeScopeKey(credential.scopeKey)}`;
+    const key = [keyring.current, keyring.pending].find((k) => k?.id === credential.keyId);
+    if (key === undefined) {
+      return `${where} is sealed under master key ${credential.keyId}, but the key from ${this.#keys.origin} is ${keyring.current?.id ?? "missing"}. Restore the master key it was sealed with, or set the credential again.`;
+    }
+    const text = open(key.key, credentialAad(credential), credential);
+    if (text === undefined) return `${where} does not open with its master key: its stored record was changed (moved to another scope, name, kind or host?). Set it again.`;
+    return JSON.parse(text) as CredentialSecret;
+  }
+}
+
+function infoOf(record: SealedCredential): CredentialInfo {
+  const scope = parseCredentialScopeKey(record.scopeKey);
+  if (scope === undefined) throw new EngineError("misconfigured", `The store holds a credential (${record.name}) with a scope this Tapedeck does not know: ${record.scopeKey}. Upgrade Tapedeck.`);
+  return { name: record.name, kind: record.kind as CredentialKind, scope, hosts: record.hosts, createdAt: record.createdAt, updatedAt: record.updatedAt };
+}
+
+function describeScopeKey(key: string): string {
+  const scope = parseCredentialScopeKey(key);
+  return scope === undefined ? key : describeScope(scope);
+}
+
+function normaliseHosts(hosts: readonly string[]): string[] {
+  if (hosts.length === 0) throw invalid("A credential needs at least one host to be sent to (e.g. --host api.github.com).");
+  try {
+    return [...new Set(hosts.map(normaliseAllowEntry))].sort();
+  } catch (error) {
+    if (error instanceof AllowEntryError) throw invalid(`Host ${error.message}`);
+    throw error;
+  }
+}
+
+function invalid(message: string): EngineError {
+  return new EngineError("invalid_request", message);
+}

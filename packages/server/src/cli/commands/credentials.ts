@@ -1,0 +1,137 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { CREDENTIAL_KINDS, CredentialVault, describeScope, MasterKeySource, SqliteStore, type CredentialKind, type CredentialScope, type CredentialSecret } from "@tapedeck/engine";
+import { optionalFlag, parse, UsageError } from "../args.js";
+import type { Output } from "../print.js";
+
+export const credentialsUsage =
+  "tapedeck credentials set <name> --kind bearer|headers|basic|query --host <pattern>… (--toolset <id> [--namespace <ns>] | --run <id>) [--param <query name>] [--from-env <VAR>] [--data <dir>]\n" +
+  "  tapedeck credentials list | delete <name> (--toolset <id> [--namespace <ns>] | --run <id>) | rotate-key   [--data <dir>]";
+
+/**
+ * Credentials of the vault in the data folder. A value is read from stdin or from the
+ * environment variable `--from-env` names, never from an argument (arguments show in `ps` and
+ * shell history), and is never printed: `list` shows names, kinds, scopes and hosts.
+ * The value's form by kind: bearer, the token; basic, `<user>:<password>`; query, the value
+ * (with `--param` its name); headers, a JSON object of header names to values.
+ */
+export async function credentialsCommand(args: readonly string[], out: Output): Promise<number> {
+  const { values, positionals } = parse(args, {
+    kind: { type: "string" },
+    host: { type: "string", multiple: true },
+    toolset: { type: "string" },
+    namespace: { type: "string" },
+    run: { type: "string" },
+    param: { type: "string" },
+    "from-env": { type: "string" },
+  });
+  const [verb, name, extra] = positionals;
+  // Not quoted: an extra argument may well be a secret given by mistake.
+  if (extra !== undefined) throw new UsageError("unexpected extra argument (not shown); a value is read from stdin or --from-env, never from an argument");
+  mkdirSync(values.data, { recursive: true });
+  const store = SqliteStore.open({ path: join(values.data, "tapedeck.db") });
+  const vault = new CredentialVault(store.credentials, new MasterKeySource({ keyFile: join(values.data, "master.key") }));
+  try {
+    switch (verb) {
+      case "set": {
+        const kind = parseKind(values.kind);
+        const scope = parseScope(values);
+        const secret = secretOf(kind, await readValue(optionalFlag(values["from-env"], "from-env"), out), optionalFlag(values.param, "param"));
+        const info = await vault.set({ name: requireName(name), scope, hosts: hostsOf(values), secret });
+        out.stderr(`Set ${info.kind} credential ${info.name} for ${describeScope(info.scope)}, sent to ${info.hosts.join(", ")}.`);
+        return 0;
+      }
+      case "list":
+        for (const c of await vault.list()) out.stdout(`${c.name}\t${c.kind}\t${describeScope(c.scope)}\t${c.hosts.join(",")}`);
+        return 0;
+      case "delete": {
+        const deleted = await vault.delete(parseScope(values), requireName(name));
+        out.stderr(deleted ? `Deleted ${name}.` : `No credential ${name} in that scope; nothing was deleted.`);
+        return deleted ? 0 : 1;
+      }
+      case "rotate-key": {
+        const { keyId, rewrapped } = await vault.rotate();
+        out.stderr(`Rotated the master key (now ${keyId}); ${rewrapped} credential(s) re-encrypted.`);
+        return 0;
+      }
+      default:
+        throw new UsageError(`unknown credentials command "${verb ?? ""}"`);
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+function requireName(name: string | undefined): string {
+  if (name === undefined) throw new UsageError("missing the credential's name");
+  return name;
+}
+
+function parseKind(value: string | boolean | undefined): CredentialKind {
+  const kind = optionalFlag(value, "kind");
+  if (!CREDENTIAL_KINDS.includes(kind as CredentialKind)) throw new UsageError(`--kind must be one of ${CREDENTIAL_KINDS.join(", ")}`);
+  return kind as CredentialKind;
+}
+
+function hostsOf(values: Readonly<Record<string, unknown>>): string[] {
+  const hosts = values.host;
+  const list = hosts === undefined ? [] : Array.isArray(hosts) ? (hosts as unknown[]) : [hosts];
+  if (list.length === 0) throw new UsageError("missing --host: the hosts the credential is sent to (e.g. api.github.com, *.example.com)");
+  return list.map(String);
+}
+
+/** `--run` alone, or `--toolset` with an optional `--namespace`. */
+function parseScope(values: Readonly<Record<string, string | boolean | undefined>>): CredentialScope {
+  const toolset = optionalFlag(values.toolset, "toolset");
+  const namespace = optionalFlag(values.namespace, "namespace");
+  const run = optionalFlag(values.run, "run");
+  if (run !== undefined) {
+    if (toolset !== undefined || namespace !== undefined) throw new UsageError("--run is a scope of its own: give it without --toolset or --namespace");
+    return { kind: "run", runId: run };
+  }
+  if (toolset === undefined) throw new UsageError("give the scope: --toolset <id> (with --namespace <ns> for one end user), or --run <id>");
+  return namespace === undefined ? { kind: "toolset", toolsetId: toolset } : { kind: "namespace", toolsetId: toolset, namespace };
+}
+
+/** The value from the environment variable, or stdin; one trailing newline (from `echo` or a file) is dropped. */
+async function readValue(fromEnv: string | undefined, out: Output): Promise<string> {
+  let text: string;
+  if (fromEnv !== undefined) {
+    const value = process.env[fromEnv];
+    if (value === undefined || value === "") throw new UsageError(`the environment variable ${fromEnv} (--from-env) is not set`);
+    text = value;
+  } else {
+    if (out.readStdin === undefined) throw new UsageError("no value: pipe it on stdin, or name an environment variable with --from-env");
+    text = await out.readStdin();
+  }
+  return text.replace(/\r?\n$/, "");
+}
+
+function secretOf(kind: CredentialKind, value: string, param: string | undefined): CredentialSecret {
+  if (param !== undefined && kind !== "query") throw new UsageError("--param is only for --kind query");
+  switch (kind) {
+    case "bearer":
+      return { kind, token: value };
+    case "basic": {
+      const colon = value.indexOf(":");
+      if (colon <= 0) throw new UsageError("a basic credential's value is <user>:<password>");
+      return { kind, username: value.slice(0, colon), password: value.slice(colon + 1) };
+    }
+    case "query":
+      if (param === undefined) throw new UsageError("--kind query needs --param <the query parameter's name>");
+      return { kind, param, value };
+    case "headers": {
+      let headers: unknown;
+      try {
+        headers = JSON.parse(value);
+      } catch {
+        // Never quote the value: it is a secret.
+        throw new UsageError('a headers credential\'s value is a JSON object, {"X-Api-Key": "…"}; what was given is not JSON');
+      }
+      if (typeof headers !== "object" || headers === null || Array.isArray(headers) || !Object.values(headers).every((v) => typeof v === "string")) {
+        throw new UsageError("a headers credential's value is a JSON object of header names to string values");
+      }
+      return { kind, headers: headers as Record<string, string> };
+    }
+  }
+}

@@ -1,0 +1,69 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { Engine } from "@tapedeck/engine";
+import { cli } from "./cli.js";
+import { capture, withDir } from "./test-support/in-process.js";
+
+/**
+ * `tapedeck credentials`: values come from stdin or `--from-env`, never from an argument, and
+ * are never printed; every line the commands printed and the whole data folder are scanned.
+ * (The engine's `findSecrets` is not public API; the CLI's data folder has no runs, so scanning
+ * its files and the printed lines covers everything.)
+ */
+
+function findSecrets(dir: string, secrets: readonly string[], printed: string): string[] {
+  const found: string[] = [];
+  for (const name of readdirSync(dir)) {
+    const bytes = readFileSync(join(dir, name));
+    for (const secret of secrets) if (bytes.includes(Buffer.from(secret))) found.push(`${secret} in ${name}`);
+  }
+  for (const secret of secrets) if (printed.includes(secret)) found.push(`${secret} in the CLI's output`);
+  return found;
+}
+
+const SECRET = "cli_secret_value_4b9e2d71";
+const ENV_SECRET = "cli_env_secret_value_8c3a";
+
+describe("tapedeck credentials", () => {
+  it("set (stdin, --from-env), list, rotate-key, delete: no value printed or stored in clear", async () => {
+    await withDir(async (dir) => {
+      const printed: string[] = [];
+      const run = async (args: string[], stdin?: string) => {
+        const io = { ...capture(), ...(stdin === undefined ? {} : { readStdin: () => Promise.resolve(stdin) }) };
+        const code = await cli(["credentials", ...args, "--data", dir], io);
+        printed.push(...io.out, ...io.err);
+        return { code, out: io.out, err: io.err.join("\n") };
+      };
+      assert.equal((await run(["set", "GH", "--kind", "bearer", "--host", "api.github.com", "--toolset", "ts_1"], `${SECRET}\n`)).code, 0);
+      assert.equal(statSync(join(dir, "master.key")).mode & 0o777, 0o600);
+      process.env.TAPEDECK_TEST_CRED = ENV_SECRET;
+      try {
+        const set = await run(["set", "Q", "--kind", "query", "--param", "api_key", "--host", "*.example.com", "--toolset", "ts_1", "--namespace", "alice", "--from-env", "TAPEDECK_TEST_CRED"]);
+        assert.equal(set.code, 0, set.err);
+      } finally {
+        delete process.env.TAPEDECK_TEST_CRED;
+      }
+      const extra = await run(["set", "X", SECRET, "--kind", "bearer", "--host", "a.example.com", "--toolset", "ts_1"]);
+      assert.equal(extra.code, 2);
+      assert.match(extra.err, /never from an argument/);
+      assert.deepEqual((await run(["list"])).out, ["GH\tbearer\ttoolset ts_1\tapi.github.com", 'Q\tquery\tnamespace "alice" of toolset ts_1\t*.example.com']);
+      const rotated = await run(["rotate-key"]);
+      assert.match(rotated.err, /2 credential\(s\) re-encrypted/);
+      assert.equal((await run(["delete", "GH", "--toolset", "ts_1"])).code, 0);
+      assert.equal((await run(["delete", "GH", "--toolset", "ts_1"])).code, 1);
+
+      const engine = await Engine.open({ dataDir: dir, wake: false });
+      try {
+        const ns = await engine.credentials.resolve({ runId: "run_x", toolsetId: "ts_1", namespace: "alice" }, "a.example.com");
+        assert.deepEqual(ns.kind === "found" ? ns.secret : undefined, { kind: "query", param: "api_key", value: ENV_SECRET });
+        const output = printed.join("\n");
+        assert.deepEqual(findSecrets(dir, [SECRET, ENV_SECRET], output), []);
+        assert.ok(findSecrets(dir, ["api.github.com"], output).length > 0, "control: the scan finds what was printed");
+      } finally {
+        await engine.close();
+      }
+    });
+  });
+});
