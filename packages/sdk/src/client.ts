@@ -2,6 +2,7 @@ import { NAMESPACE_HEADER, type CheckRequest, type CheckResult } from "./api.js"
 import { loadEmbedded, type EmbeddedOptions, type EmbeddedTapedeck } from "./embedded.js";
 import { HttpClient, type Fetch } from "./http-client.js";
 import { Approvals } from "./resources/approvals.js";
+import { Credentials } from "./resources/credentials.js";
 import { Runs } from "./resources/runs.js";
 import { Tasks } from "./resources/tasks.js";
 import { Tokens } from "./resources/tokens.js";
@@ -39,6 +40,7 @@ export class Tapedeck {
   readonly approvals: Approvals;
   readonly tokens: Tokens;
   readonly webhooks: Webhooks;
+  readonly credentials: Credentials;
   readonly #options: TapedeckOptions;
   readonly #http: HttpClient;
 
@@ -60,6 +62,7 @@ export class Tapedeck {
     this.approvals = new Approvals(this.#http);
     this.tokens = new Tokens(this.#http);
     this.webhooks = new Webhooks(this.#http);
+    this.credentials = new Credentials(this.#http);
   }
 
   /**

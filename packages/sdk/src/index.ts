@@ -30,6 +30,8 @@ export { TapedeckError } from "./errors.js";
 export type { ClientErrorCode } from "./errors.js";
 export type { Fetch } from "./http-client.js";
 export type { Approvals } from "./resources/approvals.js";
+export type { Credentials } from "./resources/credentials.js";
+export type { Credential, CredentialKind, CredentialList, CredentialScopeFields, CredentialValues, DeleteCredentialRequest, RotatedKey, SetCredentialRequest } from "./api-credentials.js";
 export type { GetRunOptions, ListRunsQuery, Runs, StartResult } from "./resources/runs.js";
 export type { Tokens } from "./resources/tokens.js";
 export type { Toolsets } from "./resources/toolsets.js";

@@ -190,6 +190,9 @@ void describe("the generated .d.ts", () => {
         'github.list_issues({ repo: string, state?: "open" | "closed" | "all", labels?: string[], per_page?: number }) → { number: number, title: string, state: "open" | "closed", labels: { name: string, color?: string }[], assignee: { login: string } | null }[] · List the issues of a repository, newest first.',
         "slack.auth_test() → unknown · Check the token.",
         'slack.post_message({ channel: string, text: string, blocks?: ({ type: "section", text: string } | { type: "divider" })[] }) → unknown · Post a message to a channel.',
+        'sleep(duration) · Built-in: durable wait, ms or "30s" "2h" "10d"; the run holds nothing meanwhile.',
+        "signal<T>(name, { timeout? }) → T · Built-in: waits for the signal `name` sent to the run (kept if sent earlier).",
+        "webhook(name) → { url } · Built-in: a URL bound to this run; a POST of JSON to it is signal(name).",
       ].join("\n"),
     );
   });

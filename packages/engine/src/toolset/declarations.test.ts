@@ -211,7 +211,7 @@ void describe("renderDeclarations", () => {
     assert.ok(typescript.endsWith("  }\n}\n"));
   });
 
-  void it("renders the prompt: an import line, then one line per tool", () => {
+  void it("renders the prompt: an import line, one line per tool, then the built-in waits", () => {
     assert.equal(
       renderDeclarations(tools).prompt,
       [
@@ -220,6 +220,9 @@ void describe("renderDeclarations", () => {
         'github.list_issues({ repo: string, state?: "open" | "closed" }) → { number: number }[] · List the issues of a repository.',
         "github.ping() → unknown",
         "slack.post({ text: string }) → unknown · Post a message.",
+        'sleep(duration) · Built-in: durable wait, ms or "30s" "2h" "10d"; the run holds nothing meanwhile.',
+        "signal<T>(name, { timeout? }) → T · Built-in: waits for the signal `name` sent to the run (kept if sent earlier).",
+        "webhook(name) → { url } · Built-in: a URL bound to this run; a POST of JSON to it is signal(name).",
       ].join("\n"),
     );
   });

@@ -37,7 +37,7 @@ export function renderDeclarations(tools: readonly PinnedTool[], observed: Reado
   // Built-ins are globals (`fetch`), declared with the sandbox's globals, not in the module.
   const groups = groupTools(importableTools(withObserved));
   const http = tools.find(isHttpFetch);
-  const prompt = [renderPrompt(groups), http ? fetchPromptLine(http.http?.allow ?? []) : ""].filter((part) => part !== "").join("\n");
+  const prompt = [renderPrompt(groups), http ? fetchPromptLine(http.http?.allow ?? []) : "", WAIT_PROMPT_LINES].filter((part) => part !== "").join("\n");
   return { typescript: renderTypescript(groups), prompt };
 }
 
@@ -111,6 +111,13 @@ function promptLine(tool: PinnedTool): string {
 }
 
 /** The `fetch` global, for a toolset that enables `http`: what it takes, what it gives, where it may go. */
+/** The durable waits every script has: a model that is not told of them polls or gives up. */
+const WAIT_PROMPT_LINES = [
+  'sleep(duration) · Built-in: durable wait, ms or "30s" "2h" "10d"; the run holds nothing meanwhile.',
+  "signal<T>(name, { timeout? }) → T · Built-in: waits for the signal `name` sent to the run (kept if sent earlier).",
+  "webhook(name) → { url } · Built-in: a URL bound to this run; a POST of JSON to it is signal(name).",
+].join("\n");
+
 function fetchPromptLine(allow: readonly string[]): string {
   return (
     `fetch(url, { method?, headers?, body? }) → { status, ok, headers.get(name), text(), json() } · ` +

@@ -7,6 +7,7 @@ import { MAX_JSON_DEPTH, nestedDeeperThan } from "./json-depth.js";
 import { BODY_LIMIT_BYTES, DRAIN_LIMIT_BYTES } from "./limits.js";
 import { approvalRoutes } from "./routes/approvals.js";
 import { checkRoutes } from "./routes/check.js";
+import { credentialRoutes } from "./routes/credentials.js";
 import { healthRoutes } from "./routes/health.js";
 import { hookRoutes } from "./routes/hooks.js";
 import { runActionRoutes } from "./routes/run-actions.js";
@@ -89,6 +90,7 @@ export async function buildApp(context: ServerContext, log: (line: string) => vo
       tokenRoutes(v1, context);
       taskRoutes(v1, context);
       webhookRoutes(v1, context);
+      credentialRoutes(v1, context);
       done();
     },
     { prefix: "/v1" },

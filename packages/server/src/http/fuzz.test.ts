@@ -70,8 +70,8 @@ const segment = () =>
 
 const junkPath = () =>
   fc.oneof(
-    fc.constantFrom("/v1/toolsets", "/v1/check", "/v1/runs", "/v1/approvals", "/v1/tokens", "/v1/tasks/poll", "/v1/webhooks", "/health", "/ready", "/openapi.json", "/", "/v1", "/v2/runs", "//v1//runs"),
-    fc.tuple(fc.constantFrom("/v1/runs/", "/v1/toolsets/", "/hooks/", "/v1/webhooks/", "/v1/tasks/"), segment()).map(([a, b]) => a + b),
+    fc.constantFrom("/v1/toolsets", "/v1/check", "/v1/runs", "/v1/approvals", "/v1/tokens", "/v1/tasks/poll", "/v1/webhooks", "/v1/credentials", "/v1/credentials/rotate-key", "/health", "/ready", "/openapi.json", "/", "/v1", "/v2/runs", "//v1//runs"),
+    fc.tuple(fc.constantFrom("/v1/runs/", "/v1/toolsets/", "/hooks/", "/v1/webhooks/", "/v1/tasks/", "/v1/credentials/"), segment()).map(([a, b]) => a + b),
     fc.tuple(segment(), fc.constantFrom("/heartbeat", "/complete", "/fail")).map(([id, tail]) => `/v1/tasks/${id}${tail}`),
     segment().map((id) => `/v1/webhooks/${id}/deliveries`),
     fc.tuple(segment(), fc.constantFrom("/journal", "/cancel", "/signal", "/fork", "/declarations", "/calls/1/approve", "/calls/x/reject", "/calls/99999999999999999999/approve")).map(([id, tail]) => `/v1/runs/${id}${tail}`),
@@ -81,7 +81,7 @@ const query = () =>
   fc.oneof(
     fc.constant(""),
     fc
-      .array(fc.tuple(fc.constantFrom("wait", "limit", "from", "before", "status", "label.k", "label.", "namespace", "run", "x", "__proto__"), fc.oneof(fc.constantFrom("1", "0", "61", "-1", "1.5", "abc", "", "waiting", "[]"), fc.string({ maxLength: 10 }))), { maxLength: 4 })
+      .array(fc.tuple(fc.constantFrom("wait", "limit", "from", "before", "status", "label.k", "label.", "namespace", "run", "toolset", "x", "__proto__"), fc.oneof(fc.constantFrom("1", "0", "61", "-1", "1.5", "abc", "", "waiting", "[]"), fc.string({ maxLength: 10 }))), { maxLength: 4 })
       .map((pairs) => `?${pairs.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join("&")}`),
   );
 
@@ -112,6 +112,14 @@ function routes(): readonly (readonly [string, string, Record<string, unknown> |
     ["GET", "/v1/webhooks", undefined],
     ["GET", `/v1/webhooks/${endpointId}/deliveries`, undefined],
     ["DELETE", "/v1/webhooks/wh_missing", undefined],
+    ["POST", "/v1/credentials", { name: "F", kind: "bearer", value: "fuzz_token", hosts: ["127.0.0.1", "*.example.com"], toolset }],
+    ["POST", "/v1/credentials", { name: "G", kind: "basic", value: { username: "u", password: "p" }, hosts: ["example.com"], toolset, namespace: "u1" }],
+    ["POST", "/v1/credentials", { name: "H", kind: "headers", value: { "X-Api-Key": "k" }, hosts: ["example.com"], run: parkedRun }],
+    ["POST", "/v1/credentials", { name: "Q", kind: "query", value: { param: "key", value: "v" }, hosts: ["example.com"], toolset }],
+    ["GET", "/v1/credentials", undefined],
+    ["DELETE", `/v1/credentials/F?toolset=${toolset}`, undefined],
+    ["DELETE", `/v1/credentials/H?run=${parkedRun}`, undefined],
+    ["POST", "/v1/credentials/rotate-key", {}],
   ];
 }
 

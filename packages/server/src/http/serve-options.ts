@@ -22,6 +22,12 @@ export interface ServeOptions {
   readonly log?: (line: string) => void;
   /** Webhooks out: the retry schedule (default: 8 attempts, 10 s then ×4 each time, at most 6 h apart) and how long one attempt may take (default 10 s). */
   readonly webhooks?: { readonly retry?: Partial<RetrySchedule>; readonly timeoutMs?: number };
+  /**
+   * TESTS ONLY, never in production: lets scripts' `fetch` reach loopback addresses (the
+   * engine's `unsafeHttpAllowLoopbackForTests`), so a test can serve an allowed host locally.
+   * Default false.
+   */
+  readonly unsafeHttpAllowLoopbackForTests?: boolean;
 }
 
 export interface ResolvedServeOptions {
@@ -33,6 +39,7 @@ export interface ResolvedServeOptions {
   readonly publicUrl: string | undefined;
   readonly log: (line: string) => void;
   readonly webhooks: { readonly retry: RetrySchedule; readonly timeoutMs: number };
+  readonly unsafeHttpAllowLoopbackForTests: boolean;
 }
 
 /** How long one webhook attempt may take: a receiver should answer at once and work later. */
@@ -51,5 +58,6 @@ export function resolveServeOptions(options: ServeOptions): ResolvedServeOptions
     publicUrl: options.publicUrl?.replace(/\/+$/, ""),
     log: options.log ?? ((line) => process.stderr.write(`${line}\n`)),
     webhooks: { retry: { ...DEFAULT_RETRY_SCHEDULE, ...options.webhooks?.retry }, timeoutMs: options.webhooks?.timeoutMs ?? WEBHOOK_TIMEOUT_MS },
+    unsafeHttpAllowLoopbackForTests: options.unsafeHttpAllowLoopbackForTests === true,
   };
 }

@@ -72,7 +72,14 @@ class Core implements ServerCore {
   async open(url: string): Promise<void> {
     const { options, store, context } = this;
     const local = options.hostTools ? new InProcessHostTools(options.hostTools) : undefined;
-    const engine = await Engine.open({ store, webhookBaseUrl: url, sources: { host: new HostToolRouter(local, context.hostTasks) } });
+    const engine = await Engine.open({
+      store,
+      webhookBaseUrl: url,
+      sources: { host: new HostToolRouter(local, context.hostTasks) },
+      // The same key file as `tapedeck credentials`, so the CLI and the API share one vault.
+      masterKeyFile: join(options.dataDir, "master.key"),
+      unsafeHttpAllowLoopbackForTests: options.unsafeHttpAllowLoopbackForTests,
+    });
     this.#engine = engine;
     engine.on((event) => {
       if (event.type === "engine.error") options.log(`tapedeck: background fault (runs are intact): ${describe(event.error)}`);

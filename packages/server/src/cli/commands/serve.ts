@@ -28,6 +28,7 @@ export async function serveCommand(args: readonly string[], out: Output): Promis
   const server = await startServer({
     dataDir: values.data,
     ...(retryBaseMs === undefined ? {} : { webhooks: { retry: { baseMs: retryBaseMs } } }),
+    ...(process.env[TEST_ALLOW_LOOPBACK_ENV] === "1" ? { unsafeHttpAllowLoopbackForTests: true } : {}),
     ...(port === undefined ? {} : { port }),
     ...(host === undefined ? {} : { host }),
     ...(publicUrl === undefined ? {} : { publicUrl }),
@@ -47,6 +48,13 @@ export async function serveCommand(args: readonly string[], out: Output): Promis
  * sees retries without waiting for them. Never set it in production: receivers would be hammered.
  */
 export const TEST_RETRY_BASE_ENV = "TAPEDECK_TEST_WEBHOOK_RETRY_BASE_MS";
+
+/**
+ * For tests only, never in production: `1` lets scripts' `fetch` reach loopback addresses
+ * (127.0.0.0/8, ::1), so a test can serve an allowed host on a local server. It opens the
+ * server's own port and everything else on the host's loopback to every script.
+ */
+export const TEST_ALLOW_LOOPBACK_ENV = "TAPEDECK_UNSAFE_TEST_HTTP_ALLOW_LOOPBACK";
 
 function testRetryBase(text: string | undefined): number | undefined {
   if (text === undefined || text === "") return undefined;

@@ -14,7 +14,7 @@ export function toolsetRoutes(app: FastifyInstance, context: ServerContext): voi
     {
       schema: {
         summary: "Register a toolset",
-        description: "The body is a toolset file (see the README): MCP servers, host tools, policies. Registering connects to the MCP servers and pins their tools; the same toolset always gets the same id.",
+        description: "The body is a toolset file (see the README): MCP servers, host tools, policies, the `http` built-in. Registering connects to the MCP servers and pins their tools; the same toolset always gets the same id.",
         tags: ["toolsets"],
         body: {
           type: "object",
@@ -22,6 +22,7 @@ export function toolsetRoutes(app: FastifyInstance, context: ServerContext): voi
             mcpServers: { type: "object", description: "MCP servers by group." },
             hostTools: { type: "object", description: "Host tools by group, then name." },
             policies: { type: "object", description: "Policies by `group.name` or `group.*`." },
+            http: { type: "object", description: "The `http` built-in: `{ \"allow\": [host patterns] }`; scripts then have `fetch`." },
           },
           additionalProperties: false,
         },
