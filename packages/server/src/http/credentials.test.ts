@@ -95,19 +95,20 @@ describe("credentials over the API", () => {
   });
 
   it("refused writes say what is wrong without quoting the value", async () => {
-    const attempts: Promise<unknown>[] = [
-      admin.credentials.set({ name: "bad name!", kind: "bearer", value: REFUSED_SECRET, hosts: ["127.0.0.1"], toolset }),
-      admin.credentials.set({ name: "X", kind: "bearer", value: REFUSED_SECRET, hosts: ["http://127.0.0.1/"], toolset }),
-      admin.credentials.set({ name: "X", kind: "bearer", value: `${REFUSED_SECRET}\n`, hosts: ["127.0.0.1"], toolset }),
-      admin.credentials.set({ name: "X", kind: "basic", value: { username: REFUSED_SECRET, password: REFUSED_SECRET, extra: REFUSED_SECRET } as never, hosts: ["127.0.0.1"], toolset }),
-      admin.credentials.set({ name: "X", kind: "headers", value: { "Bad Header": REFUSED_SECRET }, hosts: ["127.0.0.1"], toolset }),
-      admin.credentials.set({ name: "X", kind: "query", value: REFUSED_SECRET as never, hosts: ["127.0.0.1"], toolset }),
-      admin.credentials.set({ name: "X", kind: "bearer", value: REFUSED_SECRET, hosts: ["127.0.0.1"], toolset: "ts_missing" }),
-      admin.credentials.set({ name: "X", kind: "bearer", value: REFUSED_SECRET, hosts: ["127.0.0.1"], run: "run_missing" }),
-      admin.credentials.set({ name: "X", kind: "bearer", value: REFUSED_SECRET, hosts: ["127.0.0.1"] } as never),
+    // Each sent only when awaited: a refusal left pending would be an unhandled rejection.
+    const attempts: (() => Promise<unknown>)[] = [
+      () => admin.credentials.set({ name: "bad name!", kind: "bearer", value: REFUSED_SECRET, hosts: ["127.0.0.1"], toolset }),
+      () => admin.credentials.set({ name: "X", kind: "bearer", value: REFUSED_SECRET, hosts: ["http://127.0.0.1/"], toolset }),
+      () => admin.credentials.set({ name: "X", kind: "bearer", value: `${REFUSED_SECRET}\n`, hosts: ["127.0.0.1"], toolset }),
+      () => admin.credentials.set({ name: "X", kind: "basic", value: { username: REFUSED_SECRET, password: REFUSED_SECRET, extra: REFUSED_SECRET } as never, hosts: ["127.0.0.1"], toolset }),
+      () => admin.credentials.set({ name: "X", kind: "headers", value: { "Bad Header": REFUSED_SECRET }, hosts: ["127.0.0.1"], toolset }),
+      () => admin.credentials.set({ name: "X", kind: "query", value: REFUSED_SECRET as never, hosts: ["127.0.0.1"], toolset }),
+      () => admin.credentials.set({ name: "X", kind: "bearer", value: REFUSED_SECRET, hosts: ["127.0.0.1"], toolset: "ts_missing" }),
+      () => admin.credentials.set({ name: "X", kind: "bearer", value: REFUSED_SECRET, hosts: ["127.0.0.1"], run: "run_missing" }),
+      () => admin.credentials.set({ name: "X", kind: "bearer", value: REFUSED_SECRET, hosts: ["127.0.0.1"] } as never),
     ];
     for (const attempt of attempts) {
-      const error = await failure(attempt);
+      const error = await failure(attempt());
       assert.ok(error.status === 400 || error.status === 404, `${error.status} ${error.message}`);
       assert.ok(!error.message.includes(REFUSED_SECRET), error.message);
     }

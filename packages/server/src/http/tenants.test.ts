@@ -70,15 +70,16 @@ async function assertInvisible(client: Tapedeck, credential: string, run: Run): 
   assert.deepEqual(await rawGet(`/v1/runs/${run.id}`, credential), { status: 404, body: expected });
   assert.deepEqual(await rawGet(`/v1/runs/${run.id}/journal`, credential), { status: 404, body: expected });
   assert.deepEqual(await rawGet(`/v1/approvals?run=${run.id}`, credential), { status: 404, body: expected });
+  // Each sent only when awaited: a refusal left pending would be an unhandled rejection.
   for (const call of [
-    client.runs.get(run.id, { wait: 5 }),
-    client.runs.cancel(run.id),
-    client.runs.signal(run.id, { name: "go", payload: "intruder" }),
-    client.runs.fork(run.id, { source: WAITING }),
-    client.approvals.approve(run.id, 1),
-    client.approvals.reject(run.id, 1),
+    () => client.runs.get(run.id, { wait: 5 }),
+    () => client.runs.cancel(run.id),
+    () => client.runs.signal(run.id, { name: "go", payload: "intruder" }),
+    () => client.runs.fork(run.id, { source: WAITING }),
+    () => client.approvals.approve(run.id, 1),
+    () => client.approvals.reject(run.id, 1),
   ]) {
-    const error = await failure(call);
+    const error = await failure(call());
     assert.deepEqual([error.status, error.code, error.message], [404, "not_found", missing]);
   }
   assert.deepEqual(await admin.runs.get(run.id), before, "the run is untouched: not cancelled, signalled or decided");
