@@ -1,4 +1,8 @@
-/** Small timing helpers for the benchmarks (not for tests: tests never time things). */
+/**
+ * Small timing helpers and the table every benchmark prints (the engine's and the server's, through
+ * the `@tapedeck/engine/bench/measure` subpath: tooling, not the engine's API). Not for tests:
+ * tests never time things.
+ */
 export function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)] ?? NaN;

@@ -15,7 +15,7 @@ import { Engine } from "@tapedeck/engine";
 import { Tapedeck } from "@tapedeck/sdk";
 import { embedded } from "../embedded/embedded.js";
 import { startServer } from "../http/start-server.js";
-import { median, printTable, time, type Row } from "./measure.js";
+import { median, printTable, time, type Row } from "@tapedeck/engine/bench/measure";
 
 const TOOLSET = { hostTools: { t: { echo: { description: "Echo.", inputSchema: { type: "object" } } } } };
 const echo = { t: { echo: (args: unknown) => args } };
