@@ -38,3 +38,4 @@ export type {
   ToolsetSpec,
 } from "./toolset.js";
 export { formatRunError } from "./format.js";
+export type { HostTask } from "./host-task.js";

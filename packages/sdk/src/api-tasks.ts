@@ -2,7 +2,7 @@
  * The wire format of the host-task routes (`/v1/tasks`): how workers long-poll for the calls of
  * host tools, heartbeat while they work, and answer. See `api.ts` for the rest of the API.
  */
-import type { JsonValue, ToolFailure } from "@tapedeck/protocol";
+import type { HostTask, JsonValue, ToolFailure } from "@tapedeck/protocol";
 
 /** The longest a poll is held, ms: under the idle timeouts of common proxies. */
 export const MAX_POLL_WAIT_MS = 30_000;
@@ -19,25 +19,8 @@ export interface PollTasksRequest {
   readonly toolset?: string;
 }
 
-/** One attempt of a host tool call, claimed by the worker that polled it. */
-export interface HostTask {
-  readonly id: string;
-  /** `group.name`. */
-  readonly tool: string;
-  readonly args: JsonValue;
-  /** `{run_id}/{seq}`: the same on every attempt of the call. */
-  readonly idempotencyKey: string;
-  readonly runId: string;
-  readonly seq: number;
-  /** 1, then 2, 3… when an attempt was interrupted (a worker died) and the call is sent again. */
-  readonly attempt: number;
-  /** W3C trace context of the call. */
-  readonly traceparent: string;
-  /** Proves the claim: heartbeat, complete and fail send it. */
-  readonly lease: string;
-  /** Heartbeat before this many ms have passed since the claim or the last heartbeat, or the task is lost. */
-  readonly heartbeatTimeoutMs: number;
-}
+/** One attempt of a host tool call, claimed by the worker that polled it (the wire type, from the protocol). */
+export type { HostTask };
 
 /** `POST /v1/tasks/poll` answers 200, with no task when the wait ran out. */
 export interface PolledTasks {

@@ -16,26 +16,12 @@
  *   its interrupted calls again by policy.
  */
 import { randomBytes } from "node:crypto";
-import type { JsonValue, ToolFailure } from "@tapedeck/protocol";
+import type { HostTask, JsonValue, ToolFailure } from "@tapedeck/protocol";
 import { systemClock, type Clock } from "../clock.js";
 import type { ToolCallRequest, ToolOutcome, ToolSource } from "./tool-source.js";
 
-/** A task as a worker sees it. */
-export interface HostTask {
-  readonly id: string;
-  /** `group.name`. */
-  readonly tool: string;
-  readonly args: JsonValue;
-  readonly idempotencyKey: string;
-  readonly runId: string;
-  readonly seq: number;
-  readonly attempt: number;
-  readonly traceparent: string;
-  /** Proves the claim: heartbeat, complete and fail need it. */
-  readonly lease: string;
-  /** Heartbeat before this much time has passed since the claim or the last heartbeat. */
-  readonly heartbeatTimeoutMs: number;
-}
+/** A task as a worker sees it (the wire type, shared with the SDK). */
+export type { HostTask };
 
 export interface PollRequest {
   /** The tools the worker implements: `group.name`, or `group.*` for a whole group. */

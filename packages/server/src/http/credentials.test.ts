@@ -5,9 +5,10 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { Tapedeck, TapedeckError, type Fetch } from "@tapedeck/sdk";
+import { Tapedeck, type Fetch } from "@tapedeck/sdk";
 import { TEST_ALLOW_LOOPBACK_ENV } from "../cli/commands/serve.js";
 import { createKey, startServeChild, type ServeChild } from "./test-support/serve-child.js";
+import { failure } from "./test-support/failure.js";
 
 /**
  * Credentials through the SDK against a real `tapedeck serve`: a credential set over the API is
@@ -69,16 +70,6 @@ async function runFetch(td: Tapedeck): Promise<{ id: string; output: unknown }> 
   const run = await td.runs.get(started.run.id, { wait: 30 });
   assert.equal(run.status, "completed", JSON.stringify(run.error));
   return { id: run.id, output: run.output };
-}
-
-async function failure(call: Promise<unknown>): Promise<TapedeckError> {
-  try {
-    await call;
-  } catch (error) {
-    assert.ok(TapedeckError.is(error), String(error));
-    return error;
-  }
-  return assert.fail("expected the call to fail");
 }
 
 describe("credentials over the API", () => {

@@ -2,10 +2,11 @@ import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { TapedeckError, type Run, type Tapedeck } from "@tapedeck/sdk";
+import type { Run, Tapedeck } from "@tapedeck/sdk";
 import { SECRET_FILE } from "./auth/server-secret.js";
 import { TokenSigner } from "./auth/tokens.js";
 import { createKey, startServeChild, type ServeChild } from "./test-support/serve-child.js";
+import { failure } from "./test-support/failure.js";
 
 /**
  * Tenant isolation through the SDK against one real server: keys limited to a namespace or to
@@ -45,16 +46,6 @@ after(async () => {
   await server.stop();
   server.cleanup();
 });
-
-async function failure(call: Promise<unknown>): Promise<TapedeckError> {
-  try {
-    await call;
-  } catch (error) {
-    assert.ok(TapedeckError.is(error), String(error));
-    return error;
-  }
-  return assert.fail("expected the call to fail");
-}
 
 /** The raw answer to a GET, for comparing bodies byte for byte. */
 async function rawGet(path: string, credential: string): Promise<{ status: number; body: string }> {
