@@ -39,3 +39,4 @@ export type {
 } from "./toolset.js";
 export { formatRunError } from "./format.js";
 export type { HostTask } from "./host-task.js";
+export type { Diagnostic } from "./diagnostic.js";

@@ -7,24 +7,13 @@
  * These types belong in @tapedeck/protocol; they live here until the protocol package takes
  * the API's types (the server imports them type-only).
  */
-import type { DecisionWait, JournalEntry, JsonValue, PinnedToolset, RunError, RunStatus, RunWait, ToolsetSpec } from "@tapedeck/protocol";
+import type { DecisionWait, Diagnostic, JournalEntry, JsonValue, PinnedToolset, RunError, RunStatus, RunWait, ToolsetSpec } from "@tapedeck/protocol";
 
 /** Labels of a run, or the labels a key or token is limited to. Every key and value is a string. */
 export type Labels = Readonly<Record<string, string>>;
 
 /** One problem in a script, positioned for whoever must fix it (usually the model). */
-export interface Diagnostic {
-  /** 1-based line in the script; 0 when the problem is not in the script. */
-  readonly line: number;
-  /** 1-based column; 0 with `line` 0. */
-  readonly column: number;
-  /** TypeScript's number (2322…), or one of Tapedeck's rule codes. */
-  readonly code: number | string;
-  readonly category: "error" | "warning";
-  readonly message: string;
-  /** A few lines of the script around the position, with a caret. */
-  readonly frame: string;
-}
+export type { Diagnostic };
 
 /** The declarations of a toolset's `tapedeck:tools` module. */
 export interface Declarations {

@@ -1,3 +1,4 @@
+import type { Diagnostic } from "@tapedeck/protocol";
 import ts from "typescript";
 import { codeFrame } from "./code-frame.js";
 
@@ -7,20 +8,8 @@ import { codeFrame } from "./code-frame.js";
  * packages is replaced, because the model can change neither.
  */
 
-/** One problem in a script, positioned for whoever must fix it (usually the model). */
-export interface Diagnostic {
-  /** 1-based line in the script; 0 when the problem is not in the script (`code: "internal"`). */
-  readonly line: number;
-  /** 1-based column (UTF-16 code units, as TypeScript counts); 0 with `line` 0. */
-  readonly column: number;
-  /** TypeScript's number (2322…), or one of ours: `RULE_CODES`, or `"internal"`. */
-  readonly code: number | string;
-  readonly category: "error" | "warning";
-  /** The whole message, a chain flattened with indented lines. */
-  readonly message: string;
-  /** A code frame of the script around the position ("" for an internal diagnostic without a file). */
-  readonly frame: string;
-}
+/** One problem in a script (the wire type, shared with the API and the SDK). */
+export type { Diagnostic };
 
 export type CheckResult =
   /** No errors: the script may run. `diagnostics` holds warnings only. */
