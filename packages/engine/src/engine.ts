@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { needsDecision, terminalStatuses } from "@tapedeck/protocol";
-import type { Decision, DecisionWait, JournalEntry, JsonSchema, JsonValue, PinnedTool, PinnedToolset, RunWait, ToolSourceKind } from "@tapedeck/protocol";
+import { decisionEvent, needsDecision, terminalStatuses } from "@tapedeck/protocol";
+import type { Decision, DecisionWait, JournalEntry, JsonSchema, JsonValue, PinnedTool, PinnedToolset, RunEnd, RunEvent, ToolSourceKind } from "@tapedeck/protocol";
 import { systemClock, VirtualClock, type Clock } from "./clock.js";
 import { EngineError } from "./errors.js";
 import {
@@ -17,7 +17,7 @@ import {
   SANDBOX_STACK_BYTES,
 } from "./limits.js";
 import { ArgsValidator } from "./runs/args-validator.js";
-import { endRecord, REPLAY_VERSION, RunExecutor, type ExecutionResult, type ExecutorLimits, type LoadedToolset, type RunEnd, type RunPause } from "./runs/run-executor.js";
+import { endRecord, REPLAY_VERSION, RunExecutor, type ExecutionResult, type ExecutorLimits, type LoadedToolset, type RunPause } from "./runs/run-executor.js";
 import { RunLeases } from "./runs/run-leases.js";
 import { RunWaiters } from "./runs/run-waiters.js";
 import { WakeTimer } from "./runs/wake-timer.js";
@@ -100,6 +100,13 @@ export interface EngineOptions {
    * created (mode 0600) only when a first credential is set.
    */
   readonly masterKeyFile?: string;
+  /**
+   * Write every run event (parked, ended, decision needed) into the store in the commit that
+   * makes it happen, to be read with `Store.pendingEvents` and removed by its reader: the server
+   * sets it so that its webhooks miss no event across a crash. Default false (nothing would
+   * remove the rows). Listeners (`on`) hear events either way.
+   */
+  readonly recordEvents?: boolean;
 }
 
 export interface TestOptions {
@@ -126,12 +133,8 @@ const TEST_MAX_JOURNAL_ENTRIES = 50_000;
 
 /** What the engine tells its listeners (the server turns them into webhooks). */
 export type EngineEvent =
-  /** A run parked: it holds nothing and waits for `waits`. */
-  | { readonly type: "run.waiting"; readonly runId: string; readonly waits: readonly RunWait[]; readonly wakeAt?: number }
-  /** A run ended. */
-  | { readonly type: "run.ended"; readonly runId: string; readonly end: RunEnd }
-  /** A call waits for a decision: `approval.requested`, or the reason it was parked. */
-  | { readonly type: "approval.requested" | "tool.schema_changed" | "credentials.expired"; readonly runId: string; readonly wait: DecisionWait }
+  /** Something happened to a run (see `RunEvent`). */
+  | RunEvent
   /** The engine failed to do something in the background (waking runs); the runs are intact. */
   | { readonly type: "engine.error"; readonly error: unknown };
 
@@ -205,6 +208,7 @@ export class Engine {
   readonly #listeners = new Set<(event: EngineEvent) => void>();
   readonly #webhookBaseUrl: string;
   readonly #wakeMode: boolean | "owned";
+  readonly #recordEvents: boolean;
   readonly #leases: RunLeases;
   #wake: WakeTimer | undefined;
   #rescan: NodeJS.Timeout | undefined;
@@ -232,6 +236,7 @@ export class Engine {
     if (options.checker) this.#checker = Promise.resolve(options.checker);
     this.#webhookBaseUrl = (options.webhookBaseUrl ?? "http://127.0.0.1:7700").replace(/\/+$/, "");
     this.#wakeMode = options.wake ?? true;
+    this.#recordEvents = options.recordEvents === true;
     const onError = (error: unknown) => this.#emit({ type: "engine.error", error });
     this.#leases = new RunLeases(store, (runId, request) => this.#applyRequest(runId, request), onError);
     if (this.#wakeMode !== false) this.#wake = new WakeTimer(this.#clock, (now) => this.#wakeDue(now), onError);
@@ -410,7 +415,8 @@ export class Engine {
     }
     const now = this.#clock.now();
     const { event, patch } = endRecord(cancelled, now);
-    await this.#store.append(runId, [{ ...event, index: run.journalLength, at: now }], { ...patch, waits: null, wakeAt: null });
+    const events: RunEvent[] = this.#recordEvents ? [{ type: "run.ended", runId, end: cancelled }] : [];
+    await this.#store.append(runId, [{ ...event, index: run.journalLength, at: now }], { ...patch, waits: null, wakeAt: null, ...(events.length > 0 ? { events } : {}) });
     this.#report(runId, cancelled);
     return cancelled;
   }
@@ -615,10 +621,8 @@ export class Engine {
       limits: this.#limits,
       observe: (tool, value) => this.#observe(toolset.id, tool, value),
       createWebhook: (runId, name) => this.#createWebhook(runId, name),
-      onDecisionNeeded: (runId, wait) => {
-        if (!needsDecision(wait)) return;
-        this.#emit({ type: wait.kind === "approval" ? "approval.requested" : wait.reason, runId, wait });
-      },
+      onDecisionNeeded: (runId, wait) => this.#emit(decisionEvent(runId, wait)),
+      recordEvents: this.#recordEvents,
     });
     const stopped = this.#leases
       .claim(run)

@@ -4,7 +4,7 @@ import fc from "fast-check";
 import { toolFailure, type JournalEntry, type JsonValue } from "@tapedeck/protocol";
 import { systemClock, type Clock } from "./clock.js";
 import { Engine } from "./engine.js";
-import type { RunEnd } from "./runs/run-executor.js";
+import type { RunEnd } from "@tapedeck/protocol";
 import type { SandboxFactory } from "./sandbox/sandbox.js";
 import type { ToolCallRequest, ToolOutcome, ToolSource } from "./sources/tool-source.js";
 import { SqliteStore } from "./store/sqlite-store.js";

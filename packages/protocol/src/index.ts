@@ -19,6 +19,8 @@ export type {
   RunWait,
   SourcePosition,
 } from "./run.js";
+export { decisionEvent } from "./run-event.js";
+export type { RunEnd, RunEvent } from "./run-event.js";
 export { toolPath } from "./toolset.js";
 export type {
   HostToolSpec,

@@ -15,8 +15,8 @@
  * - A call is sent only once its `call.scheduled` entry is durable; the same key on every attempt.
  * - After the end is journaled, nothing else is: late results are dropped.
  */
-import type { Decision, JournalEvent, JsonValue, PinnedTool, RunError, RunWait, ToolFailure } from "@tapedeck/protocol";
-import { toolFailure } from "@tapedeck/protocol";
+import type { Decision, DecisionWait, JournalEvent, JsonValue, PinnedTool, RunEnd, RunEvent, RunWait, ToolFailure } from "@tapedeck/protocol";
+import { decisionEvent, toolFailure, toolPath } from "@tapedeck/protocol";
 import type { Clock } from "../clock.js";
 import { EngineError } from "../errors.js";
 import { SandboxLostError, type Delivery, type IssuedCall, type LogLine, type Sandbox, type SandboxFactory, type SandboxFeature, type SandboxLimits, type SandboxOptions, type Step } from "../sandbox/sandbox.js";
@@ -30,16 +30,7 @@ import { guestErrorToRunError, runError } from "./run-error.js";
 import { readHistory, type History } from "./history.js";
 import { replayHistory } from "./replay.js";
 import { ReusePool } from "./reuse-pool.js";
-import { approvalRejected, describeWait, describeWaits, earliestDue, isBuiltin, parkedRejected, parseBuiltin, signalTimedOut, type OpenWait } from "./waits.js";
-
-/** How a run ended. */
-export type RunEnd =
-  /** The script's default export resolved with `output`. */
-  | { readonly status: "completed"; readonly output: JsonValue }
-  /** The script threw, hit a limit, or diverged from its journal. */
-  | { readonly status: "failed"; readonly error: RunError }
-  /** Someone cancelled the run. */
-  | { readonly status: "cancelled"; readonly reason: string };
+import { approvalRejected, describeWaits, earliestDue, isBuiltin, parkedRejected, parseBuiltin, signalTimedOut, type OpenWait } from "./waits.js";
 
 /** The run is parked: it holds no sandbox and waits for `waits`; it wakes by replay. */
 export interface RunPause {
@@ -84,7 +75,12 @@ export interface ExecutorDeps {
   /** Binds a new webhook token to the run and signal name; resolves with its URL once durable. */
   readonly createWebhook: (runId: string, name: string) => Promise<string>;
   /** Told once a call's request for a decision is durable. */
-  readonly onDecisionNeeded?: (runId: string, wait: RunWait) => void;
+  readonly onDecisionNeeded?: (runId: string, wait: DecisionWait) => void;
+  /**
+   * Whether the run's events (parked, ended, decision needed) are written into the store in the
+   * commit that makes them happen, for a reader that must miss none (the server's webhooks).
+   */
+  readonly recordEvents?: boolean;
 }
 
 /** The version of replay behaviour this engine writes into `run.started`; golden journals pin it. */
@@ -263,7 +259,7 @@ export class RunExecutor {
     for (const call of step.calls) this.toolOfSeq.set(call.seq, call.tool);
     const toSend: { seq: number; tool: PinnedTool; args: JsonValue }[] = [];
     const builtins: IssuedCall[] = [];
-    const approvals: RunWait[] = [];
+    const approvals: DecisionWait[] = [];
     if (step.end) {
       for (const call of step.calls) events.push(unsentWarning(call));
     } else {
@@ -303,7 +299,8 @@ export class RunExecutor {
       return;
     }
     this.openCalls += toSend.length + builtins.length;
-    const patch = outcome?.signalId === undefined ? undefined : { updatedAt: at, consumeSignals: [{ id: outcome.signalId, seq: outcome.seq }] };
+    const consumed = outcome?.signalId === undefined ? undefined : { updatedAt: at, consumeSignals: [{ id: outcome.signalId, seq: outcome.seq }] };
+    const patch = this.withEvents(consumed, at, approvals.map((wait) => decisionEvent(this.run.id, wait)));
     this.append(events, at, patch).then(
       () => {
         for (const call of toSend) this.sendNew(call.seq, call.tool, call.args);
@@ -372,11 +369,10 @@ export class RunExecutor {
         if (!park) return this.send(seq, tool, args, 1);
         const wait: OpenWait = { kind: "parked", seq, tool, args, ...park };
         this.addWait(wait);
-        this.append([{ kind: "call.parked", seq, reason: park.reason, message: park.message }], this.deps.clock.now()).then(
-          () => {
-            const described = describeWait(wait);
-            if (described) this.deps.onDecisionNeeded?.(this.run.id, described);
-          },
+        const described: DecisionWait = { kind: "parked", seq, tool: toolPath(tool), args, reason: park.reason, message: park.message };
+        const at = this.deps.clock.now();
+        this.append([{ kind: "call.parked", seq, reason: park.reason, message: park.message }], at, this.withEvents(undefined, at, [decisionEvent(this.run.id, described)])).then(
+          () => this.deps.onDecisionNeeded?.(this.run.id, described),
           (error: unknown) => this.fault(error),
         );
       },
@@ -520,7 +516,8 @@ export class RunExecutor {
     const waits = describeWaits(this.waits.values());
     const wakeAt = earliestDue(this.waits.values());
     const at = this.deps.clock.now();
-    this.append([], at, { status: "waiting", updatedAt: at, waits, wakeAt: wakeAt ?? null }).then(
+    const parked: RunEvent = { type: "run.waiting", runId: this.run.id, waits, ...(wakeAt === undefined ? {} : { wakeAt }) };
+    this.append([], at, this.withEvents({ status: "waiting", updatedAt: at, waits, wakeAt: wakeAt ?? null }, at, [parked])).then(
       () => {
         this.ended = true;
         this.dispatcher.abandon();
@@ -658,7 +655,8 @@ export class RunExecutor {
     // the dispatcher journal and send another attempt after the end.
     this.dispatcher.abandon();
     const { event, patch } = endRecord(end, at);
-    this.append([...events, event], at, { ...patch, waits: null, wakeAt: null }, true).then(
+    const ended: RunEvent = { type: "run.ended", runId: this.run.id, end };
+    this.append([...events, event], at, this.withEvents({ ...patch, waits: null, wakeAt: null }, at, [ended]), true).then(
       () => {
         void this.release();
         this.resolveDone(end);
@@ -697,6 +695,12 @@ export class RunExecutor {
       () => this.writes--,
     );
     return written;
+  }
+
+  /** `patch` carrying `events` when the engine records them (else as it is). */
+  private withEvents(patch: RunPatch | undefined, at: number, events: readonly RunEvent[]): RunPatch | undefined {
+    if (!this.deps.recordEvents || events.length === 0) return patch;
+    return { updatedAt: at, ...patch, events: [...(patch?.events ?? []), ...events] };
   }
 
   /**

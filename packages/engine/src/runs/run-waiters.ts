@@ -1,4 +1,5 @@
-import type { ExecutionResult, RunEnd } from "./run-executor.js";
+import type { RunEnd } from "@tapedeck/protocol";
+import type { ExecutionResult } from "./run-executor.js";
 
 interface Waiter<T> {
   readonly promise: Promise<T>;

@@ -1,11 +1,11 @@
-import type { JournalEntry } from "@tapedeck/protocol";
+import type { JournalEntry, RunEnd } from "@tapedeck/protocol";
 import type { SandboxFactory, SandboxLimits } from "../sandbox/sandbox.js";
 import type { RunRecord } from "../store/store.js";
 import { canonicalJson } from "../util/canonical-json.js";
 import { readHistory } from "./history.js";
 import { replayHistory } from "./replay.js";
 import { guestErrorToRunError } from "./run-error.js";
-import { endOf, type LoadedToolset, type RunEnd } from "./run-executor.js";
+import { endOf, type LoadedToolset } from "./run-executor.js";
 
 /**
  * Replays a run's whole journal in a fresh sandbox and checks that the script does exactly what

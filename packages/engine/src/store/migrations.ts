@@ -198,6 +198,24 @@ export const migrations: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 8,
+    name: "run events",
+    sql: `
+      -- Run events (parked, ended, decision needed) written in the commit that makes them happen
+      -- when the engine records events (the server does), and removed by the reader that fans
+      -- them out (the webhook outbox). event: the RunEvent as JSON. The id orders them.
+      CREATE TABLE run_events (
+        id     INTEGER PRIMARY KEY AUTOINCREMENT,
+        run_id TEXT NOT NULL,
+        event  TEXT NOT NULL,
+        at     INTEGER NOT NULL
+      );
+      -- any_address 1: made by the operator, so deliveries may go wherever its host resolves
+      -- (a receiver on loopback); 0: a tenant's, delivered only to public addresses.
+      ALTER TABLE webhook_endpoints ADD COLUMN any_address INTEGER NOT NULL DEFAULT 0;
+    `,
+  },
 ];
 
 /**

@@ -106,6 +106,7 @@ export class SqliteStore implements Store {
       ),
       getRun: db.prepare<[string], RunRow>("SELECT * FROM runs WHERE id = ?"),
       journalLength: db.prepare<[string], { journal_length: number }>("SELECT journal_length FROM runs WHERE id = ?"),
+      insertEvent: db.prepare<[string, string, number]>("INSERT INTO run_events (run_id, event, at) VALUES (?, ?, ?)"),
       insertEntry: db.prepare<[string, number, string, number | null, number, string]>(
         "INSERT INTO journal (run_id, idx, kind, seq, at, body) VALUES (?, ?, ?, ?, ?, ?)",
       ),
@@ -233,6 +234,7 @@ export class SqliteStore implements Store {
           throw new StoreConflictError(`append to run ${runId}: signal ${id} was already taken by another call (or is not this run's).`);
         }
       }
+      for (const event of patch?.events ?? []) this.#sql.insertEvent.run(runId, JSON.stringify(event), patch!.updatedAt);
       const waits = patch?.waits;
       this.#sql.updateRun.run({
         id: runId,

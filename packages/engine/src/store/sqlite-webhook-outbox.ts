@@ -9,7 +9,8 @@
  *   endpoint that is gone.
  */
 import type Database from "better-sqlite3";
-import type { DeliveryNext, NewWebhookDelivery, WebhookAttemptRecord, WebhookDeliveryRecord, WebhookEndpointRecord, WebhookOutboxStore } from "./webhook-outbox.js";
+import type { RunEvent } from "@tapedeck/protocol";
+import type { DeliveryNext, NewWebhookDelivery, RecordedRunEvent, WebhookAttemptRecord, WebhookDeliveryRecord, WebhookEndpointRecord, WebhookOutboxStore } from "./webhook-outbox.js";
 
 interface EndpointRow {
   readonly id: string;
@@ -19,6 +20,7 @@ interface EndpointRow {
   readonly labels: string | null;
   readonly secret: string;
   readonly description: string | null;
+  readonly any_address: number;
   readonly created_at: number;
 }
 
@@ -49,8 +51,8 @@ export class SqliteWebhookOutbox implements WebhookOutboxStore {
     this.#access = access;
     this.#sql = {
       insertEndpoint: db.prepare<[EndpointRow]>(
-        `INSERT INTO webhook_endpoints (id, url, events, namespace, labels, secret, description, created_at)
-         VALUES (@id, @url, @events, @namespace, @labels, @secret, @description, @created_at)`,
+        `INSERT INTO webhook_endpoints (id, url, events, namespace, labels, secret, description, any_address, created_at)
+         VALUES (@id, @url, @events, @namespace, @labels, @secret, @description, @any_address, @created_at)`,
       ),
       endpoints: db.prepare<[], EndpointRow>("SELECT * FROM webhook_endpoints ORDER BY created_at, rowid"),
       deleteDeliveries: db.prepare<[string]>("DELETE FROM webhook_deliveries WHERE endpoint_id = ?"),
@@ -59,6 +61,8 @@ export class SqliteWebhookOutbox implements WebhookOutboxStore {
         `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, event_type, body, status, attempts, next_attempt_at, created_at, updated_at)
          VALUES (@id, @endpoint_id, @event_id, @event_type, @body, 'pending', '[]', @next_attempt_at, @created_at, @created_at)`,
       ),
+      recordedEvents: db.prepare<[number], { id: number; event: string; at: number }>("SELECT id, event, at FROM run_events ORDER BY id LIMIT ?"),
+      deleteEvent: db.prepare<[number]>("DELETE FROM run_events WHERE id = ?"),
       due: db.prepare<[number, number], DeliveryRow>(
         "SELECT * FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, rowid LIMIT ?",
       ),
@@ -84,6 +88,7 @@ export class SqliteWebhookOutbox implements WebhookOutboxStore {
         labels: endpoint.labels === undefined ? null : JSON.stringify(endpoint.labels),
         secret: endpoint.secret,
         description: endpoint.description ?? null,
+        any_address: endpoint.anyAddress === true ? 1 : 0,
         created_at: endpoint.createdAt,
       });
     });
@@ -103,8 +108,13 @@ export class SqliteWebhookOutbox implements WebhookOutboxStore {
       .then(() => deleted);
   }
 
-  putDeliveries(deliveries: readonly NewWebhookDelivery[]): Promise<void> {
+  recordedEvents(limit: number): Promise<RecordedRunEvent[]> {
+    return this.#access.read(() => this.#sql.recordedEvents.all(limit).map((row) => ({ id: row.id, event: JSON.parse(row.event) as RunEvent, at: row.at })));
+  }
+
+  putDeliveries(deliveries: readonly NewWebhookDelivery[], handledEvents: readonly number[] = []): Promise<void> {
     return this.#access.write(() => {
+      for (const id of handledEvents) this.#sql.deleteEvent.run(id);
       for (const d of deliveries) {
         this.#sql.insertDelivery.run({ id: d.id, endpoint_id: d.endpointId, event_id: d.eventId, event_type: d.eventType, body: d.body, next_attempt_at: d.nextAttemptAt, created_at: d.createdAt });
       }
@@ -142,6 +152,7 @@ function endpointFromRow(row: EndpointRow): WebhookEndpointRecord {
     ...(row.labels !== null && { labels: JSON.parse(row.labels) as Record<string, string> }),
     secret: row.secret,
     ...(row.description !== null && { description: row.description }),
+    ...(row.any_address === 1 && { anyAddress: true }),
     createdAt: row.created_at,
   };
 }

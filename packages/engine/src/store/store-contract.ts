@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { TestContext } from "node:test";
-import type { JournalEntry, JournalEvent, JsonValue, PinnedToolset } from "@tapedeck/protocol";
+import type { JournalEntry, JournalEvent, JsonValue, PinnedToolset, RunEvent } from "@tapedeck/protocol";
 import { StoreConflictError } from "./store.js";
 import type { NewRun, Store } from "./store.js";
 import { describeCredentialStoreContract } from "./credential-store-contract.js";
@@ -89,6 +89,25 @@ export function describeStoreContract(name: string, open: () => Promise<OpenedSt
         assert.ok(record);
         assert.deepEqual(record, { ...run, updatedAt: record.updatedAt, journalLength: 0 });
         assert.equal(await store.getRun("run_unknown"), undefined);
+      });
+
+      test("a patch's events are recorded in its commit (none when it conflicts), oldest first, until their deliveries are written", async ({ store }) => {
+        await store.createRun(newRun("run_ev"), [started(0)]);
+        const waiting: RunEvent = { type: "run.waiting", runId: "run_ev", waits: [{ kind: "sleep", seq: 1, until: 99 }], wakeAt: 99 };
+        const ended: RunEvent = { type: "run.ended", runId: "run_ev", end: { status: "completed", output: { q: "héllo ✓" } } };
+        await store.append("run_ev", [], { updatedAt: 20, status: "waiting", events: [waiting] });
+        await assert.rejects(store.append("run_ev", [started(5)], { updatedAt: 25, events: [ended] }), (e: unknown) => e instanceof StoreConflictError);
+        await store.append("run_ev", [started(1)], { updatedAt: 30, status: "completed", events: [ended] });
+        const recorded = await store.webhookOutbox.recordedEvents(10);
+        assert.deepEqual(recorded.map(({ event, at }) => [event, at]), [[waiting, 20], [ended, 30]]);
+        assert.ok(recorded[0]!.id < recorded[1]!.id);
+        assert.deepEqual((await store.webhookOutbox.recordedEvents(1)).map((r) => r.event.type), ["run.waiting"]);
+        await store.webhookOutbox.putEndpoint({ id: "wh_ev", url: "https://example.com/ev", secret: "sealed:x", createdAt: 1 });
+        await store.webhookOutbox.putDeliveries([{ id: "dlv_ev", endpointId: "wh_ev", eventId: "evt_1", eventType: "run.waiting", body: "{}", createdAt: 20, nextAttemptAt: 20 }], [recorded[0]!.id]);
+        assert.deepEqual((await store.webhookOutbox.recordedEvents(10)).map((r) => r.event.type), ["run.ended"]);
+        assert.equal((await store.webhookOutbox.dueDeliveries(20, 10)).length, 1);
+        await store.webhookOutbox.putDeliveries([], [recorded[1]!.id]);
+        assert.deepEqual(await store.webhookOutbox.recordedEvents(10), []);
       });
 
       test("a createRun that fails part-way writes nothing", async ({ store }) => {

@@ -1,4 +1,4 @@
-import type { JournalEntry, JsonSchema, JsonValue, PinnedToolset, RunError, RunStatus, RunWait } from "@tapedeck/protocol";
+import type { JournalEntry, JsonSchema, JsonValue, PinnedToolset, RunError, RunEvent, RunStatus, RunWait } from "@tapedeck/protocol";
 import type { CredentialStore } from "./credential-store.js";
 import type { WebhookOutboxStore } from "./webhook-outbox.js";
 
@@ -134,6 +134,8 @@ export interface RunPatch {
   readonly wakeAt?: number | null;
   /** Signals taken by `signal()` calls (by seq) whose outcomes are in these entries. Each must still be pending, else `StoreConflictError`. */
   readonly consumeSignals?: readonly { readonly id: number; readonly seq: number }[];
+  /** Events this commit makes happen, recorded for `webhookOutbox.recordedEvents` (see `RunEvent`). */
+  readonly events?: readonly RunEvent[];
 }
 
 export interface NewSignal {

@@ -25,7 +25,7 @@ const delivery = (id: string, endpointId: string, nextAttemptAt: number): NewWeb
 export function describeWebhookOutboxContract(test: Test): void {
   void describe("webhook outbox", () => {
     test("endpoints round-trip with and without their optional fields, oldest first; an id is taken once", async ({ store }) => {
-      const full = endpoint("wh_full", { events: ["run.completed", "run.failed"], namespace: "alice", labels: { team: "red", "dotted.key": 'q"' }, description: "ops", createdAt: 2_000 });
+      const full = endpoint("wh_full", { events: ["run.completed", "run.failed"], namespace: "alice", labels: { team: "red", "dotted.key": 'q"' }, description: "ops", anyAddress: true, createdAt: 2_000 });
       await store.webhookOutbox.putEndpoint(full);
       await store.webhookOutbox.putEndpoint(endpoint("wh_bare"));
       assert.deepEqual(await store.webhookOutbox.listEndpoints(), [endpoint("wh_bare"), full]);

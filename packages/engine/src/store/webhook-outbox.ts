@@ -1,3 +1,5 @@
+import type { RunEvent } from "@tapedeck/protocol";
+
 /**
  * The webhook outbox seam of the store: the HTTP server's webhook endpoints, the deliveries it
  * owes them (one per event and endpoint, written when the event happens) and the attempts made.
@@ -16,8 +18,13 @@ export interface WebhookOutboxStore {
   /** Deletes an endpoint and every delivery it has (pending ones are never sent). False if there was none. */
   deleteEndpoint(id: string): Promise<boolean>;
 
-  /** Saves deliveries, `pending`, in one commit. */
-  putDeliveries(deliveries: readonly NewWebhookDelivery[]): Promise<void>;
+  /** Run events the engine recorded (`RunPatch.events`) and no one has handled yet, oldest first, at most `limit`. */
+  recordedEvents(limit: number): Promise<RecordedRunEvent[]>;
+  /**
+   * Saves deliveries, `pending`, and removes the recorded events they were made from, in one
+   * commit: an event is either still recorded or has all its deliveries.
+   */
+  putDeliveries(deliveries: readonly NewWebhookDelivery[], handledEvents?: readonly number[]): Promise<void>;
   /** Pending deliveries whose next attempt is due at `now`, earliest first, at most `limit`. */
   dueDeliveries(now: number, limit: number): Promise<WebhookDeliveryRecord[]>;
   /** The earliest next attempt of a pending delivery, if any. */
@@ -26,6 +33,15 @@ export interface WebhookOutboxStore {
   recordAttempt(deliveryId: string, attempt: WebhookAttemptRecord, next: DeliveryNext): Promise<void>;
   /** An endpoint's deliveries, newest first, at most `limit`; `before`: only those older than this delivery. */
   listDeliveries(endpointId: string, options: { readonly limit: number; readonly before?: string }): Promise<WebhookDeliveryRecord[]>;
+}
+
+/** A run event as the store recorded it. */
+export interface RecordedRunEvent {
+  /** Increasing in the order the events were committed. */
+  readonly id: number;
+  readonly event: RunEvent;
+  /** When it happened. */
+  readonly at: number;
 }
 
 /** Where the server sends events, and which. */
@@ -42,6 +58,11 @@ export interface WebhookEndpointRecord {
   /** The signing secret as the server keeps it (sealed: the store never holds it in clear). */
   readonly secret: string;
   readonly description?: string;
+  /**
+   * Made by the operator: deliveries may connect to any address its host resolves to (a
+   * receiver on loopback or a private network). Otherwise (a tenant's) only public addresses.
+   */
+  readonly anyAddress?: boolean;
   readonly createdAt: number;
 }
 

@@ -6,7 +6,7 @@ import { Engine, type EngineOptions } from "../engine.js";
 import { SqliteStore } from "../store/sqlite-store.js";
 import { QuickJsSandboxFactory } from "../sandbox/quickjs-sandbox-factory.js";
 import type { SandboxFactory } from "../sandbox/sandbox.js";
-import type { RunEnd } from "../runs/run-executor.js";
+import type { RunEnd } from "@tapedeck/protocol";
 
 /** One sandbox pool for a whole test file: workers take tens of ms to start. */
 let sharedSandboxes: QuickJsSandboxFactory | undefined;

@@ -58,16 +58,23 @@ function renderTypescript(groups: ReadonlyMap<string, readonly PinnedTool[]>): s
     [
       `  /** Tools of group \`${group}\`. */`,
       `  export const ${group}: {`,
-      ...tools.map(renderMember),
+      ...tools.map((tool) => renderMember(tool)),
       "  };",
     ].join("\n"),
   );
   return [`declare module ${JSON.stringify(DECLARATIONS_MODULE)} {`, ...body, TOOL_ERROR, "}", ""].join("\n");
 }
 
+/**
+ * One tool alone, as a member of its group the way `typescript` declares it: for showing a few
+ * tools (search results) without the whole module. `ToolError` is not repeated.
+ */
+export function renderToolDeclaration(tool: PinnedTool): string {
+  return [`declare const ${tool.group}: {`, renderMember(tool, "  "), "};"].join("\n");
+}
+
 /** One tool as a method of its group: JSDoc, then `name(args): Promise<result>;`. */
-function renderMember(tool: PinnedTool): string {
-  const indent = "    ";
+function renderMember(tool: PinnedTool, indent = "    "): string {
   const args = schemaToType(tool.inputSchema, { style: "ts", indent });
   const result = tool.outputSchema === undefined ? "unknown" : schemaToType(tool.outputSchema, { style: "ts", indent });
   const optional = argsOptional(tool) ? "?" : "";

@@ -78,6 +78,8 @@ class Core implements ServerCore {
       sources: { host: new HostToolRouter(local, context.hostTasks) },
       // The same key file as `tapedeck credentials`, so the CLI and the API share one vault.
       masterKeyFile: join(options.dataDir, "master.key"),
+      // Webhooks read run events from the store, so none is lost between a commit and its delivery.
+      recordEvents: true,
       unsafeHttpAllowLoopbackForTests: options.unsafeHttpAllowLoopbackForTests,
     });
     this.#engine = engine;

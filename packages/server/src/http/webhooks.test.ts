@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { Engine } from "@tapedeck/engine";
 import { TapedeckError, verifyWebhook, type CreatedWebhookEndpoint, type Run, type Tapedeck, type WebhookEvent } from "@tapedeck/sdk";
 import { TEST_RETRY_BASE_ENV } from "../cli/commands/serve.js";
 import { createKey, startServeChild, type ServeChild } from "./test-support/serve-child.js";
@@ -116,6 +117,31 @@ describe("webhooks out", () => {
     assert.equal(second.body, first.body);
     const event = await verified(second, endpoint);
     assert.deepEqual([event.type, event.data.runId, event.type === "run.cancelled" ? event.data.reason : ""], ["run.cancelled", waiting.id, "crash test"]);
+    await td.webhooks.delete(endpoint.id);
+  });
+
+  it("an event committed with its run but not yet fanned out when the server died is delivered by the next server", async () => {
+    const r = await receiver();
+    const endpoint = await td.webhooks.create({ url: r.url, events: ["run.completed"] });
+    assert.equal(await server.stop(), 0, server.stderr());
+    // The moment a crash can fall into: the engine committed the run's end and its event, and
+    // nothing read the event yet. An engine recording events, with no server, leaves exactly that.
+    const engine = await Engine.open({ dataDir: server.dataDir, recordEvents: true, wake: false });
+    let runId: string;
+    try {
+      const { id } = await engine.registerToolset({});
+      assert.equal(id, toolset, "the same (empty) toolset");
+      const started = await engine.start({ toolset: id, source: `export default () => "ended while no server listened";` });
+      assert.equal(started.kind, "started");
+      runId = started.kind === "started" ? started.runId : "";
+      assert.equal((await engine.end(runId))?.status, "completed");
+    } finally {
+      await engine.close();
+    }
+    server = await startServeChild({ dataDir: server.dataDir, env: ENV });
+    td = server.client(adminKey);
+    const event = await verified(await r.request(1), endpoint);
+    assert.deepEqual([event.type, event.data.runId, event.type === "run.completed" ? event.data.output : undefined], ["run.completed", runId, "ended while no server listened"]);
     await td.webhooks.delete(endpoint.id);
   });
 

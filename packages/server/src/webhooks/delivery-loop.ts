@@ -1,7 +1,9 @@
 import type { DeliveryNext, WebhookDeliveryRecord, WebhookOutboxStore } from "@tapedeck/engine";
+import { describeNetError } from "@tapedeck/engine/net";
 import { retryDelay, type RetrySchedule } from "./retry-schedule.js";
 import { signatureHeaders } from "./signature.js";
 import type { EndpointTarget } from "./webhook-endpoints.js";
+import { WebhookPoster, type PostResult } from "./webhook-poster.js";
 
 /** Deliveries sent at once: enough to keep up with busy servers, few enough to be polite to one slow receiver. */
 const MAX_IN_FLIGHT = 16;
@@ -15,7 +17,8 @@ export interface DeliveryLoopOptions {
   readonly timeoutMs: number;
   readonly log: (line: string) => void;
   readonly now?: () => number;
-  readonly fetch?: typeof fetch;
+  /** How bodies are POSTed. Default: a `WebhookPoster` with the system resolver and `timeoutMs`. */
+  readonly poster?: WebhookPoster;
 }
 
 /**
@@ -33,7 +36,7 @@ export interface DeliveryLoopOptions {
 export class DeliveryLoop {
   readonly #options: DeliveryLoopOptions;
   readonly #now: () => number;
-  readonly #fetch: typeof fetch;
+  readonly #poster: WebhookPoster;
   readonly #inFlight = new Map<string, Promise<void>>();
   #pumping: Promise<void> | undefined;
   #again = false;
@@ -43,7 +46,7 @@ export class DeliveryLoop {
   constructor(options: DeliveryLoopOptions) {
     this.#options = options;
     this.#now = options.now ?? Date.now;
-    this.#fetch = options.fetch ?? ((input, init) => fetch(input, init));
+    this.#poster = options.poster ?? new WebhookPoster({ timeoutMs: options.timeoutMs });
   }
 
   /** Sends what is due now (and arms a timer for what is due later). Cheap to call often. */
@@ -54,7 +57,7 @@ export class DeliveryLoop {
       return;
     }
     this.#pumping = this.#fill()
-      .catch((error: unknown) => this.#options.log(`tapedeck: webhook deliveries could not be read: ${describe(error)}`))
+      .catch((error: unknown) => this.#options.log(`tapedeck: webhook deliveries could not be read: ${describeNetError(error)}`))
       .finally(() => {
         this.#pumping = undefined;
         if (this.#again) {
@@ -71,6 +74,7 @@ export class DeliveryLoop {
     // A read in progress may still start attempts; then every attempt started is waited for.
     await this.#pumping;
     await Promise.all(this.#inFlight.values());
+    await this.#poster.close();
   }
 
   async #fill(): Promise<void> {
@@ -107,33 +111,12 @@ export class DeliveryLoop {
     try {
       await this.#options.outbox.recordAttempt(delivery.id, { attempt, at, durationMs, ...(statusCode === undefined ? {} : { statusCode }), ...(error === undefined ? {} : { error }) }, next);
     } catch (recordError) {
-      this.#options.log(`tapedeck: webhook delivery ${delivery.id} attempt ${attempt} was made but not recorded (it will be sent again): ${describe(recordError)}`);
+      this.#options.log(`tapedeck: webhook delivery ${delivery.id} attempt ${attempt} was made but not recorded (it will be sent again): ${describeNetError(recordError)}`);
     }
   }
 
-  async #post(target: EndpointTarget, delivery: WebhookDeliveryRecord, at: number): Promise<{ readonly statusCode?: number; readonly error?: string }> {
-    try {
-      const response = await this.#fetch(target.url, {
-        method: "POST",
-        headers: { "content-type": "application/json", "user-agent": "Tapedeck-Webhooks/1", ...signatureHeaders(delivery.eventId, delivery.body, target.secret, at) },
-        body: delivery.body,
-        redirect: "manual",
-        signal: AbortSignal.timeout(this.#options.timeoutMs),
-      });
-      // The answer's body means nothing here; drop it so the connection is free again.
-      await response.body?.cancel().catch(() => {});
-      return response.ok ? { statusCode: response.status } : { statusCode: response.status, error: `the receiver answered HTTP ${response.status}` };
-    } catch (error) {
-      if (error instanceof Error && error.name === "TimeoutError") return { error: `no answer within ${this.#options.timeoutMs} ms` };
-      return { error: describe(error) };
-    }
+  #post(target: EndpointTarget, delivery: WebhookDeliveryRecord, at: number): Promise<PostResult> {
+    const headers = { "content-type": "application/json", "user-agent": "Tapedeck-Webhooks/1", ...signatureHeaders(delivery.eventId, delivery.body, target.secret, at) };
+    return this.#poster.post(target, headers, delivery.body);
   }
-}
-
-/** A fetch failure's reason: undici hides it in `cause` (ECONNREFUSED, ENOTFOUND, …). */
-function describe(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const cause = error.cause as { code?: unknown; message?: unknown } | undefined;
-  const detail = typeof cause?.code === "string" ? cause.code : typeof cause?.message === "string" ? cause.message : undefined;
-  return detail ? `${error.message} (${detail})` : error.message;
 }

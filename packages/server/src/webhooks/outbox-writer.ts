@@ -1,63 +1,96 @@
 import { randomBytes } from "node:crypto";
-import type { Engine, EngineEvent, Store } from "@tapedeck/engine";
+import type { Engine, NewWebhookDelivery, RecordedRunEvent, Store } from "@tapedeck/engine";
 import { webhookEvent, webhookType } from "./webhook-event.js";
 import type { WebhookEndpoints } from "./webhook-endpoints.js";
 
+/** Recorded events fanned out per commit: bounded so one commit stays short under a burst. */
+const EVENTS_PER_COMMIT = 200;
+
 /**
- * Turns engine events into outbox rows: one delivery per endpoint that wants the event and whose
- * scope holds the run, all of one event in one commit, then tells the delivery loop.
+ * Turns the run events the engine recorded (in the commits that made them happen) into outbox
+ * rows: one delivery per endpoint that wants the event and whose scope holds the run. The
+ * deliveries are written and the recorded events removed in one commit, then the delivery loop
+ * is told.
  *
  * Invariants:
- * - Events are written in the order the engine emitted them (one chain), each with the time it
- *   happened, not the time it was written.
- * - Once its row is committed, an event is delivered at least once, across restarts. The row is
- *   written just after the engine's own commit of what happened: a crash in between loses the
- *   event (closing that gap needs the engine to write the outbox in its own commit).
+ * - At least once across crashes: an event is recorded with what it reports (the engine runs
+ *   with `recordEvents`), and stays recorded until its deliveries are committed. Whatever a
+ *   crash leaves recorded is fanned out when the next server opens (`drain` on start).
+ * - Events are fanned out in the order they were committed, with the time they happened.
+ * - One drain at a time; events arriving during a drain trigger one more pass.
  */
 export class OutboxWriter {
   readonly #store: Store;
   readonly #endpoints: WebhookEndpoints;
   readonly #written: () => void;
   readonly #log: (line: string) => void;
-  readonly #now: () => number;
-  #chain: Promise<void> = Promise.resolve();
+  #draining: Promise<void> | undefined;
+  #again = false;
   #unsubscribe: (() => void) | undefined;
 
-  constructor(options: { readonly store: Store; readonly endpoints: WebhookEndpoints; readonly written: () => void; readonly log: (line: string) => void; readonly now?: () => number }) {
+  constructor(options: { readonly store: Store; readonly endpoints: WebhookEndpoints; readonly written: () => void; readonly log: (line: string) => void }) {
     this.#store = options.store;
     this.#endpoints = options.endpoints;
     this.#written = options.written;
     this.#log = options.log;
-    this.#now = options.now ?? Date.now;
   }
 
+  /** Drains what a previous process left recorded, then drains again whenever the engine reports a run event. */
   listen(engine: Engine): void {
-    this.#unsubscribe = engine.on((event) => this.#enqueue(event));
+    this.#unsubscribe = engine.on((event) => {
+      if (event.type !== "engine.error") this.drain();
+    });
+    this.drain();
   }
 
-  /** Stops listening and waits for the events already heard to be written. */
+  /** Stops listening and waits for the drain in progress. What is still recorded stays for the next process. */
   async close(): Promise<void> {
     this.#unsubscribe?.();
-    await this.#chain;
+    await this.#draining;
   }
 
-  #enqueue(event: EngineEvent): void {
+  /** Fans out every recorded event (now, or right after the drain in progress). */
+  drain(): void {
+    if (this.#draining) {
+      this.#again = true;
+      return;
+    }
+    this.#draining = this.#drainAll()
+      .catch((error: unknown) => this.#log(`tapedeck: recorded run events were not fanned out to webhooks (they stay recorded and go out with the next event or restart): ${error instanceof Error ? error.message : String(error)}`))
+      .finally(() => {
+        this.#draining = undefined;
+        if (this.#again) {
+          this.#again = false;
+          this.drain();
+        }
+      });
+  }
+
+  async #drainAll(): Promise<void> {
+    for (;;) {
+      const recorded = await this.#store.webhookOutbox.recordedEvents(EVENTS_PER_COMMIT);
+      if (recorded.length === 0) return;
+      const deliveries: NewWebhookDelivery[] = [];
+      for (const event of recorded) deliveries.push(...(await this.#deliveriesOf(event)));
+      await this.#store.webhookOutbox.putDeliveries(
+        deliveries,
+        recorded.map((event) => event.id),
+      );
+      if (deliveries.length > 0) this.#written();
+      if (recorded.length < EVENTS_PER_COMMIT) return;
+    }
+  }
+
+  /** The deliveries one recorded event owes, none when no endpoint wants it. */
+  async #deliveriesOf({ event, at }: RecordedRunEvent): Promise<NewWebhookDelivery[]> {
     const type = webhookType(event);
-    if (type === undefined || event.type === "engine.error" || !this.#endpoints.wants(type)) return;
-    const at = this.#now();
-    this.#chain = this.#chain
-      .then(async () => {
-        const run = await this.#store.getRun(event.runId);
-        if (!run) return;
-        const endpoints = this.#endpoints.matching(type, run);
-        if (endpoints.length === 0) return;
-        const id = `evt_${randomBytes(12).toString("base64url")}`;
-        const body = JSON.stringify(webhookEvent(event, run, id, at));
-        await this.#store.webhookOutbox.putDeliveries(
-          endpoints.map((endpointId) => ({ id: `dlv_${randomBytes(12).toString("base64url")}`, endpointId, eventId: id, eventType: type, body, createdAt: at, nextAttemptAt: at })),
-        );
-        this.#written();
-      })
-      .catch((error: unknown) => this.#log(`tapedeck: webhook event ${type} of run ${event.runId} was not written to the outbox: ${error instanceof Error ? error.message : String(error)}`));
+    if (type === undefined || !this.#endpoints.wants(type)) return [];
+    const run = await this.#store.getRun(event.runId);
+    if (!run) return [];
+    const endpoints = this.#endpoints.matching(type, run);
+    if (endpoints.length === 0) return [];
+    const id = `evt_${randomBytes(12).toString("base64url")}`;
+    const body = JSON.stringify(webhookEvent(event, run, id, at));
+    return endpoints.map((endpointId) => ({ id: `dlv_${randomBytes(12).toString("base64url")}`, endpointId, eventId: id, eventType: type, body, createdAt: at, nextAttemptAt: at }));
   }
 }

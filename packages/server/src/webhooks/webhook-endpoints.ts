@@ -8,6 +8,8 @@ import { newEndpointSecret, type SecretBox } from "./endpoint-secret.js";
 export interface EndpointTarget {
   readonly url: string;
   readonly secret: string;
+  /** The operator's: deliveries may reach private addresses (see `WebhookPoster`). */
+  readonly anyAddress: boolean;
 }
 
 /**
@@ -33,7 +35,7 @@ export class WebhookEndpoints {
   }
 
   /** Registers an endpoint in `scope`; the secret is returned this once. */
-  async create(request: { readonly url: string; readonly events?: readonly WebhookEventType[]; readonly scope: Scope; readonly description?: string }, now: number): Promise<{ readonly endpoint: WebhookEndpoint; readonly secret: string }> {
+  async create(request: { readonly url: string; readonly events?: readonly WebhookEventType[]; readonly scope: Scope; readonly description?: string; readonly anyAddress: boolean }, now: number): Promise<{ readonly endpoint: WebhookEndpoint; readonly secret: string }> {
     const secret = newEndpointSecret();
     const { namespace, labels } = request.scope;
     const record: WebhookEndpointRecord = {
@@ -44,6 +46,7 @@ export class WebhookEndpoints {
       ...(Object.keys(labels).length === 0 ? {} : { labels }),
       secret: this.#box.seal(secret),
       ...(request.description === undefined ? {} : { description: request.description }),
+      ...(request.anyAddress ? { anyAddress: true } : {}),
       createdAt: now,
     };
     await this.#outbox.putEndpoint(record);
@@ -85,7 +88,7 @@ export class WebhookEndpoints {
   /** Where to send, and how to sign; undefined for an endpoint deleted since, or whose secret cannot be read. */
   target(id: string): EndpointTarget | undefined {
     const found = this.#endpoints.get(id);
-    return found?.secret === undefined ? undefined : { url: found.record.url, secret: found.secret };
+    return found?.secret === undefined ? undefined : { url: found.record.url, secret: found.secret, anyAddress: found.record.anyAddress === true };
   }
 }
 

@@ -5,6 +5,8 @@ import { newEndpointSecret, SecretBox } from "./endpoint-secret.js";
 import { DEFAULT_RETRY_SCHEDULE, retryDelay } from "./retry-schedule.js";
 import { signatureHeaders } from "./signature.js";
 import { checkWebhookUrl } from "./webhook-url.js";
+import { WebhookPoster } from "./webhook-poster.js";
+import { startReceiver } from "../http/test-support/webhook-receiver.js";
 
 describe("webhook parts", () => {
   it("signs exactly as Standard Webhooks does (its published test vector), and the SDK verifies what the server signs", async () => {
@@ -36,11 +38,35 @@ describe("webhook parts", () => {
   });
 
   it("endpoint URLs: http(s) without credentials; loopback and private addresses only for the operator", () => {
-    for (const url of ["http://127.0.0.1:8080/x", "http://localhost/x", "http://api.localhost/x", "http://10.1.2.3/", "http://[::1]/", "http://[::ffff:127.0.0.1]/", "http://0x7f.1/", "http://2130706433/", "http://169.254.169.254/latest", "http://192.168.1.1/", "http://[fd00::1]/"]) {
+    for (const url of ["http://127.0.0.1:8080/x", "http://localhost/x", "http://api.localhost/x", "http://10.1.2.3/", "http://[::1]/", "http://[::ffff:127.0.0.1]/", "http://0x7f.1/", "http://2130706433/", "http://169.254.169.254/latest", "http://192.168.1.1/", "http://[fd00::1]/", "http://100.64.0.1/", "http://[64:ff9b::7f00:1]/", "http://[2002:a9fe:a9fe::]/", "http://198.18.0.1/", "http://localhost./", "http://0/"]) {
       assert.equal(checkWebhookUrl(url, { allowPrivate: false }).ok, false, url);
       assert.equal(checkWebhookUrl(url, { allowPrivate: true }).ok, true, url);
     }
     assert.deepEqual(checkWebhookUrl("https://hooks.example.com/a?b=1", { allowPrivate: false }), { ok: true, url: "https://hooks.example.com/a?b=1" });
     for (const url of ["ftp://example.com/", "https://user:pw@example.com/", "not a url", "file:///etc/passwd"]) assert.equal(checkWebhookUrl(url, { allowPrivate: true }).ok, false, url);
+  });
+
+  it("a tenant's endpoint is only reached at a public address, however its name resolves; the operator's anywhere", async () => {
+    const receiver = await startReceiver();
+    const port = new URL(receiver.url).port;
+    // Names a tenant could register (they pass the URL check), answering with private addresses.
+    const answers: Record<string, string[]> = { "rebind.example": ["127.0.0.1"], "mixed.example": ["93.184.215.14", "10.0.0.7"], "mapped.example": ["::ffff:127.0.0.1"], "meta.example": ["169.254.169.254"] };
+    const poster = new WebhookPoster({ timeoutMs: 5_000, resolver: (host) => Promise.resolve(answers[host] ?? []) });
+    try {
+      for (const host of Object.keys(answers)) {
+        const url = `http://${host}:${port}/hook`;
+        assert.equal(checkWebhookUrl(url, { allowPrivate: false }).ok, true, "a name passes the URL check");
+        const result = await poster.post({ url, anyAddress: false }, { "content-type": "application/json" }, "{}");
+        assert.equal(result.statusCode, undefined, host);
+        assert.match(result.error ?? "", /^refused: .*(loopback|private|link-local|metadata|IPv4-mapped)/i, host);
+      }
+      assert.equal(receiver.received.length, 0, "nothing reached the receiver");
+      const operator = await poster.post({ url: receiver.url, anyAddress: true }, { "content-type": "application/json" }, '{"n":1}');
+      assert.deepEqual(operator, { statusCode: 200 });
+      assert.equal(receiver.received.length, 1);
+    } finally {
+      await poster.close();
+      await receiver.close();
+    }
   });
 });

@@ -1,20 +1,14 @@
-import { BlockList, isIP } from "node:net";
+import { classifyAddress } from "@tapedeck/engine/net";
 
 /**
- * Addresses a webhook endpoint of a limited caller may not name: the Tapedeck host itself and
- * private networks. A key limited to a namespace belongs to a tenant; letting it point the
- * server's POSTs at `127.0.0.1:5432` or a cloud metadata address would hand it the server's
- * network position. The operator's unlimited key may (a receiver on loopback is a real setup).
- * Only literal addresses and `localhost` are checked: a name that resolves to a private address
- * is not (yet) caught.
+ * Checks the URL of a new webhook endpoint. A key limited to a namespace or labels belongs to a
+ * tenant; letting it point the server's POSTs at `127.0.0.1:5432` or a cloud metadata address
+ * would hand it the server's network position. So for a tenant, a host that is an address must
+ * be a public one (the `http` tool's ranges: private, loopback, link-local, CGNAT, metadata,
+ * IPv4 inside IPv6…; the URL parser has already turned `0x7f.1` or `2130706433` into a dotted
+ * quad) and `localhost` names are refused; a name is checked again at every delivery, where it
+ * is resolved (`WebhookPoster`). The operator's unlimited key may name any address.
  */
-const PRIVATE = new BlockList();
-for (const [net, prefix] of [["0.0.0.0", 8], ["10.0.0.0", 8], ["100.64.0.0", 10], ["127.0.0.0", 8], ["169.254.0.0", 16], ["172.16.0.0", 12], ["192.168.0.0", 16], ["224.0.0.0", 4], ["240.0.0.0", 4]] as const) {
-  PRIVATE.addSubnet(net, prefix, "ipv4");
-}
-for (const [net, prefix] of [["::", 127], ["fc00::", 7], ["fe80::", 10], ["ff00::", 8], ["::ffff:0:0", 96]] as const) {
-  PRIVATE.addSubnet(net, prefix, "ipv6");
-}
 
 export type UrlCheck =
   /** The URL to store (normalised). */
@@ -31,15 +25,17 @@ export function checkWebhookUrl(text: string, options: { readonly allowPrivate: 
   }
   if (url.protocol !== "https:" && url.protocol !== "http:") return { ok: false, message: `url must use http or https, not ${url.protocol.replace(/:$/, "")}.` };
   if (url.username !== "" || url.password !== "") return { ok: false, message: "url must not carry a user or password: the endpoint's secret is how it knows the server; check the webhook-signature header." };
-  if (!options.allowPrivate && isPrivateHost(url.hostname)) {
-    return { ok: false, message: `url points at ${url.hostname}, a loopback or private address: only an unlimited API key may register such an endpoint. Use a public address.` };
-  }
+  const refusal = options.allowPrivate ? undefined : privateHost(url.hostname);
+  if (refusal) return { ok: false, message: `url points at ${url.hostname}, ${refusal}: only an unlimited API key may register such an endpoint. Use a public address.` };
   return { ok: true, url: url.href };
 }
 
-function isPrivateHost(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, "").toLowerCase();
-  if (host === "localhost" || host.endsWith(".localhost")) return true;
-  const family = isIP(host);
-  return family !== 0 && PRIVATE.check(host, family === 4 ? "ipv4" : "ipv6");
+/** Why a tenant may not name `hostname`, if it may not. */
+function privateHost(hostname: string): string | undefined {
+  const host = hostname.replace(/^\[|\]$/g, "").replace(/\.$/, "").toLowerCase();
+  if (host === "localhost" || host.endsWith(".localhost")) return "a loopback name";
+  const isAddress = /^[\d.]+$/.test(host) || host.includes(":");
+  if (!isAddress) return undefined;
+  const verdict = classifyAddress(host);
+  return verdict.allowed ? undefined : `an address in a range the server does not call for tenants (${verdict.range})`;
 }

@@ -6,12 +6,12 @@ import { injectCredential } from "../../secrets/credential-injection.js";
 import type { CredentialResolver, InjectedCredential } from "../../secrets/credential-resolver.js";
 import type { KnownSecret } from "../../secrets/leak-scanner.js";
 import type { ToolCallRequest, ToolOutcome, ToolSource } from "../tool-source.js";
-import { classifyAddress } from "./address-ranges.js";
 import { parseFetchArgs, type FetchArgs } from "./fetch-args.js";
 import { HTTP_FETCH_TOOL, isHttpFetch, type HttpMethod } from "./http-tool.js";
 import { PinnedAgents } from "./pinned-agents.js";
 import { refusal, RefusalRule } from "./refusal.js";
-import { addressRefusal, checkTarget, passes, type TargetPolicy } from "./request-target.js";
+import { checkTarget, type TargetPolicy } from "./request-target.js";
+import { describeNetError, resolvePublicAddress } from "./public-address.js";
 import { systemResolver, type HostResolver } from "./resolver.js";
 
 /**
@@ -178,23 +178,8 @@ export class HttpToolSource implements ToolSource {
     }
   }
 
-  /** The address to connect to for `host`: its first answer, once every answer has passed the check. */
-  async #resolve(host: string, policy: TargetPolicy, signal: AbortSignal): Promise<string | ToolFailure> {
-    let answers: readonly string[];
-    try {
-      answers = await abortable(this.#resolver(host, signal), signal);
-    } catch (error) {
-      if (signal.aborted) throw error;
-      return toolFailure("network_error", `Could not resolve ${host} (${describe(error)}); nothing was sent. Check the host name.`, { retryable: true, details: { host } });
-    }
-    const [first] = answers;
-    if (first === undefined) return toolFailure("network_error", `${host} has no address; nothing was sent. Check the host name.`, { retryable: true, details: { host } });
-    // Every answer, not only the first: a name that mixes public and private answers is refused.
-    for (const answer of answers) {
-      const verdict = classifyAddress(answer);
-      if (!passes(verdict, policy)) return addressRefusal(host, verdict, host);
-    }
-    return first.startsWith("[") ? first.slice(1, -1) : first;
+  #resolve(host: string, policy: TargetPolicy, signal: AbortSignal): Promise<string | ToolFailure> {
+    return resolvePublicAddress(host, { resolver: this.#resolver, allowLoopback: policy.allowLoopback, signal });
   }
 
   /** Reads the body (bounded) into the result the journal records. */
@@ -307,35 +292,12 @@ function decode(bytes: Buffer, contentType: string | undefined): string {
 function errorOutcome(error: unknown, args: FetchArgs): ToolOutcome {
   const code = (error as { code?: unknown }).code;
   if (typeof code === "string" && (NOT_SENT_CODES.has(code) || code.startsWith("ERR_SSL_") || code.startsWith("ERR_TLS_"))) {
-    return failed(toolFailure("network_error", `Could not connect for ${args.method} ${args.url} (${describe(error)}); nothing was sent.`, { retryable: true, details: { url: args.url, cause: code } }));
+    return failed(toolFailure("network_error", `Could not connect for ${args.method} ${args.url} (${describeNetError(error)}); nothing was sent.`, { retryable: true, details: { url: args.url, cause: code } }));
   }
   if (error instanceof TypeError || (error as { name?: unknown }).name === "InvalidArgumentError") {
-    return failed(toolFailure("invalid_arguments", `http.fetch: ${describe(error)}`));
+    return failed(toolFailure("invalid_arguments", `http.fetch: ${describeNetError(error)}`));
   }
-  return { kind: "interrupted", reason: `the connection failed during ${args.method} ${args.url} (${describe(error)})` };
+  return { kind: "interrupted", reason: `the connection failed during ${args.method} ${args.url} (${describeNetError(error)})` };
 }
 
-function describe(error: unknown): string {
-  const code = (error as { code?: unknown }).code;
-  const message = error instanceof Error ? error.message : String(error);
-  return typeof code === "string" && !message.includes(code) ? `${code}: ${message}` : message;
-}
 
-/** `promise`, or a rejection as soon as `signal` aborts (a system lookup cannot be cancelled). */
-function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason as Error);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason as Error);
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(error instanceof Error ? error : new Error(String(error)));
-      },
-    );
-  });
-}

@@ -69,7 +69,7 @@ export function webhookRoutes(app: FastifyInstance, context: ServerContext): voi
       const url = checkWebhookUrl(request.body.url, { allowPrivate: caller.operator });
       if (!url.ok) throw new ApiError("invalid_request", `body.${url.message}`);
       const { events, description } = request.body;
-      const created = await context.webhooks.create({ url: url.url, scope: placed.scope, ...(events === undefined ? {} : { events }), ...(description === undefined ? {} : { description }) }, context.now());
+      const created = await context.webhooks.create({ url: url.url, scope: placed.scope, anyAddress: caller.operator, ...(events === undefined ? {} : { events }), ...(description === undefined ? {} : { description }) }, context.now());
       void reply.code(201);
       return { ...created.endpoint, secret: created.secret };
     },

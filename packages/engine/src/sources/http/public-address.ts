@@ -1,0 +1,58 @@
+import { toolFailure, type ToolFailure } from "@tapedeck/protocol";
+import { classifyAddress } from "./address-ranges.js";
+import { addressRefusal, passes } from "./request-target.js";
+import type { HostResolver } from "./resolver.js";
+
+/**
+ * Resolves a host name once and returns the address a connection may go to: the first answer,
+ * once every answer has passed the address check (a name that mixes public and private answers
+ * is refused). The caller connects to that address (see `PinnedAgents`), never to the name, so
+ * a second lookup cannot answer differently (DNS rebinding). Used by the `http` tool and by the
+ * server's webhook deliveries to tenants' endpoints.
+ */
+export async function resolvePublicAddress(
+  host: string,
+  options: { readonly resolver: HostResolver; readonly signal: AbortSignal; readonly allowLoopback?: boolean },
+): Promise<string | ToolFailure> {
+  const { resolver, signal } = options;
+  let answers: readonly string[];
+  try {
+    answers = await abortable(resolver(host, signal), signal);
+  } catch (error) {
+    if (signal.aborted) throw error;
+    return toolFailure("network_error", `Could not resolve ${host} (${describeNetError(error)}); nothing was sent. Check the host name.`, { retryable: true, details: { host } });
+  }
+  const [first] = answers;
+  if (first === undefined) return toolFailure("network_error", `${host} has no address; nothing was sent. Check the host name.`, { retryable: true, details: { host } });
+  for (const answer of answers) {
+    const verdict = classifyAddress(answer);
+    if (!passes(verdict, { allowLoopback: options.allowLoopback === true })) return addressRefusal(host, verdict, host);
+  }
+  return first.startsWith("[") ? first.slice(1, -1) : first;
+}
+
+/** A network error's message with its code (undici and `getaddrinfo` keep the useful part in `code`). */
+export function describeNetError(error: unknown): string {
+  const code = (error as { code?: unknown }).code;
+  const message = error instanceof Error ? error.message : String(error);
+  return typeof code === "string" && !message.includes(code) ? `${code}: ${message}` : message;
+}
+
+/** `promise`, or a rejection as soon as `signal` aborts (a system lookup cannot be cancelled). */
+function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason as Error);
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
+  });
+}
