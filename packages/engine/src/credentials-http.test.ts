@@ -19,12 +19,17 @@ after(() => testSandboxes().close());
 const TOKEN = "cred_bearer_value_5e8d1b2c";
 const QUERY = "cred_query_value_9a4f7e";
 const MARKER = "not_a_secret_marker_31c7";
+const STALE = "cred_stale_value_0b7e44a1";
+const FRESH = "cred_fresh_value_c93d12f8";
 
 let server: LoopbackServer;
 before(async () => {
   server = await startLoopbackServer({
     // Echoes what it got, credentials included, as a careless API would.
     "/echo": (req, res) => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ auth: req.headers.authorization ?? null, path: req.path })),
+    // Takes only the fresh token: anything else is refused as an expired one would be.
+    "/guarded": (req, res) =>
+      req.headers.authorization === `Bearer ${FRESH}` ? res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ ok: true })) : res.writeHead(401).end("token expired"),
     "/away": (_req, res) => res.writeHead(302, { location: `http://localhost:${server.port}/echo` }).end(),
   });
 });
@@ -85,6 +90,83 @@ describe("credentials injected into fetch", () => {
       assert.equal(server.received.at(-1)?.headers.authorization, undefined);
       assert.deepEqual(redirected, { status: "completed", output: { auth: null, path: "/echo" } });
       assert.deepEqual(await findSecrets(engine, t.dataDir, [TOKEN, QUERY]), []);
+    } finally {
+      await engine.close();
+      await t.cleanup();
+    }
+  });
+
+  it("a 401 to the injected credential parks the call (credentials.expired); setting a renewed one sends it again with the same idempotency key", async () => {
+    const t = await testEngine();
+    const engine = await t.reopen({ unsafeHttpAllowLoopbackForTests: true, masterKeyFile: join(t.dataDir, "master.key") });
+    try {
+      const spec = { http: { allow: ["127.0.0.1"] } };
+      const { id } = await engine.registerToolset(spec);
+      const scope = { kind: "toolset", toolsetId: id } as const;
+      await engine.credentials.set({ name: "API", scope, hosts: ["127.0.0.1"], secret: { kind: "bearer", token: STALE } });
+      const events: string[] = [];
+      engine.on((event) => events.push(event.type));
+      const started = await engine.start({ toolset: id, source: `export default async () => (await fetch("${base()}/guarded", { method: "POST", body: "charge" })).json();` });
+      assert.equal(started.kind, "started");
+      if (started.kind !== "started") return;
+      const parked = await engine.settled(started.runId);
+      assert.equal(parked?.status, "waiting");
+      const wait = parked?.status === "waiting" ? parked.waits[0] : undefined;
+      assert.equal(wait?.kind === "parked" ? wait.reason : wait?.kind, "credentials.expired");
+      assert.match(wait?.kind === "parked" ? wait.message : "", /answered 401 Unauthorized to the credential "API"/);
+      assert.deepEqual(events, ["credentials.expired", "run.waiting"]);
+      const first = server.received.at(-1);
+
+      await engine.credentials.set({ name: "API", scope, hosts: ["127.0.0.1"], secret: { kind: "bearer", token: FRESH } });
+      const end = await engine.settled(started.runId, { next: true });
+      assert.deepEqual(end, { status: "completed", output: { ok: true } });
+      const second = server.received.at(-1);
+      assert.deepEqual([first?.headers.authorization, second?.headers.authorization], [`Bearer ${STALE}`, `Bearer ${FRESH}`]);
+      assert.equal(second?.headers["idempotency-key"], first?.headers["idempotency-key"], "the same key on both sends");
+      assert.equal(second?.headers["idempotency-key"], `${started.runId}/1`);
+      const kinds = (await engine.journal(started.runId)).map((e) => e.kind);
+      assert.deepEqual(kinds.filter((k) => k.startsWith("call.")), ["call.scheduled", "call.parked", "call.decided", "call.completed"]);
+      assert.deepEqual(await findSecrets(engine, t.dataDir, [STALE, FRESH]), []);
+    } finally {
+      await engine.close();
+      await t.cleanup();
+    }
+  });
+
+  it("a request may name its credential: that one is sent (even where the host has several); one bound elsewhere or unknown is refused, and nothing is sent", async () => {
+    const t = await testEngine();
+    const engine = await t.reopen({ unsafeHttpAllowLoopbackForTests: true, masterKeyFile: join(t.dataDir, "master.key") });
+    try {
+      const spec = { http: { allow: ["127.0.0.1"] } };
+      const { id } = await engine.registerToolset(spec);
+      const scope = { kind: "toolset", toolsetId: id } as const;
+      await engine.credentials.set({ name: "READ", scope, hosts: ["127.0.0.1"], secret: { kind: "bearer", token: STALE } });
+      await engine.credentials.set({ name: "WRITE", scope, hosts: ["127.0.0.1"], secret: { kind: "bearer", token: FRESH } });
+      await engine.credentials.set({ name: "ELSEWHERE", scope, hosts: ["api.example.com"], secret: { kind: "bearer", token: TOKEN } });
+      const before = server.received.length;
+      const { end } = await runScript(
+        engine,
+        spec,
+        `import { ToolError } from "tapedeck:tools";
+        export default async () => {
+          const codes: string[] = [];
+          for (const credential of ["ELSEWHERE", "MISSING"]) {
+            try { await fetch("${base()}/echo", { credential }); } catch (e) { codes.push((e as ToolError).code + ": " + (e as ToolError).message); }
+          }
+          try { await fetch("${base()}/echo"); } catch (e) { codes.push((e as ToolError).code); }
+          const named = await (await fetch("${base()}/echo", { credential: "WRITE" })).json();
+          return { codes, named };
+        };`,
+      );
+      assert.equal(end.status, "completed");
+      const output = end.status === "completed" ? (end.output as { codes: string[]; named: unknown }) : undefined;
+      assert.match(output?.codes[0] ?? "", /^refused: The credential ELSEWHERE may only be sent to api\.example\.com, not to 127\.0\.0\.1/);
+      assert.match(output?.codes[1] ?? "", /^credential_unavailable: No credential named MISSING/);
+      assert.equal(output?.codes[2], "credential_unavailable", "unnamed, two credentials fit the host: neither is guessed");
+      assert.deepEqual(output?.named, { auth: "Bearer [redacted: secret WRITE]", path: "/echo" });
+      assert.equal(server.received.length, before + 1, "only the named request was sent");
+      assert.equal(server.received.at(-1)?.headers.authorization, `Bearer ${FRESH}`);
+      assert.deepEqual(await findSecrets(engine, t.dataDir, [STALE, FRESH, TOKEN]), []);
     } finally {
       await engine.close();
       await t.cleanup();

@@ -33,6 +33,7 @@ import { SourceRouter } from "./sources/source-router.js";
 import { vaultResolver } from "./secrets/credential-resolver.js";
 import { MasterKeySource } from "./secrets/master-key.js";
 import { CredentialVault } from "./secrets/vault.js";
+import type { CredentialScope } from "./secrets/credential.js";
 import type { ToolSource } from "./sources/tool-source.js";
 import { SqliteStore } from "./store/sqlite-store.js";
 import type { Durability, RunQuery, RunRecord, RunRequest, Store } from "./store/store.js";
@@ -160,13 +161,24 @@ export interface StartOptions {
   readonly namespace?: string;
   /** The run this one forks (see `fork`). */
   readonly parentId?: string;
+  /**
+   * Names this start: when a run of the same namespace was started with the key, that run is
+   * the answer (`existing`) and nothing is checked or created, even if two starts race. The rest
+   * of the options are not compared. Default: none.
+   */
+  readonly idempotencyKey?: string;
+  /** How long the run may take, ms: its `expiresAt` is its start plus this (the server cancels it then). Default: no expiry. */
+  readonly ttlMs?: number;
 }
 
 export type StartResult =
   /** The script did not type-check: no run was created. */
   | { readonly kind: "refused"; readonly diagnostics: readonly Diagnostic[] }
-  /** A run was created and is executing; `end` settles when it ends. */
-  | { readonly kind: "started"; readonly runId: string; readonly warnings: readonly Diagnostic[]; readonly end: Promise<RunEnd> };
+  /**
+   * A run was created and is executing (or, `existing`, the idempotency key named a run already:
+   * no warnings, as it was checked when first started); `end` settles when it ends.
+   */
+  | { readonly kind: "started"; readonly runId: string; readonly warnings: readonly Diagnostic[]; readonly end: Promise<RunEnd>; readonly existing: boolean };
 
 export type { ExecutionResult, RunPause };
 
@@ -219,9 +231,10 @@ export class Engine {
     this.#store = store;
     this.#sandboxes = options.sandboxes ?? new QuickJsSandboxFactory();
     this.#hostTools = options.hostTools ? new InProcessHostTools(options.hostTools) : undefined;
-    this.#mcp = options.mcp ?? new McpToolSource();
     const keyFile = options.masterKeyFile ?? (options.store === undefined ? join(options.dataDir ?? DEFAULT_DATA_DIR, "master.key") : options.dataDir === undefined ? undefined : join(options.dataDir, "master.key"));
     this.credentials = new CredentialVault(store.credentials, new MasterKeySource(keyFile === undefined ? {} : { keyFile }));
+    // An MCP source given in the options keeps its own credentials (its options decide).
+    this.#mcp = options.mcp ?? new McpToolSource({ credentials: vaultResolver(store, this.credentials) });
     this.#source = new SourceRouter({
       ...(this.#hostTools ? { host: this.#hostTools } : {}),
       mcp: this.#mcp,
@@ -238,6 +251,7 @@ export class Engine {
     this.#wakeMode = options.wake ?? true;
     this.#recordEvents = options.recordEvents === true;
     const onError = (error: unknown) => this.#emit({ type: "engine.error", error });
+    this.credentials.onSet((scope, name) => this.#sendRenewed(scope, name).catch(onError));
     this.#leases = new RunLeases(store, (runId, request) => this.#applyRequest(runId, request), onError);
     if (this.#wakeMode !== false) this.#wake = new WakeTimer(this.#clock, (now) => this.#wakeDue(now), onError);
   }
@@ -310,6 +324,10 @@ export class Engine {
   /** Checks the script and, if it type-checks, creates a run and starts executing it. */
   async start(options: StartOptions): Promise<StartResult> {
     this.#open();
+    const key = options.idempotencyKey;
+    const first = key === undefined ? undefined : await this.#store.getRunByIdempotencyKey(key, options.namespace === "" ? undefined : options.namespace);
+    if (first) return this.#existing(first.id);
+    if (options.ttlMs !== undefined && !(options.ttlMs > 0 && Number.isFinite(options.ttlMs))) throw new EngineError("invalid_request", `A run's ttl must be a positive number of milliseconds, not ${options.ttlMs}.`);
     const loaded = await this.#toolset(options.toolset);
     this.#checkHostTools(loaded.pinned);
     const checked = await this.check(options.source, options.toolset);
@@ -320,7 +338,7 @@ export class Engine {
     const id = newRunId(now);
     const input = options.input ?? null;
     const started: JournalEntry = { index: 0, at: now, kind: "run.started", input, replayVersion: REPLAY_VERSION };
-    await this.#store.createRun(
+    const created = await this.#store.createRun(
       {
         id,
         toolsetId: loaded.id,
@@ -333,14 +351,18 @@ export class Engine {
         ...(options.labels ? { labels: options.labels } : {}),
         ...(options.namespace ? { namespace: options.namespace } : {}),
         ...(options.parentId ? { parentId: options.parentId } : {}),
+        ...(key === undefined ? {} : { idempotencyKey: key }),
+        ...(options.ttlMs === undefined ? {} : { expiresAt: now + options.ttlMs }),
       },
       [started],
     );
+    // A start with the same key committed first (while this one was checked): its run is the answer.
+    if (created.kind === "duplicate") return this.#existing(created.runId);
     const run = await this.#store.getRun(id);
     if (!run) throw new Error(`run ${id} vanished after it was created`);
     const end = this.#waiters.end(id);
     this.#execute(run, loaded);
-    return { kind: "started", runId: id, warnings: checked.diagnostics, end };
+    return { kind: "started", runId: id, warnings: checked.diagnostics, end, existing: false };
   }
 
   /**
@@ -348,9 +370,11 @@ export class Engine {
    * it, whose calls that match an unused completed call of the parent (same tool, same canonical
    * arguments, in order, each used once) take the recorded result instead of being sent. The
    * journal marks them `reusedFrom`. The parent is unchanged. Input: the parent's, unless given.
+   * `idempotencyKey` as for `start` (in the parent's namespace); `ttlMs`: the parent's TTL unless given.
    */
-  async fork(options: { readonly parent: string; readonly source: string; readonly input?: JsonValue }): Promise<StartResult> {
+  async fork(options: { readonly parent: string; readonly source: string; readonly input?: JsonValue; readonly idempotencyKey?: string; readonly ttlMs?: number }): Promise<StartResult> {
     const parent = await this.#run(options.parent);
+    const ttlMs = options.ttlMs ?? (parent.expiresAt === undefined ? undefined : parent.expiresAt - parent.createdAt);
     return this.start({
       toolset: parent.toolsetId,
       source: options.source,
@@ -358,6 +382,8 @@ export class Engine {
       ...(parent.labels ? { labels: parent.labels } : {}),
       ...(parent.namespace ? { namespace: parent.namespace } : {}),
       parentId: parent.id,
+      ...(options.idempotencyKey === undefined ? {} : { idempotencyKey: options.idempotencyKey }),
+      ...(ttlMs === undefined ? {} : { ttlMs }),
     });
   }
 
@@ -576,6 +602,11 @@ export class Engine {
     return verifyReplay(run, loaded, entries, this.#sandboxes, this.#limits.sandbox);
   }
 
+  /** The runs executing in this engine now (not parked ones). */
+  executing(): string[] {
+    return [...this.#executors.keys()];
+  }
+
   /** A run's record. Throws `not_found`. */
   async getRun(id: string): Promise<RunRecord> {
     return this.#run(id);
@@ -607,6 +638,28 @@ export class Engine {
     await this.#source.close();
     await this.#sandboxes.close();
     await this.#store.close();
+  }
+
+  /**
+   * A credential was set: every call parked because the server refused a credential
+   * (`credentials.expired`) in a run of that scope is sent again, with its idempotency key, as
+   * if approved. A call whose credential is still refused parks again.
+   */
+  async #sendRenewed(scope: CredentialScope, name: string): Promise<void> {
+    if (this.#closed) return;
+    const runs = await this.#store.listRuns({ needsDecision: true, limit: 10_000, ...(scope.kind === "namespace" ? { namespace: scope.namespace } : {}) });
+    for (const run of runs) {
+      const inScope = scope.kind === "run" ? run.id === scope.runId : run.toolsetId === scope.toolsetId;
+      if (!inScope) continue;
+      for (const wait of run.waits ?? []) {
+        if (wait.kind !== "parked" || wait.reason !== "credentials.expired") continue;
+        await this.approve(run.id, wait.seq, { reason: `the credential ${name} was renewed` }).catch((error: unknown) => {
+          // Decided meanwhile (rejected, or sent by another renewal): nothing to do. Else the
+          // call stays parked (approve or renew again), and the other runs go on.
+          if (!(error instanceof EngineError && error.code === "conflict")) this.#emit({ type: "engine.error", error });
+        });
+      }
+    }
   }
 
   /** Starts executing a run unless it executes already; how it stops is reported to the waiters. */
@@ -651,6 +704,14 @@ export class Engine {
         this.#waiters.fail(run.id, error);
       });
     this.#executors.set(run.id, { executor, stopped });
+  }
+
+  /** A start answered by the run its idempotency key names: its `end` is as `end()` gives it, awaited here for a run another engine executes. */
+  #existing(runId: string): StartResult {
+    const end = this.end(runId).then((ended) => ended ?? this.#waiters.end(runId));
+    // Like every waiter: nobody may await it, and the engine may close under it.
+    end.catch(() => {});
+    return { kind: "started", runId, warnings: [], end, existing: true };
   }
 
   #report(runId: string, end: RunEnd): void {

@@ -7,7 +7,7 @@
  * These types belong in @tapedeck/protocol; they live here until the protocol package takes
  * the API's types (the server imports them type-only).
  */
-import type { DecisionWait, Diagnostic, JournalEntry, JsonValue, PinnedToolset, RunError, RunStatus, RunWait, ToolsetSpec } from "@tapedeck/protocol";
+import type { Decision, DecisionWait, Diagnostic, JournalEntry, JsonValue, PinnedToolset, RunError, RunStatus, RunWait, ToolFailure, ToolsetSpec } from "@tapedeck/protocol";
 
 /** Labels of a run, or the labels a key or token is limited to. Every key and value is a string. */
 export type Labels = Readonly<Record<string, string>>;
@@ -77,6 +77,8 @@ export interface Run {
   readonly namespace?: string;
   /** The run this one was forked from. */
   readonly parent?: string;
+  /** When the run is cancelled if it has not ended (its `ttl` passed). */
+  readonly expiresAt?: number;
   readonly createdAt: number;
   readonly updatedAt: number;
   /** Number of journal entries. */
@@ -93,6 +95,17 @@ export interface StartRunRequest {
   readonly labels?: Labels;
   /** The end user the run belongs to. A key or token limited to a namespace sets it itself. */
   readonly namespace?: string;
+  /**
+   * Names this start (1 to 200 characters): starting again with a key a run of the same
+   * namespace was started (or forked) with starts nothing and answers that run (`existing`),
+   * even when the two requests race. The rest of the request is not compared.
+   */
+  readonly idempotencyKey?: string;
+  /**
+   * How long the run may take: a duration ("30s", "10m", "2h", "30d") or milliseconds. A run
+   * that has not ended by then is cancelled ("expired: its ttl of 30d passed"). Default: none.
+   */
+  readonly ttl?: string | number;
 }
 
 /** `POST /v1/runs/:id/fork`: a new run with corrected code that reuses the parent's completed calls. */
@@ -100,13 +113,37 @@ export interface ForkRunRequest {
   readonly source: string;
   /** Default: the parent's input. */
   readonly input?: JsonValue;
+  /** As for `POST /v1/runs`, in the parent's namespace. */
+  readonly idempotencyKey?: string;
+  /** As for `POST /v1/runs`. Default: the parent's ttl (measured from the fork's start). */
+  readonly ttl?: string | number;
 }
 
-/** `POST /v1/runs` and `POST /v1/runs/:id/fork` answer 201 with the new run. */
+/**
+ * `POST /v1/runs` and `POST /v1/runs/:id/fork` answer 201 with the new run, or 200 with the run
+ * an `idempotencyKey` named already (`existing`).
+ */
 export interface StartedRun {
   readonly run: Run;
-  /** The type-checker's warnings (errors refuse the script: 422 `script_refused`). */
+  /** The type-checker's warnings (errors refuse the script: 422 `script_refused`); none for an existing run. */
   readonly warnings: readonly Diagnostic[];
+  /** True when the idempotency key named a run already: nothing was started. */
+  readonly existing: boolean;
+}
+
+/**
+ * `GET /v1/runs/:id/output`: a page of a completed run's output as JSON text
+ * (`JSON.stringify(output, null, 2)`). Offsets count UTF-16 code units (JavaScript string
+ * indices); a page never ends inside a surrogate pair.
+ */
+export interface RunOutputPage {
+  readonly text: string;
+  /** Where `text` starts in the whole text. */
+  readonly offset: number;
+  /** The length of the whole text. */
+  readonly total: number;
+  /** The `offset` of the next page, when there is more. */
+  readonly nextOffset?: number;
 }
 
 /** `GET /v1/runs`. */
@@ -120,6 +157,62 @@ export interface JournalPage {
   readonly entries: readonly JournalEntry[];
   /** The `from` of the next page, when the journal has more entries. */
   readonly next?: number;
+}
+
+/** `POST /v1/test`: runs a script against mocks in virtual time (`test_script`); nothing is sent to a tool and no run is kept. */
+export interface TestRequest {
+  readonly toolset: string;
+  readonly source: string;
+  /** Passed to the script's default export. Default null. */
+  readonly input?: JsonValue;
+  /**
+   * What the mocked world answers, and when (the scenario format of the README), or a cassette.
+   * `from_run`: a run (in the caller's scope) whose recorded calls answer first. Default: no mocks.
+   */
+  readonly scenario?: Readonly<Record<string, unknown>>;
+}
+
+/** `POST /v1/test` answers: what the test run did. Times are virtual ms since the test started. */
+export interface TestReport {
+  /** `waiting`: the run waits for something the scenario does not bring (`waits` says what). */
+  readonly status: "completed" | "failed" | "cancelled" | "waiting";
+  readonly output?: JsonValue;
+  readonly error?: RunError;
+  readonly waits?: readonly RunWait[];
+  readonly calls: readonly TestCall[];
+  readonly logs: readonly { readonly atMs: number; readonly level: string; readonly message: string }[];
+  readonly virtualMs: number;
+}
+
+/** One call of a test run. */
+export interface TestCall {
+  readonly seq: number;
+  readonly tool: string;
+  readonly args: JsonValue;
+  readonly atMs: number;
+  /** `recorded` (a cassette, `from_run`), `mock`, `none` (no mock: the call failed `no_mock`), `builtin` (sleep, signal, webhook), `rejected` (refused before sending). */
+  readonly answeredBy: "recorded" | "mock" | "none" | "builtin" | "rejected";
+  readonly decision?: Decision;
+  readonly endedAtMs?: number;
+  readonly result?: JsonValue;
+  readonly error?: ToolFailure;
+}
+
+/** `GET /v1/toolsets/:id/search`. */
+export interface ToolSearchResult {
+  /** Best first; none when nothing matches. */
+  readonly hits: readonly ToolSearchHit[];
+}
+
+export interface ToolSearchHit {
+  /** `group.name`, as the journal names it. */
+  readonly tool: string;
+  /** What the script imports from `tapedeck:tools`. */
+  readonly group: string;
+  /** Relevance, higher is better; comparable only within one search. */
+  readonly score: number;
+  /** The tool's TypeScript declaration. */
+  readonly declaration: string;
 }
 
 /** `POST /v1/runs/:id/cancel`. */

@@ -1,5 +1,8 @@
-import { NAMESPACE_HEADER, type CheckRequest, type CheckResult } from "./api.js";
+import { NAMESPACE_HEADER, type CheckRequest, type CheckResult, type Diagnostic, type TestReport, type TestRequest } from "./api.js";
+import { createAgentTools, type AgentTools } from "./agent/agent-tools-api.js";
+import type { AgentToolsOptions } from "./agent/agent-tools.js";
 import { loadEmbedded, type EmbeddedOptions, type EmbeddedTapedeck } from "./embedded.js";
+import { TapedeckError } from "./errors.js";
 import { HttpClient, type Fetch } from "./http-client.js";
 import { Approvals } from "./resources/approvals.js";
 import { Credentials } from "./resources/credentials.js";
@@ -10,6 +13,9 @@ import { Toolsets } from "./resources/toolsets.js";
 import { Webhooks } from "./resources/webhooks.js";
 import { Worker } from "./worker/worker.js";
 import type { WorkerOptions } from "./worker/worker-types.js";
+
+/** End users' tokens start with this (API keys with `tdk_`). */
+const END_USER_TOKEN_PREFIX = "tdt_";
 
 export interface TapedeckOptions {
   /** The server, such as `http://127.0.0.1:7700` (what `tapedeck serve` prints). */
@@ -24,6 +30,13 @@ export interface TapedeckOptions {
   /** Default: the platform's `fetch`. */
   readonly fetch?: Fetch;
 }
+
+/** What testing a script gives: what the test run did, or the type-checker's refusal. */
+export type TestResult =
+  /** The script did not type-check: nothing was run. */
+  | { readonly kind: "refused"; readonly diagnostics: readonly Diagnostic[] }
+  /** The script ran against the scenario; `status` says how it ended. */
+  | ({ readonly kind: "tested" } & TestReport);
 
 /**
  * The client of a Tapedeck server. It holds no state but its options: make one per key (or
@@ -94,8 +107,35 @@ export class Tapedeck {
     return new Worker(new Tasks(this.#http), options);
   }
 
+  /**
+   * The agent tools (`run_script`, `get_run`, `retry_run`, …) for a model acting for this
+   * client's end user, with adapters for the Anthropic and OpenAI APIs. Take them from
+   * `namespace(userId)` or from a client holding an end user's token: the runs the model starts
+   * belong to that user. Throws a `TypeError` for a key's client that names no namespace.
+   */
+  agentTools(options: AgentToolsOptions = {}): AgentTools {
+    if (this.#options.namespace === undefined && !this.#options.apiKey.startsWith(END_USER_TOKEN_PREFIX)) {
+      throw new TypeError("Tapedeck.agentTools: the runs a model starts belong to an end user: call it on tapedeck.namespace(userId), or on a client holding that user's token.");
+    }
+    return createAgentTools(this, options);
+  }
+
   /** Type-checks a script against a toolset's declarations, without running it. */
   check(request: CheckRequest): Promise<CheckResult> {
     return this.#http.request("POST", "/v1/check", { body: request });
+  }
+
+  /**
+   * Runs a script against a scenario's mocks in virtual time (`test_script`): nothing is sent to
+   * a tool and no run is kept. A script that does not type-check is `refused`, not thrown; a
+   * scenario's `from_run` outside the client's scope is 404, as a missing run.
+   */
+  async test(request: TestRequest): Promise<TestResult> {
+    try {
+      return { kind: "tested", ...(await this.#http.request<TestReport>("POST", "/v1/test", { body: request })) };
+    } catch (error) {
+      if (TapedeckError.is(error) && error.code === "script_refused") return { kind: "refused", diagnostics: error.diagnostics ?? [] };
+      throw error;
+    }
   }
 }

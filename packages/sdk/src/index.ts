@@ -4,10 +4,32 @@
  * exported here is public API.
  */
 export { Tapedeck } from "./client.js";
-export type { TapedeckOptions } from "./client.js";
+export type { TapedeckOptions, TestResult } from "./client.js";
 export type { EmbeddedOptions, EmbeddedTapedeck } from "./embedded.js";
 export type { Worker } from "./worker/worker.js";
 export type { ToolContext, ToolHandler, WorkerHandle, WorkerOptions, WorkerTools } from "./worker/worker-types.js";
+export type { AgentTools } from "./agent/agent-tools-api.js";
+export type { AgentToolsOptions } from "./agent/agent-tools.js";
+export type { AgentToolAdapters } from "./agent/adapters.js";
+export type { AgentToolHandler, AgentToolResult, ToolCallContext } from "./agent/adapter-types.js";
+export type { AnthropicAdapter } from "./agent/anthropic-adapter.js";
+export type { OpenAIAdapter } from "./agent/openai-adapter.js";
+export { AGENT_TOOL_NAMES } from "./agent/tool-definitions.js";
+export type {
+  AgentToolDefinition,
+  AgentToolInputs,
+  AgentToolName,
+  CancelRunInput,
+  CheckScriptInput,
+  GetRunInput,
+  ListRunsInput,
+  RetryRunInput,
+  RunScriptInput,
+  SaveWorkflowInput,
+  SearchToolsInput,
+  SignalRunInput,
+  TestScriptInput,
+} from "./agent/tool-definitions.js";
 export { verifyWebhook } from "./webhooks/verify-webhook.js";
 export type { VerifyFailure, VerifyWebhookOptions, WebhookHeaders, WebhookVerification } from "./webhooks/verify-webhook.js";
 export type { Webhooks } from "./resources/webhooks.js";
@@ -55,10 +77,16 @@ export type {
   RegisteredToolset,
   Run,
   RunList,
+  RunOutputPage,
   SignalRequest,
   SignalResult,
   StartedRun,
   StartRunRequest,
+  TestCall,
+  TestReport,
+  TestRequest,
+  ToolSearchHit,
+  ToolSearchResult,
   ToolsetInfo,
 } from "./api.js";
 export { FailureCode, RunStatus, ToolError, formatRunError, isOutcome, toolFailure } from "@tapedeck/protocol";

@@ -1,7 +1,7 @@
 import { toolFailure, type JsonValue, type PinnedTool, type ToolFailure } from "@tapedeck/protocol";
 import { MAX_ATTEMPTS, MAX_VALUE_BYTES, RUN_CONCURRENCY } from "../limits.js";
 import { SHAPE_SCANNER, type LeakScanner } from "../secrets/leak-scanner.js";
-import type { ToolOutcome, ToolSource } from "../sources/tool-source.js";
+import type { Park, ToolOutcome, ToolSource } from "../sources/tool-source.js";
 import { Semaphore } from "./semaphore.js";
 import { callTraceparent, runTraceId } from "./trace-context.js";
 
@@ -20,6 +20,9 @@ import { callTraceparent, runTraceId } from "./trace-context.js";
 
 /** How a call ended, as the script will see it; `notBefore`: not delivered before this (virtual) time. */
 export type Settled = ({ readonly ok: true; readonly value: JsonValue } | { readonly ok: false; readonly error: ToolFailure }) & { readonly notBefore?: number };
+
+/** How a dispatched call ends: settled, or parked until the harness acts (see `ToolOutcome` `park`). */
+export type Dispatched = Settled | { readonly parked: Park };
 
 export interface DispatchRequest {
   readonly seq: number;
@@ -73,7 +76,7 @@ export class RunDispatcher {
   }
 
   /** Sends the call (waiting for a free slot) and resolves with how it ended; never rejects. */
-  async dispatch(request: DispatchRequest): Promise<Settled> {
+  async dispatch(request: DispatchRequest): Promise<Dispatched> {
     this.active++;
     const tool = this.toolSemaphore(request.tool);
     // The tool's slot first: a call waiting for its tool must not hold one of the run's slots.
@@ -102,13 +105,14 @@ export class RunDispatcher {
     return semaphore;
   }
 
-  private async attempts(request: DispatchRequest): Promise<Settled> {
+  private async attempts(request: DispatchRequest): Promise<Dispatched> {
     const { tool } = request;
     for (let attempt = request.attempt; ; attempt++) {
       const outcome = await this.attempt(request, attempt);
       if (this.abandoned) return { ok: false, error: toolFailure("outcomeUnknown", "The run stopped waiting for this call.") };
       // The credential this attempt sent, if any, is redacted wherever it comes back.
       const scanner = outcome.secrets === undefined || outcome.secrets.length === 0 ? this.scanner : this.scanner.with(outcome.secrets);
+      if (outcome.kind === "park") return { parked: { reason: outcome.park.reason, message: scanner.scanText(outcome.park.message).value } };
       const later = outcome.kind !== "interrupted" && outcome.notBefore !== undefined ? { notBefore: outcome.notBefore } : {};
       if (outcome.kind === "result") return { ...this.checkSize(scanner.scanValue(outcome.value).value), ...later };
       if (outcome.kind === "failure") return { ok: false, error: scanFailure(scanner, outcome.failure), ...later };

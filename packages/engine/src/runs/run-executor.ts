@@ -22,7 +22,7 @@ import { EngineError } from "../errors.js";
 import { SandboxLostError, type Delivery, type IssuedCall, type LogLine, type Sandbox, type SandboxFactory, type SandboxFeature, type SandboxLimits, type SandboxOptions, type Step } from "../sandbox/sandbox.js";
 import { MAX_SANDBOX_REBUILDS } from "../limits.js";
 import type { RunPatch, RunRecord, Store } from "../store/store.js";
-import type { ToolSource } from "../sources/tool-source.js";
+import type { Park, ToolSource } from "../sources/tool-source.js";
 import { canonicalValue } from "../util/canonical-json.js";
 import type { ArgsValidator } from "./args-validator.js";
 import { outcomeUnknown, RunDispatcher, tooManyAttempts, type Settled } from "./dispatcher.js";
@@ -162,6 +162,9 @@ export class RunExecutor {
       this.resolveDone = resolve;
       this.rejectDone = reject;
     });
+    // Stopped before `execute` is called (the engine closed while the run's lease was being
+    // claimed), the rejection waits for `execute` to hand it on: never an unhandled rejection.
+    this.done.catch(() => {});
   }
 
   /**
@@ -352,7 +355,7 @@ export class RunExecutor {
     const recordAttempt = (n: number, reason: string) => this.append([{ kind: "call.attempt", seq, attempt: n, reason }], this.deps.clock.now());
     this.dispatcher
       .dispatch({ seq, tool, args, key: this.key(seq), attempt, recordAttempt })
-      .then((settled) => this.settle(seq, settled))
+      .then((dispatched) => ("parked" in dispatched ? this.parkCall(seq, tool, args, dispatched.parked) : this.settle(seq, dispatched)))
       .catch((error: unknown) => this.fault(error));
   }
 
@@ -367,15 +370,20 @@ export class RunExecutor {
       (park) => {
         if (this.ended) return;
         if (!park) return this.send(seq, tool, args, 1);
-        const wait: OpenWait = { kind: "parked", seq, tool, args, ...park };
-        this.addWait(wait);
-        const described: DecisionWait = { kind: "parked", seq, tool: toolPath(tool), args, reason: park.reason, message: park.message };
-        const at = this.deps.clock.now();
-        this.append([{ kind: "call.parked", seq, reason: park.reason, message: park.message }], at, this.withEvents(undefined, at, [decisionEvent(this.run.id, described)])).then(
-          () => this.deps.onDecisionNeeded?.(this.run.id, described),
-          (error: unknown) => this.fault(error),
-        );
+        this.parkCall(seq, tool, args, park);
       },
+      (error: unknown) => this.fault(error),
+    );
+  }
+
+  /** Holds an open call back (`call.parked`) until the harness decides; approving sends it as it is. */
+  private parkCall(seq: number, tool: PinnedTool, args: JsonValue, park: Park): void {
+    if (this.ended) return;
+    this.addWait({ kind: "parked", seq, tool, args, ...park });
+    const described: DecisionWait = { kind: "parked", seq, tool: toolPath(tool), args, reason: park.reason, message: park.message };
+    const at = this.deps.clock.now();
+    this.append([{ kind: "call.parked", seq, reason: park.reason, message: park.message }], at, this.withEvents(undefined, at, [decisionEvent(this.run.id, described)])).then(
+      () => this.deps.onDecisionNeeded?.(this.run.id, described),
       (error: unknown) => this.fault(error),
     );
   }

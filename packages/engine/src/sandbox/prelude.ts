@@ -351,7 +351,7 @@ const arrayIsArray = Array.isArray, arraySort = Array.prototype.sort, arrayValue
 const promiseResolve = Promise.resolve;
 const iteratorSymbol = Symbol.iterator;
 const FETCH_METHODS = { __proto__: null, GET: 1, HEAD: 1, POST: 1, PUT: 1, PATCH: 1, DELETE: 1, OPTIONS: 1 };
-const FETCH_OPTIONS = { __proto__: null, method: 1, headers: 1, body: 1 };
+const FETCH_OPTIONS = { __proto__: null, method: 1, headers: 1, body: 1, credential: 1 };
 function lower(text) { return apply(stringToLowerCase, text, []); }
 function headerText(value, name) {
   if (typeof value === "string") return value;
@@ -372,7 +372,7 @@ function fetchArgs(url, init) {
   if (typeof init !== "object") throw new TypeErrorCtor("fetch: the second argument must be an object { method, headers, body }.");
   const keys = objectKeys(init);
   for (let i = 0; i < keys.length; i++) {
-    if (FETCH_OPTIONS[keys[i]] !== 1) throw new TypeErrorCtor("fetch: the option " + JSONStringify(keys[i]) + " is not supported; use method, headers and body.");
+    if (FETCH_OPTIONS[keys[i]] !== 1) throw new TypeErrorCtor("fetch: the option " + JSONStringify(keys[i]) + " is not supported; use method, headers, body and credential.");
   }
   const method = read(init, "method");
   if (method !== undefined) {
@@ -391,6 +391,11 @@ function fetchArgs(url, init) {
     if (typeof given !== "object") throw new TypeErrorCtor("fetch: headers must be an object { name: value } or [name, value] pairs.");
     const names = objectKeys(given);
     for (let i = 0; i < names.length; i++) addHeader(headers, names[i], given[names[i]]);
+  }
+  const credential = read(init, "credential");
+  if (credential !== undefined) {
+    if (typeof credential !== "string" || credential === "") throw new TypeErrorCtor("fetch: credential is the name of a credential (a string), such as \"GITHUB\"; got " + formatValue(credential) + ".");
+    define(args, "credential", credential);
   }
   const body = read(init, "body");
   if (body === undefined || body === null) return args;

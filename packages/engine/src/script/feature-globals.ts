@@ -42,6 +42,12 @@ interface RequestInit {
   headers?: Record<string, string> | [string, string][];
   /** A string is sent as it is; any other JSON value is sent as JSON, with content-type application/json unless you set one. */
   body?: string | number | boolean | object | null;
+  /**
+   * The name of a credential to send (set by whoever runs the agent: tapedeck credentials set).
+   * The engine injects it; the script never sees its value. It must be bound to the request's
+   * host. Without it, a credential bound to the host is sent if there is one.
+   */
+  credential?: string;
 }
 
 /**

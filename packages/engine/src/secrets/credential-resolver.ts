@@ -7,11 +7,13 @@ import type { CredentialVault } from "./vault.js";
 /**
  * The seam between the `http` tool and the vault: which credential a run's request to a host
  * carries. The tool knows nothing of scopes or keys; the vault knows nothing of requests.
- * (MCP connections will use the same resolver when they take credentials from the vault.)
+ * MCP connections to Streamable HTTP servers use the same resolver, for the server URL's host.
  */
 
 /** A credential ready to inject, with the values the leak scanner must redact. */
 export interface InjectedCredential {
+  /** Its name in its scope (safe in messages). */
+  readonly name: string;
   readonly secret: CredentialSecret;
   /** The origin it was resolved for: the only one it is sent to. */
   readonly origin: string;
@@ -24,25 +26,32 @@ export type CredentialLookup =
   /** A credential applies but cannot be used: the call fails with this, and nothing is sent. */
   | { readonly kind: "failure"; readonly failure: ToolFailure };
 
-export type CredentialResolver = (runId: string, host: string, origin: string) => Promise<CredentialLookup>;
+/** `name`: the credential the request named; it must exist in one of the run's scopes and be bound to `host`. */
+export type CredentialResolver = (runId: string, host: string, origin: string, name?: string) => Promise<CredentialLookup>;
 
 /** The engine's resolver: the run's toolset and namespace from the store, then the vault's answer. */
 export function vaultResolver(store: Store, vault: CredentialVault): CredentialResolver {
-  return async (runId, host, origin) => {
+  return async (runId, host, origin, name) => {
     const run = await store.getRun(runId);
     if (run === undefined) return { kind: "ok" };
     let resolution;
     try {
-      resolution = await vault.resolve({ runId, toolsetId: run.toolsetId, namespace: run.namespace }, host);
+      resolution = await vault.resolve({ runId, toolsetId: run.toolsetId, namespace: run.namespace }, host, name);
     } catch (error) {
       // A misconfigured master key: say so to the script, never with a value (there is none here).
       return { kind: "failure", failure: toolFailure("credential_unavailable", `A credential for ${host} could not be read, so nothing was sent: ${error instanceof Error ? error.message : String(error)}`) };
     }
     switch (resolution.kind) {
       case "none":
-        return { kind: "ok" };
+        if (name === undefined) return { kind: "ok" };
+        return { kind: "failure", failure: toolFailure("credential_unavailable", `No credential named ${name} is set for this run, its end user or its toolset, so nothing was sent. Use a credential that exists, or ask for ${name} to be set (tapedeck credentials set).`, { details: { host, credential: name } }) };
+      case "unbound":
+        return {
+          kind: "failure",
+          failure: toolFailure("refused", `The credential ${name ?? resolution.name} may only be sent to ${resolution.hosts.join(", ")}, not to ${host}, so nothing was sent. Send it to one of its hosts, or drop the credential option.`, { details: { host, credential: resolution.name } }),
+        };
       case "found":
-        return { kind: "ok", credential: { secret: resolution.secret, origin, secrets: secretValues(resolution.secret).map((value) => ({ value, name: resolution.name })) } };
+        return { kind: "ok", credential: { name: resolution.name, secret: resolution.secret, origin, secrets: secretValues(resolution.secret).map((value) => ({ value, name: resolution.name })) } };
       case "ambiguous":
         return {
           kind: "failure",

@@ -46,7 +46,9 @@ export type CredentialResolution =
   /** The first scope with a credential for the host has several: none is sent. */
   | { readonly kind: "ambiguous"; readonly scope: CredentialScope; readonly names: readonly string[] }
   /** The credential exists but cannot be opened (another master key, or tampered with). */
-  | { readonly kind: "unreadable"; readonly name: string; readonly scope: CredentialScope; readonly reason: string };
+  | { readonly kind: "unreadable"; readonly name: string; readonly scope: CredentialScope; readonly reason: string }
+  /** The credential a request named exists but is not bound to its host: it is not sent there. */
+  | { readonly kind: "unbound"; readonly name: string; readonly scope: CredentialScope; readonly hosts: readonly string[] };
 
 /** The credential names the CLI and API accept: safe in messages, markers and file names. */
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
@@ -55,6 +57,7 @@ export class CredentialVault {
   readonly #store: CredentialStore;
   readonly #keys: MasterKeySource;
   readonly #now: () => number;
+  readonly #onSet = new Set<(scope: CredentialScope, name: string) => void | Promise<void>>();
 
   constructor(store: CredentialStore, keys: MasterKeySource, now: () => number = Date.now) {
     this.#store = store;
@@ -79,7 +82,18 @@ export class CredentialVault {
     const identity = { scopeKey, name: input.name, kind: input.secret.kind, hosts };
     const record: SealedCredential = { ...identity, keyId: key.id, ...seal(key.key, credentialAad(identity), JSON.stringify(input.secret)), createdAt: existing?.createdAt ?? now, updatedAt: now };
     await this.#store.put(record);
+    for (const listener of this.#onSet) await listener(input.scope, input.name);
     return infoOf(record);
+  }
+
+  /**
+   * Calls `listener` after each credential is set (once durable); `set` resolves after the
+   * listeners did (the engine re-sends the calls that waited for it). A listener must not throw.
+   * Returns the unsubscribe.
+   */
+  onSet(listener: (scope: CredentialScope, name: string) => void | Promise<void>): () => void {
+    this.#onSet.add(listener);
+    return () => this.#onSet.delete(listener);
   }
 
   /** Every credential, oldest first, without values. */
@@ -93,13 +107,16 @@ export class CredentialVault {
   }
 
   /** The credential a call of this run to `host` uses (see `CredentialResolution`). Throws only if the key is misconfigured. */
-  async resolve(context: CredentialContext, host: string): Promise<CredentialResolution> {
+  async resolve(context: CredentialContext, host: string, name?: string): Promise<CredentialResolution> {
     const scopes = resolutionOrder(context);
-    const candidates = (await this.#store.inScopes(scopes.map(credentialScopeKey))).filter((c) => isAllowedHost(host, c.hosts));
+    const inScopes = await this.#store.inScopes(scopes.map(credentialScopeKey));
+    // A named credential is looked up by name (first scope that has it), then checked against the host.
+    const candidates = name === undefined ? inScopes.filter((c) => isAllowedHost(host, c.hosts)) : inScopes.filter((c) => c.name === name);
     for (const scope of scopes) {
       const scopeKey = credentialScopeKey(scope);
       const matching = candidates.filter((c) => c.scopeKey === scopeKey);
       if (matching.length === 0) continue;
+      if (name !== undefined && !isAllowedHost(host, matching[0]!.hosts)) return { kind: "unbound", name, scope, hosts: matching[0]!.hosts };
       if (matching.length > 1) return { kind: "ambiguous", scope, names: matching.map((c) => c.name).sort() };
       const credential = matching[0]!;
       const opened = this.#open(credential, await this.#keyring(false));

@@ -56,6 +56,13 @@ export type ToolOutcome = (
   | { readonly kind: "failure"; readonly failure: ToolFailure; readonly notBefore?: number }
   /** The call did not get an answer (connection dropped, worker lost); the policy decides. */
   | { readonly kind: "interrupted"; readonly reason: string }
+  /**
+   * The call could not be made as things stand, and the harness can change that: the server
+   * refused the credential the source sent (`credentials.expired`). The call is parked; once
+   * the credential is renewed (or the harness approves it) it is sent again with the same
+   * idempotency key. Only for answers that prove the tool did nothing (a 401).
+   */
+  | { readonly kind: "park"; readonly park: Park }
 ) & {
   /**
    * Secret values this attempt sent (a credential the source injected): the dispatcher's leak

@@ -216,6 +216,23 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE webhook_endpoints ADD COLUMN any_address INTEGER NOT NULL DEFAULT 0;
     `,
   },
+  {
+    version: 9,
+    name: "idempotent starts and run expiry",
+    sql: `
+      -- The key a run was started with (an agent derives it from its labels and the model's tool
+      -- call id): a start repeating a key of its namespace gets the first run. Unique per
+      -- namespace; a run without a namespace is in '' here, which no namespace can be (they
+      -- are at least one character long).
+      ALTER TABLE runs ADD COLUMN idempotency_key TEXT;
+      CREATE UNIQUE INDEX runs_by_idempotency_key ON runs (coalesce(namespace, ''), idempotency_key) WHERE idempotency_key IS NOT NULL;
+      -- When a run that has not ended by then is cancelled (its TTL passed); NULL: never. Led by
+      -- status so that the sweep's search (status IN the three not ended, expires_at <= now)
+      -- reads only expired runs, however many wait.
+      ALTER TABLE runs ADD COLUMN expires_at INTEGER;
+      CREATE INDEX runs_by_expiry ON runs (status, expires_at) WHERE expires_at IS NOT NULL;
+    `,
+  },
 ];
 
 /**

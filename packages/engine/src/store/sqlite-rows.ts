@@ -31,6 +31,8 @@ export interface RunRow {
   readonly decisions: number;
   readonly owner: string | null;
   readonly owner_until: number | null;
+  readonly idempotency_key: string | null;
+  readonly expires_at: number | null;
 }
 
 export interface JournalRow {
@@ -65,6 +67,8 @@ export function newRunRow(run: NewRun, journalLength: number): RunRow {
     decisions: 0,
     owner: null,
     owner_until: null,
+    idempotency_key: run.idempotencyKey ?? null,
+    expires_at: run.expiresAt ?? null,
   };
 }
 
@@ -84,6 +88,8 @@ export function runFromRow(row: RunRow): RunRecord {
     ...(row.labels !== null && { labels: JSON.parse(row.labels) as Record<string, string> }),
     ...(row.namespace !== null && { namespace: row.namespace }),
     ...(row.parent_id !== null && { parentId: row.parent_id }),
+    ...(row.idempotency_key !== null && { idempotencyKey: row.idempotency_key }),
+    ...(row.expires_at !== null && { expiresAt: row.expires_at }),
     ...(row.output !== null && { output: JSON.parse(row.output) as JsonValue }),
     ...(row.error !== null && { error: JSON.parse(row.error) as RunError }),
     ...(row.waits !== null && { waits: JSON.parse(row.waits) as RunWait[] }),

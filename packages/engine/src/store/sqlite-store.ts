@@ -19,7 +19,7 @@ import type { ApiKeyRow, JournalRow, RunRow } from "./sqlite-rows.js";
 import { SqliteCredentialStore } from "./sqlite-credential-store.js";
 import { SqliteWebhookOutbox } from "./sqlite-webhook-outbox.js";
 import { StoreConflictError } from "./store.js";
-import type { ApiKeyRecord, Durability, NewRun, NewSignal, RunPatch, RunQuery, RunRecord, RunRequest, Store, StoredSignal, WebhookBinding } from "./store.js";
+import type { ApiKeyRecord, CreateRunResult, Durability, NewRun, NewSignal, RunPatch, RunQuery, RunRecord, RunRequest, Store, StoredSignal, WebhookBinding } from "./store.js";
 
 export interface SqliteStoreOptions {
   /** The database file (created if missing), or `":memory:"` for a private in-memory database. */
@@ -99,12 +99,14 @@ export class SqliteStore implements Store {
       getShapes: db.prepare<[string], { tool: string; shape: string }>("SELECT tool, shape FROM observed_shapes WHERE toolset_id = ?"),
       insertRun: db.prepare<[RunRow]>(
         `INSERT INTO runs (id, toolset_id, status, source, js, source_map, input, output, error, labels,
-           namespace, parent_id, created_at, updated_at, journal_length)
+           namespace, parent_id, created_at, updated_at, journal_length, idempotency_key, expires_at)
          VALUES (@id, @toolset_id, @status, @source, @js, @source_map, @input, @output, @error, @labels,
-           @namespace, @parent_id, @created_at, @updated_at, @journal_length)
-         ON CONFLICT (id) DO NOTHING`,
+           @namespace, @parent_id, @created_at, @updated_at, @journal_length, @idempotency_key, @expires_at)
+         ON CONFLICT DO NOTHING`,
       ),
       getRun: db.prepare<[string], RunRow>("SELECT * FROM runs WHERE id = ?"),
+      // The expression of the unique index runs_by_idempotency_key, so the lookup uses it.
+      runByKey: db.prepare<[string, string], RunRow>("SELECT * FROM runs WHERE coalesce(namespace, '') = ? AND idempotency_key = ?"),
       journalLength: db.prepare<[string], { journal_length: number }>("SELECT journal_length FROM runs WHERE id = ?"),
       insertEvent: db.prepare<[string, string, number]>("INSERT INTO run_events (run_id, event, at) VALUES (?, ?, ?)"),
       insertEntry: db.prepare<[string, number, string, number | null, number, string]>(
@@ -184,21 +186,33 @@ export class SqliteStore implements Store {
   }
 
   /** Rejects with `StoreConflictError` if the id exists; with an `Error` if `entries[i].index !== i`. */
-  createRun(run: NewRun, entries: readonly JournalEntry[]): Promise<void> {
+  createRun(run: NewRun, entries: readonly JournalEntry[]): Promise<CreateRunResult> {
+    let result: CreateRunResult = { kind: "created" };
     return this.#write(() => {
       entries.forEach((entry, i) => {
         if (entry.index !== i) throw new Error(`createRun(${run.id}): entries[${i}] has index ${entry.index}; a new journal starts at 0 with no gaps`);
       });
+      // DO NOTHING on any unique conflict: the id, or the (namespace, idempotency key) index.
       if (this.#sql.insertRun.run(newRunRow(run, entries.length)).changes === 0) {
-        throw new StoreConflictError(`A run with id ${run.id} already exists.`);
+        const first = run.idempotencyKey === undefined ? undefined : this.#sql.runByKey.get(run.namespace ?? "", run.idempotencyKey);
+        if (first === undefined) throw new StoreConflictError(`A run with id ${run.id} already exists.`);
+        result = { kind: "duplicate", runId: first.id };
+        return;
       }
       for (const entry of entries) this.#insertEntry(run.id, entry);
-    });
+    }).then(() => result);
   }
 
   getRun(id: string): Promise<RunRecord | undefined> {
     return this.#read(() => {
       const row = this.#sql.getRun.get(id);
+      return row === undefined ? undefined : runFromRow(row);
+    });
+  }
+
+  getRunByIdempotencyKey(key: string, namespace?: string): Promise<RunRecord | undefined> {
+    return this.#read(() => {
+      const row = this.#sql.runByKey.get(namespace ?? "", key);
       return row === undefined ? undefined : runFromRow(row);
     });
   }
@@ -401,6 +415,11 @@ function listRunsSql(query: RunQuery): { sql: string; params: unknown[] } {
     params.push(query.wakeBy);
   }
   if (query.needsDecision === true) where.push("decisions > 0");
+  if (query.expiredBy !== undefined) {
+    // Searched in runs_by_expiry (status, expires_at): only the expired runs are read.
+    where.push("expires_at IS NOT NULL AND status IN ('queued', 'running', 'waiting') AND expires_at <= ?");
+    params.push(query.expiredBy);
+  }
   if (query.owner !== undefined) {
     where.push("owner = ?");
     params.push(query.owner);
@@ -413,6 +432,6 @@ function listRunsSql(query: RunQuery): { sql: string; params: unknown[] } {
   params.push(query.limit ?? DEFAULT_LIST_LIMIT);
   const filter = where.length === 0 ? "" : `WHERE ${where.join(" AND ")}`;
   // rowid breaks ties between runs created in the same millisecond: the later insert first.
-  const order = query.wakeBy !== undefined ? "wake_at, rowid" : "created_at DESC, rowid DESC";
+  const order = query.wakeBy !== undefined ? "wake_at, rowid" : query.expiredBy !== undefined ? "expires_at, rowid" : "created_at DESC, rowid DESC";
   return { sql: `SELECT * FROM runs ${filter} ORDER BY ${order} LIMIT ?`, params };
 }

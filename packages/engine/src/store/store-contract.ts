@@ -73,6 +73,8 @@ export function describeStoreContract(name: string, open: () => Promise<OpenedSt
           namespace: "alice",
           parentId: "run_parent",
           input: { q: "héllo ✓", n: [1, 2.5, null] },
+          idempotencyKey: "call_01",
+          expiresAt: 1_702_592_000_000,
         });
         await store.createRun(run, [started(0)]);
         const record = await store.getRun(run.id);
@@ -125,6 +127,47 @@ export function describeStoreContract(name: string, open: () => Promise<OpenedSt
         assert.equal(record?.source, newRun("run_dup").source);
         assert.equal(record?.journalLength, 1);
         assert.equal((await store.readJournal("run_dup")).length, 1);
+      });
+    });
+
+    void describe("idempotency keys", () => {
+      test("a key repeated in a namespace writes nothing and answers the first run; namespaces (and none) keep keys apart", async ({ store }) => {
+        assert.deepEqual(await store.createRun(newRun("run_k1", { namespace: "alice", idempotencyKey: "k" }), [started(0)]), { kind: "created" });
+        assert.deepEqual(await store.createRun(newRun("run_k2", { namespace: "alice", idempotencyKey: "k", source: "other" }), [started(0), log(1)]), { kind: "duplicate", runId: "run_k1" });
+        assert.equal(await store.getRun("run_k2"), undefined);
+        assert.deepEqual(await store.readJournal("run_k2"), []);
+        assert.deepEqual(await store.createRun(newRun("run_k3", { namespace: "bob", idempotencyKey: "k" }), []), { kind: "created" });
+        assert.deepEqual(await store.createRun(newRun("run_k4", { idempotencyKey: "k" }), []), { kind: "created" });
+        assert.deepEqual(await store.createRun(newRun("run_k5", { idempotencyKey: "k" }), []), { kind: "duplicate", runId: "run_k4" });
+        assert.deepEqual(await store.createRun(newRun("run_k6", { namespace: "alice" }), []), { kind: "created" }, "runs without a key never collide");
+        assert.deepEqual(await store.createRun(newRun("run_k7", { namespace: "alice" }), []), { kind: "created" });
+        assert.equal((await store.getRunByIdempotencyKey("k", "alice"))?.id, "run_k1");
+        assert.equal((await store.getRunByIdempotencyKey("k", "bob"))?.id, "run_k3");
+        assert.equal((await store.getRunByIdempotencyKey("k"))?.id, "run_k4");
+        assert.equal(await store.getRunByIdempotencyKey("k", "carol"), undefined);
+        assert.equal(await store.getRunByIdempotencyKey("other", "alice"), undefined);
+        await assert.rejects(store.createRun(newRun("run_k1", { namespace: "alice" }), []), isConflict, "an existing id still conflicts");
+      });
+
+      test("of concurrent creations with one key, one is created and the others get its id", async ({ store }) => {
+        const results = await Promise.all(Array.from({ length: 8 }, (_, i) => store.createRun(newRun(`run_c${i}`, { namespace: "alice", idempotencyKey: "same" }), [started(0)])));
+        const created = results.flatMap((result, i) => (result.kind === "created" ? [`run_c${i}`] : []));
+        assert.equal(created.length, 1);
+        assert.deepEqual(results.filter((r) => r.kind === "duplicate"), Array.from({ length: 7 }, () => ({ kind: "duplicate", runId: created[0] })));
+        assert.deepEqual((await store.listRuns({ namespace: "alice" })).map((r) => r.id), created);
+      });
+
+      test("listRuns({ expiredBy }) lists the runs not ended whose expiry has come, soonest first", async ({ store }) => {
+        await store.createRun(newRun("run_e3", { status: "waiting", expiresAt: 300 }), []);
+        await store.createRun(newRun("run_e1", { status: "running", expiresAt: 100 }), []);
+        await store.createRun(newRun("run_e2", { status: "queued", expiresAt: 200 }), []);
+        await store.createRun(newRun("run_later", { status: "waiting", expiresAt: 900 }), []);
+        await store.createRun(newRun("run_never", { status: "waiting" }), []);
+        await store.createRun(newRun("run_done", { status: "running", expiresAt: 50 }), []);
+        await store.append("run_done", [], { status: "completed", output: 1, updatedAt: 60 });
+        assert.deepEqual((await store.listRuns({ expiredBy: 300 })).map((r) => r.id), ["run_e1", "run_e2", "run_e3"]);
+        assert.deepEqual((await store.listRuns({ expiredBy: 150, limit: 5 })).map((r) => r.id), ["run_e1"]);
+        assert.deepEqual(await store.listRuns({ expiredBy: 99 }), []);
       });
     });
 

@@ -20,9 +20,15 @@ export interface Store {
   /** The observed result shapes of a toolset's tools, by `group.name`. */
   getObservedShapes(toolsetId: string): Promise<Record<string, JsonSchema>>;
 
-  /** Creates a run and writes its first journal entries, atomically. Fails if the id exists. */
-  createRun(run: NewRun, entries: readonly JournalEntry[]): Promise<void>;
+  /**
+   * Creates a run and writes its first journal entries, atomically. Fails if the id exists.
+   * With an `idempotencyKey` a run of the same namespace already has, nothing is written and
+   * that run's id is returned (`duplicate`): of two concurrent creations with one key, one wins.
+   */
+  createRun(run: NewRun, entries: readonly JournalEntry[]): Promise<CreateRunResult>;
   getRun(id: string): Promise<RunRecord | undefined>;
+  /** The run created with this idempotency key in this namespace (none: the runs without one), if any. */
+  getRunByIdempotencyKey(key: string, namespace?: string): Promise<RunRecord | undefined>;
   listRuns(query?: RunQuery): Promise<RunRecord[]>;
 
   /**
@@ -100,7 +106,18 @@ export interface NewRun {
   readonly namespace?: string;
   /** The run this one was forked from. */
   readonly parentId?: string;
+  /** Names the start: a second run with the same key in the same namespace is never created. */
+  readonly idempotencyKey?: string;
+  /** When the run is cancelled if it has not ended by then (its TTL), ms since the epoch. */
+  readonly expiresAt?: number;
 }
+
+/** What `createRun` did. */
+export type CreateRunResult =
+  /** The run and its entries were written. */
+  | { readonly kind: "created" }
+  /** A run of the namespace has the idempotency key: nothing was written; `runId` is that run's. */
+  | { readonly kind: "duplicate"; readonly runId: string };
 
 export interface RunRecord extends NewRun {
   readonly updatedAt: number;
@@ -186,6 +203,8 @@ export interface RunQuery {
   readonly needsDecision?: boolean;
   /** Only runs whose lease this engine holds. */
   readonly owner?: string;
+  /** Only runs that have not ended whose `expiresAt` is at or before this time (soonest first). */
+  readonly expiredBy?: number;
   /** Newest first; at most this many. Default 100. */
   readonly limit?: number;
 }

@@ -1,12 +1,13 @@
 import type { RunStatus } from "@tapedeck/protocol";
-import type { CancelRunRequest, Diagnostic, ForkRunRequest, JournalPage, Labels, Run, RunList, SignalRequest, SignalResult, StartedRun, StartRunRequest } from "../api.js";
+import type { JournalEntry } from "@tapedeck/protocol";
+import type { CancelRunRequest, Diagnostic, ForkRunRequest, JournalPage, Labels, Run, RunList, RunOutputPage, SignalRequest, SignalResult, StartedRun, StartRunRequest } from "../api.js";
 import { TapedeckError } from "../errors.js";
 import type { HttpClient } from "../http-client.js";
 
 /** What starting (or forking) a run gives: a run, or the type-checker's refusal. */
 export type StartResult =
-  /** The script type-checked; the run is executing. */
-  | { readonly kind: "started"; readonly run: Run; readonly warnings: readonly Diagnostic[] }
+  /** The script type-checked and the run is executing; or (`existing`) the idempotency key named a run already, which is this one. */
+  | { readonly kind: "started"; readonly run: Run; readonly warnings: readonly Diagnostic[]; readonly existing: boolean }
   /** The script did not type-check: no run was created. */
   | { readonly kind: "refused"; readonly diagnostics: readonly Diagnostic[] };
 
@@ -60,6 +61,20 @@ export class Runs {
     return this.#http.request("GET", `${runPath(runId)}/journal`, { query: { from: options.from, limit: options.limit } });
   }
 
+  /** One entry of the run's journal, in full; 404 `not_found` past its end. */
+  entry(runId: string, index: number): Promise<JournalEntry> {
+    return this.#http.request("GET", `${runPath(runId)}/journal/${encodeURIComponent(index)}`);
+  }
+
+  /**
+   * A page of a completed run's output as JSON text (2-space indented), from `offset` (default 0),
+   * at most `limit` characters (default 256 KiB, at most 1 MiB). 409 `conflict` while the run
+   * has no output (it has not completed).
+   */
+  output(runId: string, options: { readonly offset?: number; readonly limit?: number } = {}): Promise<RunOutputPage> {
+    return this.#http.request("GET", `${runPath(runId)}/output`, { query: { offset: options.offset, limit: options.limit } });
+  }
+
   /** Cancels a run that has not ended (an ended run is left as it is); answers the run. */
   cancel(runId: string, request: CancelRunRequest = {}): Promise<Run> {
     return this.#http.request("POST", `${runPath(runId)}/cancel`, { body: request });
@@ -77,8 +92,8 @@ export function runPath(runId: string): string {
 
 async function started(request: Promise<StartedRun>): Promise<StartResult> {
   try {
-    const { run, warnings } = await request;
-    return { kind: "started", run, warnings };
+    const { run, warnings, existing } = await request;
+    return { kind: "started", run, warnings, existing };
   } catch (error) {
     if (TapedeckError.is(error) && error.code === "script_refused") return { kind: "refused", diagnostics: error.diagnostics ?? [] };
     throw error;

@@ -24,6 +24,14 @@ export const namespace = { type: "string", minLength: 1, maxLength: NAMESPACE_MA
 
 export const id = { type: "string", minLength: 1, maxLength: 200 } as const;
 
+/** Names a start or a fork (an agent's: a hash of its labels and the model's tool call id). */
+export const idempotencyKey = {
+  type: "string",
+  minLength: 1,
+  maxLength: 200,
+  description: "Starting again with a key a run of the same namespace was started or forked with starts nothing: the answer is that run (200, `existing: true`).",
+} as const;
+
 export const runStatus = { type: "string", enum: Object.values(RunStatus) } as const;
 
 export const runIdParams = {
@@ -66,6 +74,7 @@ export const run = {
     labels,
     namespace,
     parent: { type: "string" },
+    expiresAt: { type: "integer", description: "When the run is cancelled if it has not ended (its ttl passed)." },
     createdAt: { type: "integer" },
     updatedAt: { type: "integer" },
     journalLength: { type: "integer" },

@@ -7,6 +7,7 @@ import { HostToolRouter } from "../host-tasks/host-tool-router.js";
 import { DeliveryLoop } from "../webhooks/delivery-loop.js";
 import { SecretBox } from "../webhooks/endpoint-secret.js";
 import { OutboxWriter } from "../webhooks/outbox-writer.js";
+import { ExpirySweeper } from "../expiry/expiry-sweeper.js";
 import { WebhookEndpoints } from "../webhooks/webhook-endpoints.js";
 import { buildApp } from "./app.js";
 import { ensureAdminKey } from "./auth/api-keys.js";
@@ -59,6 +60,7 @@ export async function openServerCore(options: ResolvedServeOptions, extra: { rea
 class Core implements ServerCore {
   #engine: Engine | undefined;
   #writer: OutboxWriter | undefined;
+  #expiry: ExpirySweeper | undefined;
   #deliveries: DeliveryLoop | undefined;
 
   constructor(
@@ -92,6 +94,9 @@ class Core implements ServerCore {
     this.#writer.listen(engine);
     context.attach(engine);
     await resumeLeftRunning(engine, options.log);
+    // Runs past their TTL are cancelled now (those that expired while no server ran), then every minute.
+    this.#expiry = new ExpirySweeper({ engine: () => engine, log: options.log });
+    this.#expiry.start();
     // Deliveries left pending by the previous process go out now (or at their time).
     deliveries.kick();
   }
@@ -99,6 +104,7 @@ class Core implements ServerCore {
   async close(): Promise<void> {
     this.context.stop();
     await this.app.close();
+    await this.#expiry?.stop();
     await this.#writer?.close();
     await this.#deliveries?.close();
     // The engine owns the store once open; before that, the store is closed here.

@@ -13,6 +13,8 @@ export interface FetchArgs {
   /** Names in lower case. */
   readonly headers: Readonly<Record<string, string>>;
   readonly body?: string;
+  /** The credential the script named (`fetch(url, { credential })`); else the host's binding applies. */
+  readonly credential?: string;
 }
 
 /**
@@ -45,7 +47,7 @@ const HEADER_VALUE = /^[\t\u0020-\u007e\u0080-\u00ff]*$/;
 export function parseFetchArgs(args: JsonValue): FetchArgs | ToolFailure {
   const invalid = (what: string) => toolFailure("invalid_arguments", `http.fetch: ${what}`);
   if (typeof args !== "object" || args === null || Array.isArray(args)) return invalid("the arguments must be an object { url, method, headers, body? }.");
-  const { url, method, headers, body } = args;
+  const { url, method, headers, body, credential } = args;
   if (typeof url !== "string" || url === "") return invalid("url must be a non-empty string.");
   const upper = typeof method === "string" ? method.toUpperCase() : "GET";
   if (!(HTTP_METHODS as readonly string[]).includes(upper)) return invalid(`the method ${JSON.stringify(method)} is not supported; use one of ${HTTP_METHODS.join(", ")}.`);
@@ -62,5 +64,6 @@ export function parseFetchArgs(args: JsonValue): FetchArgs | ToolFailure {
   }
   if (body !== undefined && typeof body !== "string") return invalid("body must be a string (fetch sends an object as JSON).");
   if (body !== undefined && (upper === "GET" || upper === "HEAD")) return invalid(`a ${upper} request cannot have a body.`);
-  return { url, method: upper as HttpMethod, headers: checked, ...(body === undefined ? {} : { body }) };
+  if (credential !== undefined && typeof credential !== "string") return invalid("credential must be the name of a credential (a string).");
+  return { url, method: upper as HttpMethod, headers: checked, ...(body === undefined ? {} : { body }), ...(credential === undefined ? {} : { credential }) };
 }

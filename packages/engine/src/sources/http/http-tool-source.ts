@@ -151,7 +151,7 @@ export class HttpToolSource implements ToolSource {
       const address = target.address ?? (await this.#resolve(target.host, policy, signal));
       if (typeof address !== "string") return failed(redirected(address, from));
       if (redirects === 0 && this.#credentials) {
-        const found = await this.#credentials(call.runId, target.host, target.url.origin);
+        const found = await this.#credentials(call.runId, target.host, target.url.origin, args.credential);
         if (found.kind === "failure") return failed(found.failure);
         credential = found.credential;
         if (credential) sent.push(...credential.secrets);
@@ -159,6 +159,11 @@ export class HttpToolSource implements ToolSource {
       // Only to the origin the credential was resolved for: a redirect elsewhere goes without it.
       const outgoing = credential !== undefined && target.url.origin === credential.origin ? injectCredential(credential.secret, headers, target.url) : { headers, url: target.url };
       const response = await undiciRequest(outgoing.url, { dispatcher: this.#agents.for(address), method, headers: outgoing.headers, ...(body === undefined ? {} : { body }), signal });
+      if (response.statusCode === UNAUTHORIZED && outgoing.headers !== headers) {
+        // The credential the vault gave was refused: the request did nothing, so it waits for a renewed one.
+        await response.body.dump({ limit: REDIRECT_BODY_BYTES, signal });
+        return expired(credential!, target.url);
+      }
       const location = isRedirect(response.statusCode) ? headerValue(response.headers, "location") : undefined;
       if (location === undefined) return this.#read(response, target.url, redirects > 0, signal);
       await response.body.dump({ limit: REDIRECT_BODY_BYTES, signal });
@@ -300,4 +305,10 @@ function errorOutcome(error: unknown, args: FetchArgs): ToolOutcome {
   return { kind: "interrupted", reason: `the connection failed during ${args.method} ${args.url} (${describeNetError(error)})` };
 }
 
+const UNAUTHORIZED = 401;
 
+/** The call parks until the credential is renewed: it is sent again then, with the same idempotency key. */
+function expired(credential: InjectedCredential, url: URL): ToolOutcome {
+  const message = `${url.origin} answered 401 Unauthorized to the credential "${credential.name}": it has expired or was revoked. The call waits; renew the credential (tapedeck credentials set, or the API) and it is sent again with the same idempotency key, or reject it.`;
+  return { kind: "park", park: { reason: "credentials.expired", message } };
+}

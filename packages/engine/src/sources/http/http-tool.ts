@@ -27,6 +27,7 @@ export const FETCH_INPUT_SCHEMA: JsonObject = {
     method: { type: "string", enum: [...HTTP_METHODS] },
     headers: { type: "object", additionalProperties: { type: "string" } },
     body: { type: "string" },
+    credential: { type: "string", minLength: 1, maxLength: 64 },
   },
   required: ["url", "method", "headers"],
   additionalProperties: false,

@@ -56,6 +56,32 @@ export function bearerFetch(auth: McpBearerAuth, label: string, base: FetchLike 
   };
 }
 
+/** The server answered 401 to a credential from the vault: it must be renewed (the call parks). */
+export class McpCredentialRefusedError extends McpUnauthorizedError {
+  constructor(
+    label: string,
+    readonly credential: string,
+  ) {
+    super(`${label} answered 401 Unauthorized to the credential "${credential}": it has expired or was revoked.`);
+    this.name = "McpCredentialRefusedError";
+  }
+}
+
+/**
+ * A `fetch` that sends a vault credential's headers on every request (over the recipe's: the
+ * vault's credential wins, as for `http`) and fails with `McpCredentialRefusedError` on a 401.
+ */
+export function vaultFetch(credential: { readonly name: string; readonly headers: Readonly<Record<string, string>> }, label: string, base: FetchLike = fetch): FetchLike {
+  return async (url, init) => {
+    const headers = new Headers(init?.headers);
+    for (const [name, value] of Object.entries(credential.headers)) headers.set(name, value);
+    const response = await base(url, { ...init, headers });
+    if (response.status !== UNAUTHORIZED) return response;
+    await response.body?.cancel();
+    throw new McpCredentialRefusedError(label, credential.name);
+  };
+}
+
 /** Throws when `auth` and a recipe `Authorization` header would both set the same header. */
 export function assertOneAuthorization(
   label: string,

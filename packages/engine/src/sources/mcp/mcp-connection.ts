@@ -13,7 +13,7 @@ import {
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { McpServerRecipe } from "@tapedeck/protocol";
-import { assertOneAuthorization, bearerFetch, McpUnauthorizedError, type McpBearerAuth } from "./mcp-bearer-auth.js";
+import { assertOneAuthorization, bearerFetch, McpUnauthorizedError, vaultFetch, type McpBearerAuth } from "./mcp-bearer-auth.js";
 import type { McpCallResult } from "./mcp-result.js";
 import { expandReferences } from "./mcp-recipe.js";
 
@@ -48,6 +48,12 @@ export interface McpConnectionOptions {
    * SDK's `UnauthorizedError`; call `finishAuth(code)` and send it again. Default: none.
    */
   readonly authProvider?: OAuthClientProvider;
+  /**
+   * A credential from the vault (Streamable HTTP only): its headers on every request, and its
+   * URL when it is a query parameter; a 401 fails the request with `McpCredentialRefusedError`.
+   * Exclusive with `auth` and `authProvider`. Default: none.
+   */
+  readonly vaultCredential?: { readonly name: string; readonly headers: Readonly<Record<string, string>>; readonly url: string };
   /**
    * Answers the server's `elicitation/create` (form mode). Without it, elicitation is not
    * advertised and the server cannot ask. Default: none.
@@ -106,7 +112,8 @@ export class McpConnection {
     if (!("url" in recipe) && (options.auth ?? options.authProvider)) {
       throw new Error(`MCP server ${label}: auth and authProvider apply to Streamable HTTP servers (url), not to stdio servers (command).`);
     }
-    this.#fetch = options.auth ? bearerFetch(options.auth, label) : undefined;
+    if (options.vaultCredential && (options.auth ?? options.authProvider)) throw new Error(`MCP server ${label}: a vault credential cannot be combined with auth or authProvider.`);
+    this.#fetch = options.auth ? bearerFetch(options.auth, label) : options.vaultCredential ? vaultFetch(options.vaultCredential, label) : undefined;
   }
 
   /** Every tool the server lists, all pages. */
@@ -237,7 +244,7 @@ export class McpConnection {
   }
 
   private httpTransport(recipe: { readonly url: string; readonly headers?: Readonly<Record<string, string>> }, env: NodeJS.ProcessEnv): StreamableHTTPClientTransport {
-    this.#httpTransport = new StreamableHTTPClientTransport(new URL(recipe.url), {
+    this.#httpTransport = new StreamableHTTPClientTransport(new URL(this.options.vaultCredential?.url ?? recipe.url), {
       requestInit: { headers: expandReferences(recipe.headers, env, `${this.label}.headers`) },
       ...(this.#fetch ? { fetch: this.#fetch } : {}),
       ...(this.options.authProvider ? { authProvider: this.options.authProvider } : {}),

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { toolFailure, type McpServerRecipe } from "@tapedeck/protocol";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
@@ -6,7 +7,9 @@ import { canonicalJson } from "../../util/canonical-json.js";
 import type { Park, PreflightRequest, ToolCallRequest, ToolOutcome, ToolSource } from "../tool-source.js";
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import { McpConnection, McpInterruptedError, McpResultTooLargeError } from "./mcp-connection.js";
-import type { McpBearerAuth } from "./mcp-bearer-auth.js";
+import { McpCredentialRefusedError, type McpBearerAuth } from "./mcp-bearer-auth.js";
+import { injectCredential } from "../../secrets/credential-injection.js";
+import type { CredentialLookup, CredentialResolver, InjectedCredential } from "../../secrets/credential-resolver.js";
 import { mapMcpResult } from "./mcp-result.js";
 
 /** The `_meta` key that carries a call's idempotency key to MCP servers. */
@@ -23,6 +26,12 @@ export interface McpToolSourceOptions {
   readonly authProvider?: Readonly<Record<string, OAuthClientProvider>>;
   /** How Tapedeck introduces itself to servers whose spec gives no `clientInfo`. */
   readonly clientInfo?: { readonly name: string; readonly version: string };
+  /**
+   * Finds the vault credential a run's calls to a Streamable HTTP server carry (by the server
+   * URL's host, as for `http`). Calls with a credential go on a connection of their own per
+   * credential value; a 401 parks the call (`credentials.expired`). Default: none.
+   */
+  readonly credentials?: CredentialResolver;
 }
 
 export class McpToolSource implements ToolSource {
@@ -64,14 +73,34 @@ export class McpToolSource implements ToolSource {
   async call(request: ToolCallRequest): Promise<ToolOutcome> {
     const remote = request.tool.remote;
     if (!remote) return { kind: "failure", failure: toolFailure("tool_error", `${request.tool.group}.${request.tool.name} is not an MCP tool.`) };
+    const credential = await this.#credentialFor(remote.server, request.runId);
+    if (credential?.kind === "failure") return { kind: "failure", failure: credential.failure };
+    const injected = credential?.credential;
+    const outcome = await this.#call(request, remote, injected);
+    return injected ? { ...outcome, secrets: injected.secrets } : outcome;
+  }
+
+  /** The vault's credential for a run's calls to an HTTP server; undefined for stdio servers and without a vault. */
+  async #credentialFor(server: string, runId: string): Promise<CredentialLookup | undefined> {
+    const recipe = this.#recipes.get(server);
+    if (!this.options.credentials || !recipe || !("url" in recipe)) return undefined;
+    const url = new URL(recipe.url);
+    return this.options.credentials(runId, url.hostname, url.origin);
+  }
+
+  async #call(request: ToolCallRequest, remote: { readonly server: string; readonly name: string }, credential: InjectedCredential | undefined): Promise<ToolOutcome> {
     const meta = { [IDEMPOTENCY_META_KEY]: request.idempotencyKey, traceparent: request.traceparent };
     try {
-      const connection = this.connection(remote.server, request.tool.group);
+      const connection = credential ? this.#credentialConnection(remote.server, request.tool.group, credential) : this.connection(remote.server, request.tool.group);
       const result = await connection.callTool(remote.name, request.args, meta, request.tool.policy.timeoutMs, request.signal);
       const mapped = mapMcpResult(result);
       return mapped.ok ? { kind: "result", value: mapped.value } : { kind: "failure", failure: mapped.failure };
     } catch (error) {
       if (error instanceof McpInterruptedError) return { kind: "interrupted", reason: error.message };
+      if (error instanceof McpCredentialRefusedError) {
+        const message = `${error.message} The call waits; renew the credential (tapedeck credentials set, or the API) and it is sent again with the same idempotency key, or reject it.`;
+        return { kind: "park", park: { reason: "credentials.expired", message } };
+      }
       if (error instanceof McpResultTooLargeError) {
         return { kind: "failure", failure: toolFailure("result_too_large", `${error.message}. Ask the tool for less (a page, a filter, fewer fields).`) };
       }
@@ -104,6 +133,28 @@ export class McpToolSource implements ToolSource {
       if (!failure) return undefined;
       return { reason: "tool.schema_changed", message: `The input schema of ${path} changed on its MCP server and the call's arguments no longer fit it: ${failure.message}` };
     });
+  }
+
+  /**
+   * The connection that carries one vault credential to a server: keyed by the credential's
+   * value (a digest, in memory only), so a renewed credential gets a new connection and users
+   * with different credentials never share one.
+   */
+  #credentialConnection(server: string, label: string, credential: InjectedCredential): McpConnection {
+    const recipe = this.#recipes.get(server);
+    if (!recipe || !("url" in recipe)) throw new Error(`no MCP server ${server} over HTTP is known to this engine`);
+    const id = `${server}#${createHash("sha256").update(JSON.stringify([credential.name, credential.secret])).digest("base64url")}`;
+    let connection = this.#connections.get(id);
+    if (!connection) {
+      const injected = injectCredential(credential.secret, {}, new URL(recipe.url));
+      connection = new McpConnection(recipe, label, {
+        onToolsChanged: () => this.#stale.add(server),
+        vaultCredential: { name: credential.name, headers: injected.headers, url: injected.url.href },
+        ...(recipe.clientInfo ?? this.options.clientInfo ? { clientInfo: recipe.clientInfo ?? this.options.clientInfo } : {}),
+      });
+      this.#connections.set(id, connection);
+    }
+    return connection;
   }
 
   #currentTools(server: string, label: string): Promise<ReadonlyMap<string, Tool> | undefined> {

@@ -2,6 +2,8 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { CREDENTIAL_KINDS, CredentialVault, describeScope, MasterKeySource, SqliteStore, type CredentialKind, type CredentialScope, type CredentialSecret } from "@tapedeck/engine";
 import { optionalFlag, parse, UsageError } from "../args.js";
+import { withEngine } from "../context.js";
+import { followRun, printSettled } from "../follow-run.js";
 import type { Output } from "../print.js";
 
 export const credentialsUsage =
@@ -37,9 +39,22 @@ export async function credentialsCommand(args: readonly string[], out: Output): 
         const kind = parseKind(values.kind);
         const scope = parseScope(values);
         const secret = secretOf(kind, await readValue(optionalFlag(values["from-env"], "from-env"), out), optionalFlag(values.param, "param"));
-        const info = await vault.set({ name: requireName(name), scope, hosts: hostsOf(values), secret });
-        out.stderr(`Set ${info.kind} credential ${info.name} for ${describeScope(info.scope)}, sent to ${info.hosts.join(", ")}.`);
-        return 0;
+        // Through an engine: calls parked because the old credential was refused are sent again
+        // now, and followed here like `tapedeck approve` follows its run.
+        return withEngine(values.data, undefined, async (engine) => {
+          // A parked run this process cannot continue (it needs host tools) is said so, not hidden.
+          engine.on((event) => {
+            if (event.type === "engine.error") out.stderr(`tapedeck: ${event.error instanceof Error ? event.error.message : String(event.error)}`);
+          });
+          const info = await engine.credentials.set({ name: requireName(name), scope, hosts: hostsOf(values), secret });
+          out.stderr(`Set ${info.kind} credential ${info.name} for ${describeScope(info.scope)}, sent to ${info.hosts.join(", ")}.`);
+          let status = 0;
+          for (const runId of engine.executing()) {
+            out.stderr(`run ${runId}: a call that waited for this credential was sent again`);
+            status = Math.max(status, printSettled(out, runId, await followRun(engine, runId, out, { until: "park", flags: { data: values.data } })));
+          }
+          return status;
+        });
       }
       case "list":
         for (const c of await vault.list()) out.stdout(`${c.name}\t${c.kind}\t${describeScope(c.scope)}\t${c.hosts.join(",")}`);

@@ -1,7 +1,8 @@
 import type { FastifyInstance } from "fastify";
 import type { CancelRunRequest, ForkRunRequest, Run, SignalRequest, SignalResult, StartedRun } from "@tapedeck/sdk";
 import { runView } from "../run-view.js";
-import { anyJson, errors, run, runIdParams } from "../schemas.js";
+import { ttlMs, ttlSchema } from "../run-ttl.js";
+import { anyJson, errors, idempotencyKey, run, runIdParams } from "../schemas.js";
 import type { ServerContext } from "../server-context.js";
 import { callerOf } from "./request-caller.js";
 import { startedSchema } from "./runs.js";
@@ -63,20 +64,28 @@ export function runActionRoutes(app: FastifyInstance, context: ServerContext): v
     {
       schema: {
         summary: "Fork a run with corrected code",
-        description: "A new run on the parent's toolset, with its labels and namespace: each call matching an unused completed call of the parent (same tool and arguments, in order) takes the recorded result instead of being sent. The parent is unchanged.",
+        description:
+          "A new run on the parent's toolset, with its labels, namespace and ttl: each call matching an unused completed call of the parent (same tool and arguments, in order) takes the recorded result instead of being sent. The parent is unchanged. " +
+          "`idempotencyKey` and `ttl` as for `POST /v1/runs` (a key is unique in the parent's namespace, among starts and forks).",
         tags: ["runs"],
         params: runIdParams,
-        body: { type: "object", properties: { source: { type: "string" }, input: anyJson }, required: ["source"], additionalProperties: false },
-        response: { 201: startedSchema, ...errors(400, 401, 404, 422) },
+        body: { type: "object", properties: { source: { type: "string" }, input: anyJson, idempotencyKey, ttl: ttlSchema }, required: ["source"], additionalProperties: false },
+        response: { 200: startedSchema, 201: startedSchema, ...errors(400, 401, 404, 409, 422) },
       },
     },
     async (request, reply): Promise<StartedRun> => {
       const engine = context.engine();
-      const parent = await visibleRun(engine, callerOf(request).scope, request.params.id);
-      const { source, input } = request.body;
-      const started = await engine.fork({ parent: parent.id, source, ...(input === undefined ? {} : { input }) });
-      void reply.code(201);
-      return startedRun(engine, started);
+      const scope = callerOf(request).scope;
+      const parent = await visibleRun(engine, scope, request.params.id);
+      const { source, input, idempotencyKey: key, ttl } = request.body;
+      const started = await engine.fork({
+        parent: parent.id,
+        source,
+        ...(input === undefined ? {} : { input }),
+        ...(key === undefined ? {} : { idempotencyKey: key }),
+        ...(ttl === undefined ? {} : { ttlMs: ttlMs(ttl) }),
+      });
+      return startedRun(engine, started, reply, scope);
     },
   );
 }

@@ -6,7 +6,8 @@ import { narrow } from "../auth/scope.js";
 import { holdEnds, holdUntilSettled } from "../hold.js";
 import { JOURNAL_LIMIT, LABELS, LIST_LIMIT, MAX_WAIT_SECONDS } from "../limits.js";
 import { runView } from "../run-view.js";
-import { anyJson, diagnostic, errors, id, labels, namespace, run, runIdParams, runStatus } from "../schemas.js";
+import { ttlMs, ttlSchema } from "../run-ttl.js";
+import { anyJson, diagnostic, errors, id, idempotencyKey, labels, namespace, run, runIdParams, runStatus } from "../schemas.js";
 import type { ServerContext } from "../server-context.js";
 import { callerOf } from "./request-caller.js";
 import { startedRun } from "./started-run.js";
@@ -28,20 +29,24 @@ export function runRoutes(app: FastifyInstance, context: ServerContext): void {
     {
       schema: {
         summary: "Start a run",
-        description: "Type-checks the script and starts a run. A script that does not type-check is refused (422 `script_refused`, with diagnostics) and no run is created. A caller limited to a namespace or labels starts runs inside them.",
+        description:
+          "Type-checks the script and starts a run (201). A script that does not type-check is refused (422 `script_refused`, with diagnostics) and no run is created. A caller limited to a namespace or labels starts runs inside them. " +
+          "When a run of the namespace was already started (or forked) with the same `idempotencyKey`, nothing is started: the answer is that run, with 200 and `existing: true` (409 if the caller cannot see it). " +
+          "With a `ttl`, a run that has not ended by then is cancelled.",
         tags: ["runs"],
         body: {
           type: "object",
-          properties: { toolset: id, source: { type: "string" }, input: anyJson, labels, namespace },
+          properties: { toolset: id, source: { type: "string" }, input: anyJson, labels, namespace, idempotencyKey, ttl: ttlSchema },
           required: ["toolset", "source"],
           additionalProperties: false,
         },
-        response: { 201: startedSchema, ...errors(400, 401, 403, 404, 422) },
+        response: { 200: startedSchema, 201: startedSchema, ...errors(400, 401, 403, 404, 409, 422) },
       },
     },
     async (request, reply): Promise<StartedRun> => {
-      const { toolset, source, input } = request.body;
-      const placed = narrow(callerOf(request).scope, { namespace: request.body.namespace, labels: request.body.labels });
+      const { toolset, source, input, idempotencyKey: key, ttl } = request.body;
+      const scope = callerOf(request).scope;
+      const placed = narrow(scope, { namespace: request.body.namespace, labels: request.body.labels });
       if (!placed.ok) throw new ApiError("forbidden", placed.message);
       const { namespace: ns, labels: runLabels } = placed.scope;
       const engine = context.engine();
@@ -51,9 +56,10 @@ export function runRoutes(app: FastifyInstance, context: ServerContext): void {
         ...(input === undefined ? {} : { input }),
         ...(Object.keys(runLabels).length === 0 ? {} : { labels: runLabels }),
         ...(ns === undefined ? {} : { namespace: ns }),
+        ...(key === undefined ? {} : { idempotencyKey: key }),
+        ...(ttl === undefined ? {} : { ttlMs: ttlMs(ttl) }),
       });
-      void reply.code(201);
-      return startedRun(engine, started);
+      return startedRun(engine, started, reply, scope);
     },
   );
 
@@ -148,4 +154,7 @@ export function runRoutes(app: FastifyInstance, context: ServerContext): void {
   );
 }
 
-export const startedSchema = { type: "object", properties: { run, warnings: { type: "array", items: diagnostic } } } as const;
+export const startedSchema = {
+  type: "object",
+  properties: { run, warnings: { type: "array", items: diagnostic }, existing: { type: "boolean", description: "True (with 200) when the idempotencyKey named a run already: nothing was started." } },
+} as const;

@@ -1,9 +1,16 @@
 import type { FastifyInstance } from "fastify";
-import type { CreateToolsetRequest, Declarations, RegisteredToolset, ToolsetInfo } from "@tapedeck/sdk";
+import { ToolSearch } from "@tapedeck/engine";
+import type { CreateToolsetRequest, Declarations, RegisteredToolset, ToolSearchResult, ToolsetInfo } from "@tapedeck/sdk";
 import { checkToolsetPermission } from "../auth/toolset-permission.js";
 import { declarations, errors, id } from "../schemas.js";
 import type { ServerContext } from "../server-context.js";
 import { callerOf } from "./request-caller.js";
+
+/** Hits of a tool search: default and most (`ToolSearch` gives at most 50: more no longer saves reading the whole module). */
+const SEARCH_LIMIT = { default: 5, max: 50 } as const;
+
+/** Longest search query: a need takes a few words, and `ToolSearch` reads only the first 32 anyway. */
+const SEARCH_QUERY_MAX_LENGTH = 1000;
 
 const toolsetParams = { type: "object", properties: { id: { ...id, description: "A toolset id (`ts_…`)." } }, required: ["id"], additionalProperties: false } as const;
 
@@ -49,5 +56,45 @@ export function toolsetRoutes(app: FastifyInstance, context: ServerContext): voi
     "/toolsets/:id/declarations",
     { schema: { summary: "A toolset's declarations (refreshed as observed result types improve)", tags: ["toolsets"], params: toolsetParams, response: { 200: declarations, ...errors(401, 404) } } },
     async (request): Promise<Declarations> => (await context.engine().toolset(request.params.id)).declarations,
+  );
+
+  app.get<{ Params: { id: string }; Querystring: { q: string; limit?: number } }>(
+    "/toolsets/:id/search",
+    {
+      schema: {
+        summary: "Search a toolset's tools",
+        description:
+          "The tools that best match `q` (words describing a need, or a tool's name), best first, with their TypeScript declarations: for toolsets too large for a prompt (`search_tools`). Ranked by BM25 over names, groups, descriptions and parameters, with prefix and fuzzy matching. " +
+          "A query without words to search for is 400, its message written for the model.",
+        tags: ["toolsets"],
+        params: toolsetParams,
+        querystring: {
+          type: "object",
+          properties: {
+            q: { type: "string", maxLength: SEARCH_QUERY_MAX_LENGTH, description: "What to search for." },
+            limit: { type: "integer", minimum: 1, maximum: SEARCH_LIMIT.max, description: `Hits at most. Default ${SEARCH_LIMIT.default}.` },
+          },
+          required: ["q"],
+          additionalProperties: false,
+        },
+        response: {
+          200: {
+            type: "object",
+            properties: {
+              hits: {
+                type: "array",
+                items: { type: "object", properties: { tool: { type: "string", description: "`group.name`." }, group: { type: "string" }, score: { type: "number" }, declaration: { type: "string" } } },
+              },
+            },
+          },
+          ...errors(400, 401, 404),
+        },
+      },
+    },
+    async (request): Promise<ToolSearchResult> => {
+      const found = await context.engine().toolset(request.params.id);
+      const hits = ToolSearch.of(found.toolset).search(request.query.q, { limit: request.query.limit ?? SEARCH_LIMIT.default });
+      return { hits: hits.map(({ tool, group, score, declaration }) => ({ tool, group, score, declaration })) };
+    },
   );
 }

@@ -1,0 +1,14 @@
+import type { Labels } from "../api.js";
+
+/**
+ * The idempotency key of what one tool call of the model starts or sends: a SHA-256 of the
+ * agent's labels (sorted, so their order does not matter), the tool and the model's tool call
+ * id. The same tool call handled twice gets the same key; an agent with other labels, another.
+ * Web Crypto, so it works wherever the SDK does.
+ */
+export async function agentToolKey(labels: Labels, tool: string, toolCallId: string): Promise<string> {
+  const sorted = Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const bytes = new TextEncoder().encode(JSON.stringify(["tapedeck agent tool call v1", sorted, tool, toolCallId]));
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  return `agent_${[...digest].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
+}

@@ -1,0 +1,25 @@
+import type { Tapedeck } from "../client.js";
+import { agentToolAdapters, type AgentToolAdapters } from "./adapters.js";
+import { AgentToolHandlers, type AgentToolsOptions } from "./agent-tools.js";
+import { AGENT_TOOL_NAMES, agentToolDefinitions, type AgentToolName } from "./tool-definitions.js";
+
+/** The agent tools of one agent: their definitions, a handler, and the adapters for each model API. */
+export interface AgentTools extends AgentToolAdapters {
+  /** The toolset the tools use now: after `save_workflow`, a derived toolset that pins the workflow. Keep it with the conversation. */
+  readonly toolset: string | undefined;
+}
+
+/** What `Tapedeck.agentTools` builds (see there). */
+export function createAgentTools(client: Tapedeck, options: AgentToolsOptions): AgentTools {
+  const tools = options.tools ?? AGENT_TOOL_NAMES;
+  for (const name of tools) if (!(AGENT_TOOL_NAMES as readonly string[]).includes(name)) throw new TypeError(`agentTools: there is no agent tool ${JSON.stringify(name)}; the tools are ${AGENT_TOOL_NAMES.join(", ")}.`);
+  const handlers = new AgentToolHandlers(client, options);
+  const definitions = agentToolDefinitions({ tools, waitSeconds: handlers.waitSeconds, maxWaitSeconds: handlers.maxWaitSeconds });
+  const adapters = agentToolAdapters(definitions, (name, input, context) => handlers.handle(name as AgentToolName, input, context));
+  return {
+    ...adapters,
+    get toolset() {
+      return handlers.toolset;
+    },
+  };
+}

@@ -1,0 +1,103 @@
+import type { FastifyInstance } from "fastify";
+import type { RunRecord } from "@tapedeck/engine";
+import { terminalStatuses, type JournalEntry } from "@tapedeck/protocol";
+import type { RunOutputPage } from "@tapedeck/sdk";
+import { ApiError } from "../api-error.js";
+import { errors, runIdParams } from "../schemas.js";
+import type { ServerContext } from "../server-context.js";
+import { callerOf } from "./request-caller.js";
+import { visibleRun } from "./visible-run.js";
+
+/**
+ * A run read in pieces, for whoever has a bounded window (a model's context): its output page by
+ * page, and one journal entry in full. Both answer a run outside the caller's scope as missing.
+ */
+
+/**
+ * Characters of output per page: the default is what the agent tools put in one result (the
+ * seed's `outputLimit`); the most keeps an answer near the size of the largest recorded value.
+ */
+export const OUTPUT_PAGE = { default: 256 * 1024, max: 1024 * 1024 } as const;
+
+const entryParams = {
+  type: "object",
+  properties: { id: runIdParams.properties.id, index: { type: "integer", minimum: 0, description: "The entry's index, from 0." } },
+  required: ["id", "index"],
+  additionalProperties: false,
+} as const;
+
+export function runPieceRoutes(app: FastifyInstance, context: ServerContext): void {
+  app.get<{ Params: { id: string }; Querystring: { offset?: number; limit?: number } }>(
+    "/runs/:id/output",
+    {
+      schema: {
+        summary: "A page of a completed run's output, as JSON text",
+        description:
+          "The output as `JSON.stringify(output, null, 2)`, from `offset`, at most `limit` characters. Offsets count UTF-16 code units (JavaScript string indices); a page never ends inside a surrogate pair. " +
+          "`nextOffset` is the `offset` of the next page, when there is more. 409 while the run has no output (it has not completed).",
+        tags: ["runs"],
+        params: runIdParams,
+        querystring: {
+          type: "object",
+          properties: {
+            offset: { type: "integer", minimum: 0, description: "Default 0." },
+            limit: { type: "integer", minimum: 1, maximum: OUTPUT_PAGE.max, description: `Default ${OUTPUT_PAGE.default}.` },
+          },
+          additionalProperties: false,
+        },
+        response: {
+          200: { type: "object", properties: { text: { type: "string" }, offset: { type: "integer" }, total: { type: "integer" }, nextOffset: { type: "integer" } } },
+          ...errors(400, 401, 404, 409),
+        },
+      },
+    },
+    async (request): Promise<RunOutputPage> => {
+      const found = await visibleRun(context.engine(), callerOf(request).scope, request.params.id);
+      if (found.status !== "completed") throw new ApiError("conflict", noOutput(found));
+      const text = JSON.stringify(found.output ?? null, null, 2);
+      const offset = request.query.offset ?? 0;
+      if (offset > text.length) throw new ApiError("invalid_request", `querystring.offset ${offset} is past the end of run ${found.id}'s output, which is ${text.length} characters long.`);
+      const end = pageEnd(text, offset, request.query.limit ?? OUTPUT_PAGE.default);
+      return { text: text.slice(offset, end), offset, total: text.length, ...(end < text.length ? { nextOffset: end } : {}) };
+    },
+  );
+
+  app.get<{ Params: { id: string; index: number } }>(
+    "/runs/:id/journal/:index",
+    {
+      schema: {
+        summary: "One entry of a run's journal",
+        description: "The entry at `index` (from 0), in full. 404 past the end of the journal.",
+        tags: ["runs"],
+        params: entryParams,
+        response: { 200: { type: "object", description: "A journal entry: index, at, kind and what the kind holds." }, ...errors(400, 401, 404) },
+      },
+    },
+    async (request): Promise<JournalEntry> => {
+      const engine = context.engine();
+      const found = await visibleRun(engine, callerOf(request).scope, request.params.id);
+      const { index } = request.params;
+      const [entry] = await engine.journal(found.id, index, 1);
+      if (entry) return entry;
+      const length = (await engine.getRun(found.id)).journalLength;
+      throw new ApiError("not_found", `Run ${found.id} has no journal entry ${index}: its journal has ${length} entr${length === 1 ? "y" : "ies"}${length === 0 ? "" : ` (0 to ${length - 1})`}.`);
+    },
+  );
+}
+
+/** Where a page from `offset` of at most `limit` characters ends: never between the halves of a surrogate pair, and never empty before the end. */
+function pageEnd(text: string, offset: number, limit: number): number {
+  const end = Math.min(text.length, offset + limit);
+  if (end === text.length || !isHighSurrogate(text.charCodeAt(end - 1))) return end;
+  // A page of one character that is half a pair takes the whole pair, so paging always moves on.
+  return end - 1 > offset ? end - 1 : end + 1;
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}
+
+function noOutput(run: RunRecord): string {
+  if (terminalStatuses.includes(run.status)) return `Run ${run.id} ended ${run.status}: it has no output (GET /v1/runs/${run.id} says why).`;
+  return `Run ${run.id} has no output yet: it is ${run.status}. Its output is here once it completes (GET /v1/runs/${run.id}?wait=60 waits for it to end or park).`;
+}
