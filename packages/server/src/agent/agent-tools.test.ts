@@ -1,0 +1,130 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import type { AgentTools, Tapedeck } from "@tapedeck/sdk";
+import { startServeChild, type ServeChild } from "../http/test-support/serve-child.js";
+
+/**
+ * The agent tools' handlers through the SDK against a real `tapedeck serve`: idempotency by tool
+ * call id, labels that scope what an agent sees, waits the model can act on, paging a long
+ * output, one journal entry, cancel, tool search, and the mistakes that come back as `isError`
+ * rather than thrown.
+ */
+
+let server: ServeChild;
+let admin: Tapedeck;
+let toolset: string;
+
+before(async () => {
+  server = await startServeChild();
+  admin = server.client(server.adminKey!);
+  toolset = (await admin.toolsets.create({ hostTools: { crm: { find_customer: { description: "Finds a customer by email address.", inputSchema: { type: "object", properties: { email: { type: "string", description: "The customer's email." } }, required: ["email"] } }, refund_order: { description: "Refunds an order in full.", inputSchema: { type: "object", properties: { order: { type: "string" } } } } } } })).id;
+});
+
+after(async () => {
+  assert.equal(await server.stop(), 0, server.stderr());
+  server.cleanup();
+});
+
+const agent = (labels: Record<string, string>, user = "alice", options: Parameters<Tapedeck["agentTools"]>[0] = {}): AgentTools => admin.namespace(user).agentTools({ toolset, labels, ...options });
+
+/** The run id a tool's text names first. */
+const runIdOf = (text: string): string => /\b(run_[A-Za-z0-9_-]+)/.exec(text)?.[1] ?? assert.fail(`no run id in: ${text}`);
+
+describe("agent tools through the server", () => {
+  it("one tool call handled twice starts one run; agents with other labels never share the key, nor see each other's runs", async () => {
+    const mine = agent({ conversation: "c1" });
+    const input = { code: `export default async () => ({ n: 1 })` };
+    const first = await mine.handle("run_script", input, { toolCallId: "toolu_same" });
+    const again = await mine.handle("run_script", input, { toolCallId: "toolu_same" });
+    assert.equal(runIdOf(again.text), runIdOf(first.text));
+    assert.equal(first.run?.id, again.run?.id);
+    assert.deepEqual(first.run?.labels, { conversation: "c1" });
+    assert.equal(first.run?.namespace, "alice");
+
+    const other = agent({ conversation: "c2" });
+    const theirs = await other.handle("run_script", input, { toolCallId: "toolu_same" });
+    assert.notEqual(runIdOf(theirs.text), runIdOf(first.text), "same tool call id, other labels: another run");
+    const peek = await other.handle("get_run", { run_id: first.run!.id }, { toolCallId: "t" });
+    assert.deepEqual([peek.isError, /There is no run/.test(peek.text)], [true, true], "a run without the agent's labels does not exist for it");
+    const listed = await other.handle("list_runs", {}, { toolCallId: "t" });
+    assert.ok(listed.text.includes(theirs.run!.id) && !listed.text.includes(first.run!.id), listed.text);
+    const bob = admin.namespace("bob").agentTools({ toolset, labels: { conversation: "c1" } });
+    assert.equal((await bob.handle("get_run", { run_id: first.run!.id }, { toolCallId: "t" })).isError, true, "another end user's run does not exist either");
+  });
+
+  it("a run waiting for a signal says how to send it; signal_run is idempotent by tool call id and the run goes on", async () => {
+    const tools = agent({ conversation: "signals" });
+    const started = await tools.handle("run_script", { code: `export default async () => { const n = await signal<number>("go"); return n * 2; }`, wait: 1 }, { toolCallId: "start" });
+    assert.equal(started.isError, false);
+    assert.match(started.text, /waiting .*\n- call #1: waiting for the signal "go"\. Send it with signal_run/);
+    const runId = started.run!.id;
+    const sent = await tools.handle("signal_run", { run_id: runId, name: "go", payload: 21 }, { toolCallId: "sig" });
+    assert.match(sent.text, /Sent the signal "go"/);
+    const resent = await tools.handle("signal_run", { run_id: runId, name: "go", payload: 21 }, { toolCallId: "sig" });
+    assert.match(resent.text, /already sent .* not sent again/);
+    const done = await tools.handle("get_run", { run_id: runId, wait: 30 }, { toolCallId: "get" });
+    assert.match(done.text, /completed\. Output \(JSON\):\n42/);
+  });
+
+  it("a long output is cut at outputLimit with the get_run call that reads the rest; entry reads one journal entry; cancel_run stops a run", async () => {
+    const tools = agent({ conversation: "paging" }, "alice", { outputLimit: 2_000 });
+    const long = await tools.handle("run_script", { code: `export default async () => Array.from({ length: 400 }, (_, i) => "line " + i)` }, { toolCallId: "long" });
+    const offset = Number(/get_run\(\{ run_id: "[^"]+", offset: (\d+) \}\)/.exec(long.text)?.[1]);
+    assert.ok(offset > 0 && offset <= 2_000, long.text.slice(-400));
+    let text = long.text;
+    const parts: string[] = [];
+    for (let next: number | undefined = offset; next !== undefined; ) {
+      const page = await tools.handle("get_run", { run_id: long.run!.id, offset: next }, { toolCallId: `page-${next}` });
+      parts.push(page.text);
+      next = Number(/offset: (\d+) \}\)/.exec(page.text)?.[1]) || undefined;
+      text = page.text;
+    }
+    assert.ok(parts.length >= 2, `read in pages (${parts.length})`);
+    assert.ok(parts.every((part) => part.length < 2_000 + 1_000), "each page is bounded");
+    assert.match(text, /"line 399"/, "the last page holds the end");
+
+    const entry = await tools.handle("get_run", { run_id: long.run!.id, entry: 0 }, { toolCallId: "entry" });
+    assert.match(entry.text, /run\.started/);
+    const missing = await tools.handle("get_run", { run_id: long.run!.id, entry: 99 }, { toolCallId: "entry99" });
+    assert.equal(missing.isError, true);
+
+    const stuck = await tools.handle("run_script", { code: `export default async () => { await sleep("10d"); return 1; }`, wait: 0 }, { toolCallId: "stuck" });
+    const cancelled = await tools.handle("cancel_run", { run_id: stuck.run!.id }, { toolCallId: "cancel" });
+    assert.match(cancelled.text, /was cancelled: cancelled by the agent/);
+    const late = await tools.handle("signal_run", { run_id: stuck.run!.id, name: "x" }, { toolCallId: "late" });
+    assert.equal(late.isError, true, "signalling an ended run is the model's mistake, not a fault");
+  });
+
+  it("search_tools answers declarations of the matching tools; check_script and test_script answer without running anything", async () => {
+    const tools = agent({ conversation: "search" });
+    const found = await tools.handle("search_tools", { query: "look up a customer by email" }, { toolCallId: "s" });
+    assert.equal(found.isError, false);
+    assert.match(found.text.split("\n").slice(0, 6).join("\n"), /find_customer/);
+    assert.match(found.text, /email: string/);
+    const checked = await tools.handle("check_script", { code: `import { crm } from "tapedeck:tools";\nexport default async () => crm.find_customer({ mail: "a@b.c" });` }, { toolCallId: "c" });
+    assert.equal(checked.isError, true);
+    assert.match(checked.text, /'mail' does not exist/);
+    const tested = await tools.handle(
+      "test_script",
+      { code: `import { crm } from "tapedeck:tools";\nexport default async () => { await sleep("3d"); return crm.find_customer({ email: "a@b.c" }); };`, scenario: { tools: { "crm.find_customer": { result: { id: "cus_1" } } } } },
+      { toolCallId: "t" },
+    );
+    assert.equal(tested.isError, false, tested.text);
+    assert.match(tested.text, /cus_1/);
+    assert.equal((await admin.namespace("alice").runs.list({ labels: { conversation: "search" } })).length, 0, "nothing was started");
+  });
+
+  it("bad input comes back as isError for the model; a key's client without a namespace cannot make agent tools", async () => {
+    const tools = agent({ conversation: "mistakes" });
+    const bad = await tools.handle("run_script", { script: "x" }, { toolCallId: "bad" });
+    assert.equal(bad.isError, true);
+    assert.match(bad.text, /"code" is missing; "script" is not one of its fields/);
+    const block = { type: "tool_use", id: "toolu_1", name: "delete_everything", input: {} } as const;
+    const unknown = await tools.anthropic.handle(block);
+    assert.deepEqual([unknown.is_error, /There is no tool "delete_everything"/.test(String(unknown.content))], [true, true]);
+    assert.throws(() => admin.agentTools({ toolset }), /namespace\(userId\)/);
+    const subset = admin.namespace("alice").agentTools({ toolset, tools: ["run_script", "get_run"] });
+    assert.deepEqual(subset.anthropic.tools.map((t) => t.name), ["run_script", "get_run"]);
+    assert.deepEqual(subset.openai.responses.tools.map((t) => t.name), ["run_script", "get_run"]);
+  });
+});
