@@ -127,8 +127,8 @@ const WAIT_PROMPT_LINES = [
 
 function fetchPromptLine(allow: readonly string[]): string {
   return (
-    `fetch(url, { method?, headers?, body? }) → { status, ok, headers.get(name), text(), json() } · ` +
-    `Built-in: HTTP to ${allow.join(", ")} only; journaled, never re-sent on replay; refusals are ToolError "refused".`
+    `fetch(url, { method?, headers?, body?, credential? }) → { status, ok, headers.get(name), text(), json() } · ` +
+    `Built-in: HTTP to ${allow.join(", ")} only; journaled, never re-sent on replay; refusals are ToolError "refused"; credentials set for a host are sent for you (credential: "NAME" picks one).`
   );
 }
 

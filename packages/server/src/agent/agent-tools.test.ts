@@ -44,12 +44,12 @@ describe("agent tools through the server", () => {
     const other = agent({ conversation: "c2" });
     const theirs = await other.handle("run_script", input, { toolCallId: "toolu_same" });
     assert.notEqual(runIdOf(theirs.text), runIdOf(first.text), "same tool call id, other labels: another run");
-    const peek = await other.handle("get_run", { run_id: first.run!.id }, { toolCallId: "t" });
+    const peek = await other.handle("get_run", { run_id: first.run.id }, { toolCallId: "t" });
     assert.deepEqual([peek.isError, /There is no run/.test(peek.text)], [true, true], "a run without the agent's labels does not exist for it");
     const listed = await other.handle("list_runs", {}, { toolCallId: "t" });
-    assert.ok(listed.text.includes(theirs.run!.id) && !listed.text.includes(first.run!.id), listed.text);
+    assert.ok(listed.text.includes(theirs.run!.id) && !listed.text.includes(first.run.id), listed.text);
     const bob = admin.namespace("bob").agentTools({ toolset, labels: { conversation: "c1" } });
-    assert.equal((await bob.handle("get_run", { run_id: first.run!.id }, { toolCallId: "t" })).isError, true, "another end user's run does not exist either");
+    assert.equal((await bob.handle("get_run", { run_id: first.run.id }, { toolCallId: "t" })).isError, true, "another end user's run does not exist either");
   });
 
   it("a run waiting for a signal says how to send it; signal_run is idempotent by tool call id and the run goes on", async () => {
