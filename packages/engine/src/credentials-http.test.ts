@@ -172,4 +172,33 @@ describe("credentials injected into fetch", () => {
       await t.cleanup();
     }
   });
+
+  it("a credential past its known expiry time is not sent: the call parks at once, and renewing it sends the call", async () => {
+    const t = await testEngine();
+    const engine = await t.reopen({ unsafeHttpAllowLoopbackForTests: true, masterKeyFile: join(t.dataDir, "master.key") });
+    try {
+      const spec = { http: { allow: ["127.0.0.1"] } };
+      const { id } = await engine.registerToolset(spec);
+      const scope = { kind: "toolset", toolsetId: id } as const;
+      const set = await engine.credentials.set({ name: "API", scope, hosts: ["127.0.0.1"], secret: { kind: "bearer", token: STALE }, expiresAt: Date.now() - 1_000 });
+      assert.equal(typeof set.expiresAt, "number");
+      assert.equal((await engine.credentials.list()).find((c) => c.name === "API")?.expiresAt, set.expiresAt);
+      const before = server.received.length;
+      const started = await engine.start({ toolset: id, source: `export default async () => (await fetch("${base()}/guarded")).json();` });
+      assert.equal(started.kind, "started");
+      if (started.kind !== "started") return;
+      const parked = await engine.settled(started.runId);
+      const wait = parked?.status === "waiting" ? parked.waits[0] : undefined;
+      assert.equal(wait?.kind === "parked" && wait.reason, "credentials.expired");
+      assert.match(wait?.kind === "parked" ? wait.message : "", /The credential "API" for 127\.0\.0\.1 expired at .*, so nothing was sent/);
+      assert.equal(server.received.length, before, "nothing was sent with the expired credential");
+      await engine.credentials.set({ name: "API", scope, hosts: ["127.0.0.1"], secret: { kind: "bearer", token: FRESH }, expiresAt: Date.now() + 3_600_000 });
+      assert.deepEqual(await engine.settled(started.runId, { next: true }), { status: "completed", output: { ok: true } });
+      assert.equal(server.received.length, before + 1);
+      assert.deepEqual(await findSecrets(engine, t.dataDir, [STALE, FRESH]), []);
+    } finally {
+      await engine.close();
+      await t.cleanup();
+    }
+  });
 });

@@ -43,6 +43,8 @@ export type SetCredentialRequest = {
     readonly value: CredentialValues[K];
     /** Host patterns it is sent to, as in a toolset's `http.allow` (`api.github.com`, `*.example.com`). */
     readonly hosts: readonly string[];
+    /** When it is known to expire (ms since the epoch): calls that would send it later wait (`credentials.expired`) until it is set again. */
+    readonly expiresAt?: number;
   };
 }[CredentialKind] &
   CredentialScopeFields;
@@ -59,6 +61,8 @@ export interface Credential {
   readonly namespace?: string;
   /** Set for a run's own credential. */
   readonly run?: string;
+  /** When it is known to expire. */
+  readonly expiresAt?: number;
   /** Times are milliseconds since the epoch. */
   readonly createdAt: number;
   readonly updatedAt: number;

@@ -2,6 +2,7 @@ import { toolFailure, type ToolFailure } from "@tapedeck/protocol";
 import type { Store } from "../store/store.js";
 import { describeScope, secretValues, type CredentialSecret } from "./credential.js";
 import type { KnownSecret } from "./leak-scanner.js";
+import type { Park } from "../sources/tool-source.js";
 import type { CredentialVault } from "./vault.js";
 
 /**
@@ -24,7 +25,9 @@ export type CredentialLookup =
   /** `credential` absent: none applies, the request goes as the script wrote it. */
   | { readonly kind: "ok"; readonly credential?: InjectedCredential }
   /** A credential applies but cannot be used: the call fails with this, and nothing is sent. */
-  | { readonly kind: "failure"; readonly failure: ToolFailure };
+  | { readonly kind: "failure"; readonly failure: ToolFailure }
+  /** The credential that applies has expired: nothing is sent, the call parks until it is renewed. */
+  | { readonly kind: "expired"; readonly park: Park };
 
 /** `name`: the credential the request named; it must exist in one of the run's scopes and be bound to `host`. */
 export type CredentialResolver = (runId: string, host: string, origin: string, name?: string) => Promise<CredentialLookup>;
@@ -45,6 +48,14 @@ export function vaultResolver(store: Store, vault: CredentialVault): CredentialR
       case "none":
         if (name === undefined) return { kind: "ok" };
         return { kind: "failure", failure: toolFailure("credential_unavailable", `No credential named ${name} is set for this run, its end user or its toolset, so nothing was sent. Use a credential that exists, or ask for ${name} to be set (tapedeck credentials set).`, { details: { host, credential: name } }) };
+      case "expired":
+        return {
+          kind: "expired",
+          park: {
+            reason: "credentials.expired",
+            message: `The credential "${resolution.name}" for ${host} expired at ${new Date(resolution.expiresAt).toISOString()}, so nothing was sent. The call waits; renew the credential (tapedeck credentials set, or the API) and it is sent with its idempotency key, or reject it.`,
+          },
+        };
       case "unbound":
         return {
           kind: "failure",

@@ -39,6 +39,8 @@ export interface CredentialInfo {
   readonly kind: CredentialKind;
   readonly scope: CredentialScope;
   readonly hosts: readonly string[];
+  /** When it is known to expire (ms since the epoch), if it is. */
+  readonly expiresAt?: number;
   readonly createdAt: number;
   readonly updatedAt: number;
 }

@@ -29,6 +29,11 @@ export interface SetCredential {
   /** Host patterns, as in a toolset's `http.allow` (`api.github.com`, `*.example.com`). */
   readonly hosts: readonly string[];
   readonly secret: CredentialSecret;
+  /**
+   * When the credential is known to expire (ms since the epoch). From then on a call that would
+   * send it parks (`credentials.expired`) without sending anything, until it is set again.
+   */
+  readonly expiresAt?: number;
 }
 
 /** The run a call belongs to, as resolution needs it. */
@@ -47,6 +52,8 @@ export type CredentialResolution =
   | { readonly kind: "ambiguous"; readonly scope: CredentialScope; readonly names: readonly string[] }
   /** The credential exists but cannot be opened (another master key, or tampered with). */
   | { readonly kind: "unreadable"; readonly name: string; readonly scope: CredentialScope; readonly reason: string }
+  /** The credential is past its known expiry time: nothing is sent; the call waits for a renewal. */
+  | { readonly kind: "expired"; readonly name: string; readonly scope: CredentialScope; readonly expiresAt: number }
   /** The credential a request named exists but is not bound to its host: it is not sent there. */
   | { readonly kind: "unbound"; readonly name: string; readonly scope: CredentialScope; readonly hosts: readonly string[] };
 
@@ -80,7 +87,15 @@ export class CredentialVault {
     const existing = await this.#store.get(scopeKey, input.name);
     const now = this.#now();
     const identity = { scopeKey, name: input.name, kind: input.secret.kind, hosts };
-    const record: SealedCredential = { ...identity, keyId: key.id, ...seal(key.key, credentialAad(identity), JSON.stringify(input.secret)), createdAt: existing?.createdAt ?? now, updatedAt: now };
+    if (input.expiresAt !== undefined && !Number.isSafeInteger(input.expiresAt)) throw invalid(`The credential ${input.name}: expiresAt must be a time in ms since the epoch.`);
+    const record: SealedCredential = {
+      ...identity,
+      keyId: key.id,
+      ...seal(key.key, credentialAad(identity), JSON.stringify(input.secret)),
+      ...(input.expiresAt === undefined ? {} : { expiresAt: input.expiresAt }),
+      createdAt: existing?.createdAt ?? now,
+      updatedAt: now,
+    };
     await this.#store.put(record);
     for (const listener of this.#onSet) await listener(input.scope, input.name);
     return infoOf(record);
@@ -117,6 +132,8 @@ export class CredentialVault {
       const matching = candidates.filter((c) => c.scopeKey === scopeKey);
       if (matching.length === 0) continue;
       if (name !== undefined && !isAllowedHost(host, matching[0]!.hosts)) return { kind: "unbound", name, scope, hosts: matching[0]!.hosts };
+      const expiresAt = matching.length === 1 ? matching[0]!.expiresAt : undefined;
+      if (expiresAt !== undefined && expiresAt <= this.#now()) return { kind: "expired", name: matching[0]!.name, scope, expiresAt };
       if (matching.length > 1) return { kind: "ambiguous", scope, names: matching.map((c) => c.name).sort() };
       const credential = matching[0]!;
       const opened = this.#open(credential, await this.#keyring(false));
@@ -179,7 +196,7 @@ export class CredentialVault {
 function infoOf(record: SealedCredential): CredentialInfo {
   const scope = parseCredentialScopeKey(record.scopeKey);
   if (scope === undefined) throw new EngineError("misconfigured", `The store holds a credential (${record.name}) with a scope this Tapedeck does not know: ${record.scopeKey}. Upgrade Tapedeck.`);
-  return { name: record.name, kind: record.kind as CredentialKind, scope, hosts: record.hosts, createdAt: record.createdAt, updatedAt: record.updatedAt };
+  return { name: record.name, kind: record.kind as CredentialKind, scope, hosts: record.hosts, ...(record.expiresAt === undefined ? {} : { expiresAt: record.expiresAt }), createdAt: record.createdAt, updatedAt: record.updatedAt };
 }
 
 function describeScopeKey(key: string): string {

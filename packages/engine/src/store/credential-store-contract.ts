@@ -34,9 +34,12 @@ export function describeCredentialStoreContract(test: Test): void {
       await store.credentials.put(credential(RUN, "GITHUB", { createdAt: 2_000, updatedAt: 2_000 }));
       assert.deepEqual(await store.credentials.get(TOOLSET, "GITHUB"), first);
       assert.equal(await store.credentials.get(NAMESPACE, "GITHUB"), undefined);
+      const expiring = credential(TOOLSET, "GITHUB", { expiresAt: 9_000, updatedAt: 2_500 });
+      await store.credentials.put(expiring);
+      assert.deepEqual(await store.credentials.get(TOOLSET, "GITHUB"), expiring);
       const renewed = credential(TOOLSET, "GITHUB", { kind: "headers", hosts: ["a.example"], keyId: "k2", iv: "bmV3", sealed: "bmV3", updatedAt: 3_000 });
       await store.credentials.put(renewed);
-      assert.deepEqual(await store.credentials.get(TOOLSET, "GITHUB"), renewed);
+      assert.deepEqual(await store.credentials.get(TOOLSET, "GITHUB"), renewed, "a renewal without an expiry clears it");
       assert.deepEqual((await store.credentials.list()).map((c) => [c.scopeKey, c.name]), [[TOOLSET, "GITHUB"], [RUN, "GITHUB"]]);
     });
 

@@ -41,6 +41,8 @@ export interface SealedCredential {
   readonly iv: string;
   /** base64url of ciphertext followed by the 16-byte GCM tag. */
   readonly sealed: string;
+  /** When it is known to expire (ms since the epoch), if it is. */
+  readonly expiresAt?: number;
   readonly createdAt: number;
   readonly updatedAt: number;
 }

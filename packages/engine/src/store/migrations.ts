@@ -233,6 +233,15 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX runs_by_expiry ON runs (status, expires_at) WHERE expires_at IS NOT NULL;
     `,
   },
+  {
+    version: 10,
+    name: "credential expiry",
+    sql: `
+      -- When a credential is known to expire (ms since the epoch); NULL: not known. A call that
+      -- would send it later parks (credentials.expired) instead of being refused by the server.
+      ALTER TABLE credentials ADD COLUMN expires_at INTEGER;
+    `,
+  },
 ];
 
 /**

@@ -17,6 +17,7 @@ interface CredentialRow {
   readonly key_id: string;
   readonly iv: string;
   readonly sealed: string;
+  readonly expires_at: number | null;
   readonly created_at: number;
   readonly updated_at: number;
 }
@@ -32,10 +33,10 @@ export class SqliteCredentialStore implements CredentialStore {
     this.#access = access;
     this.#sql = {
       put: db.prepare<[CredentialRow]>(
-        `INSERT INTO credentials (scope_key, name, kind, hosts, key_id, iv, sealed, created_at, updated_at)
-         VALUES (@scope_key, @name, @kind, @hosts, @key_id, @iv, @sealed, @created_at, @updated_at)
+        `INSERT INTO credentials (scope_key, name, kind, hosts, key_id, iv, sealed, expires_at, created_at, updated_at)
+         VALUES (@scope_key, @name, @kind, @hosts, @key_id, @iv, @sealed, @expires_at, @created_at, @updated_at)
          ON CONFLICT (scope_key, name) DO UPDATE SET kind = excluded.kind, hosts = excluded.hosts, key_id = excluded.key_id,
-           iv = excluded.iv, sealed = excluded.sealed, created_at = excluded.created_at, updated_at = excluded.updated_at`,
+           iv = excluded.iv, sealed = excluded.sealed, expires_at = excluded.expires_at, created_at = excluded.created_at, updated_at = excluded.updated_at`,
       ),
       get: db.prepare<[string, string], CredentialRow>("SELECT * FROM credentials WHERE scope_key = ? AND name = ?"),
       inScopes: db.prepare<[string, string, string], CredentialRow>("SELECT * FROM credentials WHERE scope_key IN (?, ?, ?)"),
@@ -103,6 +104,7 @@ function rowOf(credential: SealedCredential): CredentialRow {
     key_id: credential.keyId,
     iv: credential.iv,
     sealed: credential.sealed,
+    expires_at: credential.expiresAt ?? null,
     created_at: credential.createdAt,
     updated_at: credential.updatedAt,
   };
@@ -117,6 +119,7 @@ function credentialOf(row: CredentialRow): SealedCredential {
     keyId: row.key_id,
     iv: row.iv,
     sealed: row.sealed,
+    ...(row.expires_at === null ? {} : { expiresAt: row.expires_at }),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

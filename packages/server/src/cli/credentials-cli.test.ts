@@ -66,4 +66,24 @@ describe("tapedeck credentials", () => {
       }
     });
   });
+
+  it("--expires-in and --expires-at record when a credential expires; list shows it; a bad time is a usage error", async () => {
+    await withDir(async (dir) => {
+      const run = async (args: string[]) => {
+        const io = { ...capture(), readStdin: () => Promise.resolve(`${SECRET}\n`) };
+        const code = await cli(["credentials", ...args, "--data", dir], io);
+        return { code, out: io.out, err: io.err.join("\n") };
+      };
+      assert.equal((await run(["set", "SOON", "--kind", "bearer", "--host", "a.example.com", "--toolset", "ts_1", "--expires-at", "2031-01-02T03:04:05Z"])).code, 0);
+      const before = Date.now();
+      assert.equal((await run(["set", "HOUR", "--kind", "bearer", "--host", "b.example.com", "--toolset", "ts_1", "--expires-in", "1h"])).code, 0);
+      const listed = (await run(["list"])).out;
+      assert.equal(listed[0], "SOON\tbearer\ttoolset ts_1\ta.example.com\texpires 2031-01-02T03:04:05.000Z");
+      const hour = Date.parse(listed[1]?.split("\texpires ")[1] ?? "");
+      assert.ok(hour >= before + 3_600_000 && hour <= Date.now() + 3_600_000, listed[1]);
+      const bad = await run(["set", "BAD", "--kind", "bearer", "--host", "c.example.com", "--toolset", "ts_1", "--expires-at", "next tuesday"]);
+      assert.equal(bad.code, 2);
+      assert.match(bad.err, /--expires-at must be an ISO time/);
+    });
+  });
 });

@@ -153,6 +153,7 @@ export class HttpToolSource implements ToolSource {
       if (redirects === 0 && this.#credentials) {
         const found = await this.#credentials(call.runId, target.host, target.url.origin, args.credential);
         if (found.kind === "failure") return failed(found.failure);
+        if (found.kind === "expired") return { kind: "park", park: found.park };
         credential = found.credential;
         if (credential) sent.push(...credential.secrets);
       }

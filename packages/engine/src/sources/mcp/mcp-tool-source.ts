@@ -75,6 +75,7 @@ export class McpToolSource implements ToolSource {
     if (!remote) return { kind: "failure", failure: toolFailure("tool_error", `${request.tool.group}.${request.tool.name} is not an MCP tool.`) };
     const credential = await this.#credentialFor(remote.server, request.runId);
     if (credential?.kind === "failure") return { kind: "failure", failure: credential.failure };
+    if (credential?.kind === "expired") return { kind: "park", park: credential.park };
     const injected = credential?.credential;
     const outcome = await this.#call(request, remote, injected);
     return injected ? { ...outcome, secrets: injected.secrets } : outcome;

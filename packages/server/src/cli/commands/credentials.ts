@@ -1,13 +1,13 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { CREDENTIAL_KINDS, CredentialVault, describeScope, MasterKeySource, SqliteStore, type CredentialKind, type CredentialScope, type CredentialSecret } from "@tapedeck/engine";
+import { CREDENTIAL_KINDS, CredentialVault, describeScope, MasterKeySource, parseDuration, SqliteStore, type CredentialKind, type CredentialScope, type CredentialSecret } from "@tapedeck/engine";
 import { optionalFlag, parse, UsageError } from "../args.js";
 import { withEngine } from "../context.js";
 import { followRun, printSettled } from "../follow-run.js";
 import type { Output } from "../print.js";
 
 export const credentialsUsage =
-  "tapedeck credentials set <name> --kind bearer|headers|basic|query --host <pattern>… (--toolset <id> [--namespace <ns>] | --run <id>) [--param <query name>] [--from-env <VAR>] [--data <dir>]\n" +
+  "tapedeck credentials set <name> --kind bearer|headers|basic|query --host <pattern>… (--toolset <id> [--namespace <ns>] | --run <id>) [--param <query name>] [--from-env <VAR>] [--expires-at <ISO time> | --expires-in <duration>] [--data <dir>]\n" +
   "  tapedeck credentials list | delete <name> (--toolset <id> [--namespace <ns>] | --run <id>) | rotate-key   [--data <dir>]";
 
 /**
@@ -26,6 +26,8 @@ export async function credentialsCommand(args: readonly string[], out: Output): 
     run: { type: "string" },
     param: { type: "string" },
     "from-env": { type: "string" },
+    "expires-at": { type: "string" },
+    "expires-in": { type: "string" },
   });
   const [verb, name, extra] = positionals;
   // Not quoted: an extra argument may well be a secret given by mistake.
@@ -46,7 +48,8 @@ export async function credentialsCommand(args: readonly string[], out: Output): 
           engine.on((event) => {
             if (event.type === "engine.error") out.stderr(`tapedeck: ${event.error instanceof Error ? event.error.message : String(event.error)}`);
           });
-          const info = await engine.credentials.set({ name: requireName(name), scope, hosts: hostsOf(values), secret });
+          const expiresAt = expiryOf(optionalFlag(values["expires-at"], "expires-at"), optionalFlag(values["expires-in"], "expires-in"));
+          const info = await engine.credentials.set({ name: requireName(name), scope, hosts: hostsOf(values), secret, ...(expiresAt === undefined ? {} : { expiresAt }) });
           out.stderr(`Set ${info.kind} credential ${info.name} for ${describeScope(info.scope)}, sent to ${info.hosts.join(", ")}.`);
           let status = 0;
           for (const runId of engine.executing()) {
@@ -57,7 +60,7 @@ export async function credentialsCommand(args: readonly string[], out: Output): 
         });
       }
       case "list":
-        for (const c of await vault.list()) out.stdout(`${c.name}\t${c.kind}\t${describeScope(c.scope)}\t${c.hosts.join(",")}`);
+        for (const c of await vault.list()) out.stdout(`${c.name}\t${c.kind}\t${describeScope(c.scope)}\t${c.hosts.join(",")}${c.expiresAt === undefined ? "" : `\texpires ${new Date(c.expiresAt).toISOString()}`}`);
         return 0;
       case "delete": {
         const deleted = await vault.delete(parseScope(values), requireName(name));
@@ -75,6 +78,22 @@ export async function credentialsCommand(args: readonly string[], out: Output): 
   } finally {
     await store.close();
   }
+}
+
+/** `--expires-at` (an ISO time) or `--expires-in` (a duration from now), as ms since the epoch. */
+function expiryOf(at: string | undefined, within: string | undefined): number | undefined {
+  if (at !== undefined && within !== undefined) throw new UsageError("give --expires-at or --expires-in, not both");
+  if (within !== undefined) {
+    try {
+      return Date.now() + parseDuration(within, "--expires-in");
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+  }
+  if (at === undefined) return undefined;
+  const time = Date.parse(at);
+  if (Number.isNaN(time)) throw new UsageError(`--expires-at must be an ISO time such as 2027-01-31T00:00:00Z; got ${JSON.stringify(at)}`);
+  return time;
 }
 
 function requireName(name: string | undefined): string {

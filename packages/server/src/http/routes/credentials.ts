@@ -29,6 +29,7 @@ const credential = {
     toolset: { type: "string" },
     namespace: { type: "string" },
     run: { type: "string" },
+    expiresAt: { type: "integer" },
     createdAt: { type: "integer" },
     updatedAt: { type: "integer" },
   },
@@ -49,6 +50,7 @@ interface SetBody extends ScopeFields {
   readonly kind: CredentialKind;
   readonly value: unknown;
   readonly hosts: readonly string[];
+  readonly expiresAt?: number;
 }
 
 export function credentialRoutes(app: FastifyInstance, context: ServerContext): void {
@@ -67,6 +69,7 @@ export function credentialRoutes(app: FastifyInstance, context: ServerContext): 
             kind: { type: "string", enum: CREDENTIAL_KINDS },
             value: { type: ["string", "object"], description: "The secret; its shape depends on `kind`." },
             hosts: { type: "array", minItems: 1, maxItems: MAX_ENTRIES, items: { type: "string", minLength: 1, maxLength: 253 }, description: "Host patterns, as in `http.allow`." },
+            expiresAt: { type: "integer", minimum: 0, description: "When the credential is known to expire, ms since the epoch: calls that would send it later park (`credentials.expired`) until it is set again." },
             ...scopeFields,
           },
           required: ["name", "kind", "value", "hosts"],
@@ -77,10 +80,10 @@ export function credentialRoutes(app: FastifyInstance, context: ServerContext): 
     },
     async (request): Promise<Credential> => {
       const caller = callerOf(request);
-      const { name, kind, value, hosts } = request.body;
+      const { name, kind, value, hosts, expiresAt } = request.body;
       const secret = secretOf(kind, value);
       const scope = await placed(context, caller, request.body);
-      return view(await context.engine().credentials.set({ name, scope, hosts, secret }));
+      return view(await context.engine().credentials.set({ name, scope, hosts, secret, ...(expiresAt === undefined ? {} : { expiresAt }) }));
     },
   );
 
@@ -203,7 +206,7 @@ function invalid(message: string): ApiError {
 }
 
 function view(info: CredentialInfo): Credential {
-  const base = { name: info.name, kind: info.kind, hosts: info.hosts, createdAt: info.createdAt, updatedAt: info.updatedAt };
+  const base = { name: info.name, kind: info.kind, hosts: info.hosts, ...(info.expiresAt === undefined ? {} : { expiresAt: info.expiresAt }), createdAt: info.createdAt, updatedAt: info.updatedAt };
   switch (info.scope.kind) {
     case "toolset":
       return { ...base, toolset: info.scope.toolsetId };
