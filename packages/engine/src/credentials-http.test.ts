@@ -23,6 +23,8 @@ const STALE = "cred_stale_value_0b7e44a1";
 const FRESH = "cred_fresh_value_c93d12f8";
 
 let server: LoopbackServer;
+const held: (() => void)[] = [];
+let heldArrived: (() => void) | undefined;
 before(async () => {
   server = await startLoopbackServer({
     // Echoes what it got, credentials included, as a careless API would.
@@ -30,6 +32,11 @@ before(async () => {
     // Takes only the fresh token: anything else is refused as an expired one would be.
     "/guarded": (req, res) =>
       req.headers.authorization === `Bearer ${FRESH}` ? res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ ok: true })) : res.writeHead(401).end("token expired"),
+    // Holds each request until the test lets it go (`release`), then answers like /guarded.
+    "/held": (req, res) => {
+      held.push(() => (req.headers.authorization === `Bearer ${FRESH}` ? res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ ok: true })) : res.writeHead(401).end("token expired")));
+      heldArrived?.();
+    },
     "/away": (_req, res) => res.writeHead(302, { location: `http://localhost:${server.port}/echo` }).end(),
   });
 });
@@ -197,6 +204,36 @@ describe("credentials injected into fetch", () => {
       assert.equal(server.received.length, before + 1);
       assert.deepEqual(await findSecrets(engine, t.dataDir, [STALE, FRESH]), []);
     } finally {
+      await engine.close();
+      await t.cleanup();
+    }
+  });
+
+  it("a credential renewed while a request was in flight with the old one: the 401 sends it again at once with the new one, without parking", async () => {
+    const t = await testEngine();
+    const engine = await t.reopen({ unsafeHttpAllowLoopbackForTests: true, masterKeyFile: join(t.dataDir, "master.key") });
+    try {
+      const spec = { http: { allow: ["127.0.0.1"] } };
+      const { id } = await engine.registerToolset(spec);
+      const scope = { kind: "toolset", toolsetId: id } as const;
+      await engine.credentials.set({ name: "API", scope, hosts: ["127.0.0.1"], secret: { kind: "bearer", token: STALE } });
+      const arrived = new Promise<void>((resolve) => (heldArrived = resolve));
+      const started = await engine.start({ toolset: id, source: `export default async () => (await fetch("${base()}/held")).json();` });
+      assert.equal(started.kind, "started");
+      if (started.kind !== "started") return;
+      await arrived;
+      await engine.credentials.set({ name: "API", scope, hosts: ["127.0.0.1"], secret: { kind: "bearer", token: FRESH } });
+      const again = new Promise<void>((resolve) => (heldArrived = resolve));
+      held.shift()!();
+      await again;
+      held.shift()!();
+      assert.deepEqual(await started.end, { status: "completed", output: { ok: true } });
+      const kinds = (await engine.journal(started.runId)).map((e) => e.kind);
+      assert.ok(!kinds.includes("call.parked"), kinds.join(","));
+      assert.deepEqual(server.received.slice(-2).map((r) => r.headers.authorization), [`Bearer ${STALE}`, `Bearer ${FRESH}`]);
+      assert.deepEqual(await findSecrets(engine, t.dataDir, [STALE, FRESH]), []);
+    } finally {
+      heldArrived = undefined;
       await engine.close();
       await t.cleanup();
     }

@@ -260,7 +260,7 @@ describe("fetch: the toolset's http entry", () => {
       const [tool] = a.toolset.tools;
       assert.deepEqual([tool!.group, tool!.name, tool!.source, tool!.http], ["http", "fetch", "builtin", { allow: ["*.example.com", "api.github.com"] }]);
       assert.doesNotMatch(a.declarations.typescript, /export const http/);
-      assert.match(a.declarations.prompt, /^fetch\(url, \{ method\?, headers\?, body\? \}\) → .*HTTP to \*\.example\.com, api\.github\.com only/);
+      assert.match(a.declarations.prompt, /^fetch\(url, \{ method\?, headers\?, body\?, credential\? \}\) → .*HTTP to \*\.example\.com, api\.github\.com only/);
     } finally {
       await t.cleanup();
     }

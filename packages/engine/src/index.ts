@@ -7,7 +7,8 @@ export type { EngineEvent, EngineLimits, EngineOptions, PendingDecision, Registe
 export { EngineError, EngineErrorCode } from "./errors.js";
 export type { ExecutionResult, RunPause } from "./runs/run-executor.js";
 export type { RunEnd, RunEvent } from "@tapedeck/protocol";
-export type { CassetteDocument, TestCall, TestReport } from "./testing/test-script.js";
+export type { CassetteDocument, TestReport } from "./testing/test-script.js";
+export type { TestCall } from "@tapedeck/protocol";
 export { REPLAY_VERSION } from "./runs/run-executor.js";
 export type { VerifyResult } from "./runs/verify-replay.js";
 export type { Clock, VirtualTime } from "./clock.js";

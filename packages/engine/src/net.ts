@@ -6,6 +6,7 @@
 export { classifyAddress } from "./sources/http/address-ranges.js";
 export type { AddressVerdict } from "./sources/http/address-ranges.js";
 export { describeNetError, resolvePublicAddress } from "./sources/http/public-address.js";
+export type { PublicAddress } from "./sources/http/public-address.js";
 export { PinnedAgents } from "./sources/http/pinned-agents.js";
 export { systemResolver } from "./sources/http/resolver.js";
 export type { HostResolver } from "./sources/http/resolver.js";

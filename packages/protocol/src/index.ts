@@ -19,6 +19,10 @@ export type {
   RunWait,
   SourcePosition,
 } from "./run.js";
+export { formatDuration, parseDuration } from "./duration.js";
+export { OUTPUT_PAGE, outputPage, outputText } from "./output-page.js";
+export type { RunOutputPage } from "./output-page.js";
+export type { TestAnswerSource, TestCall, TestReport } from "./test-report.js";
 export { decisionEvent } from "./run-event.js";
 export type { RunEnd, RunEvent } from "./run-event.js";
 export { toolPath } from "./toolset.js";

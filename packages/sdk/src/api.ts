@@ -7,7 +7,7 @@
  * These types belong in @tapedeck/protocol; they live here until the protocol package takes
  * the API's types (the server imports them type-only).
  */
-import type { Decision, DecisionWait, Diagnostic, JournalEntry, JsonValue, PinnedToolset, RunError, RunStatus, RunWait, ToolFailure, ToolsetSpec } from "@tapedeck/protocol";
+import type { DecisionWait, Diagnostic, JournalEntry, JsonValue, PinnedToolset, RunError, RunStatus, RunWait, ToolsetSpec } from "@tapedeck/protocol";
 
 /** Labels of a run, or the labels a key or token is limited to. Every key and value is a string. */
 export type Labels = Readonly<Record<string, string>>;
@@ -131,20 +131,8 @@ export interface StartedRun {
   readonly existing: boolean;
 }
 
-/**
- * `GET /v1/runs/:id/output`: a page of a completed run's output as JSON text
- * (`JSON.stringify(output, null, 2)`). Offsets count UTF-16 code units (JavaScript string
- * indices); a page never ends inside a surrogate pair.
- */
-export interface RunOutputPage {
-  readonly text: string;
-  /** Where `text` starts in the whole text. */
-  readonly offset: number;
-  /** The length of the whole text. */
-  readonly total: number;
-  /** The `offset` of the next page, when there is more. */
-  readonly nextOffset?: number;
-}
+/** `GET /v1/runs/:id/output`: a page of a completed run's output (see `outputPage` of @tapedeck/protocol). */
+export type { RunOutputPage } from "@tapedeck/protocol";
 
 /** `GET /v1/runs`. */
 export interface RunList {
@@ -172,31 +160,8 @@ export interface TestRequest {
   readonly scenario?: Readonly<Record<string, unknown>>;
 }
 
-/** `POST /v1/test` answers: what the test run did. Times are virtual ms since the test started. */
-export interface TestReport {
-  /** `waiting`: the run waits for something the scenario does not bring (`waits` says what). */
-  readonly status: "completed" | "failed" | "cancelled" | "waiting";
-  readonly output?: JsonValue;
-  readonly error?: RunError;
-  readonly waits?: readonly RunWait[];
-  readonly calls: readonly TestCall[];
-  readonly logs: readonly { readonly atMs: number; readonly level: string; readonly message: string }[];
-  readonly virtualMs: number;
-}
-
-/** One call of a test run. */
-export interface TestCall {
-  readonly seq: number;
-  readonly tool: string;
-  readonly args: JsonValue;
-  readonly atMs: number;
-  /** `recorded` (a cassette, `from_run`), `mock`, `none` (no mock: the call failed `no_mock`), `builtin` (sleep, signal, webhook), `rejected` (refused before sending). */
-  readonly answeredBy: "recorded" | "mock" | "none" | "builtin" | "rejected";
-  readonly decision?: Decision;
-  readonly endedAtMs?: number;
-  readonly result?: JsonValue;
-  readonly error?: ToolFailure;
-}
+/** `POST /v1/test` answers: what the test run did (`TestReport`, `TestCall` of @tapedeck/protocol). */
+export type { TestCall, TestReport } from "@tapedeck/protocol";
 
 /** `GET /v1/toolsets/:id/search`. */
 export interface ToolSearchResult {

@@ -15,21 +15,7 @@ export type { AgentToolHandler, AgentToolResult, ToolCallContext } from "./agent
 export type { AnthropicAdapter } from "./agent/anthropic-adapter.js";
 export type { OpenAIAdapter } from "./agent/openai-adapter.js";
 export { AGENT_TOOL_NAMES } from "./agent/tool-definitions.js";
-export type {
-  AgentToolDefinition,
-  AgentToolInputs,
-  AgentToolName,
-  CancelRunInput,
-  CheckScriptInput,
-  GetRunInput,
-  ListRunsInput,
-  RetryRunInput,
-  RunScriptInput,
-  SaveWorkflowInput,
-  SearchToolsInput,
-  SignalRunInput,
-  TestScriptInput,
-} from "./agent/tool-definitions.js";
+export type { AgentToolDefinition, AgentToolInputs, AgentToolName } from "./agent/tool-definitions.js";
 export { verifyWebhook } from "./webhooks/verify-webhook.js";
 export type { VerifyFailure, VerifyWebhookOptions, WebhookHeaders, WebhookVerification } from "./webhooks/verify-webhook.js";
 export type { Webhooks } from "./resources/webhooks.js";

@@ -214,6 +214,9 @@ export const migrations: readonly Migration[] = [
       -- any_address 1: made by the operator, so deliveries may go wherever its host resolves
       -- (a receiver on loopback); 0: a tenant's, delivered only to public addresses.
       ALTER TABLE webhook_endpoints ADD COLUMN any_address INTEGER NOT NULL DEFAULT 0;
+      -- Endpoints made before this column: an unscoped one could only be the operator's (a
+      -- limited key's endpoints carry its namespace or labels), so it keeps reaching any address.
+      UPDATE webhook_endpoints SET any_address = 1 WHERE namespace IS NULL AND labels IS NULL;
     `,
   },
   {

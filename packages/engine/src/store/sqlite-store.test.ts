@@ -64,6 +64,30 @@ void describe("SqliteStore migrations", () => {
     }
   });
 
+  void it("migration 8 keeps the operator's older webhook endpoints reaching any address, and limits tenants'", async () => {
+    const db = await tempDatabase();
+    try {
+      const raw = new Database(db.path);
+      raw.exec("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)");
+      for (const migration of migrations.filter((m) => m.version <= 7).sort((a, b) => a.version - b.version)) {
+        raw.exec(migration.sql);
+        raw.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, 0)").run(migration.version, migration.name);
+      }
+      const insert = raw.prepare("INSERT INTO webhook_endpoints (id, url, events, namespace, labels, secret, description, created_at) VALUES (?, ?, NULL, ?, ?, 'sealed', NULL, 1)");
+      insert.run("wh_operator", "http://127.0.0.1:9/hook", null, null);
+      insert.run("wh_tenant", "https://hooks.example.com/a", "alice", null);
+      insert.run("wh_labelled", "https://hooks.example.com/b", null, '{"team":"red"}');
+      assert.ok(migrate(raw).includes(8));
+      raw.close();
+      const store = db.open();
+      const endpoints = await store.webhookOutbox.listEndpoints();
+      await store.close();
+      assert.deepEqual(endpoints.map((e) => [e.id, e.anyAddress === true]), [["wh_operator", true], ["wh_tenant", false], ["wh_labelled", false]]);
+    } finally {
+      await db.dispose();
+    }
+  });
+
   void it("refuses a database from a newer Tapedeck, changing nothing", async () => {
     const db = await tempDatabase();
     try {

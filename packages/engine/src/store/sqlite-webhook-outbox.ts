@@ -112,13 +112,28 @@ export class SqliteWebhookOutbox implements WebhookOutboxStore {
     return this.#access.read(() => this.#sql.recordedEvents.all(limit).map((row) => ({ id: row.id, event: JSON.parse(row.event) as RunEvent, at: row.at })));
   }
 
-  putDeliveries(deliveries: readonly NewWebhookDelivery[], handledEvents: readonly number[] = []): Promise<void> {
+  fanOut(events: readonly { readonly recorded: number; readonly deliveries: readonly NewWebhookDelivery[] }[]): Promise<number> {
+    let fannedOut = 0;
+    return this.#access
+      .write(() => {
+        for (const event of events) {
+          // Gone already: another server took it, with its deliveries.
+          if (this.#sql.deleteEvent.run(event.recorded).changes === 0) continue;
+          fannedOut++;
+          for (const d of event.deliveries) this.#insert(d);
+        }
+      })
+      .then(() => fannedOut);
+  }
+
+  putDeliveries(deliveries: readonly NewWebhookDelivery[]): Promise<void> {
     return this.#access.write(() => {
-      for (const id of handledEvents) this.#sql.deleteEvent.run(id);
-      for (const d of deliveries) {
-        this.#sql.insertDelivery.run({ id: d.id, endpoint_id: d.endpointId, event_id: d.eventId, event_type: d.eventType, body: d.body, next_attempt_at: d.nextAttemptAt, created_at: d.createdAt });
-      }
+      for (const d of deliveries) this.#insert(d);
     });
+  }
+
+  #insert(d: NewWebhookDelivery): void {
+    this.#sql.insertDelivery.run({ id: d.id, endpoint_id: d.endpointId, event_id: d.eventId, event_type: d.eventType, body: d.body, next_attempt_at: d.nextAttemptAt, created_at: d.createdAt });
   }
 
   dueDeliveries(now: number, limit: number): Promise<WebhookDeliveryRecord[]> {

@@ -105,10 +105,12 @@ export function describeStoreContract(name: string, open: () => Promise<OpenedSt
         assert.ok(recorded[0]!.id < recorded[1]!.id);
         assert.deepEqual((await store.webhookOutbox.recordedEvents(1)).map((r) => r.event.type), ["run.waiting"]);
         await store.webhookOutbox.putEndpoint({ id: "wh_ev", url: "https://example.com/ev", secret: "sealed:x", createdAt: 1 });
-        await store.webhookOutbox.putDeliveries([{ id: "dlv_ev", endpointId: "wh_ev", eventId: "evt_1", eventType: "run.waiting", body: "{}", createdAt: 20, nextAttemptAt: 20 }], [recorded[0]!.id]);
+        const delivery = { id: "dlv_ev", endpointId: "wh_ev", eventId: "evt_1", eventType: "run.waiting", body: "{}", createdAt: 20, nextAttemptAt: 20 };
+        assert.equal(await store.webhookOutbox.fanOut([{ recorded: recorded[0]!.id, deliveries: [delivery] }]), 1);
+        assert.equal(await store.webhookOutbox.fanOut([{ recorded: recorded[0]!.id, deliveries: [{ ...delivery, id: "dlv_again" }] }]), 0, "fanned out once: a second server gets nothing to send");
         assert.deepEqual((await store.webhookOutbox.recordedEvents(10)).map((r) => r.event.type), ["run.ended"]);
         assert.equal((await store.webhookOutbox.dueDeliveries(20, 10)).length, 1);
-        await store.webhookOutbox.putDeliveries([], [recorded[1]!.id]);
+        assert.equal(await store.webhookOutbox.fanOut([{ recorded: recorded[1]!.id, deliveries: [] }]), 1);
         assert.deepEqual(await store.webhookOutbox.recordedEvents(10), []);
       });
 

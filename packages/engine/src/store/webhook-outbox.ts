@@ -21,10 +21,14 @@ export interface WebhookOutboxStore {
   /** Run events the engine recorded (`RunPatch.events`) and no one has handled yet, oldest first, at most `limit`. */
   recordedEvents(limit: number): Promise<RecordedRunEvent[]>;
   /**
-   * Saves deliveries, `pending`, and removes the recorded events they were made from, in one
-   * commit: an event is either still recorded or has all its deliveries.
+   * For each recorded event (by `RecordedRunEvent.id`): removes it and saves its deliveries,
+   * `pending`, all in one commit, so an event is either still recorded or has all its
+   * deliveries. An event already removed (another server sharing the store fanned it out) gets
+   * none here. Resolves with how many events this call fanned out.
    */
-  putDeliveries(deliveries: readonly NewWebhookDelivery[], handledEvents?: readonly number[]): Promise<void>;
+  fanOut(events: readonly { readonly recorded: number; readonly deliveries: readonly NewWebhookDelivery[] }[]): Promise<number>;
+  /** Saves deliveries, `pending`, in one commit. */
+  putDeliveries(deliveries: readonly NewWebhookDelivery[]): Promise<void>;
   /** Pending deliveries whose next attempt is due at `now`, earliest first, at most `limit`. */
   dueDeliveries(now: number, limit: number): Promise<WebhookDeliveryRecord[]>;
   /** The earliest next attempt of a pending delivery, if any. */

@@ -5,37 +5,14 @@
  * duration. Sleeps, mock delays and scenario events cost no real time: whenever the run has
  * nothing to do but wait, the clock jumps to the next timer.
  */
-import { BuiltinTool, type Decision, type JournalEntry, type JsonValue, type RunError, type RunWait, type ToolFailure } from "@tapedeck/protocol";
+import { BuiltinTool, type JournalEntry, type JsonValue, type RunWait, type TestCall, type TestReport as ProtocolTestReport, type ToolFailure } from "@tapedeck/protocol";
 import type { VirtualClock } from "../clock.js";
 import type { ExecutionResult } from "../runs/run-executor.js";
-import type { AnswerSource, ScenarioSource } from "./scenario-source.js";
+import type { ScenarioSource } from "./scenario-source.js";
 import type { Scenario, ScenarioApproval } from "./scenario.js";
 
-/** What a test run did. Times are virtual ms since the test started. */
-export interface TestReport {
-  readonly runId: string;
-  readonly status: "completed" | "failed" | "cancelled" | "waiting";
-  readonly output?: JsonValue;
-  readonly error?: RunError;
-  /** When `waiting`: what the run still waits for (nothing in the scenario answers it). */
-  readonly waits?: readonly RunWait[];
-  readonly calls: readonly TestCall[];
-  readonly logs: readonly { readonly atMs: number; readonly level: string; readonly message: string }[];
-  readonly virtualMs: number;
-}
-
-export interface TestCall {
-  readonly seq: number;
-  readonly tool: string;
-  readonly args: JsonValue;
-  readonly atMs: number;
-  /** `builtin` for sleep/signal/webhook; `rejected` when the engine refused the call before sending. */
-  readonly answeredBy: AnswerSource | "builtin" | "rejected";
-  readonly decision?: Decision;
-  readonly endedAtMs?: number;
-  readonly result?: JsonValue;
-  readonly error?: ToolFailure;
-}
+/** What a test run did, with the id of its (throwaway) run. */
+export type TestReport = ProtocolTestReport & { readonly runId: string };
 
 /** What the test needs of its engine (the engine passes itself, opened for the test). */
 export interface TestEngine {

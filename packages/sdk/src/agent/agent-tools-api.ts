@@ -9,9 +9,17 @@ export interface AgentTools extends AgentToolAdapters {
   readonly toolset: string | undefined;
 }
 
+/**
+ * The tools offered when `tools` is not given: every tool that works with these options.
+ * `search_tools` needs a toolset; `save_workflow` is not offered until this server saves workflows.
+ */
+function defaultTools(options: AgentToolsOptions): readonly AgentToolName[] {
+  return AGENT_TOOL_NAMES.filter((name) => name !== "save_workflow" && (name !== "search_tools" || options.toolset !== undefined));
+}
+
 /** What `Tapedeck.agentTools` builds (see there). */
 export function createAgentTools(client: Tapedeck, options: AgentToolsOptions): AgentTools {
-  const tools = options.tools ?? AGENT_TOOL_NAMES;
+  const tools = options.tools ?? defaultTools(options);
   for (const name of tools) if (!(AGENT_TOOL_NAMES as readonly string[]).includes(name)) throw new TypeError(`agentTools: there is no agent tool ${JSON.stringify(name)}; the tools are ${AGENT_TOOL_NAMES.join(", ")}.`);
   const handlers = new AgentToolHandlers(client, options);
   const definitions = agentToolDefinitions({ tools, waitSeconds: handlers.waitSeconds, maxWaitSeconds: handlers.maxWaitSeconds });

@@ -12,13 +12,12 @@
  * - The model's mistakes (bad input, a refused script, a missing run, a run that ended) come
  *   back as `isError` text; faults of the platform or the harness (unreachable, 401, 5xx) throw.
  */
-import type { Diagnostic, JournalEntry } from "@tapedeck/protocol";
+import { parseDuration, type Diagnostic, type JournalEntry } from "@tapedeck/protocol";
 import type { Labels, Run } from "../api.js";
 import type { Tapedeck } from "../client.js";
 import { TapedeckError } from "../errors.js";
 import type { AgentToolResult, ToolCallContext } from "./adapter-types.js";
 import { agentToolKey } from "./agent-key.js";
-import { durationMs } from "./duration.js";
 import { checkText, entryText, refusedText, runListText, runText, type ModelText } from "./model-text.js";
 import { searchText } from "./search-text.js";
 import { testReportText } from "./test-report-text.js";
@@ -57,16 +56,18 @@ export class AgentToolHandlers {
   readonly #labels: Labels;
   readonly #waitSeconds: number;
   readonly #maxWaitSeconds: number;
-  readonly #ttl: string | number;
+  readonly #ttlMs: number;
   readonly #outputLimit: number;
   #toolset: string | undefined;
+  #toolsetChecked = false;
 
   constructor(client: Tapedeck, options: AgentToolsOptions) {
     this.#client = client;
     this.#labels = options.labels ?? {};
-    this.#waitSeconds = durationMs(options.wait ?? "30s", "wait") / 1000;
-    this.#maxWaitSeconds = durationMs(options.maxWait ?? "2m", "maxWait") / 1000;
-    this.#ttl = options.ttl ?? "30d";
+    // Checked here, not by the server on the model's first call: a bad option is the harness's fault.
+    this.#waitSeconds = parseDuration(options.wait ?? "30s", "agentTools: wait") / 1000;
+    this.#maxWaitSeconds = parseDuration(options.maxWait ?? "2m", "agentTools: maxWait") / 1000;
+    this.#ttlMs = parseDuration(options.ttl ?? "30d", "agentTools: ttl");
     this.#outputLimit = options.outputLimit ?? DEFAULT_OUTPUT_LIMIT;
     this.#toolset = options.toolset;
   }
@@ -104,7 +105,7 @@ export class AgentToolHandlers {
         source: code,
         ...(input === undefined ? {} : { input }),
         labels: this.#labels,
-        ttl: this.#ttl,
+        ttl: this.#ttlMs,
         idempotencyKey: await agentToolKey(this.#labels, "run_script", toolCallId),
       });
       if (started.kind === "refused") return text(refusedText(started.diagnostics));
@@ -149,7 +150,7 @@ export class AgentToolHandlers {
     retry_run: async ({ run_id, code }, { toolCallId }) => {
       const parent = await this.#run(run_id, 0);
       if (parent === undefined) return missing(run_id);
-      const forked = await this.#client.runs.fork(parent.id, { source: code, ttl: this.#ttl, idempotencyKey: await agentToolKey(this.#labels, "retry_run", toolCallId) });
+      const forked = await this.#client.runs.fork(parent.id, { source: code, ttl: this.#ttlMs, idempotencyKey: await agentToolKey(this.#labels, "retry_run", toolCallId) });
       if (forked.kind === "refused") return text(refusedText(forked.diagnostics));
       return this.#answer(forked.run, this.#waitSeconds, forked.warnings);
     },
@@ -162,9 +163,18 @@ export class AgentToolHandlers {
     save_workflow: () => Promise.resolve({ text: "Saving workflows is not available on this server yet.", isError: true }),
   };
 
-  /** The toolset scripts run against: the agent's, or an empty one (content-addressed, so registering it again is free). */
+  /**
+   * The toolset scripts run against: the agent's (checked once: a toolset that does not exist
+   * is the harness's mistake, thrown, not the model's), or an empty one (content-addressed, so
+   * registering it again is free).
+   */
   async #toolsetId(): Promise<string> {
-    this.#toolset ??= (await this.#client.toolsets.create({})).id;
+    if (this.#toolset === undefined) this.#toolset = (await this.#client.toolsets.create({})).id;
+    else if (!this.#toolsetChecked) await this.#client.toolsets.get(this.#toolset).catch((error: unknown) => {
+      if (TapedeckError.is(error) && error.status === 404) throw new TypeError(`agentTools: the toolset ${this.#toolset} does not exist, or is outside this client's scope: ${error.message}`);
+      throw error;
+    });
+    this.#toolsetChecked = true;
     return this.#toolset;
   }
 

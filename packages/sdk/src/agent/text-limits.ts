@@ -2,13 +2,13 @@
  * Bounds on the text a model reads: every agent tool result goes into its context, so each part
  * of it has a limit, and whatever is cut says so with one marker, `[… N more characters cut]`.
  */
-import type { JsonValue } from "@tapedeck/protocol";
+import { OUTPUT_PAGE, type JsonValue } from "@tapedeck/protocol";
 
 /**
  * The most of a run's output one result holds: seed 001's 256 KiB, counted in characters of the
  * output's JSON text, as the server's output pages count them.
  */
-export const DEFAULT_OUTPUT_LIMIT = 256 * 1024;
+export const DEFAULT_OUTPUT_LIMIT = OUTPUT_PAGE.default;
 
 /** Room for everything around the output (status, logs, trace, hints): each part has its own, smaller limit. */
 export const TEXT_OVERHEAD_CHARS = 64 * 1024;

@@ -3,8 +3,8 @@ import type { Engine, NewWebhookDelivery, RecordedRunEvent, Store } from "@taped
 import { webhookEvent, webhookType } from "./webhook-event.js";
 import type { WebhookEndpoints } from "./webhook-endpoints.js";
 
-/** Recorded events fanned out per commit: bounded so one commit stays short under a burst. */
-const EVENTS_PER_COMMIT = 200;
+/** Recorded events fanned out per commit: bounded so one commit (and the bodies it holds) stays small under a burst. */
+const EVENTS_PER_COMMIT = 50;
 
 /**
  * Turns the run events the engine recorded (in the commits that made them happen) into outbox
@@ -17,7 +17,8 @@ const EVENTS_PER_COMMIT = 200;
  *   with `recordEvents`), and stays recorded until its deliveries are committed. Whatever a
  *   crash leaves recorded is fanned out when the next server opens (`drain` on start).
  * - Events are fanned out in the order they were committed, with the time they happened.
- * - One drain at a time; events arriving during a drain trigger one more pass.
+ * - One drain at a time; events arriving during a drain trigger one more pass; none after `close`.
+ * - Servers sharing a store fan each event out once (`fanOut` skips events another removed).
  */
 export class OutboxWriter {
   readonly #store: Store;
@@ -26,6 +27,7 @@ export class OutboxWriter {
   readonly #log: (line: string) => void;
   #draining: Promise<void> | undefined;
   #again = false;
+  #closed = false;
   #unsubscribe: (() => void) | undefined;
 
   constructor(options: { readonly store: Store; readonly endpoints: WebhookEndpoints; readonly written: () => void; readonly log: (line: string) => void }) {
@@ -45,12 +47,14 @@ export class OutboxWriter {
 
   /** Stops listening and waits for the drain in progress. What is still recorded stays for the next process. */
   async close(): Promise<void> {
+    this.#closed = true;
     this.#unsubscribe?.();
     await this.#draining;
   }
 
   /** Fans out every recorded event (now, or right after the drain in progress). */
   drain(): void {
+    if (this.#closed) return;
     if (this.#draining) {
       this.#again = true;
       return;
@@ -67,16 +71,13 @@ export class OutboxWriter {
   }
 
   async #drainAll(): Promise<void> {
-    for (;;) {
+    while (!this.#closed) {
       const recorded = await this.#store.webhookOutbox.recordedEvents(EVENTS_PER_COMMIT);
       if (recorded.length === 0) return;
-      const deliveries: NewWebhookDelivery[] = [];
-      for (const event of recorded) deliveries.push(...(await this.#deliveriesOf(event)));
-      await this.#store.webhookOutbox.putDeliveries(
-        deliveries,
-        recorded.map((event) => event.id),
-      );
-      if (deliveries.length > 0) this.#written();
+      const events = [];
+      for (const event of recorded) events.push({ recorded: event.id, deliveries: await this.#deliveriesOf(event) });
+      await this.#store.webhookOutbox.fanOut(events);
+      if (events.some((event) => event.deliveries.length > 0)) this.#written();
       if (recorded.length < EVENTS_PER_COMMIT) return;
     }
   }

@@ -31,9 +31,11 @@ export function webhookEvent(event: Exclude<EngineEvent, { type: "engine.error" 
       const { end } = event;
       if (end.status === "failed") return { ...envelope, type: "run.failed", data: { ...base, error: end.error } };
       if (end.status === "cancelled") return { ...envelope, type: "run.cancelled", data: { ...base, reason: end.reason } };
-      // A large output stays out of the body: the receiver reads it with GET /v1/runs/:id.
-      const small = Buffer.byteLength(JSON.stringify(end.output)) <= WEBHOOK_OUTPUT_LIMIT_BYTES;
-      return { ...envelope, type: "run.completed", data: { ...base, ...(small ? { output: end.output } : { outputOmitted: true }) } };
+      // The run's own output (a recorded event may leave it out); a large one stays out of the
+      // body: the receiver reads it with GET /v1/runs/:id.
+      const output = run.output ?? end.output;
+      const small = Buffer.byteLength(JSON.stringify(output)) <= WEBHOOK_OUTPUT_LIMIT_BYTES;
+      return { ...envelope, type: "run.completed", data: { ...base, ...(small ? { output } : { outputOmitted: true }) } };
     }
   }
 }

@@ -5,6 +5,7 @@ import { newEndpointSecret, SecretBox } from "./endpoint-secret.js";
 import { DEFAULT_RETRY_SCHEDULE, retryDelay } from "./retry-schedule.js";
 import { signatureHeaders } from "./signature.js";
 import { checkWebhookUrl } from "./webhook-url.js";
+import type { HostResolver } from "@tapedeck/engine/net";
 import { WebhookPoster } from "./webhook-poster.js";
 import { startReceiver } from "../http/test-support/webhook-receiver.js";
 
@@ -58,11 +59,33 @@ describe("webhook parts", () => {
         assert.equal(checkWebhookUrl(url, { allowPrivate: false }).ok, true, "a name passes the URL check");
         const result = await poster.post({ url, anyAddress: false }, { "content-type": "application/json" }, "{}");
         assert.equal(result.statusCode, undefined, host);
-        assert.match(result.error ?? "", /^refused: .*(loopback|private|link-local|metadata|IPv4-mapped)/i, host);
+        assert.match(result.error ?? "", new RegExp(`^refused: ${host.replace(/\./g, "\\.")} resolves to .*; webhooks of a limited key are only sent to public addresses`), host);
       }
       assert.equal(receiver.received.length, 0, "nothing reached the receiver");
       const operator = await poster.post({ url: receiver.url, anyAddress: true }, { "content-type": "application/json" }, '{"n":1}');
       assert.deepEqual(operator, { statusCode: 200 });
+      assert.equal(receiver.received.length, 1);
+    } finally {
+      await poster.close();
+      await receiver.close();
+    }
+  });
+
+  it("a tenant's endpoint is called at the address its name resolved to, once per attempt: a second answer cannot redirect it", async () => {
+    const receiver = await startReceiver();
+    const port = new URL(receiver.url).port;
+    // Test-only: loopback passes the check, so the pinned path can reach a local receiver.
+    let lookups = 0;
+    const rebinding: HostResolver = () => Promise.resolve(lookups++ === 0 ? ["127.0.0.1"] : ["10.9.9.9"]);
+    const poster = new WebhookPoster({ timeoutMs: 5_000, resolver: rebinding, unsafeAllowLoopbackForTests: true });
+    try {
+      const result = await poster.post({ url: `http://hooks.tenant.example:${port}/in`, anyAddress: false }, { "content-type": "application/json" }, '{"n":2}');
+      assert.deepEqual(result, { statusCode: 200 });
+      assert.equal(lookups, 1, "resolved once; the connection went to that answer");
+      assert.equal(receiver.received[0]?.headers.host, `hooks.tenant.example:${port}`, "the name is still the Host");
+      assert.equal(receiver.received[0]?.body, '{"n":2}');
+      const second = await poster.post({ url: `http://hooks.tenant.example:${port}/in`, anyAddress: false }, { "content-type": "application/json" }, "{}");
+      assert.match(second.error ?? "", /^refused: hooks\.tenant\.example resolves to 10\.9\.9\.9/, "the next attempt resolves again, and is checked again");
       assert.equal(receiver.received.length, 1);
     } finally {
       await poster.close();

@@ -1,4 +1,4 @@
-import { describeNetError, PinnedAgents, resolvePublicAddress, systemResolver, type HostResolver } from "@tapedeck/engine/net";
+import { describeNetError, PinnedAgents, resolvePublicAddress, systemResolver, type HostResolver, type PublicAddress } from "@tapedeck/engine/net";
 import { request, type Dispatcher } from "undici";
 
 /** How one attempt went: the receiver's status when it answered, else why not. */
@@ -20,10 +20,16 @@ export class WebhookPoster {
   readonly #timeoutMs: number;
   readonly #resolver: HostResolver;
   readonly #agents: PinnedAgents;
+  readonly #allowLoopback: boolean;
 
-  constructor(options: { readonly timeoutMs: number; readonly resolver?: HostResolver }) {
+  /**
+   * `unsafeAllowLoopbackForTests`: TESTS ONLY — a tenant's endpoint may resolve to loopback, so a
+   * test can deliver to a receiver on this host through the pinned path. Default false.
+   */
+  constructor(options: { readonly timeoutMs: number; readonly resolver?: HostResolver; readonly unsafeAllowLoopbackForTests?: boolean }) {
     this.#timeoutMs = options.timeoutMs;
     this.#resolver = options.resolver ?? systemResolver;
+    this.#allowLoopback = options.unsafeAllowLoopbackForTests === true;
     this.#agents = new PinnedAgents({ connectTimeoutMs: options.timeoutMs, timeoutMs: options.timeoutMs });
   }
 
@@ -33,9 +39,9 @@ export class WebhookPoster {
       let dispatcher: Dispatcher | undefined;
       if (!target.anyAddress) {
         const host = new URL(target.url).hostname.replace(/^\[|\]$/g, "");
-        const address = await resolvePublicAddress(host, { resolver: this.#resolver, signal });
-        if (typeof address !== "string") return { error: `refused: ${address.message}` };
-        dispatcher = this.#agents.for(address);
+        const found = await resolvePublicAddress(host, { resolver: this.#resolver, signal, allowLoopback: this.#allowLoopback });
+        if (!found.ok) return { error: refusalText(found) };
+        dispatcher = this.#agents.for(found.address);
       }
       const response = await request(target.url, { method: "POST", headers, body, signal, ...(dispatcher ? { dispatcher } : {}) });
       // The answer's body means nothing here; drop it so the connection is free again.
@@ -51,4 +57,10 @@ export class WebhookPoster {
   async close(): Promise<void> {
     await this.#agents.close();
   }
+}
+
+/** Why a tenant's endpoint was not called, for the delivery log (read by the endpoint's owner). */
+function refusalText(found: Exclude<PublicAddress, { ok: true }>): string {
+  if (found.reason === "unresolved") return `could not resolve ${found.host}: ${found.error}`;
+  return `refused: ${found.host} resolves to ${found.verdict.address}, ${found.verdict.range}; webhooks of a limited key are only sent to public addresses. Point the endpoint at a public address.`;
 }

@@ -10,7 +10,7 @@ import { parseFetchArgs, type FetchArgs } from "./fetch-args.js";
 import { HTTP_FETCH_TOOL, isHttpFetch, type HttpMethod } from "./http-tool.js";
 import { PinnedAgents } from "./pinned-agents.js";
 import { refusal, RefusalRule } from "./refusal.js";
-import { checkTarget, type TargetPolicy } from "./request-target.js";
+import { addressRefusal, checkTarget, type TargetPolicy } from "./request-target.js";
 import { describeNetError, resolvePublicAddress } from "./public-address.js";
 import { systemResolver, type HostResolver } from "./resolver.js";
 
@@ -145,6 +145,7 @@ export class HttpToolSource implements ToolSource {
     const headers: Record<string, string> = { "user-agent": USER_AGENT, ...args.headers, "idempotency-key": call.idempotencyKey, traceparent: call.traceparent };
     let from: string | undefined;
     let credential: InjectedCredential | undefined;
+    let renewed = false;
     for (let redirects = 0; ; redirects++) {
       const target = checkTarget(url, policy);
       if (!target.ok) return failed(redirected(target.failure, from));
@@ -161,9 +162,17 @@ export class HttpToolSource implements ToolSource {
       const outgoing = credential !== undefined && target.url.origin === credential.origin ? injectCredential(credential.secret, headers, target.url) : { headers, url: target.url };
       const response = await undiciRequest(outgoing.url, { dispatcher: this.#agents.for(address), method, headers: outgoing.headers, ...(body === undefined ? {} : { body }), signal });
       if (response.statusCode === UNAUTHORIZED && outgoing.headers !== headers) {
-        // The credential the vault gave was refused: the request did nothing, so it waits for a renewed one.
+        // The credential the vault gave was refused: the request did nothing. If it was renewed
+        // while the request was in flight, send it again now with the new one (once); else the
+        // call waits for a renewal.
         await response.body.dump({ limit: REDIRECT_BODY_BYTES, signal });
-        return expired(credential!, target.url);
+        const now = renewed ? undefined : await this.#credentials!(call.runId, target.host, target.url.origin, args.credential);
+        if (now?.kind !== "ok" || now.credential === undefined || JSON.stringify(now.credential.secret) === JSON.stringify(credential!.secret)) return expired(credential!, target.url);
+        renewed = true;
+        credential = now.credential;
+        sent.push(...credential.secrets);
+        redirects--;
+        continue;
       }
       const location = isRedirect(response.statusCode) ? headerValue(response.headers, "location") : undefined;
       if (location === undefined) return this.#read(response, target.url, redirects > 0, signal);
@@ -184,8 +193,12 @@ export class HttpToolSource implements ToolSource {
     }
   }
 
-  #resolve(host: string, policy: TargetPolicy, signal: AbortSignal): Promise<string | ToolFailure> {
-    return resolvePublicAddress(host, { resolver: this.#resolver, allowLoopback: policy.allowLoopback, signal });
+  /** The address to connect to for `host`, or the failure that says why there is none. */
+  async #resolve(host: string, policy: TargetPolicy, signal: AbortSignal): Promise<string | ToolFailure> {
+    const found = await resolvePublicAddress(host, { resolver: this.#resolver, allowLoopback: policy.allowLoopback, signal });
+    if (found.ok) return found.address;
+    if (found.reason === "refused") return addressRefusal(host, found.verdict, host);
+    return toolFailure("network_error", `Could not resolve ${host} (${found.error}); nothing was sent. Check the host name.`, { retryable: true, details: { host } });
   }
 
   /** Reads the body (bounded) into the result the journal records. */

@@ -12,6 +12,17 @@ import { injectCredential } from "../../secrets/credential-injection.js";
 import type { CredentialLookup, CredentialResolver, InjectedCredential } from "../../secrets/credential-resolver.js";
 import { mapMcpResult } from "./mcp-result.js";
 
+/**
+ * Connections opened with a vault credential (one per end user's credential value, and one per
+ * renewal) kept open; older ones are closed. A renewed credential's old connection ages out.
+ */
+const CREDENTIAL_CONNECTIONS_KEPT = 32;
+
+/** Identifies a credential's value in memory (never stored): connections are per value. */
+function credentialDigest(credential: InjectedCredential): string {
+  return createHash("sha256").update(JSON.stringify([credential.name, credential.secret])).digest("base64url");
+}
+
 /** The `_meta` key that carries a call's idempotency key to MCP servers. */
 export const IDEMPOTENCY_META_KEY = "dev.tapedeck/idempotency-key";
 
@@ -73,12 +84,22 @@ export class McpToolSource implements ToolSource {
   async call(request: ToolCallRequest): Promise<ToolOutcome> {
     const remote = request.tool.remote;
     if (!remote) return { kind: "failure", failure: toolFailure("tool_error", `${request.tool.group}.${request.tool.name} is not an MCP tool.`) };
-    const credential = await this.#credentialFor(remote.server, request.runId);
-    if (credential?.kind === "failure") return { kind: "failure", failure: credential.failure };
-    if (credential?.kind === "expired") return { kind: "park", park: credential.park };
-    const injected = credential?.credential;
-    const outcome = await this.#call(request, remote, injected);
-    return injected ? { ...outcome, secrets: injected.secrets } : outcome;
+    let credential = await this.#credentialFor(remote.server, request.runId);
+    for (let renewed = false; ; renewed = true) {
+      if (credential?.kind === "failure") return { kind: "failure", failure: credential.failure };
+      if (credential?.kind === "expired") return { kind: "park", park: credential.park };
+      const injected = credential?.credential;
+      const outcome = await this.#call(request, remote, injected);
+      if (outcome.kind === "park" && injected && !renewed) {
+        // Renewed while this call was in flight with the old value: send it again now, not after a renewal that already happened.
+        const now = await this.#credentialFor(remote.server, request.runId);
+        if (now?.kind !== "ok" || !now.credential || credentialDigest(now.credential) !== credentialDigest(injected)) {
+          credential = now;
+          if (now?.kind === "ok" && now.credential) continue;
+        }
+      }
+      return injected ? { ...outcome, secrets: injected.secrets } : outcome;
+    }
   }
 
   /** The vault's credential for a run's calls to an HTTP server; undefined for stdio servers and without a vault. */
@@ -144,9 +165,13 @@ export class McpToolSource implements ToolSource {
   #credentialConnection(server: string, label: string, credential: InjectedCredential): McpConnection {
     const recipe = this.#recipes.get(server);
     if (!recipe || !("url" in recipe)) throw new Error(`no MCP server ${server} over HTTP is known to this engine`);
-    const id = `${server}#${createHash("sha256").update(JSON.stringify([credential.name, credential.secret])).digest("base64url")}`;
+    const id = `${server}#${credentialDigest(credential)}`;
     let connection = this.#connections.get(id);
-    if (!connection) {
+    if (connection) {
+      // Most recently used last: the first in the map is the one to close when there are too many.
+      this.#connections.delete(id);
+      this.#connections.set(id, connection);
+    } else {
       const injected = injectCredential(credential.secret, {}, new URL(recipe.url));
       connection = new McpConnection(recipe, label, {
         onToolsChanged: () => this.#stale.add(server),
@@ -154,8 +179,20 @@ export class McpToolSource implements ToolSource {
         ...(recipe.clientInfo ?? this.options.clientInfo ? { clientInfo: recipe.clientInfo ?? this.options.clientInfo } : {}),
       });
       this.#connections.set(id, connection);
+      this.#closeOldCredentialConnections();
     }
     return connection;
+  }
+
+  /** Keeps at most `CREDENTIAL_CONNECTIONS_KEPT` credential connections open: the least recently used are closed. */
+  #closeOldCredentialConnections(): void {
+    const kept = [...this.#connections.keys()].filter((id) => id.includes("#"));
+    for (const id of kept.slice(0, Math.max(0, kept.length - CREDENTIAL_CONNECTIONS_KEPT))) {
+      const old = this.#connections.get(id);
+      this.#connections.delete(id);
+      // Calls in flight on it end as interruptions, and their policy decides.
+      void old?.close().catch(() => {});
+    }
   }
 
   #currentTools(server: string, label: string): Promise<ReadonlyMap<string, Tool> | undefined> {

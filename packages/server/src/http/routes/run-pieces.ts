@@ -1,7 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import type { RunRecord } from "@tapedeck/engine";
-import { terminalStatuses, type JournalEntry } from "@tapedeck/protocol";
-import type { RunOutputPage } from "@tapedeck/sdk";
+import { OUTPUT_PAGE, outputPage, terminalStatuses, type JournalEntry, type RunOutputPage } from "@tapedeck/protocol";
 import { ApiError } from "../api-error.js";
 import { errors, runIdParams } from "../schemas.js";
 import type { ServerContext } from "../server-context.js";
@@ -12,12 +11,6 @@ import { visibleRun } from "./visible-run.js";
  * A run read in pieces, for whoever has a bounded window (a model's context): its output page by
  * page, and one journal entry in full. Both answer a run outside the caller's scope as missing.
  */
-
-/**
- * Characters of output per page: the default is what the agent tools put in one result (the
- * seed's `outputLimit`); the most keeps an answer near the size of the largest recorded value.
- */
-export const OUTPUT_PAGE = { default: 256 * 1024, max: 1024 * 1024 } as const;
 
 const entryParams = {
   type: "object",
@@ -54,11 +47,10 @@ export function runPieceRoutes(app: FastifyInstance, context: ServerContext): vo
     async (request): Promise<RunOutputPage> => {
       const found = await visibleRun(context.engine(), callerOf(request).scope, request.params.id);
       if (found.status !== "completed") throw new ApiError("conflict", noOutput(found));
-      const text = JSON.stringify(found.output ?? null, null, 2);
       const offset = request.query.offset ?? 0;
-      if (offset > text.length) throw new ApiError("invalid_request", `querystring.offset ${offset} is past the end of run ${found.id}'s output, which is ${text.length} characters long.`);
-      const end = pageEnd(text, offset, request.query.limit ?? OUTPUT_PAGE.default);
-      return { text: text.slice(offset, end), offset, total: text.length, ...(end < text.length ? { nextOffset: end } : {}) };
+      const page = outputPage(found.output ?? null, offset, request.query.limit ?? OUTPUT_PAGE.default);
+      if (offset > page.total) throw new ApiError("invalid_request", `querystring.offset ${offset} is past the end of run ${found.id}'s output, which is ${page.total} characters long.`);
+      return page;
     },
   );
 
@@ -83,18 +75,6 @@ export function runPieceRoutes(app: FastifyInstance, context: ServerContext): vo
       throw new ApiError("not_found", `Run ${found.id} has no journal entry ${index}: its journal has ${length} entr${length === 1 ? "y" : "ies"}${length === 0 ? "" : ` (0 to ${length - 1})`}.`);
     },
   );
-}
-
-/** Where a page from `offset` of at most `limit` characters ends: never between the halves of a surrogate pair, and never empty before the end. */
-function pageEnd(text: string, offset: number, limit: number): number {
-  const end = Math.min(text.length, offset + limit);
-  if (end === text.length || !isHighSurrogate(text.charCodeAt(end - 1))) return end;
-  // A page of one character that is half a pair takes the whole pair, so paging always moves on.
-  return end - 1 > offset ? end - 1 : end + 1;
-}
-
-function isHighSurrogate(code: number): boolean {
-  return code >= 0xd800 && code <= 0xdbff;
 }
 
 function noOutput(run: RunRecord): string {
