@@ -2,7 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { decisionEvent, needsDecision, terminalStatuses } from "@tapedeck/protocol";
-import type { Decision, DecisionWait, JournalEntry, JsonSchema, JsonValue, PinnedTool, PinnedToolset, RunEnd, RunEvent, ToolSourceKind } from "@tapedeck/protocol";
+import type { Decision, DecisionWait, JournalEntry, JsonSchema, JsonValue, PinnedTool, PinnedToolset, PinnedWorkflow, RunEnd, RunEvent, RunWait, ToolSourceKind } from "@tapedeck/protocol";
 import { systemClock, VirtualClock, type Clock } from "./clock.js";
 import { EngineError } from "./errors.js";
 import {
@@ -49,6 +49,10 @@ import { newRunId } from "./util/ids.js";
 import { parseScenario, ScenarioError, type Scenario } from "./testing/scenario.js";
 import { ScenarioSource } from "./testing/scenario-source.js";
 import { cassetteOf, runTest, type CassetteDocument, type TestReport } from "./testing/test-script.js";
+import { ChildRuns } from "./workflows/child-runs.js";
+import { deriveWithWorkflow, pinWorkflow, WorkflowSpecError, type SaveWorkflowOptions } from "./workflows/workflow-spec.js";
+import { schemaToType } from "./toolset/schema-to-type.js";
+import type { RunCaller } from "./store/store.js";
 
 /**
  * The engine: registers toolsets, checks scripts, starts, executes and resumes runs. Everything
@@ -150,6 +154,14 @@ export interface RegisteredToolset {
   readonly declarations: Declarations;
 }
 
+export type { SaveWorkflowOptions };
+
+export type SaveWorkflowResult =
+  /** The workflow's code did not type-check (or breaks its input/output contract): nothing was saved. */
+  | { readonly kind: "refused"; readonly diagnostics: readonly Diagnostic[] }
+  /** The derived toolset that pins the workflow: its id (new, content-addressed), what it pins, and its declarations. */
+  | { readonly kind: "saved"; readonly id: string; readonly toolset: PinnedToolset; readonly declarations: Declarations; readonly warnings: readonly Diagnostic[] };
+
 export interface StartOptions {
   /** The id of a registered toolset. */
   readonly toolset: string;
@@ -222,6 +234,8 @@ export class Engine {
   readonly #wakeMode: boolean | "owned";
   readonly #recordEvents: boolean;
   readonly #leases: RunLeases;
+  /** The child runs of `workflows.<name>` calls (`workflows/child-runs.ts`). */
+  readonly #children: ChildRuns;
   #wake: WakeTimer | undefined;
   #rescan: NodeJS.Timeout | undefined;
   #checker: Promise<ScriptChecker> | undefined;
@@ -253,6 +267,17 @@ export class Engine {
     const onError = (error: unknown) => this.#emit({ type: "engine.error", error });
     this.credentials.onSet((scope, name) => this.#sendRenewed(scope, name).catch(onError));
     this.#leases = new RunLeases(store, (runId, request) => this.#applyRequest(runId, request), onError);
+    this.#children = new ChildRuns({
+      store,
+      clock: this.#clock,
+      toolset: (id) => this.#toolset(id),
+      execute: (run, toolset) => this.#execute(run, toolset),
+      executing: (runId) => this.#executors.has(runId),
+      resume: (run) => this.#resumeStopped(run),
+      ended: (run) => this.#recordedEnd(run),
+      signal: (runId, name, payload, options) => this.signal(runId, name, payload, options),
+      compile: async (source) => (await import("./script/compile.js")).compileScript(source),
+    });
     if (this.#wakeMode !== false) this.#wake = new WakeTimer(this.#clock, (now) => this.#wakeDue(now), onError);
   }
 
@@ -319,6 +344,40 @@ export class Engine {
     const loaded = await this.#toolset(toolsetId);
     const checker = await this.#loadChecker();
     return checker.check(source, { id: `${loaded.id}#${loaded.version}`, text: loaded.declarations.typescript }, { extraGlobals: featureGlobals(loaded.features) });
+  }
+
+  /**
+   * Saves a workflow: checks its code against the toolset's declarations, and that its default
+   * export takes `input` and returns `output` (typed from their schemas); then registers the
+   * toolset derived from this one that pins it (the same name replaces the workflow in the
+   * derived toolset; the base is unchanged). A script that does not type-check is `refused`.
+   * Throws `invalid_request` for a malformed name, description or schema and `invalid_toolset`
+   * for a schema that cannot be compiled; `not_found` for an unknown toolset.
+   */
+  async saveWorkflow(options: SaveWorkflowOptions): Promise<SaveWorkflowResult> {
+    this.#open();
+    const base = await this.#toolset(options.toolset);
+    let workflow: PinnedWorkflow;
+    try {
+      workflow = pinWorkflow(options, base.pinned, this.#children.schemas);
+    } catch (error) {
+      if (error instanceof WorkflowSpecError) throw new EngineError(error.kind, error.message);
+      throw error;
+    }
+    const checker = await this.#loadChecker();
+    const contract = { input: schemaToType(workflow.input, { style: "ts" }), output: schemaToType(workflow.output, { style: "ts" }) };
+    const checked = checker.check(
+      workflow.source,
+      { id: `${base.id}#${base.version}`, text: base.declarations.typescript },
+      { extraGlobals: featureGlobals(base.features), workflow: contract },
+    );
+    if (!checked.ok) return { kind: "refused", diagnostics: checked.diagnostics };
+    const pinned = deriveWithWorkflow(base.pinned, options.name, workflow);
+    await this.#store.putToolset(pinned);
+    // The derived toolset has the base's tools: it starts with what was observed of their results.
+    const observed = { ...base.observed, ...(await this.#store.getObservedShapes(pinned.id)) };
+    const loaded = this.#load(pinned, observed, base.validator);
+    return { kind: "saved", id: pinned.id, toolset: pinned, declarations: loaded.declarations, warnings: checked.diagnostics };
   }
 
   /** Checks the script and, if it type-checks, creates a run and starts executing it. */
@@ -442,8 +501,9 @@ export class Engine {
     const now = this.#clock.now();
     const { event, patch } = endRecord(cancelled, now);
     const events: RunEvent[] = this.#recordEvents ? [{ type: "run.ended", runId, end: cancelled }] : [];
-    await this.#store.append(runId, [{ ...event, index: run.journalLength, at: now }], { ...patch, waits: null, wakeAt: null, ...(events.length > 0 ? { events } : {}) });
-    this.#report(runId, cancelled);
+    const wake = run.caller ? { wakeRun: run.caller.runId } : {};
+    await this.#store.append(runId, [{ ...event, index: run.journalLength, at: now }], { ...patch, waits: null, wakeAt: null, ...wake, ...(events.length > 0 ? { events } : {}) });
+    this.#report(runId, cancelled, run.caller);
     return cancelled;
   }
 
@@ -490,9 +550,14 @@ export class Engine {
     if (bytes === undefined) throw new EngineError("invalid_request", "The signal's payload is not JSON; send plain data (objects, arrays, strings, numbers, booleans, null).");
     if (bytes > this.#limits.maxValueBytes) throw new EngineError("invalid_request", `The signal's payload is ${bytes} bytes; one recorded value may be at most ${this.#limits.maxValueBytes} bytes.`);
     const run = await this.#run(runId);
-    if (terminalStatuses.includes(run.status)) throw new EngineError("conflict", `Run ${runId} has ended (${run.status}); the signal "${name}" was not sent.`);
+    if (terminalStatuses.includes(run.status)) {
+      // A keyed signal sent again after it ended the run (a retried request) was sent: say so.
+      const sent = options.key === undefined ? undefined : await this.#store.signalByKey(runId, options.key);
+      if (sent !== undefined) return { signalId: sent, duplicate: true };
+      throw new EngineError("conflict", `Run ${runId} has ended (${run.status}); the signal "${name}" was not sent.`);
+    }
     const kept = await this.#store.putSignal({ runId, name, payload, at: this.#clock.now(), ...(options.key === undefined ? {} : { key: options.key }) });
-    const heldBy = kept.duplicate ? undefined : await this.#notifySignal(runId, name);
+    const heldBy = kept.duplicate ? undefined : await this.#notify(runId, { kind: "signal", name });
     return { signalId: kept.id, duplicate: kept.duplicate, ...(heldBy === undefined ? {} : { heldBy }) };
   }
 
@@ -675,6 +740,7 @@ export class Engine {
       observe: (tool, value) => this.#observe(toolset.id, tool, value),
       createWebhook: (runId, name) => this.#createWebhook(runId, name),
       onDecisionNeeded: (runId, wait) => this.#emit(decisionEvent(runId, wait)),
+      workflows: this.#children,
       recordEvents: this.#recordEvents,
     });
     const stopped = this.#leases
@@ -691,10 +757,12 @@ export class Engine {
           this.#waiters.report(run.id, result);
           this.#emit({ type: "run.waiting", runId: run.id, waits: result.waits, ...(result.wakeAt === undefined ? {} : { wakeAt: result.wakeAt }) });
           this.#wake?.schedule(result.wakeAt);
+          // Under a virtual clock a parked child no longer drives time: its caller looks again.
+          if (this.#clock.virtual) this.#tellCaller(run.caller, run.id);
         } else {
           // The store cleared the lease with the end; this engine forgets it.
           void this.#leases.release(run.id).catch(() => {});
-          this.#report(run.id, result);
+          this.#report(run.id, result, run.caller);
         }
       }
       , async (error: unknown) => {
@@ -706,6 +774,14 @@ export class Engine {
     this.#executors.set(run.id, { executor, stopped });
   }
 
+  /** Executes a run left `running` by an engine that stopped, unless it executes here or a live process holds it. */
+  async #resumeStopped(run: RunRecord): Promise<void> {
+    if (run.status !== "running" || this.#executors.has(run.id) || this.#leases.heldElsewhere(run) || this.#closed) return;
+    const loaded = await this.#toolset(run.toolsetId);
+    this.#checkHostTools(loaded.pinned);
+    this.#execute(run, loaded);
+  }
+
   /** A start answered by the run its idempotency key names: its `end` is as `end()` gives it, awaited here for a run another engine executes. */
   #existing(runId: string): StartResult {
     const end = this.end(runId).then((ended) => ended ?? this.#waiters.end(runId));
@@ -714,9 +790,17 @@ export class Engine {
     return { kind: "started", runId, warnings: [], end, existing: true };
   }
 
-  #report(runId: string, end: RunEnd): void {
+  #report(runId: string, end: RunEnd, caller?: RunCaller): void {
     this.#waiters.report(runId, end);
     this.#emit({ type: "run.ended", runId, end });
+    this.#tellCaller(caller, runId);
+  }
+
+  /** A workflow's child run ended (or parked under a virtual clock): the run that started it looks again. */
+  #tellCaller(caller: RunCaller | undefined, childId: string): void {
+    if (caller === undefined || this.#closed) return;
+    // Its end also woke the caller in the store (`RunPatch.wakeRun`): this is the prompt path.
+    this.#notify(caller.runId, { kind: "child", runId: childId }).catch((error: unknown) => this.#emit({ type: "engine.error", error }));
   }
 
   #emit(event: EngineEvent): void {
@@ -776,7 +860,8 @@ export class Engine {
   async #applyRequest(runId: string, request: RunRequest): Promise<void> {
     switch (request.kind) {
       case "signal":
-        await this.#notifySignal(runId, request.name);
+      case "child":
+        await this.#notify(runId, request);
         return;
       case "decide":
         await this.#decide(runId, request.seq, request.decision, request.reason);
@@ -786,19 +871,25 @@ export class Engine {
     }
   }
 
-  /** A signal was kept for the run: a live execution looks for it; a run parked on it wakes. Resolves with the holder, when another process holds the run. */
-  async #notifySignal(runId: string, name: string): Promise<string | undefined> {
+  /**
+   * Something a run may be waiting for happened: a signal was kept for it, or a child run it
+   * started ended. A live execution looks for it; a run parked on it wakes. Resolves with the
+   * holder, when another process holds the run.
+   */
+  async #notify(runId: string, event: { readonly kind: "signal"; readonly name: string } | { readonly kind: "child"; readonly runId: string }): Promise<string | undefined> {
     for (let live = this.#executors.get(runId); live; live = this.#executors.get(runId)) {
-      if (live.executor.notifySignal(name)) return undefined;
+      if (event.kind === "signal" ? live.executor.notifySignal(event.name) : live.executor.notifyChild(event.runId)) return undefined;
       await live.stopped; // parking: look again once it is parked
     }
     const run = await this.#run(runId);
+    if (terminalStatuses.includes(run.status)) return undefined;
     if (this.#leases.heldElsewhere(run)) {
-      // The process holding the run takes the signal from the store when it reads this request.
-      await this.#store.putRunRequest(runId, { kind: "signal", name }, this.#clock.now());
+      // The process holding the run looks again (takes the signal from the store, reads the child) when it reads this request.
+      await this.#store.putRunRequest(runId, event, this.#clock.now());
       return run.owner?.id;
     }
-    if (run.status === "waiting" && run.waits?.some((wait) => wait.kind === "signal" && wait.name === name)) await this.#unpark(runId);
+    const waitsFor = (wait: RunWait) => (event.kind === "signal" ? wait.kind === "signal" && wait.name === event.name : wait.kind === "child" && wait.runId === event.runId);
+    if (run.status === "waiting" && run.waits?.some(waitsFor)) await this.#unpark(runId);
     return undefined;
   }
 
@@ -882,7 +973,8 @@ export class Engine {
       groups,
       features: scriptFeatures(pinned.tools),
       validator,
-      declarations: renderDeclarations(pinned.tools, observed),
+      workflows: pinned.workflows ?? {},
+      declarations: renderDeclarations(pinned.tools, observed, pinned.workflows),
       version: 0,
       observed,
       observedText: new Map(Object.entries(observed).map(([path, shape]) => [path, canonicalJson(shape)])),
@@ -907,7 +999,7 @@ export class Engine {
     entry.observedText.set(path, text);
     entry.observed[path] = shape;
     entry.version++;
-    entry.declarations = renderDeclarations(entry.pinned.tools, entry.observed);
+    entry.declarations = renderDeclarations(entry.pinned.tools, entry.observed, entry.pinned.workflows);
     // Not part of any run's journal: losing it in a crash only delays a better declaration.
     this.#store.putObservedShape(toolsetId, path, shape).catch(() => {});
   }

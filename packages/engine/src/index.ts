@@ -3,7 +3,7 @@
  * nothing else is.
  */
 export { Engine } from "./engine.js";
-export type { EngineEvent, EngineLimits, EngineOptions, PendingDecision, RegisteredToolset, StartOptions, StartResult, TestOptions, TestResult } from "./engine.js";
+export type { EngineEvent, EngineLimits, EngineOptions, PendingDecision, RegisteredToolset, SaveWorkflowOptions, SaveWorkflowResult, StartOptions, StartResult, TestOptions, TestResult } from "./engine.js";
 export { EngineError, EngineErrorCode } from "./errors.js";
 export type { ExecutionResult, RunPause } from "./runs/run-executor.js";
 export type { RunEnd, RunEvent } from "@tapedeck/protocol";

@@ -203,8 +203,11 @@ describe("signals", () => {
       await t.engine.signal(started.runId, "n", 1, { key: "call_1" });
       assert.equal((await t.engine.signal(started.runId, "n", 99, { key: "call_1" })).duplicate, true);
       await t.engine.signal(started.runId, "n", 2);
-      await t.engine.signal(started.runId, "n", 3);
+      const last = await t.engine.signal(started.runId, "n", 3, { key: "call_3" });
       assert.deepEqual(await started.end, { status: "completed", output: [1, 2, 3] });
+      // A retried request after its signal ended the run: it was sent, not refused.
+      assert.deepEqual(await t.engine.signal(started.runId, "n", 3, { key: "call_3" }), { signalId: last.signalId, duplicate: true });
+      await assert.rejects(t.engine.signal(started.runId, "n", 4, { key: "call_4" }), /has ended \(completed\); the signal "n" was not sent/);
     } finally {
       await t.cleanup();
     }

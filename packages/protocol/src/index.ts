@@ -38,6 +38,7 @@ export type {
   OnInterruption,
   PinnedTool,
   PinnedToolset,
+  PinnedWorkflow,
   PolicySpec,
   ToolPolicy,
   ToolSourceKind,

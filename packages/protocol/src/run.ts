@@ -7,7 +7,7 @@ export const RunStatus = {
   queued: "queued",
   /** An engine is executing it (or was, until it died: then it resumes by replay). */
   running: "running",
-  /** Holds no sandbox; waits for a sleep, a signal, an approval or a parked call. */
+  /** Holds no sandbox; waits for a sleep, a signal, an approval, a parked call or a child workflow. */
   waiting: "waiting",
   /** Ended with an output. */
   completed: "completed",
@@ -120,7 +120,9 @@ export type RunWait =
   /** A call whose policy requires approval: approve or reject it. */
   | { readonly kind: "approval"; readonly seq: number; readonly tool: string; readonly args: JsonValue }
   /** A call held back by the engine: approve (send it against the current schema), reject, cancel or fork. */
-  | { readonly kind: "parked"; readonly seq: number; readonly tool: string; readonly args: JsonValue; readonly reason: ParkReason; readonly message: string };
+  | { readonly kind: "parked"; readonly seq: number; readonly tool: string; readonly args: JsonValue; readonly reason: ParkReason; readonly message: string }
+  /** `result()` of a workflow the run started: the child run `runId` must end (it may itself wait, for a signal this run sends it…). */
+  | { readonly kind: "child"; readonly seq: number; readonly runId: string; readonly workflow: string };
 
 /** Waits that need a decision from the harness (approve or reject). */
 export type DecisionWait = RunWait & { readonly kind: "approval" | "parked" };
@@ -129,11 +131,17 @@ export function needsDecision(wait: RunWait): wait is DecisionWait {
   return wait.kind === "approval" || wait.kind === "parked";
 }
 
-/** The tool names of the built-in waits, in the reserved group `tapedeck`. */
+/** The tool names of the built-in calls (waits, workflows), in the reserved group `tapedeck`. */
 export const BuiltinTool = {
   sleep: "tapedeck.sleep",
   signal: "tapedeck.signal",
   webhook: "tapedeck.webhook",
+  /** `workflows.<name>.start(input)`: `{ name, input }` → `{ id }`, the child run (created once per call, also across crashes). */
+  workflowStart: "tapedeck.workflow.start",
+  /** `result()` of a started workflow: `{ name, id }` → its output, or a ToolError `workflow_failed`. */
+  workflowResult: "tapedeck.workflow.result",
+  /** `workflows.<name>.signal(id, signal, payload)`: `{ name, id, signal, payload }` → null, sent once. */
+  workflowSignal: "tapedeck.workflow.signal",
 } as const;
 export type BuiltinTool = (typeof BuiltinTool)[keyof typeof BuiltinTool];
 

@@ -125,7 +125,25 @@ export type McpServerRecipe = (
   | { readonly command: string; readonly args: readonly string[]; readonly env?: Readonly<Record<string, string>>; readonly cwd?: string }
 ) & { readonly clientInfo?: { readonly name: string; readonly version: string } };
 
-/** A registered toolset. Its id is `ts_` + SHA-256 of the canonical JSON of `tools`. */
+/**
+ * A workflow a toolset pins: a saved script that scripts start as a child run with
+ * `workflows.<name>.start(input)` and wait for with `result()` (see docs/design/workflows.md).
+ * It was type-checked against the toolset it was saved on, and runs on the toolset that pins it.
+ */
+export interface PinnedWorkflow {
+  /** What it does, for whoever starts it (the doc comment of its declaration). */
+  readonly description: string;
+  /** Its TypeScript; the default export takes `input` and returns `output`. */
+  readonly source: string;
+  /** JSON Schema of the input `start(input)` takes: checked before the child run is created. */
+  readonly input: JsonSchema;
+  /** JSON Schema of the output `result()` resolves with: checked when the child completes. */
+  readonly output: JsonSchema;
+  /** The signals it waits for, each with the JSON Schema of its payload. */
+  readonly signals?: { readonly [signal: string]: JsonSchema };
+}
+
+/** A registered toolset. Its id is `ts_` + SHA-256 of the canonical JSON of `tools` (and of `base`, `servers`, `workflows` when it has them). */
 export interface PinnedToolset {
   readonly id: string;
   /** The toolset this one was derived from. */
@@ -133,6 +151,8 @@ export interface PinnedToolset {
   readonly tools: readonly PinnedTool[];
   /** MCP servers by recipe id (`PinnedTool.remote.server`). */
   readonly servers?: { readonly [id: string]: McpServerRecipe };
+  /** Workflows by name (an identifier): `workflows.<name>` in scripts. A derived toolset keeps its base's. */
+  readonly workflows?: { readonly [name: string]: PinnedWorkflow };
 }
 
 /** `group.name`, the form a tool is named by in the journal and in errors. */

@@ -15,7 +15,7 @@ export interface PollTasksRequest {
   readonly waitMs?: number;
   /** At most this many tasks (default 1, at most 100). */
   readonly max?: number;
-  /** Only tasks of runs on this toolset. Default: any toolset. */
+  /** Only tasks of runs on this toolset, or on a toolset derived from it. Default: any toolset. */
   readonly toolset?: string;
 }
 

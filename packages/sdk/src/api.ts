@@ -7,7 +7,7 @@
  * These types belong in @tapedeck/protocol; they live here until the protocol package takes
  * the API's types (the server imports them type-only).
  */
-import type { DecisionWait, Diagnostic, JournalEntry, JsonValue, PinnedToolset, RunError, RunStatus, RunWait, ToolsetSpec } from "@tapedeck/protocol";
+import type { DecisionWait, Diagnostic, JournalEntry, JsonSchema, JsonValue, PinnedToolset, RunError, RunStatus, RunWait, ToolsetSpec } from "@tapedeck/protocol";
 
 /** Labels of a run, or the labels a key or token is limited to. Every key and value is a string. */
 export type Labels = Readonly<Record<string, string>>;
@@ -40,6 +40,36 @@ export interface ToolsetInfo {
   /** What the toolset pins: every tool with its schemas and resolved policy. */
   readonly toolset: PinnedToolset;
   readonly declarations: Declarations;
+}
+
+/**
+ * `POST /v1/toolsets/:id/workflows`: saves a workflow on the toolset `id`. The code is checked
+ * against that toolset's declarations, and its default export against `input` and `output`.
+ */
+export interface SaveWorkflowRequest {
+  /** An identifier (letters, digits, `_`; at most 64 characters): scripts call `workflows.<name>.start(input)`. Saving a name the toolset has replaces it. */
+  readonly name: string;
+  /** What it does, for whoever starts it. */
+  readonly description: string;
+  /** Its TypeScript: the default export takes the input and returns the output. */
+  readonly code: string;
+  /** JSON Schema of its input. */
+  readonly input: JsonSchema;
+  /** JSON Schema of its output. */
+  readonly output: JsonSchema;
+  /** Each signal it waits for (`signal(name)`), with the JSON Schema of its payload. */
+  readonly signals?: { readonly [signal: string]: JsonSchema };
+}
+
+/**
+ * `POST /v1/toolsets/:id/workflows` answers 201: the toolset derived from `id` that pins the
+ * workflow (a new id: start scripts on it to use `workflows.<name>`), and its declarations.
+ */
+export interface SavedWorkflow {
+  readonly id: string;
+  readonly declarations: Declarations;
+  /** The type-checker's warnings (errors refuse the workflow: 422 `script_refused`). */
+  readonly warnings: readonly Diagnostic[];
 }
 
 /** `POST /v1/check`. */
@@ -77,6 +107,8 @@ export interface Run {
   readonly namespace?: string;
   /** The run this one was forked from. */
   readonly parent?: string;
+  /** For a workflow's child run: the run that started it, and the `seq` of its `workflows.<name>.start` call. */
+  readonly caller?: { readonly run: string; readonly seq: number };
   /** When the run is cancelled if it has not ended (its `ttl` passed). */
   readonly expiresAt?: number;
   readonly createdAt: number;

@@ -42,7 +42,7 @@ export type { Credentials } from "./resources/credentials.js";
 export type { Credential, CredentialKind, CredentialList, CredentialScopeFields, CredentialValues, DeleteCredentialRequest, RotatedKey, SetCredentialRequest } from "./api-credentials.js";
 export type { GetRunOptions, ListRunsQuery, Runs, StartResult } from "./resources/runs.js";
 export type { Tokens } from "./resources/tokens.js";
-export type { Toolsets } from "./resources/toolsets.js";
+export type { SaveWorkflowResult, Toolsets } from "./resources/toolsets.js";
 export { ApiErrorCode, NAMESPACE_HEADER } from "./api.js";
 export type {
   ApiErrorBody,
@@ -64,6 +64,8 @@ export type {
   Run,
   RunList,
   RunOutputPage,
+  SavedWorkflow,
+  SaveWorkflowRequest,
   SignalRequest,
   SignalResult,
   StartedRun,
@@ -76,4 +78,4 @@ export type {
   ToolsetInfo,
 } from "./api.js";
 export { FailureCode, RunStatus, ToolError, formatRunError, isOutcome, toolFailure } from "@tapedeck/protocol";
-export type { DecisionWait, JournalEntry, JsonValue, PinnedToolset, RunError, RunWait, ToolFailure, ToolsetSpec } from "@tapedeck/protocol";
+export type { DecisionWait, JournalEntry, JsonSchema, JsonValue, PinnedToolset, PinnedWorkflow, RunError, RunWait, ToolFailure, ToolsetSpec } from "@tapedeck/protocol";

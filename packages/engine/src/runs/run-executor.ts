@@ -15,7 +15,7 @@
  * - A call is sent only once its `call.scheduled` entry is durable; the same key on every attempt.
  * - After the end is journaled, nothing else is: late results are dropped.
  */
-import type { Decision, DecisionWait, JournalEvent, JsonValue, PinnedTool, RunEnd, RunEvent, RunWait, ToolFailure } from "@tapedeck/protocol";
+import type { Decision, DecisionWait, JournalEvent, JsonValue, PinnedTool, PinnedWorkflow, RunEnd, RunEvent, RunWait, ToolFailure } from "@tapedeck/protocol";
 import { decisionEvent, toolFailure, toolPath } from "@tapedeck/protocol";
 import type { Clock } from "../clock.js";
 import { EngineError } from "../errors.js";
@@ -31,6 +31,9 @@ import { readHistory, type History } from "./history.js";
 import { replayHistory } from "./replay.js";
 import { ReusePool } from "./reuse-pool.js";
 import { approvalRejected, describeWaits, earliestDue, isBuiltin, parkedRejected, parseBuiltin, signalTimedOut, type OpenWait } from "./waits.js";
+import { checkWorkflowCall, isWorkflowCall } from "../workflows/workflow-calls.js";
+import { reusableWorkflowCalls } from "../workflows/workflow-reuse.js";
+import type { WorkflowHost } from "../workflows/workflow-host.js";
 
 /** The run is parked: it holds no sandbox and waits for `waits`; it wakes by replay. */
 export interface RunPause {
@@ -62,6 +65,8 @@ export interface LoadedToolset {
   /** Globals the toolset enables (`fetch` for `http`); see `toolset/script-features.ts`. */
   readonly features: readonly SandboxFeature[];
   readonly validator: ArgsValidator;
+  /** The workflows the toolset pins, by name (the `workflows` global). */
+  readonly workflows: Readonly<Record<string, PinnedWorkflow>>;
 }
 
 export interface ExecutorDeps {
@@ -76,6 +81,8 @@ export interface ExecutorDeps {
   readonly createWebhook: (runId: string, name: string) => Promise<string>;
   /** Told once a call's request for a decision is durable. */
   readonly onDecisionNeeded?: (runId: string, wait: DecisionWait) => void;
+  /** Starts, reads and signals the child runs of `workflows.<name>` calls. */
+  readonly workflows: WorkflowHost;
   /**
    * Whether the run's events (parked, ended, decision needed) are written into the store in the
    * commit that makes them happen, for a reader that must miss none (the server's webhooks).
@@ -181,7 +188,7 @@ export class RunExecutor {
   private async begin(): Promise<void> {
     const entries = await this.deps.store.readJournal(this.run.id);
     const history = readHistory(this.run.id, entries);
-    if (this.run.parentId) this.reuse = new ReusePool(this.run.parentId, await this.deps.store.readJournal(this.run.parentId), entries);
+    if (this.run.parentId) this.reuse = new ReusePool(this.run.parentId, reusableWorkflowCalls(await this.deps.store.readJournal(this.run.parentId)), entries);
     this.nextIndex = history.length;
     this.logCount = history.logCount;
     this.markLoaded();
@@ -218,6 +225,7 @@ export class RunExecutor {
       filename: "script.js",
       tools: this.toolset.groups,
       features: this.toolset.features,
+      workflows: Object.keys(this.toolset.workflows),
       input: history.input,
       seed: this.run.id,
       startedAt: history.startedAt,
@@ -262,6 +270,8 @@ export class RunExecutor {
     for (const call of step.calls) this.toolOfSeq.set(call.seq, call.tool);
     const toSend: { seq: number; tool: PinnedTool; args: JsonValue }[] = [];
     const builtins: IssuedCall[] = [];
+    /** Workflow calls act outside the run (a child run, a signal): started once the step is durable, like a sent call. */
+    const workflowCalls: IssuedCall[] = [];
     const approvals: DecisionWait[] = [];
     if (step.end) {
       for (const call of step.calls) events.push(unsentWarning(call));
@@ -281,7 +291,7 @@ export class RunExecutor {
             events.push({ kind: "call.completed", seq: call.seq, result: reused.result, reusedFrom: { run: this.reuse!.parentId, seq: reused.parentSeq } });
             this.prejournaled.push({ delivery: { seq: call.seq, at, ok: true, value: reused.result } });
           } else if (!checked.tool) {
-            builtins.push({ seq: call.seq, tool: call.tool, args: checked.args });
+            (isWorkflowCall(call.tool) ? workflowCalls : builtins).push({ seq: call.seq, tool: call.tool, args: checked.args });
           } else if (checked.tool.policy.approval) {
             // Scheduled, not sent: it waits for a decision, which is journaled before it is sent.
             this.openCalls++;
@@ -298,15 +308,17 @@ export class RunExecutor {
       const end: RunEnd = step.end.ok
         ? this.checkOutput(step.end.output)
         : { status: "failed", error: guestErrorToRunError(step.end.error, this.run, (seq) => this.toolOfSeq.get(seq)) };
-      this.endWith(events, end, at);
+      // The signal the last outcome took is consumed with the end too, or it would stay pending.
+      this.endWith(events, end, at, outcome?.signalId === undefined ? undefined : [{ id: outcome.signalId, seq: outcome.seq }]);
       return;
     }
-    this.openCalls += toSend.length + builtins.length;
+    this.openCalls += toSend.length + builtins.length + workflowCalls.length;
     const consumed = outcome?.signalId === undefined ? undefined : { updatedAt: at, consumeSignals: [{ id: outcome.signalId, seq: outcome.seq }] };
     const patch = this.withEvents(consumed, at, approvals.map((wait) => decisionEvent(this.run.id, wait)));
     this.append(events, at, patch).then(
       () => {
         for (const call of toSend) this.sendNew(call.seq, call.tool, call.args);
+        for (const call of workflowCalls) this.startBuiltin(call.seq, call.tool, call.args);
         for (const wait of approvals) this.deps.onDecisionNeeded?.(this.run.id, wait);
       },
       (error: unknown) => this.fault(error),
@@ -320,7 +332,10 @@ export class RunExecutor {
     const args = canonicalValue(call.args);
     if (isBuiltin(call.tool)) {
       const parsed = parseBuiltin(call.tool, args);
-      return "message" in parsed ? { args, failure: parsed } : { tool: undefined, args };
+      const workflow = "message" in parsed ? undefined : parsed.kind === "workflow.start" || parsed.kind === "workflow.result" || parsed.kind === "workflow.signal" ? parsed : undefined;
+      // A workflow call is checked against the toolset's workflows like a tool call against its schema.
+      const failure = "message" in parsed ? parsed : workflow && checkWorkflowCall(workflow, this.toolset.workflows, this.deps.workflows.schemas);
+      return failure ? { args, failure } : { tool: undefined, args };
     }
     const tool = this.toolset.byPath.get(call.tool);
     if (!tool) return { args, failure: toolFailure("unknown_tool", `The toolset has no tool ${call.tool}.`) };
@@ -499,6 +514,8 @@ export class RunExecutor {
     // Calls are in flight (or about to be), a kept signal is being read, or a write may add work.
     if (this.openCalls > this.waits.size || this.lookups > 0 || this.writes > 0) return;
     const virtual = this.deps.clock.virtual;
+    // Under a virtual clock a child executing here is like a call in flight: time moves when it is idle, not before.
+    if (virtual && [...this.waits.values()].some((wait) => wait.kind === "child" && this.deps.workflows.executing(wait.runId))) return;
     if (virtual) {
       this.advancing = true;
       virtual.advance().then(
@@ -585,7 +602,58 @@ export class RunExecutor {
           (url) => this.settle(seq, { ok: true, value: { url } }),
           (error: unknown) => this.fault(error),
         );
+        return;
+      case "workflow.start":
+        return this.settleWith(seq, this.deps.workflows.start(this.run, seq, call.name, call.input));
+      case "workflow.signal":
+        return this.settleWith(seq, this.deps.workflows.signal(this.run.id, seq, call.id, call.signal, call.payload));
+      case "workflow.result":
+        this.addWait({ kind: "child", seq, runId: call.id, workflow: call.name });
+        return this.lookForChild(seq);
     }
+  }
+
+  /** Settles call `seq` with what `outcome` resolves with; its rejection is a fault of the engine. */
+  private settleWith(seq: number, outcome: Promise<Settled>): void {
+    outcome.then(
+      (settled) => this.settle(seq, settled),
+      (error: unknown) => this.fault(error),
+    );
+  }
+
+  /** Settles the `result()` wait `seq` if its child run has ended (else it waits for `notifyChild`). */
+  private lookForChild(seq: number): void {
+    const wait = this.waits.get(seq);
+    if (!wait || wait.kind !== "child") return;
+    const workflow = this.toolset.workflows[wait.workflow];
+    if (!workflow) {
+      this.takeWait(seq);
+      return this.settle(seq, { ok: false, error: toolFailure("unknown_tool", `The toolset pins no workflow ${wait.workflow}.`) });
+    }
+    this.lookups++;
+    this.deps.workflows.result(this.run.id, wait.workflow, workflow, wait.runId).then(
+      (settled) => {
+        this.lookups--;
+        if (this.ended || this.waits.get(seq) !== wait) return this.pump();
+        if (!settled) return this.pump();
+        this.takeWait(seq);
+        this.settle(seq, settled);
+      },
+      (error: unknown) => this.fault(error),
+    );
+  }
+
+  /**
+   * The child run `childId` ended (or, under a virtual clock, parked): the `result()` calls
+   * waiting for it look again. False when this execution is parking: the engine wakes the run instead.
+   */
+  notifyChild(childId: string): boolean {
+    if (this.parking || this.ended) return false;
+    if (!this.ready) return true; // resuming the open calls reads the child's state
+    for (const wait of [...this.waits.values()]) if (wait.kind === "child" && wait.runId === childId) this.lookForChild(wait.seq);
+    // Under a virtual clock a parked child no longer drives time: this run may now advance it.
+    queueMicrotask(() => this.pump());
+    return true;
   }
 
   /** Settles the signal wait `seq` with the oldest kept signal of its name that no other call has taken, if there is one. */
@@ -656,7 +724,7 @@ export class RunExecutor {
     return written.then(() => true);
   }
 
-  private endWith(events: JournalEvent[], end: RunEnd, at: number): void {
+  private endWith(events: JournalEvent[], end: RunEnd, at: number, consumeSignals?: RunPatch["consumeSignals"]): void {
     if (this.ended || this.parking) return;
     this.ended = true;
     // At once, not when the end is durable: an interruption arriving meanwhile must not make
@@ -664,7 +732,10 @@ export class RunExecutor {
     this.dispatcher.abandon();
     const { event, patch } = endRecord(end, at);
     const ended: RunEvent = { type: "run.ended", runId: this.run.id, end };
-    this.append([...events, event], at, this.withEvents({ ...patch, waits: null, wakeAt: null }, at, [ended]), true).then(
+    // A child's end wakes its parked caller in the same commit, even if this process dies next.
+    const wake = this.run.caller ? { wakeRun: this.run.caller.runId } : {};
+    const consumed = consumeSignals === undefined ? {} : { consumeSignals };
+    this.append([...events, event], at, this.withEvents({ ...patch, waits: null, wakeAt: null, ...wake, ...consumed }, at, [ended]), true).then(
       () => {
         void this.release();
         this.resolveDone(end);

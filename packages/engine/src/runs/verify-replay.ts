@@ -21,7 +21,7 @@ export type VerifyResult =
 
 export async function verifyReplay(
   run: RunRecord,
-  toolset: Pick<LoadedToolset, "groups" | "features">,
+  toolset: Pick<LoadedToolset, "groups" | "features" | "workflows">,
   entries: readonly JournalEntry[],
   sandboxes: SandboxFactory,
   limits: SandboxLimits,
@@ -38,6 +38,7 @@ export async function verifyReplay(
     filename: "script.js",
     tools: toolset.groups,
     features: toolset.features,
+    workflows: Object.keys(toolset.workflows),
     input: history.input,
     seed: run.id,
     startedAt: history.startedAt,

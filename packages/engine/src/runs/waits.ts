@@ -1,11 +1,12 @@
 /**
  * The open calls of a run that wait on the engine rather than on a tool source: built-in waits
- * (`sleep`, `signal`), calls waiting for a decision (approval, parked), and, under a virtual
- * clock, outcomes that reach the script at a later virtual time. The executor keeps them here;
+ * (`sleep`, `signal`, a workflow's `result()`), calls waiting for a decision (approval, parked),
+ * and, under a virtual clock, outcomes that reach the script at a later virtual time. The executor keeps them here;
  * this file knows how each is described to the harness and when it is due.
  */
 import { BuiltinTool, needsDecision, toolFailure, type JsonValue, type ParkReason, type PinnedTool, type RunWait, type ToolFailure } from "@tapedeck/protocol";
 import { formatDuration } from "../util/duration.js";
+import { parseWorkflowCall, type WorkflowCall } from "../workflows/workflow-calls.js";
 import type { Settled } from "./dispatcher.js";
 
 export type OpenWait =
@@ -14,13 +15,16 @@ export type OpenWait =
   | { readonly kind: "approval"; readonly seq: number; readonly tool: PinnedTool; readonly args: JsonValue }
   | { readonly kind: "parked"; readonly seq: number; readonly tool: PinnedTool; readonly args: JsonValue; readonly reason: ParkReason; readonly message: string }
   /** A virtual-time outcome (a mock's delay): delivered when the clock reaches `until`. */
-  | { readonly kind: "timed"; readonly seq: number; readonly until: number; readonly settled: Settled };
+  | { readonly kind: "timed"; readonly seq: number; readonly until: number; readonly settled: Settled }
+  /** `result()` of a workflow: settled by the end of the child run `runId`. */
+  | { readonly kind: "child"; readonly seq: number; readonly runId: string; readonly workflow: string };
 
 /** A built-in call's arguments, checked: the prelude builds them, but a journal is data. */
 export type BuiltinCall =
   | { readonly kind: "sleep"; readonly until: number }
   | { readonly kind: "signal"; readonly name: string; readonly timeoutMs?: number; readonly until?: number }
-  | { readonly kind: "webhook"; readonly name: string };
+  | { readonly kind: "webhook"; readonly name: string }
+  | WorkflowCall;
 
 export function isBuiltin(tool: string): boolean {
   return tool.startsWith("tapedeck.");
@@ -45,6 +49,10 @@ export function parseBuiltin(tool: string, args: JsonValue): BuiltinCall | ToolF
     }
     case BuiltinTool.webhook:
       return name === undefined ? invalid("name must be a non-empty string") : { kind: "webhook", name };
+    case BuiltinTool.workflowStart:
+    case BuiltinTool.workflowResult:
+    case BuiltinTool.workflowSignal:
+      return parseWorkflowCall(tool, args);
     default:
       return toolFailure("unknown_tool", `There is no built-in ${tool}.`);
   }
@@ -66,6 +74,8 @@ export function describeWait(wait: OpenWait): RunWait | undefined {
       return { kind: "approval", seq: wait.seq, tool: toolName(wait.tool), args: wait.args };
     case "parked":
       return { kind: "parked", seq: wait.seq, tool: toolName(wait.tool), args: wait.args, reason: wait.reason, message: wait.message };
+    case "child":
+      return { kind: "child", seq: wait.seq, runId: wait.runId, workflow: wait.workflow };
     case "timed":
       return undefined;
   }

@@ -279,7 +279,7 @@ function isInterrupt(error: GuestError): boolean {
 function installPrelude(realm: Realm, options: SandboxOptions): Internals {
   const { context, prelude } = realm;
   try {
-    const config = JSON.stringify({ tools: options.tools, features: options.features ?? [], seed: options.seed, logLineChars: options.limits.logLineChars });
+    const config = JSON.stringify({ tools: options.tools, features: options.features ?? [], workflows: options.workflows ?? [], seed: options.seed, logLineChars: options.limits.logLineChars });
     const configHandle = context.newString(config);
     const result = context.callFunction(prelude, context.undefined, configHandle);
     configHandle.dispose();

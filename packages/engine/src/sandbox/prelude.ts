@@ -13,8 +13,9 @@
  * - `seq` counts calls from 1 in issue order; each seq is settled at most once.
  * - Once the script has ended, calls are no longer recorded and deliveries are ignored.
  *
- * `config` is `{ tools: { group: [name…] }, features: ["fetch"?], seed: string, logLineChars: number }`.
+ * `config` is `{ tools: { group: [name…] }, features: ["fetch"?], workflows: [name…], seed: string, logLineChars: number }`.
  * `fetch` exists only when `features` has it: a toolset without `http` has no network at all.
+ * `workflows` exists only when the toolset pins workflows.
  */
 export const PRELUDE_FILENAME = "tapedeck:prelude";
 
@@ -459,6 +460,39 @@ for (let i = 0; i < config.features.length; i++) {
   if (config.features[i] !== "fetch") continue;
   defineProperty(fetch, "name", { value: "fetch" });
   defineProperty(global, "fetch", { value: freeze(fetch), writable: true, configurable: true });
+}
+
+// ---- workflows: only when the toolset pins some; start, result and signal are journaled built-in calls ----
+function nullIfUndefined(value) { return value === undefined ? null : value; }
+function workflowHandle(name, id) {
+  let result;
+  return freeze({
+    id,
+    // One call however often it is asked: the same promise, so a replay makes the same calls.
+    result() {
+      if (result === undefined) result = issue("tapedeck.workflow.result", { name, id });
+      return result;
+    },
+  });
+}
+function workflowEntry(name) {
+  const start = (input) =>
+    apply(promiseThen, issue("tapedeck.workflow.start", { name, input: nullIfUndefined(input) }), [function (started) { return workflowHandle(name, started.id); }]);
+  const signal = (id, signalName, payload) => {
+    const where = "workflows." + name + ".signal";
+    if (typeof id !== "string" || id === "") throw new TypeErrorCtor(where + ": the first argument is the id of a run start() gave (a string); got " + formatValue(id) + ".");
+    if (typeof signalName !== "string" || signalName === "") throw new TypeErrorCtor(where + ": the second argument is the signal's name (a non-empty string); got " + formatValue(signalName) + ".");
+    return apply(promiseThen, issue("tapedeck.workflow.signal", { name, id, signal: signalName, payload: nullIfUndefined(payload) }), [function () { return undefined; }]);
+  };
+  defineProperty(start, "name", { value: "start" });
+  defineProperty(signal, "name", { value: "signal" });
+  return freeze({ start, signal });
+}
+const workflowNames = config.workflows === undefined ? [] : config.workflows;
+if (workflowNames.length > 0) {
+  const workflows = {};
+  for (let i = 0; i < workflowNames.length; i++) define(workflows, workflowNames[i], workflowEntry(workflowNames[i]));
+  defineProperty(global, "workflows", { value: freeze(workflows), writable: true, configurable: true });
 }
 
 // ---- Math.random: sfc32 seeded from a 128-bit hash of the seed ----

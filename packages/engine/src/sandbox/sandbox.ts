@@ -41,6 +41,8 @@ export interface SandboxOptions {
   readonly tools: Readonly<Record<string, readonly string[]>>;
   /** Globals the toolset adds to the always-present ones (`fetch` when it enables `http`). Default none. */
   readonly features?: readonly SandboxFeature[];
+  /** The workflows the toolset pins, by name: the `workflows` global exists only when there are some. Default none. */
+  readonly workflows?: readonly string[];
   /** Passed to the default export when it is a function. */
   readonly input: JsonValue;
   /** Seeds `Math.random`. */

@@ -10,6 +10,7 @@ import {
 import { isScriptLibFile, LIB_DIRECTORY, libSourceFile, SCRIPT_LIB_FILES } from "./lib-files.js";
 import { sandboxGlobals } from "./sandbox-globals.js";
 import { findRuleViolations, REPLACES_TS_DIAGNOSTICS, type RuleViolation } from "./script-rules.js";
+import { CONTRACT_IMPORT, CONTRACT_PATH, contractDiagnostics, contractSource, type WorkflowContract } from "./workflow-contract.js";
 
 /**
  * Type-checks a model's script against the generated `tapedeck:tools` declarations and what the
@@ -36,6 +37,8 @@ export interface ScriptDeclarations {
 export interface CheckOptions {
   /** Declarations of globals added by enabled features (see `sandboxGlobals`). Default none. */
   readonly extraGlobals?: readonly string[];
+  /** For a workflow: its default export must take this input and return this output (see `workflow-contract.ts`). Default none. */
+  readonly workflow?: WorkflowContract;
 }
 
 /**
@@ -84,10 +87,12 @@ export class ScriptChecker {
    */
   check(source: string, declarations: ScriptDeclarations, options: CheckOptions = {}): CheckResult {
     const globalsText = sandboxGlobals(options.extraGlobals);
+    const contract = options.workflow;
     let declarationsFile: GeneratedFile | undefined;
     let globalsFile: GeneratedFile | undefined;
-    const host = createHost((path, parse) => {
+    const host = createHost(contract !== undefined, (path, parse) => {
       if (path === SCRIPT_PATH) return parse(source);
+      if (path === CONTRACT_PATH && contract !== undefined) return parse(contractSource(contract));
       if (path === DECLARATIONS_PATH) {
         declarationsFile = remember(this.#declarations, declarations.id, DECLARATIONS_CACHE_SIZE, () => ({
           file: parse(declarations.text),
@@ -100,25 +105,34 @@ export class ScriptChecker {
       }
       return undefined;
     });
-    const program = ts.createProgram({ rootNames: ROOT_NAMES, options: COMPILER_OPTIONS, host, oldProgram: this.#previous });
+    const rootNames = contract === undefined ? ROOT_NAMES : [...ROOT_NAMES, CONTRACT_PATH];
+    const program = ts.createProgram({ rootNames, options: COMPILER_OPTIONS, host, oldProgram: this.#previous });
     this.#previous = program;
     const script = program.getSourceFile(SCRIPT_PATH);
     if (script === undefined) throw new Error("the script file was not created"); // a bug in the host above
+    const own = scriptDiagnostics(program, script);
+    // A script with syntax errors has no reliable default export to judge.
+    const syntaxOk = program.getSyntacticDiagnostics(script).length === 0;
     return checkResult([
       ...internalDiagnostics(program, [
         [declarationsFile, "tapedeck:tools declarations"],
         [globalsFile, "sandbox globals"],
       ]),
-      ...scriptDiagnostics(program, script),
+      ...own,
+      ...(contract !== undefined && syntaxOk ? contractDiagnostics(program, script, contract) : []),
     ]);
   }
 }
 
 type Parse = (text: string) => ts.SourceFile;
 
-/** A compiler host over our three in-memory files and the cached lib files, nothing else. */
-function createHost(getFile: (path: string, parse: Parse) => ts.SourceFile | undefined): ts.CompilerHost {
+/**
+ * A compiler host over our three in-memory files (four with a workflow's contract, which alone
+ * may import the script) and the cached lib files, nothing else.
+ */
+function createHost(withContract: boolean, getFile: (path: string, parse: Parse) => ts.SourceFile | undefined): ts.CompilerHost {
   const notResolved = <T>(names: readonly unknown[]): T[] => names.map(() => ({}) as T);
+  const script: ts.ResolvedModuleWithFailedLookupLocations = { resolvedModule: { resolvedFileName: SCRIPT_PATH, extension: ts.Extension.Ts, isExternalLibraryImport: false } };
   return {
     getSourceFile: (path, languageVersionOrOptions) => {
       const options: ts.CreateSourceFileOptions =
@@ -126,14 +140,17 @@ function createHost(getFile: (path: string, parse: Parse) => ts.SourceFile | und
       return libSourceFile(path, options) ?? getFile(path, (text) => ts.createSourceFile(path, text, options));
     },
     // The script's imports are never resolved to files: `tapedeck:tools` is an ambient module.
-    resolveModuleNameLiterals: (literals) => notResolved<ts.ResolvedModuleWithFailedLookupLocations>(literals),
+    resolveModuleNameLiterals: (literals, containingFile) =>
+      withContract && containingFile === CONTRACT_PATH
+        ? literals.map((literal) => (literal.text === CONTRACT_IMPORT ? script : ({} as ts.ResolvedModuleWithFailedLookupLocations)))
+        : notResolved<ts.ResolvedModuleWithFailedLookupLocations>(literals),
     resolveTypeReferenceDirectiveReferences: (references) =>
       notResolved<ts.ResolvedTypeReferenceDirectiveWithFailedLookupLocations>(references),
     // Script types never need JSDoc; skipping it makes parsing the libs faster.
     jsDocParsingMode: ts.JSDocParsingMode.ParseForTypeErrors,
     getDefaultLibFileName: () => `${LIB_DIRECTORY}/lib.es5.d.ts`,
     getDefaultLibLocation: () => LIB_DIRECTORY,
-    fileExists: (path) => ROOT_NAMES.includes(path) || isScriptLibFile(path),
+    fileExists: (path) => ROOT_NAMES.includes(path) || (withContract && path === CONTRACT_PATH) || isScriptLibFile(path),
     readFile: () => undefined,
     writeFile: () => undefined,
     getCurrentDirectory: () => "/",

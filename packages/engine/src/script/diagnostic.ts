@@ -70,6 +70,14 @@ export function internalDiagnostic(d: ts.Diagnostic, fileLabel: string): Diagnos
 const MISSING_NAME_WITH_ADVICE = new Set([2580, 2581, 2582, 2583, 2584, 2591, 2592, 2593]);
 const CANNOT_FIND_NAME = 2304;
 const NOT_DETERMINISTIC = new Set(["WeakRef", "FinalizationRegistry"]);
+/** Globals that only some toolsets have: the message says which toolsets, and what to do. */
+const TOOLSET_GLOBALS: ReadonlyMap<string, string> = new Map([
+  [
+    "workflows",
+    "this toolset pins no workflows. Save one first (save_workflow, or POST /v1/toolsets/<id>/workflows), then run the script on the toolset that saving it gives (a new id).",
+  ],
+  ["fetch", 'this toolset does not enable the built-in `http` tool, so scripts have no network. Use the toolset\'s tools, or a toolset registered with "http": { "allow": [hosts] }.'],
+]);
 
 function messageFor(file: ts.SourceFile, d: ts.Diagnostic): string {
   const text = ts.flattenDiagnosticMessageText(d.messageText, "\n");
@@ -79,6 +87,8 @@ function messageFor(file: ts.SourceFile, d: ts.Diagnostic): string {
   if (NOT_DETERMINISTIC.has(name)) {
     return `Cannot find name '${name}': WeakRef and FinalizationRegistry are not available in scripts, because garbage-collection timing is not deterministic and a run must replay exactly.`;
   }
+  const feature = TOOLSET_GLOBALS.get(name);
+  if (feature !== undefined) return `Cannot find name '${name}': ${feature}`;
   if (MISSING_NAME_WITH_ADVICE.has(d.code)) {
     return `Cannot find name '${name}': scripts run in a sandbox with the ES2023 built-ins and \`console\`, without Node.js, browser or test-runner globals.`;
   }

@@ -245,6 +245,17 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE credentials ADD COLUMN expires_at INTEGER;
     `,
   },
+  {
+    version: 11,
+    name: "workflow child runs",
+    sql: `
+      -- A workflow's child run: the run that started it and the seq of that start call
+      -- (workflows.<name>.start). parent_id stays for forks. The child's end wakes its caller.
+      ALTER TABLE runs ADD COLUMN caller_run_id TEXT;
+      ALTER TABLE runs ADD COLUMN caller_seq INTEGER;
+      CREATE INDEX runs_by_caller ON runs (caller_run_id) WHERE caller_run_id IS NOT NULL;
+    `,
+  },
 ];
 
 /**
@@ -266,7 +277,8 @@ export function migrate(db: BetterSqlite3.Database): number[] {
 function applyPending(db: BetterSqlite3.Database): number[] {
   const rows = db.prepare<[], { version: number }>("SELECT version FROM schema_migrations").all();
   const applied = new Set(rows.map((row) => row.version));
-  const latest = migrations.at(-1)?.version ?? 0;
+  // The highest number, wherever it is listed (two changes in flight may land out of order).
+  const latest = Math.max(0, ...migrations.map((migration) => migration.version));
   const unknown = [...applied].filter((version) => version > latest);
   if (unknown.length > 0) {
     throw new Error(
@@ -275,7 +287,7 @@ function applyPending(db: BetterSqlite3.Database): number[] {
     );
   }
   const record = db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)");
-  const pending = migrations.filter((migration) => !applied.has(migration.version));
+  const pending = migrations.filter((migration) => !applied.has(migration.version)).sort((a, b) => a.version - b.version);
   for (const migration of pending) {
     db.exec(migration.sql);
     record.run(migration.version, migration.name, Date.now());

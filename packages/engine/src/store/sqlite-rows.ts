@@ -33,6 +33,8 @@ export interface RunRow {
   readonly owner_until: number | null;
   readonly idempotency_key: string | null;
   readonly expires_at: number | null;
+  readonly caller_run_id: string | null;
+  readonly caller_seq: number | null;
 }
 
 export interface JournalRow {
@@ -69,6 +71,8 @@ export function newRunRow(run: NewRun, journalLength: number): RunRow {
     owner_until: null,
     idempotency_key: run.idempotencyKey ?? null,
     expires_at: run.expiresAt ?? null,
+    caller_run_id: run.caller?.runId ?? null,
+    caller_seq: run.caller?.seq ?? null,
   };
 }
 
@@ -90,6 +94,7 @@ export function runFromRow(row: RunRow): RunRecord {
     ...(row.parent_id !== null && { parentId: row.parent_id }),
     ...(row.idempotency_key !== null && { idempotencyKey: row.idempotency_key }),
     ...(row.expires_at !== null && { expiresAt: row.expires_at }),
+    ...(row.caller_run_id !== null && { caller: { runId: row.caller_run_id, seq: row.caller_seq ?? 0 } }),
     ...(row.output !== null && { output: JSON.parse(row.output) as JsonValue }),
     ...(row.error !== null && { error: JSON.parse(row.error) as RunError }),
     ...(row.waits !== null && { waits: JSON.parse(row.waits) as RunWait[] }),

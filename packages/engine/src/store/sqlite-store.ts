@@ -99,9 +99,9 @@ export class SqliteStore implements Store {
       getShapes: db.prepare<[string], { tool: string; shape: string }>("SELECT tool, shape FROM observed_shapes WHERE toolset_id = ?"),
       insertRun: db.prepare<[RunRow]>(
         `INSERT INTO runs (id, toolset_id, status, source, js, source_map, input, output, error, labels,
-           namespace, parent_id, created_at, updated_at, journal_length, idempotency_key, expires_at)
+           namespace, parent_id, created_at, updated_at, journal_length, idempotency_key, expires_at, caller_run_id, caller_seq)
          VALUES (@id, @toolset_id, @status, @source, @js, @source_map, @input, @output, @error, @labels,
-           @namespace, @parent_id, @created_at, @updated_at, @journal_length, @idempotency_key, @expires_at)
+           @namespace, @parent_id, @created_at, @updated_at, @journal_length, @idempotency_key, @expires_at, @caller_run_id, @caller_seq)
          ON CONFLICT DO NOTHING`,
       ),
       getRun: db.prepare<[string], RunRow>("SELECT * FROM runs WHERE id = ?"),
@@ -125,6 +125,10 @@ export class SqliteStore implements Store {
            owner = CASE WHEN @status IN ('completed', 'failed', 'cancelled') THEN NULL ELSE owner END,
            owner_until = CASE WHEN @status IN ('completed', 'failed', 'cancelled') THEN NULL ELSE owner_until END
          WHERE id = @id`,
+      ),
+      // A child's end wakes its caller: brought forward, never pushed back; only while it is parked.
+      wakeRun: db.prepare<[number, number, string]>(
+        "UPDATE runs SET wake_at = CASE WHEN wake_at IS NULL OR wake_at > ? THEN ? ELSE wake_at END WHERE id = ? AND status = 'waiting'",
       ),
       nextWake: db.prepare<[number], { wake_at: number | null }>("SELECT min(wake_at) AS wake_at FROM runs WHERE status = 'waiting' AND wake_at IS NOT NULL AND wake_at > ?"),
       nextOwnedWake: db.prepare<[number, string], { wake_at: number | null }>(
@@ -249,6 +253,7 @@ export class SqliteStore implements Store {
         }
       }
       for (const event of patch?.events ?? []) this.#sql.insertEvent.run(runId, JSON.stringify(event), patch!.updatedAt);
+      if (patch?.wakeRun !== undefined) this.#sql.wakeRun.run(patch.updatedAt, patch.updatedAt, patch.wakeRun);
       const waits = patch?.waits;
       this.#sql.updateRun.run({
         id: runId,
@@ -289,6 +294,10 @@ export class SqliteStore implements Store {
     return this.#read(() =>
       this.#sql.pendingSignals.all(runId, name).map((row) => ({ id: row.id, name: row.name, payload: JSON.parse(row.payload) as JsonValue, at: row.at })),
     );
+  }
+
+  signalByKey(runId: string, key: string): Promise<number | undefined> {
+    return this.#read(() => this.#sql.signalByKey.get(runId, key)?.id);
   }
 
   claimRun(runId: string, owner: string, until: number, now: number, takeOverFrom?: string): Promise<boolean> {

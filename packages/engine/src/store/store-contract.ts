@@ -75,6 +75,7 @@ export function describeStoreContract(name: string, open: () => Promise<OpenedSt
           input: { q: "héllo ✓", n: [1, 2.5, null] },
           idempotencyKey: "call_01",
           expiresAt: 1_702_592_000_000,
+          caller: { runId: "run_caller", seq: 3 },
         });
         await store.createRun(run, [started(0)]);
         const record = await store.getRun(run.id);
@@ -365,6 +366,26 @@ export function describeStoreContract(name: string, open: () => Promise<OpenedSt
         assert.deepEqual(await store.listRuns({ wakeBy: 2_999 }), []);
       });
 
+      test("a patch's wakeRun brings the wake time of another waiting run forward, in its commit; never a running or ended one", async ({ store }) => {
+        const child = { kind: "child", seq: 2, runId: "run_child", workflow: "triage" } as const;
+        for (const [id, status, wakeAt] of [["run_parked", "waiting", null], ["run_later", "waiting", 9_000], ["run_sooner", "waiting", 100], ["run_live", "running", null]] as const) {
+          await store.createRun(newRun(id, { status: "running" }), [started(0)]);
+          await store.append(id, [], { status, updatedAt: 1, waits: [child], wakeAt });
+        }
+        await store.createRun(newRun("run_child", { status: "running", caller: { runId: "run_parked", seq: 2 } }), [started(0)]);
+        await assert.rejects(store.append("run_child", [started(5)], { status: "completed", output: 1, updatedAt: 500, wakeRun: "run_parked" }), isConflict);
+        assert.equal((await store.getRun("run_parked"))?.wakeAt, undefined, "nothing of a conflicting batch is written");
+        await store.append("run_child", [log(1)], { status: "completed", output: 1, updatedAt: 500, wakeRun: "run_parked" });
+        assert.equal((await store.getRun("run_parked"))?.wakeAt, 500);
+        assert.deepEqual((await store.listRuns({ wakeBy: 500 })).map((r) => r.id), ["run_sooner", "run_parked"]);
+        for (const id of ["run_later", "run_sooner", "run_live"]) await store.append("run_child", [], { updatedAt: 600, wakeRun: id });
+        assert.deepEqual(
+          await Promise.all(["run_later", "run_sooner", "run_live"].map(async (id) => (await store.getRun(id))?.wakeAt)),
+          [600, 100, undefined],
+          "brought forward, never pushed back, and only while waiting",
+        );
+      });
+
       test("runs with a call waiting for a decision are listed, others are not", async ({ store }) => {
         await store.createRun(newRun("run_a", { status: "running" }), [started(0)]);
         await store.createRun(newRun("run_b", { status: "running" }), [started(0)]);
@@ -410,6 +431,16 @@ export function describeStoreContract(name: string, open: () => Promise<OpenedSt
         assert.equal(elsewhere.duplicate, false);
         assert.deepEqual((await store.pendingSignals("run_s", "go")).map((s) => s.payload), [1]);
       });
+
+      test("signalByKey finds the signal kept for the run with a key, taken or not", async ({ store }) => {
+        await store.createRun(newRun("run_s", { status: "running" }), [started(0)]);
+        const kept = await store.putSignal({ runId: "run_s", name: "go", payload: 1, at: 10, key: "k1" });
+        assert.equal(typeof (await store.signalByKey("run_s", "k1")), "number");
+        await store.append("run_s", [log(1)], { updatedAt: 11, consumeSignals: [{ id: kept.id, seq: 1 }] });
+        assert.equal(typeof (await store.signalByKey("run_s", "k1")), "number", "taken: still sent");
+        assert.equal(await store.signalByKey("run_s", "k2"), undefined);
+        assert.equal(await store.signalByKey("run_t", "k1"), undefined);
+      });
     });
 
     void describe("leases and requests", () => {
@@ -438,10 +469,12 @@ export function describeStoreContract(name: string, open: () => Promise<OpenedSt
         await store.putRunRequest("run_a", { kind: "signal", name: "go" }, 1);
         await store.putRunRequest("run_b", { kind: "cancel", reason: "x" }, 2);
         await store.putRunRequest("run_a", { kind: "decide", seq: 2, decision: "rejected", reason: "no" }, 3);
+        await store.putRunRequest("run_a", { kind: "child", runId: "run_c" }, 4);
         assert.deepEqual(await store.takeRunRequests("eng_b"), []);
         assert.deepEqual(await store.takeRunRequests("eng_a"), [
           { runId: "run_a", request: { kind: "signal", name: "go" } },
           { runId: "run_a", request: { kind: "decide", seq: 2, decision: "rejected", reason: "no" } },
+          { runId: "run_a", request: { kind: "child", runId: "run_c" } },
         ]);
         assert.deepEqual(await store.takeRunRequests("eng_a"), []);
         await store.claimRun("run_b", "eng_a", 10_000, 0);

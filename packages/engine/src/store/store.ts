@@ -51,6 +51,8 @@ export interface Store {
   putSignal(signal: NewSignal): Promise<{ readonly id: number; readonly duplicate: boolean }>;
   /** A run's signals of this name that no call has taken yet, oldest first. */
   pendingSignals(runId: string, name: string): Promise<StoredSignal[]>;
+  /** The id of the signal kept for the run with this key (taken or not), if any: a resumed sender's question "did I send it?". */
+  signalByKey(runId: string, key: string): Promise<number | undefined>;
 
   /**
    * Takes (or keeps) the lease of a run for `owner` until `until`: succeeds when the run has no
@@ -106,10 +108,18 @@ export interface NewRun {
   readonly namespace?: string;
   /** The run this one was forked from. */
   readonly parentId?: string;
+  /** For a workflow's child run: the run that started it, and the seq of its `workflows.<name>.start` call (its end wakes that run). */
+  readonly caller?: RunCaller;
   /** Names the start: a second run with the same key in the same namespace is never created. */
   readonly idempotencyKey?: string;
   /** When the run is cancelled if it has not ended by then (its TTL), ms since the epoch. */
   readonly expiresAt?: number;
+}
+
+/** The run (and its call) that started a workflow's child run. */
+export interface RunCaller {
+  readonly runId: string;
+  readonly seq: number;
 }
 
 /** What `createRun` did. */
@@ -137,7 +147,9 @@ export interface RunRecord extends NewRun {
 export type RunRequest =
   | { readonly kind: "signal"; readonly name: string }
   | { readonly kind: "decide"; readonly seq: number; readonly decision: "approved" | "rejected"; readonly reason?: string }
-  | { readonly kind: "cancel"; readonly reason: string };
+  | { readonly kind: "cancel"; readonly reason: string }
+  /** A child run this run started (a workflow) ended: the run's `result()` of it can settle. */
+  | { readonly kind: "child"; readonly runId: string };
 
 /** Changes to a run written in the same commit as journal entries. A field left out is kept. A run that ends loses its lease in that commit. */
 export interface RunPatch {
@@ -153,6 +165,12 @@ export interface RunPatch {
   readonly consumeSignals?: readonly { readonly id: number; readonly seq: number }[];
   /** Events this commit makes happen, recorded for `webhookOutbox.recordedEvents` (see `RunEvent`). */
   readonly events?: readonly RunEvent[];
+  /**
+   * Another run to wake in this commit, if it is `waiting`: its `wakeAt` becomes `updatedAt`
+   * unless it is earlier. A child run's end wakes its caller this way, so that a caller parked on
+   * it wakes even if the process dies before telling it.
+   */
+  readonly wakeRun?: string;
 }
 
 export interface NewSignal {

@@ -1,7 +1,8 @@
-import type { JsonSchema, PinnedTool } from "@tapedeck/protocol";
+import type { JsonSchema, PinnedTool, PinnedWorkflow } from "@tapedeck/protocol";
 import { isHttpFetch } from "../sources/http/http-tool.js";
 import { isIdentifier, jsDoc, propertyKey, schemaToType } from "./schema-to-type.js";
 import { importableTools } from "./script-features.js";
+import { renderWorkflowsTypescript, workflowPromptLines } from "./workflow-declarations.js";
 
 /**
  * The declarations of the module a script imports its tools from, in two renderings: an
@@ -27,8 +28,15 @@ export interface Declarations {
 /** A description in the prompt is cut past this many characters: one line per tool, read at a glance. */
 const PROMPT_DESCRIPTION_MAX = 160;
 
-/** Renders the declarations of `tools`. Never throws: a schema it cannot express becomes `unknown`. */
-export function renderDeclarations(tools: readonly PinnedTool[], observed: Readonly<Record<string, JsonSchema>> = {}): Declarations {
+/**
+ * Renders the declarations of `tools` (and of the `workflows` global, when the toolset pins
+ * workflows). Never throws: a schema it cannot express becomes `unknown`.
+ */
+export function renderDeclarations(
+  tools: readonly PinnedTool[],
+  observed: Readonly<Record<string, JsonSchema>> = {},
+  workflows: Readonly<Record<string, PinnedWorkflow>> = {},
+): Declarations {
   // A tool without an output schema is rendered with the shape of its recorded results, if any.
   const withObserved = tools.map((tool) => {
     const shape = observed[`${tool.group}.${tool.name}`];
@@ -37,8 +45,11 @@ export function renderDeclarations(tools: readonly PinnedTool[], observed: Reado
   // Built-ins are globals (`fetch`), declared with the sandbox's globals, not in the module.
   const groups = groupTools(importableTools(withObserved));
   const http = tools.find(isHttpFetch);
-  const prompt = [renderPrompt(groups), http ? fetchPromptLine(http.http?.allow ?? []) : "", WAIT_PROMPT_LINES].filter((part) => part !== "").join("\n");
-  return { typescript: renderTypescript(groups), prompt };
+  const prompt = [renderPrompt(groups), http ? fetchPromptLine(http.http?.allow ?? []) : "", ...workflowPromptLines(workflows, summarize), WAIT_PROMPT_LINES]
+    .filter((part) => part !== "")
+    .join("\n");
+  // The `workflows` global is declared after the module, at the top level: only these toolsets have it.
+  return { typescript: renderTypescript(groups) + renderWorkflowsTypescript(workflows), prompt };
 }
 
 /** Tools by group, groups and tools sorted. */

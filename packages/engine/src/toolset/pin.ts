@@ -1,4 +1,4 @@
-import type { McpServerRecipe, PinnedTool, PinnedToolset, ToolsetSpec } from "@tapedeck/protocol";
+import type { McpServerRecipe, PinnedTool, PinnedToolset, PinnedWorkflow, ToolsetSpec } from "@tapedeck/protocol";
 import type { McpToolSource } from "../sources/mcp/mcp-tool-source.js";
 import { pinHttpTool } from "../sources/http/http-tool.js";
 import { pinMcpServers, type McpOverride } from "./pin-mcp.js";
@@ -52,16 +52,23 @@ export async function pinToolset(
   const baseGroups = new Set(base.tools.map((t) => t.group));
   const clash = [...new Set(tools.map((t) => t.group))].find((group) => baseGroups.has(group));
   if (clash !== undefined) throw new ToolsetSpecError(`the group "${clash}" is already in the base toolset ${base.id}; a derived toolset adds groups, it does not replace them`);
-  return { toolset: toolsetOf([...base.tools, ...tools], { ...base.servers, ...remote.servers }, base.id), warnings: remote.warnings };
+  // The base's workflows carry over: they run on the tools the derived toolset keeps.
+  return { toolset: toolsetOf([...base.tools, ...tools], { ...base.servers, ...remote.servers }, base.id, base.workflows), warnings: remote.warnings };
 }
 
-/** A toolset of exactly these tools (and the servers they call), sorted, with its content address. */
-export function toolsetOf(tools: readonly PinnedTool[], servers: Readonly<Record<string, McpServerRecipe>> = {}, base?: string): PinnedToolset {
+/** A toolset of exactly these tools (and the servers they call, and the workflows it pins), sorted, with its content address. */
+export function toolsetOf(
+  tools: readonly PinnedTool[],
+  servers: Readonly<Record<string, McpServerRecipe>> = {},
+  base?: string,
+  workflows: Readonly<Record<string, PinnedWorkflow>> = {},
+): PinnedToolset {
   const sorted = [...tools].sort((a, b) => compare(a.group, b.group) || compare(a.name, b.name));
   const hasServers = Object.keys(servers).length > 0;
-  const pinned = { ...(base === undefined ? {} : { base }), tools: sorted, ...(hasServers ? { servers } : {}) };
+  const hasWorkflows = Object.keys(workflows).length > 0;
+  const pinned = { ...(base === undefined ? {} : { base }), tools: sorted, ...(hasServers ? { servers } : {}), ...(hasWorkflows ? { workflows } : {}) };
   // A plain toolset hashes as before (its sorted tools, or tools and servers): ids stay stable.
-  const hashed = base === undefined && !hasServers ? sorted : pinned;
+  const hashed = base === undefined && !hasServers && !hasWorkflows ? sorted : pinned;
   const id = `ts_${sha256Hex(canonicalJson(JSON.parse(JSON.stringify(hashed)) as never))}`;
   return { id, ...pinned };
 }

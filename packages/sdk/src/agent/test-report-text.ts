@@ -44,6 +44,8 @@ function scenarioHint(wait: RunWait): string {
       return `${wait.tool} (call #${wait.seq}) was held back: ${bound(wait.message, VALUE_CHARS)}`;
     case "sleep":
       return `a sleep (call #${wait.seq}) that did not end.`;
+    case "child":
+      return `the workflow ${wait.workflow} (call #${wait.seq}, run ${wait.runId}) that did not end: it waits for something the scenario does not give.`;
   }
 }
 

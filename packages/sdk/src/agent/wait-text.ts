@@ -30,6 +30,8 @@ function waitLine(runId: string, wait: RunWait): string {
       return `call #${wait.seq}: ${wait.tool}(${summarize(wait.args, VALUE_CHARS)}) waits for approval. The user or the application approves or rejects it; you cannot.`;
     case "parked":
       return `call #${wait.seq}: ${wait.tool}(${summarize(wait.args, VALUE_CHARS)}) was held back before being sent: ${bound(wait.message, VALUE_CHARS)}. ${PARKED_NEXT[wait.reason]}`;
+    case "child":
+      return `call #${wait.seq}: waiting for the workflow ${wait.workflow} (run ${JSON.stringify(wait.runId)}) to end; it goes on by itself then. Follow it with get_run({ run_id: ${JSON.stringify(wait.runId)} }).`;
   }
 }
 
@@ -44,6 +46,8 @@ export function waitSummary(wait: RunWait): string {
       return `approval of ${wait.tool}`;
     case "parked":
       return `${wait.tool} held back`;
+    case "child":
+      return `workflow ${wait.workflow} (${wait.runId})`;
   }
 }
 

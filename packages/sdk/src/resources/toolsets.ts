@@ -1,5 +1,13 @@
-import type { CreateToolsetRequest, Declarations, RegisteredToolset, ToolSearchHit, ToolSearchResult, ToolsetInfo } from "../api.js";
+import type { CreateToolsetRequest, Declarations, Diagnostic, RegisteredToolset, SavedWorkflow, SaveWorkflowRequest, ToolSearchHit, ToolSearchResult, ToolsetInfo } from "../api.js";
+import { TapedeckError } from "../errors.js";
 import type { HttpClient } from "../http-client.js";
+
+/** What saving a workflow gives: the derived toolset that pins it, or the type-checker's refusal. */
+export type SaveWorkflowResult =
+  /** Saved: `id` is the derived toolset (start scripts on it to use `workflows.<name>`); the toolset it was saved on is unchanged. */
+  | ({ readonly kind: "saved" } & SavedWorkflow)
+  /** The code did not type-check, or its default export does not take `input` and return `output`: nothing was saved. */
+  | { readonly kind: "refused"; readonly diagnostics: readonly Diagnostic[] };
 
 /** Toolsets: registered once, content-addressed (the same spec always gets the same id). */
 export class Toolsets {
@@ -12,6 +20,21 @@ export class Toolsets {
   /** Registers a toolset (connecting to its MCP servers to pin their tools); 422 `invalid_toolset` says what is wrong. */
   create(spec: CreateToolsetRequest): Promise<RegisteredToolset> {
     return this.#http.request("POST", "/v1/toolsets", { body: spec });
+  }
+
+  /**
+   * Saves a workflow on the toolset `id`: derives a toolset that pins it (a new id; the toolset
+   * `id` is unchanged, and its workflows carry over). A script that does not type-check is
+   * `refused`, not thrown; a malformed name or schema is a 400 or 422 `TapedeckError`.
+   */
+  async saveWorkflow(id: string, request: SaveWorkflowRequest): Promise<SaveWorkflowResult> {
+    try {
+      const saved = await this.#http.request<SavedWorkflow>("POST", `/v1/toolsets/${encodeURIComponent(id)}/workflows`, { body: request });
+      return { kind: "saved", id: saved.id, declarations: saved.declarations, warnings: saved.warnings };
+    } catch (error) {
+      if (TapedeckError.is(error) && error.code === "script_refused") return { kind: "refused", diagnostics: error.diagnostics ?? [] };
+      throw error;
+    }
   }
 
   /** A toolset's pinned tools and declarations. */

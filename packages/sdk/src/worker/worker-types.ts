@@ -35,7 +35,7 @@ export type WorkerTools = Readonly<Record<string, Readonly<Record<string, ToolHa
 export interface WorkerOptions {
   /** The host tools this worker implements. */
   readonly tools: WorkerTools;
-  /** Only take calls of runs on this toolset. Default: runs on any toolset (that the key or token can see). */
+  /** Only take calls of runs on this toolset, or on a toolset derived from it (saving a workflow derives one). Default: runs on any toolset (that the key or token can see). */
   readonly toolset?: string;
   /** Tools running at once. Default 4. */
   readonly concurrency?: number;

@@ -20,6 +20,8 @@ export function describeWait(wait: RunWait): string {
       return `approval of #${wait.seq} ${wait.tool}(${short(wait.args)})`;
     case "parked":
       return `decision on parked #${wait.seq} ${wait.tool}(${short(wait.args)}) (${wait.reason}: ${wait.message})`;
+    case "child":
+      return `workflow ${wait.workflow} (run ${wait.runId}) to end`;
   }
 }
 
@@ -50,6 +52,8 @@ function resolution(runId: string, wait: RunWait, flags: CommandFlags, following
     case "approval":
     case "parked":
       return `tapedeck approve ${runId}/${wait.seq}${tail} | tapedeck reject ${runId}/${wait.seq} --reason <text>${tail}`;
+    case "child":
+      return undefined; // the child run ends by itself (it may wait in turn: see its own waits)
   }
 }
 

@@ -16,6 +16,7 @@ const runs: Record<string, TaskRun> = {
   run_alice: { toolsetId: "ts_a", namespace: "alice" },
   run_bob: { toolsetId: "ts_a", namespace: "bob" },
   run_other: { toolsetId: "ts_b", labels: { team: "red" } },
+  run_derived: { toolsetId: "ts_c", bases: ["ts_b", "ts_root"], labels: { team: "red" } },
 };
 
 function tool(name: string): PinnedTool {
@@ -57,6 +58,20 @@ describe("host task broker", () => {
     }
     assert.deepEqual(await Promise.all(outcomes), ["run_alice/1", "run_bob/1", "run_alice/2", "run_other/1"].map((value) => ({ kind: "result", value })));
     assert.equal(b.heartbeat(UNLIMITED, alice[0]!.id, alice[0]!.lease), "lost", "a settled run's tasks are gone");
+  });
+
+  it("a poll for a toolset also claims the calls of runs on toolsets derived from it (a saved workflow's), not of the toolsets it derives from", async () => {
+    const b = broker();
+    const outcomes = [call(b, "run_derived", "shop.price", 1), call(b, "run_other", "shop.price", 1), call(b, "run_derived", "shop.price", 2)];
+    await turn();
+    const own = await b.poll({ scope: UNLIMITED, tools: ["shop.price"], waitMs: 0, max: 1, toolset: "ts_c" });
+    assert.deepEqual(own.map((t) => t.idempotencyKey), ["run_derived/1"]);
+    const derived = await b.poll({ scope: UNLIMITED, tools: ["shop.price"], waitMs: 0, max: 5, toolset: "ts_root" });
+    assert.deepEqual(derived.map((t) => t.idempotencyKey), ["run_derived/2"], "two derivations down; run_other's ts_b does not derive from ts_root");
+    const base = await b.poll({ scope: UNLIMITED, tools: ["shop.price"], waitMs: 0, max: 5, toolset: "ts_b" });
+    assert.deepEqual(base.map((t) => t.idempotencyKey), ["run_other/1"]);
+    for (const task of [...own, ...derived, ...base]) assert.equal(b.complete(UNLIMITED, task.id, task.lease, task.idempotencyKey), "ok");
+    assert.deepEqual(await Promise.all(outcomes), ["run_derived/1", "run_other/1", "run_derived/2"].map((value) => ({ kind: "result", value })));
   });
 
   it("a waiting poll is woken by a call it may see, not by one it may not", async () => {

@@ -1,7 +1,7 @@
 /**
  * Host tools served by workers through the HTTP API, with scopes: a worker only ever receives
  * the calls of runs its key or token can see (their namespace and labels), and of its toolset
- * when it names one. Built on the engine's `HostTaskQueue` (leases, heartbeats, interruptions),
+ * (or a toolset derived from it: saving a workflow derives one) when it names one. Built on the engine's `HostTaskQueue` (leases, heartbeats, interruptions),
  * whose polls match tools only: the broker keeps one queue per run with host calls in flight, and
  * a poll claims from the queues of the runs it may see.
  *
@@ -21,6 +21,8 @@ import { sees, type Scope } from "../http/auth/scope.js";
 /** What the broker needs to know of a run to tell who may see its calls. */
 export interface TaskRun {
   readonly toolsetId: string;
+  /** The toolsets the run's toolset was derived from (its `base`, that one's base…), nearest first. */
+  readonly bases?: readonly string[];
   readonly namespace?: string;
   readonly labels?: Labels;
 }
@@ -32,7 +34,7 @@ export interface BrokerPoll {
   readonly tools: readonly string[];
   readonly waitMs: number;
   readonly max: number;
-  /** Only runs on this toolset. */
+  /** Only runs on this toolset, or on a toolset derived from it. */
   readonly toolset?: string;
   /** Ends the poll (the worker hung up, the server stops). */
   readonly signal?: AbortSignal;
@@ -194,5 +196,6 @@ export class HostTaskBroker implements ToolSource {
 }
 
 function visible(poll: BrokerPoll, entry: RunTasks): boolean {
-  return (poll.toolset === undefined || poll.toolset === entry.run.toolsetId) && sees(poll.scope, entry.run);
+  const { toolset } = poll;
+  return (toolset === undefined || toolset === entry.run.toolsetId || (entry.run.bases?.includes(toolset) ?? false)) && sees(poll.scope, entry.run);
 }

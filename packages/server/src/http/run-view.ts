@@ -16,6 +16,7 @@ export function runView(record: RunRecord): Run {
     labels: record.labels ?? {},
     ...(record.namespace === undefined ? {} : { namespace: record.namespace }),
     ...(record.parentId === undefined ? {} : { parent: record.parentId }),
+    ...(record.caller === undefined ? {} : { caller: { run: record.caller.runId, seq: record.caller.seq } }),
     ...(record.expiresAt === undefined ? {} : { expiresAt: record.expiresAt }),
     createdAt: record.createdAt,
     updatedAt: record.updatedAt,

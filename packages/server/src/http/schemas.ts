@@ -24,6 +24,9 @@ export const namespace = { type: "string", minLength: 1, maxLength: NAMESPACE_MA
 
 export const id = { type: "string", minLength: 1, maxLength: 200 } as const;
 
+/** A JSON Schema, as a request gives one (an object, or `true`/`false`); the engine compiles it. */
+export const jsonSchema = { type: ["object", "boolean"] } as const;
+
 /** Names a start or a fork (an agent's: a hash of its labels and the model's tool call id). */
 export const idempotencyKey = {
   type: "string",
@@ -74,6 +77,7 @@ export const run = {
     labels,
     namespace,
     parent: { type: "string" },
+    caller: { type: "object", properties: { run: { type: "string" }, seq: { type: "integer" } }, description: "For a workflow's child run: the run that started it and the seq of its start call." },
     expiresAt: { type: "integer", description: "When the run is cancelled if it has not ended (its ttl passed)." },
     createdAt: { type: "integer" },
     updatedAt: { type: "integer" },

@@ -1,8 +1,8 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { Engine, InProcessHostTools, SqliteStore } from "@tapedeck/engine";
+import { Engine, InProcessHostTools, SqliteStore, type Store } from "@tapedeck/engine";
 import type { FastifyInstance } from "fastify";
-import { HostTaskBroker } from "../host-tasks/host-task-broker.js";
+import { HostTaskBroker, type TaskRun } from "../host-tasks/host-task-broker.js";
 import { HostToolRouter } from "../host-tasks/host-tool-router.js";
 import { DeliveryLoop } from "../webhooks/delivery-loop.js";
 import { SecretBox } from "../webhooks/endpoint-secret.js";
@@ -43,7 +43,7 @@ export async function openServerCore(options: ResolvedServeOptions, extra: { rea
     const admin = extra.adminKey ? await ensureAdminKey(store) : undefined;
     const secret = loadOrCreateServerSecret(options.dataDir, options.log);
     const webhooks = await WebhookEndpoints.load(store.webhookOutbox, new SecretBox(secret));
-    const hostTasks = new HostTaskBroker({ lookup: (runId) => store.getRun(runId), onFault: (error) => options.log(`tapedeck: host task broker fault: ${describe(error)}`) });
+    const hostTasks = new HostTaskBroker({ lookup: taskRunLookup(store), onFault: (error) => options.log(`tapedeck: host task broker fault: ${describe(error)}`) });
     const opened = new ServerContext({ store, tokens: new TokenSigner(secret), hostTasks, webhooks, ...(extra.inProcess ? { inProcess: extra.inProcess } : {}) });
     context = opened;
     const served = await buildApp(opened, options.log);
@@ -128,4 +128,22 @@ async function resumeLeftRunning(engine: Engine, log: (line: string) => void): P
 
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** Reads a run for the host task broker, with the toolsets its toolset derives from (kept: a toolset never changes). */
+function taskRunLookup(store: Store): (runId: string) => Promise<TaskRun | undefined> {
+  const bases = new Map<string, Promise<string[]>>();
+  const basesOf = (toolsetId: string): Promise<string[]> => {
+    let found = bases.get(toolsetId);
+    if (!found) {
+      found = store.getToolset(toolsetId).then(async (toolset) => (toolset?.base === undefined ? [] : [toolset.base, ...(await basesOf(toolset.base))]));
+      found.catch(() => bases.delete(toolsetId));
+      bases.set(toolsetId, found);
+    }
+    return found;
+  };
+  return async (runId) => {
+    const run = await store.getRun(runId);
+    return run && { ...run, bases: await basesOf(run.toolsetId) };
+  };
 }

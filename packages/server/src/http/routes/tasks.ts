@@ -55,7 +55,7 @@ export function taskRoutes(app: FastifyInstance, context: ServerContext): void {
             tools: { type: "array", minItems: 1, maxItems: MAX_TOOLS, items: toolPattern },
             waitMs: { type: "integer", minimum: 0, maximum: MAX_POLL_MS, description: `Default ${MAX_POLL_MS}.` },
             max: { type: "integer", minimum: 1, maximum: MAX_TASKS_PER_POLL, description: "Default 1." },
-            toolset: { ...id, description: "Only calls of runs on this toolset." },
+            toolset: { ...id, description: "Only calls of runs on this toolset, or on a toolset derived from it (saving a workflow derives one)." },
           },
           required: ["tools"],
           additionalProperties: false,

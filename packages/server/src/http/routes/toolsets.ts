@@ -1,10 +1,11 @@
 import type { FastifyInstance } from "fastify";
 import { ToolSearch } from "@tapedeck/engine";
-import type { CreateToolsetRequest, Declarations, RegisteredToolset, ToolSearchResult, ToolsetInfo } from "@tapedeck/sdk";
+import type { CreateToolsetRequest, Declarations, RegisteredToolset, SavedWorkflow, SaveWorkflowRequest, ToolSearchResult, ToolsetInfo } from "@tapedeck/sdk";
 import { checkToolsetPermission } from "../auth/toolset-permission.js";
-import { declarations, errors, id } from "../schemas.js";
+import { declarations, diagnostic, errors, id, jsonSchema } from "../schemas.js";
 import type { ServerContext } from "../server-context.js";
 import { callerOf } from "./request-caller.js";
+import { scriptRefused } from "./started-run.js";
 
 /** Hits of a tool search: default and most (`ToolSearch` gives at most 50: more no longer saves reading the whole module). */
 const SEARCH_LIMIT = { default: 5, max: 50 } as const;
@@ -40,6 +41,45 @@ export function toolsetRoutes(app: FastifyInstance, context: ServerContext): voi
       checkToolsetPermission(callerOf(request), request.body);
       const registered = await context.engine().registerToolset(request.body);
       return { id: registered.id, declarations: registered.declarations, warnings: registered.warnings ?? [] };
+    },
+  );
+
+  app.post<{ Params: { id: string }; Body: SaveWorkflowRequest }>(
+    "/toolsets/:id/workflows",
+    {
+      schema: {
+        summary: "Save a workflow on a toolset",
+        description:
+          "Type-checks the code against the toolset's declarations, and its default export against `input` and `output` (typed from their schemas); then registers the toolset derived from this one that pins the workflow, and answers its id and declarations (201). " +
+          "Scripts on the derived toolset call `workflows.<name>.start(input)` (a child run; `result()` waits for its output) and `workflows.<name>.signal(id, signal, payload)`. " +
+          "The toolset `id` is unchanged; its workflows carry over; saving a name it has replaces that workflow in the derived toolset. Code that does not type-check is refused (422 `script_refused`, with diagnostics) and nothing is saved.",
+        tags: ["toolsets"],
+        params: toolsetParams,
+        body: {
+          type: "object",
+          properties: {
+            name: { type: "string", pattern: "^[A-Za-z_][A-Za-z0-9_]*$", maxLength: 64, description: "An identifier: scripts call `workflows.<name>.start(input)`." },
+            description: { type: "string", minLength: 1, maxLength: 4000, description: "What the workflow does, for whoever starts it." },
+            code: { type: "string", minLength: 1, description: "Its TypeScript: the default export takes the input and returns the output." },
+            input: { ...jsonSchema, description: "JSON Schema of its input." },
+            output: { ...jsonSchema, description: "JSON Schema of its output." },
+            signals: { type: "object", maxProperties: 32, propertyNames: { minLength: 1, maxLength: 64 }, additionalProperties: jsonSchema, description: "Each signal it waits for, with the JSON Schema of its payload." },
+          },
+          required: ["name", "description", "code", "input", "output"],
+          additionalProperties: false,
+        },
+        response: {
+          201: { type: "object", properties: { id: { type: "string", description: "The derived toolset." }, declarations, warnings: { type: "array", items: diagnostic } } },
+          ...errors(400, 401, 404, 422),
+        },
+      },
+    },
+    async (request, reply): Promise<SavedWorkflow> => {
+      const { name, description, code, input, output, signals } = request.body;
+      const saved = await context.engine().saveWorkflow({ toolset: request.params.id, name, description, source: code, input, output, ...(signals === undefined ? {} : { signals }) });
+      if (saved.kind === "refused") throw scriptRefused(saved.diagnostics, "the workflow was not saved. Fix the code and save it again.");
+      void reply.code(201);
+      return { id: saved.id, declarations: saved.declarations, warnings: saved.warnings };
     },
   );
 
