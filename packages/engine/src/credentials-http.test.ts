@@ -238,4 +238,38 @@ describe("credentials injected into fetch", () => {
       await t.cleanup();
     }
   });
+
+  it("a parked call waits for its own credential: setting another leaves it parked; a derived toolset's runs use, and are renewed by, its base's credential", async () => {
+    const t = await testEngine();
+    const engine = await t.reopen({ unsafeHttpAllowLoopbackForTests: true, masterKeyFile: join(t.dataDir, "master.key") });
+    try {
+      const first = await engine.registerToolset({ http: { allow: ["127.0.0.1"] } });
+      // A workflow saved on it derives a toolset (what an agent's save_workflow does).
+      const derived = await engine.saveWorkflow({ toolset: first.id, name: "noop", description: "Does nothing.", source: `export default async (input: {}) => ({})`, input: { type: "object" }, output: { type: "object" } });
+      assert.equal(derived.kind, "saved");
+      if (derived.kind !== "saved") return;
+      assert.notEqual(derived.id, first.id);
+      const scope = { kind: "toolset", toolsetId: first.id } as const;
+      await engine.credentials.set({ name: "API", scope, hosts: ["127.0.0.1"], secret: { kind: "bearer", token: STALE } });
+      const started = await engine.start({ toolset: derived.id, source: `export default async () => (await fetch("${base()}/guarded")).json();` });
+      assert.equal(started.kind, "started");
+      if (started.kind !== "started") return;
+      const parked = await engine.settled(started.runId);
+      const wait = parked?.status === "waiting" ? parked.waits[0] : undefined;
+      assert.deepEqual(wait?.kind === "parked" ? [wait.reason, wait.credential] : wait, ["credentials.expired", "API"], "the base's credential was sent for the derived toolset's run");
+      const sent = server.received.length;
+
+      await engine.credentials.set({ name: "OTHER", scope, hosts: ["other.example.com"], secret: { kind: "bearer", token: TOKEN } });
+      assert.equal((await engine.getRun(started.runId)).status, "waiting", "another credential renews nothing");
+      assert.equal(server.received.length, sent);
+      assert.ok(!(await engine.journal(started.runId)).some((e) => e.kind === "call.decided"));
+
+      await engine.credentials.set({ name: "API", scope, hosts: ["127.0.0.1"], secret: { kind: "bearer", token: FRESH } });
+      assert.deepEqual(await engine.settled(started.runId, { next: true }), { status: "completed", output: { ok: true } });
+      assert.deepEqual(await findSecrets(engine, t.dataDir, [STALE, FRESH, TOKEN]), []);
+    } finally {
+      await engine.close();
+      await t.cleanup();
+    }
+  });
 });

@@ -33,7 +33,7 @@ import { SourceRouter } from "./sources/source-router.js";
 import { vaultResolver } from "./secrets/credential-resolver.js";
 import { MasterKeySource } from "./secrets/master-key.js";
 import { CredentialVault } from "./secrets/vault.js";
-import type { CredentialScope } from "./secrets/credential.js";
+import { CredentialRenewal } from "./secrets/credential-renewal.js";
 import type { ToolSource } from "./sources/tool-source.js";
 import { SqliteStore } from "./store/sqlite-store.js";
 import type { Durability, RunQuery, RunRecord, RunRequest, Store } from "./store/store.js";
@@ -265,7 +265,15 @@ export class Engine {
     this.#wakeMode = options.wake ?? true;
     this.#recordEvents = options.recordEvents === true;
     const onError = (error: unknown) => this.#emit({ type: "engine.error", error });
-    this.credentials.onSet((scope, name) => this.#sendRenewed(scope, name).catch(onError));
+    const renewal = new CredentialRenewal({
+      store,
+      approve: (runId, seq, reason) => this.approve(runId, seq, { reason }),
+      decidedMeanwhile: (error) => error instanceof EngineError && error.code === "conflict",
+      onError,
+    });
+    this.credentials.onSet(async (scope, name) => {
+      if (!this.#closed) await renewal.renewed(scope, name).catch(onError);
+    });
     this.#leases = new RunLeases(store, (runId, request) => this.#applyRequest(runId, request), onError);
     this.#children = new ChildRuns({
       store,
@@ -703,28 +711,6 @@ export class Engine {
     await this.#source.close();
     await this.#sandboxes.close();
     await this.#store.close();
-  }
-
-  /**
-   * A credential was set: every call parked because the server refused a credential
-   * (`credentials.expired`) in a run of that scope is sent again, with its idempotency key, as
-   * if approved. A call whose credential is still refused parks again.
-   */
-  async #sendRenewed(scope: CredentialScope, name: string): Promise<void> {
-    if (this.#closed) return;
-    const runs = await this.#store.listRuns({ needsDecision: true, limit: 10_000, ...(scope.kind === "namespace" ? { namespace: scope.namespace } : {}) });
-    for (const run of runs) {
-      const inScope = scope.kind === "run" ? run.id === scope.runId : run.toolsetId === scope.toolsetId;
-      if (!inScope) continue;
-      for (const wait of run.waits ?? []) {
-        if (wait.kind !== "parked" || wait.reason !== "credentials.expired") continue;
-        await this.approve(run.id, wait.seq, { reason: `the credential ${name} was renewed` }).catch((error: unknown) => {
-          // Decided meanwhile (rejected, or sent by another renewal): nothing to do. Else the
-          // call stays parked (approve or renew again), and the other runs go on.
-          if (!(error instanceof EngineError && error.code === "conflict")) this.#emit({ type: "engine.error", error });
-        });
-      }
-    }
   }
 
   /** Starts executing a run unless it executes already; how it stops is reported to the waiters. */

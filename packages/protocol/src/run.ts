@@ -90,7 +90,7 @@ export type JournalEvent =
    */
   | { readonly kind: "call.decided"; readonly seq: number; readonly decision: Decision; readonly reason?: string }
   /** A scheduled call was held back before being sent (its tool's schema changed, its credential expired): it waits for a decision. */
-  | { readonly kind: "call.parked"; readonly seq: number; readonly reason: ParkReason; readonly message: string }
+  | { readonly kind: "call.parked"; readonly seq: number; readonly reason: ParkReason; readonly message: string; readonly credential?: string }
   /** A `console.*` line of the script. */
   | { readonly kind: "log"; readonly level: LogLevel; readonly message: string }
   /** The script's output. */
@@ -120,7 +120,7 @@ export type RunWait =
   /** A call whose policy requires approval: approve or reject it. */
   | { readonly kind: "approval"; readonly seq: number; readonly tool: string; readonly args: JsonValue }
   /** A call held back by the engine: approve (send it against the current schema), reject, cancel or fork. */
-  | { readonly kind: "parked"; readonly seq: number; readonly tool: string; readonly args: JsonValue; readonly reason: ParkReason; readonly message: string }
+  | { readonly kind: "parked"; readonly seq: number; readonly tool: string; readonly args: JsonValue; readonly reason: ParkReason; readonly message: string; readonly credential?: string }
   /** `result()` of a workflow the run started: the child run `runId` must end (it may itself wait, for a signal this run sends it…). */
   | { readonly kind: "child"; readonly seq: number; readonly runId: string; readonly workflow: string };
 

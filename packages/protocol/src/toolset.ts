@@ -43,6 +43,12 @@ export interface McpServerOptions {
 export interface McpHttpServerSpec extends McpServerOptions {
   readonly url: string;
   readonly headers?: Readonly<Record<string, string>>;
+  /**
+   * The name of a vault credential sent on every call (over the recipe's headers), resolved per
+   * run (run → end user → toolset, like `fetch`'s `credential`) and bound to the URL's host. A
+   * 401 to it parks the call until it is renewed. Registration lists tools with `headers`.
+   */
+  readonly credential?: string;
 }
 
 /** An MCP server over stdio. Env values may reference Tapedeck's environment: `${GITHUB_TOKEN}`. */
@@ -121,7 +127,7 @@ export interface PinnedTool {
 
 /** How to reach an MCP server, as a toolset pins it. Credentials are never part of it. */
 export type McpServerRecipe = (
-  | { readonly url: string; readonly headers?: Readonly<Record<string, string>> }
+  | { readonly url: string; readonly headers?: Readonly<Record<string, string>>; readonly credential?: string }
   | { readonly command: string; readonly args: readonly string[]; readonly env?: Readonly<Record<string, string>>; readonly cwd?: string }
 ) & { readonly clientInfo?: { readonly name: string; readonly version: string } };
 

@@ -112,7 +112,7 @@ export class RunDispatcher {
       if (this.abandoned) return { ok: false, error: toolFailure("outcomeUnknown", "The run stopped waiting for this call.") };
       // The credential this attempt sent, if any, is redacted wherever it comes back.
       const scanner = outcome.secrets === undefined || outcome.secrets.length === 0 ? this.scanner : this.scanner.with(outcome.secrets);
-      if (outcome.kind === "park") return { parked: { reason: outcome.park.reason, message: scanner.scanText(outcome.park.message).value } };
+      if (outcome.kind === "park") return { parked: { ...outcome.park, message: scanner.scanText(outcome.park.message).value } };
       const later = outcome.kind !== "interrupted" && outcome.notBefore !== undefined ? { notBefore: outcome.notBefore } : {};
       if (outcome.kind === "result") return { ...this.checkSize(scanner.scanValue(outcome.value).value), ...later };
       if (outcome.kind === "failure") return { ok: false, error: scanFailure(scanner, outcome.failure), ...later };

@@ -13,7 +13,7 @@ export interface RecordedCall {
   /** Whether an outcome was recorded. */
   readonly settled: boolean;
   /** Set while the call is held back, waiting for a decision (cleared by `call.decided`). */
-  readonly parked?: { readonly reason: ParkReason; readonly message: string };
+  readonly parked?: { readonly reason: ParkReason; readonly message: string; readonly credential?: string };
   /** The harness's decision on a call that needed approval or was parked. */
   readonly decision?: { readonly decision: Decision; readonly reason?: string };
 }
@@ -93,7 +93,7 @@ export function readHistory(runId: string, entries: readonly JournalEntry[]): Hi
         const call = calls.get(entry.seq);
         if (!call || call.settled || call.rejected) throw new JournalCorruptError(runId, `entry ${index} (${entry.kind}) names call #${entry.seq}, which is not open`);
         if (entry.kind === "call.parked") {
-          call.parked = { reason: entry.reason, message: entry.message };
+          call.parked = { reason: entry.reason, message: entry.message, ...(entry.credential === undefined ? {} : { credential: entry.credential }) };
           delete call.decision;
         } else {
           if (call.decision && !call.parked) throw new JournalCorruptError(runId, `entry ${index} decides call #${entry.seq} a second time`);

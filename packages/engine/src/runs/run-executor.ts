@@ -395,9 +395,10 @@ export class RunExecutor {
   private parkCall(seq: number, tool: PinnedTool, args: JsonValue, park: Park): void {
     if (this.ended) return;
     this.addWait({ kind: "parked", seq, tool, args, ...park });
-    const described: DecisionWait = { kind: "parked", seq, tool: toolPath(tool), args, reason: park.reason, message: park.message };
+    const credential = park.credential === undefined ? {} : { credential: park.credential };
+    const described: DecisionWait = { kind: "parked", seq, tool: toolPath(tool), args, reason: park.reason, message: park.message, ...credential };
     const at = this.deps.clock.now();
-    this.append([{ kind: "call.parked", seq, reason: park.reason, message: park.message }], at, this.withEvents(undefined, at, [decisionEvent(this.run.id, described)])).then(
+    this.append([{ kind: "call.parked", seq, reason: park.reason, message: park.message, ...credential }], at, this.withEvents(undefined, at, [decisionEvent(this.run.id, described)])).then(
       () => this.deps.onDecisionNeeded?.(this.run.id, described),
       (error: unknown) => this.fault(error),
     );

@@ -3,6 +3,7 @@ import type { Store } from "../store/store.js";
 import { describeScope, secretValues, type CredentialSecret } from "./credential.js";
 import type { KnownSecret } from "./leak-scanner.js";
 import type { Park } from "../sources/tool-source.js";
+import { toolsetChain } from "./toolset-chain.js";
 import type { CredentialVault } from "./vault.js";
 
 /**
@@ -39,7 +40,8 @@ export function vaultResolver(store: Store, vault: CredentialVault): CredentialR
     if (run === undefined) return { kind: "ok" };
     let resolution;
     try {
-      resolution = await vault.resolve({ runId, toolsetId: run.toolsetId, namespace: run.namespace }, host, name);
+      const [, ...bases] = await toolsetChain(store, run.toolsetId);
+      resolution = await vault.resolve({ runId, toolsetId: run.toolsetId, namespace: run.namespace, bases }, host, name);
     } catch (error) {
       // A misconfigured master key: say so to the script, never with a value (there is none here).
       return { kind: "failure", failure: toolFailure("credential_unavailable", `A credential for ${host} could not be read, so nothing was sent: ${error instanceof Error ? error.message : String(error)}`) };
@@ -53,6 +55,7 @@ export function vaultResolver(store: Store, vault: CredentialVault): CredentialR
           kind: "expired",
           park: {
             reason: "credentials.expired",
+            credential: resolution.name,
             message: `The credential "${resolution.name}" for ${host} expired at ${new Date(resolution.expiresAt).toISOString()}, so nothing was sent. The call waits; renew the credential (tapedeck credentials set, or the API) and it is sent with its idempotency key, or reject it.`,
           },
         };

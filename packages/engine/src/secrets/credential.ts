@@ -77,11 +77,14 @@ export function parseCredentialScopeKey(key: string): CredentialScope | undefine
 }
 
 /** The scopes a call of run `runId` looks in, first match wins. */
-export function resolutionOrder(run: { readonly runId: string; readonly toolsetId: string; readonly namespace?: string | undefined }): CredentialScope[] {
+export function resolutionOrder(run: { readonly runId: string; readonly toolsetId: string; readonly namespace?: string | undefined; readonly bases?: readonly string[] }): CredentialScope[] {
+  // The toolset, then those it derives from: an end user's credential on any of them before a toolset-wide one.
+  const toolsets = [run.toolsetId, ...(run.bases ?? [])];
+  const namespace = run.namespace;
   return [
     { kind: "run", runId: run.runId },
-    ...(run.namespace === undefined ? [] : [{ kind: "namespace", toolsetId: run.toolsetId, namespace: run.namespace } as const]),
-    { kind: "toolset", toolsetId: run.toolsetId },
+    ...(namespace === undefined ? [] : toolsets.map((toolsetId) => ({ kind: "namespace", toolsetId, namespace }) as const)),
+    ...toolsets.map((toolsetId) => ({ kind: "toolset", toolsetId }) as const),
   ];
 }
 

@@ -41,6 +41,8 @@ export interface CredentialContext {
   readonly runId: string;
   readonly toolsetId: string;
   readonly namespace?: string | undefined;
+  /** The toolsets `toolsetId` derives from, nearest first: their credentials apply after its own. */
+  readonly bases?: readonly string[];
 }
 
 export type CredentialResolution =

@@ -28,6 +28,8 @@ export interface PreflightRequest {
 export interface Park {
   readonly reason: ParkReason;
   readonly message: string;
+  /** `credentials.expired`: the credential it waits for (setting that one sends the call again). */
+  readonly credential?: string;
 }
 
 export interface ToolCallRequest {

@@ -22,8 +22,8 @@ interface CredentialRow {
   readonly updated_at: number;
 }
 
-/** `inScopes` is asked for a run's three scopes at most; more would be a bug. */
-const MAX_SCOPES = 3;
+/** `inScopes` is asked for a run's scopes: its own, and an end user's and the toolset's for each toolset of its base chain (at most 16). */
+const MAX_SCOPES = 33;
 
 export class SqliteCredentialStore implements CredentialStore {
   readonly #access: SqliteAccess;
@@ -39,7 +39,8 @@ export class SqliteCredentialStore implements CredentialStore {
            iv = excluded.iv, sealed = excluded.sealed, expires_at = excluded.expires_at, created_at = excluded.created_at, updated_at = excluded.updated_at`,
       ),
       get: db.prepare<[string, string], CredentialRow>("SELECT * FROM credentials WHERE scope_key = ? AND name = ?"),
-      inScopes: db.prepare<[string, string, string], CredentialRow>("SELECT * FROM credentials WHERE scope_key IN (?, ?, ?)"),
+      // One statement for any number of scopes up to MAX_SCOPES (padded with the first key).
+      inScopes: db.prepare<string[], CredentialRow>(`SELECT * FROM credentials WHERE scope_key IN (${Array.from({ length: MAX_SCOPES }, () => "?").join(", ")})`),
       list: db.prepare<[], CredentialRow>("SELECT * FROM credentials ORDER BY created_at, rowid"),
       delete: db.prepare<[string, string]>("DELETE FROM credentials WHERE scope_key = ? AND name = ?"),
     };
@@ -61,9 +62,8 @@ export class SqliteCredentialStore implements CredentialStore {
   inScopes(scopeKeys: readonly string[]): Promise<SealedCredential[]> {
     if (scopeKeys.length === 0) return Promise.resolve([]);
     if (scopeKeys.length > MAX_SCOPES) return Promise.reject(new Error(`inScopes: at most ${MAX_SCOPES} scopes (a run's), got ${scopeKeys.length}`));
-    // Padded with the first key: one prepared statement serves 1 to 3 scopes.
-    const [a, b = a, c = a] = scopeKeys as [string, string?, string?];
-    return this.#access.read(() => this.#sql.inScopes.all(a, b, c).map(credentialOf));
+    const padded = Array.from({ length: MAX_SCOPES }, (_, i) => scopeKeys[i] ?? scopeKeys[0]!);
+    return this.#access.read(() => this.#sql.inScopes.all(...padded).map(credentialOf));
   }
 
   list(): Promise<SealedCredential[]> {

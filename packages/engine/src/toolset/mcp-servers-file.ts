@@ -11,7 +11,7 @@ import { checkGroupName, ToolsetSpecError } from "./spec-error.js";
  * is refused rather than written to the data folder.
  */
 const COMMON_KEYS = ["prefix", "optional", "callTimeoutMs", "clientInfo"];
-const HTTP_KEYS = ["url", "headers", ...COMMON_KEYS];
+const HTTP_KEYS = ["url", "headers", "credential", ...COMMON_KEYS];
 const STDIO_KEYS = ["command", "args", "env", "cwd", ...COMMON_KEYS];
 const SECRET_HEADER = /^(authorization|proxy-authorization|cookie|x-api-key|api-key)$/i;
 const SECRET_ENV = /(TOKEN|SECRET|KEY|PASSWORD|PASSWD|CREDENTIAL)/i;
@@ -71,6 +71,9 @@ function parseServer(value: unknown, where: string): McpServerSpec {
     if (url.protocol !== "http:" && url.protocol !== "https:") throw new ToolsetSpecError(`${where}.url must be http or https`);
     if (url.username || url.password) throw new ToolsetSpecError(`${where}.url must not carry a user or password; use headers with an environment reference`);
     stringMap(value.headers, `${where}.headers`, SECRET_HEADER);
+    if (value.credential !== undefined && (typeof value.credential !== "string" || !/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(value.credential))) {
+      throw new ToolsetSpecError(`${where}.credential must be the name of a vault credential (letters, digits, _ . -), such as "GITHUB"`);
+    }
     return value as unknown as McpServerSpec;
   }
   if (typeof value.command === "string" && value.command.length > 0) {

@@ -9,12 +9,9 @@ export interface AgentTools extends AgentToolAdapters {
   readonly toolset: string | undefined;
 }
 
-/**
- * The tools offered when `tools` is not given: every tool that works with these options.
- * `search_tools` needs a toolset; `save_workflow` is not offered until this server saves workflows.
- */
+/** The tools offered when `tools` is not given: every tool that works with these options (`search_tools` and `save_workflow` need a toolset). */
 function defaultTools(options: AgentToolsOptions): readonly AgentToolName[] {
-  return AGENT_TOOL_NAMES.filter((name) => name !== "save_workflow" && (name !== "search_tools" || options.toolset !== undefined));
+  return AGENT_TOOL_NAMES.filter((name) => options.toolset !== undefined || (name !== "search_tools" && name !== "save_workflow"));
 }
 
 /** What `Tapedeck.agentTools` builds (see there). */

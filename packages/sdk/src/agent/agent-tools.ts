@@ -160,7 +160,18 @@ export class AgentToolHandlers {
       return text(searchText(query, await this.#client.toolsets.search(this.#toolset, query, { limit: SEARCH_HITS })));
     },
 
-    save_workflow: () => Promise.resolve({ text: "Saving workflows is not available on this server yet.", isError: true }),
+    save_workflow: async ({ name, description, code, input, output, signals }) => {
+      if (this.#toolset === undefined) return { text: "save_workflow needs the agent's toolset, and these agent tools were made without one.", isError: true };
+      const saved = await this.#client.toolsets.saveWorkflow(await this.#toolsetId(), { name, description, code, input, output, ...(signals === undefined ? {} : { signals }) });
+      if (saved.kind === "refused") return text(refusedText(saved.diagnostics));
+      // The derived toolset pins the workflow: every later call of these tools uses it.
+      this.#toolset = saved.id;
+      const lines = saved.declarations.prompt.split("\n").filter((line) => line.startsWith(`workflows.${name}.`));
+      return {
+        text: [`Saved the workflow ${name}. Scripts you run from now on can use it:`, ...lines, `Start it with workflows.${name}.start(input), which answers { id, result() }; result() waits for its output (the run holds nothing meanwhile).`].join("\n"),
+        isError: false,
+      };
+    },
   };
 
   /**
@@ -196,13 +207,15 @@ export class AgentToolHandlers {
     return this.#waitMore(run, waitSeconds - Math.min(waitSeconds, SERVER_WAIT_SECONDS));
   }
 
-  /** Waits on for a run still going, a server's longest hold at a time. */
+  /**
+   * Waits on, a server's longest hold at a time, for a run still going by itself: running, or
+   * parked only on sleeps and workflow children. A run that waits for someone (a signal, an
+   * approval, a parked call) is answered at once: the model or the harness must act.
+   */
   async #waitMore(run: Run, seconds: number): Promise<Run> {
-    let left = seconds;
-    while (left > 0 && run.status === "running") {
-      const step = Math.min(left, SERVER_WAIT_SECONDS);
-      run = await this.#client.runs.get(run.id, { wait: step });
-      left -= step;
+    const deadline = Date.now() + seconds * 1000;
+    for (let left = seconds; left > 0 && goesOnByItself(run); left = (deadline - Date.now()) / 1000) {
+      run = await this.#client.runs.get(run.id, { wait: Math.max(1, Math.min(Math.ceil(left), SERVER_WAIT_SECONDS)), next: true });
     }
     return run;
   }
@@ -224,6 +237,12 @@ export class AgentToolHandlers {
     const page = await this.#client.runs.journal(run.id, { from: Math.max(0, run.journalLength - JOURNAL_TAIL), limit: JOURNAL_TAIL });
     return page.entries;
   }
+}
+
+/** Whether the run will end or change without anyone acting: running, or parked on sleeps and children only. */
+function goesOnByItself(run: Run): boolean {
+  if (run.status === "running") return true;
+  return run.status === "waiting" && (run.waits ?? []).length > 0 && (run.waits ?? []).every((wait) => wait.kind === "sleep" || wait.kind === "child");
 }
 
 function text(model: ModelText): AgentToolResult {

@@ -14,6 +14,8 @@ export type StartResult =
 export interface GetRunOptions {
   /** Hold the answer up to this many seconds (at most 60) until the run ends or parks. Default 0. */
   readonly wait?: number;
+  /** With `wait`: a run parked now is held until it wakes and next ends or parks (a sleep, a workflow child). Default false. */
+  readonly next?: boolean;
   readonly signal?: AbortSignal;
 }
 
@@ -46,7 +48,7 @@ export class Runs {
 
   /** A run; with `wait`, once it ends or parks (or the wait is over). */
   get(runId: string, options: GetRunOptions = {}): Promise<Run> {
-    return this.#http.request("GET", runPath(runId), { query: { wait: options.wait }, ...(options.signal ? { signal: options.signal } : {}) });
+    return this.#http.request("GET", runPath(runId), { query: { wait: options.wait, ...(options.next ? { next: "true" } : {}) }, ...(options.signal ? { signal: options.signal } : {}) });
   }
 
   async list(query: ListRunsQuery = {}): Promise<readonly Run[]> {

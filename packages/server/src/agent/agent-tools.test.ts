@@ -114,6 +114,35 @@ describe("agent tools through the server", () => {
     assert.equal((await admin.namespace("alice").runs.list({ labels: { conversation: "search" } })).length, 0, "nothing was started");
   });
 
+  it("save_workflow saves a type-checked workflow on a derived toolset the later calls use; a refused one is the model's to fix", async () => {
+    const tools = agent({ conversation: "workflows" });
+    const first = tools.toolset;
+    const workflow = {
+      name: "double",
+      description: "Doubles a number once it is approved.",
+      code: `export default async (input: { n: number }) => { const ok = await signal<boolean>("approve"); return { doubled: ok ? input.n * 2 : 0 }; };`,
+      input: { type: "object", properties: { n: { type: "number" } }, required: ["n"] },
+      output: { type: "object", properties: { doubled: { type: "number" } }, required: ["doubled"] },
+      signals: { approve: { type: "boolean" } },
+    };
+    const wrong = await tools.handle("save_workflow", { ...workflow, code: `export default async (input: { n: number }) => ({ doubled: String(input.n) });` }, { toolCallId: "w0" });
+    assert.equal(wrong.isError, true);
+    assert.match(wrong.text, /refused by the type checker/);
+    assert.equal(tools.toolset, first, "nothing saved");
+    const saved = await tools.handle("save_workflow", workflow, { toolCallId: "w1" });
+    assert.equal(saved.isError, false, saved.text);
+    assert.match(saved.text, /workflows\.double\.start/);
+    assert.notEqual(tools.toolset, first, "the agent now uses the derived toolset");
+    const parent = await tools.handle(
+      "run_script",
+      { code: `export default async () => { const child = await workflows.double.start({ n: 21 }); await workflows.double.signal(child.id, "approve", true); return (await child.result()).doubled; };`, wait: 30 },
+      { toolCallId: "w2" },
+    );
+    assert.equal(parent.isError, false, parent.text);
+    assert.match(parent.text, /completed\. Output \(JSON\):\n42/);
+    assert.equal(parent.run?.toolset, tools.toolset);
+  });
+
   it("bad input comes back as isError for the model; a key's client without a namespace cannot make agent tools", async () => {
     const tools = agent({ conversation: "mistakes" });
     const bad = await tools.handle("run_script", { script: "x" }, { toolCallId: "bad" });

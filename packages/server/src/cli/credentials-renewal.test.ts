@@ -55,7 +55,7 @@ describe("tapedeck credentials set renews parked calls", () => {
     try {
       await withDir(async (dir) => {
         const data = join(dir, "data");
-        writeFileSync(join(dir, "toolset.json"), JSON.stringify({ mcpServers: { billing: { url: billing.url, headers: { Authorization: "Bearer ${TAPEDECK_TEST_BILLING}" } } } }));
+        writeFileSync(join(dir, "toolset.json"), JSON.stringify({ mcpServers: { billing: { url: billing.url, headers: { Authorization: "Bearer ${TAPEDECK_TEST_BILLING}" }, credential: "BILLING" } } }));
         writeFileSync(join(dir, "script.ts"), `import { billing } from "tapedeck:tools";\nexport default async () => billing.charge({});`);
         const registered = capture();
         assert.equal(await cli(["toolset", "register", join(dir, "toolset.json"), "--data", data], registered), 0, registered.err.join("\n"));

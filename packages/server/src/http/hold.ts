@@ -4,18 +4,19 @@ import { InProcessChannel } from "./in-process-channel.js";
 import type { ServerContext } from "./server-context.js";
 
 /**
- * Holds a request until the run ends or parks (`engine.settled`), at most `seconds`, or until
- * one of `stops` aborts (the server stops, the client hangs up). Never throws: the caller
- * answers with the run as it is then, whatever happened.
+ * Holds a request until the run ends or parks (`engine.settled`; with `next`, a parked run's
+ * next end or park after it wakes), at most `seconds`, or until one of `stops` aborts (the
+ * server stops, the client hangs up). Never throws: the caller answers with the run as it is
+ * then, whatever happened.
  */
-export async function holdUntilSettled(engine: Engine, runId: string, seconds: number, stops: readonly AbortSignal[]): Promise<void> {
+export async function holdUntilSettled(engine: Engine, runId: string, seconds: number, stops: readonly AbortSignal[], next = false): Promise<void> {
   if (seconds <= 0 || stops.some((s) => s.aborted)) return;
   let release!: () => void;
   const released = new Promise<void>((resolve) => (release = resolve));
   const timer = setTimeout(release, seconds * 1000);
   for (const stop of stops) stop.addEventListener("abort", release, { once: true });
   try {
-    await Promise.race([engine.settled(runId).catch(() => undefined), released]);
+    await Promise.race([engine.settled(runId, { next }).catch(() => undefined), released]);
   } finally {
     clearTimeout(timer);
     for (const stop of stops) stop.removeEventListener("abort", release);

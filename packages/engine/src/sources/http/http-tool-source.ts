@@ -324,5 +324,5 @@ const UNAUTHORIZED = 401;
 /** The call parks until the credential is renewed: it is sent again then, with the same idempotency key. */
 function expired(credential: InjectedCredential, url: URL): ToolOutcome {
   const message = `${url.origin} answered 401 Unauthorized to the credential "${credential.name}": it has expired or was revoked. The call waits; renew the credential (tapedeck credentials set, or the API) and it is sent again with the same idempotency key, or reject it.`;
-  return { kind: "park", park: { reason: "credentials.expired", message } };
+  return { kind: "park", park: { reason: "credentials.expired", message, credential: credential.name } };
 }

@@ -5,7 +5,7 @@ import { sha256Hex } from "../../util/ids.js";
 /** How to reach a server: the spec without its options. */
 export function recipeOf(spec: McpServerSpec): McpServerRecipe {
   const info = spec.clientInfo ? { clientInfo: { name: spec.clientInfo.name, version: spec.clientInfo.version } } : {};
-  if ("url" in spec) return { url: spec.url, ...(spec.headers ? { headers: spec.headers } : {}), ...info };
+  if ("url" in spec) return { url: spec.url, ...(spec.headers ? { headers: spec.headers } : {}), ...(spec.credential ? { credential: spec.credential } : {}), ...info };
   return { command: spec.command, args: spec.args ?? [], ...(spec.env ? { env: spec.env } : {}), ...(spec.cwd ? { cwd: spec.cwd } : {}), ...info };
 }
 

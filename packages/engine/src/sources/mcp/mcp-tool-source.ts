@@ -38,9 +38,9 @@ export interface McpToolSourceOptions {
   /** How Tapedeck introduces itself to servers whose spec gives no `clientInfo`. */
   readonly clientInfo?: { readonly name: string; readonly version: string };
   /**
-   * Finds the vault credential a run's calls to a Streamable HTTP server carry (by the server
-   * URL's host, as for `http`). Calls with a credential go on a connection of their own per
-   * credential value; a 401 parks the call (`credentials.expired`). Default: none.
+   * Finds the vault credential a Streamable HTTP server's recipe names (`credential`) for a
+   * run's calls. Calls with a credential go on a connection of their own per credential value;
+   * a 401 parks the call (`credentials.expired`). Default: none.
    */
   readonly credentials?: CredentialResolver;
 }
@@ -102,12 +102,13 @@ export class McpToolSource implements ToolSource {
     }
   }
 
-  /** The vault's credential for a run's calls to an HTTP server; undefined for stdio servers and without a vault. */
+  /** The vault credential a server's recipe names, for a run's calls; undefined when it names none (or there is no vault). */
   async #credentialFor(server: string, runId: string): Promise<CredentialLookup | undefined> {
     const recipe = this.#recipes.get(server);
-    if (!this.options.credentials || !recipe || !("url" in recipe)) return undefined;
+    if (!this.options.credentials || !recipe || !("url" in recipe) || recipe.credential === undefined) return undefined;
     const url = new URL(recipe.url);
-    return this.options.credentials(runId, url.hostname, url.origin);
+    // Named, it must be there: a missing one fails the call (as for fetch), nothing is sent.
+    return this.options.credentials(runId, url.hostname, url.origin, recipe.credential);
   }
 
   async #call(request: ToolCallRequest, remote: { readonly server: string; readonly name: string }, credential: InjectedCredential | undefined): Promise<ToolOutcome> {
@@ -121,7 +122,7 @@ export class McpToolSource implements ToolSource {
       if (error instanceof McpInterruptedError) return { kind: "interrupted", reason: error.message };
       if (error instanceof McpCredentialRefusedError) {
         const message = `${error.message} The call waits; renew the credential (tapedeck credentials set, or the API) and it is sent again with the same idempotency key, or reject it.`;
-        return { kind: "park", park: { reason: "credentials.expired", message } };
+        return { kind: "park", park: { reason: "credentials.expired", message, ...(credential ? { credential: credential.name } : {}) } };
       }
       if (error instanceof McpResultTooLargeError) {
         return { kind: "failure", failure: toolFailure("result_too_large", `${error.message}. Ask the tool for less (a page, a filter, fewer fields).`) };

@@ -6,8 +6,8 @@ import { startHttpFixture } from "../../test-support/mcp/http-fixture.js";
 import { testEngine, testSandboxes } from "../../test-support/engines.js";
 
 /**
- * Vault credentials on MCP connections (Streamable HTTP, bound to the server URL's host): the
- * vault's token replaces what the recipe sends, each end user's credential gets a connection of
+ * Vault credentials on MCP connections (Streamable HTTP servers whose recipe names one, bound to
+ * the server URL's host): the vault's token replaces what the recipe sends, each end user's credential gets a connection of
  * its own, and a 401 parks the call until the credential is renewed, after which it is sent
  * again with the same idempotency key — the server performs the effect once.
  */
@@ -28,7 +28,7 @@ describe("vault credentials on MCP connections", () => {
     const engine = await t.reopen({ masterKeyFile: join(t.dataDir, "master.key") });
     try {
       // Registration lists tools before any toolset id exists: it uses the recipe's own header.
-      const spec = { mcpServers: { fx: { url: fixture.url, headers: { Authorization: "Bearer ${TAPEDECK_TEST_MCP_REGISTRATION}" } } } };
+      const spec = { mcpServers: { fx: { url: fixture.url, headers: { Authorization: "Bearer ${TAPEDECK_TEST_MCP_REGISTRATION}" }, credential: "FX" } } };
       const { id } = await engine.registerToolset(spec);
       const scope = { kind: "toolset", toolsetId: id } as const;
       await engine.credentials.set({ name: "FX", scope, hosts: ["127.0.0.1"], secret: { kind: "bearer", token: STALE } });
@@ -63,7 +63,7 @@ describe("vault credentials on MCP connections", () => {
     const t = await testEngine();
     const engine = await t.reopen({ masterKeyFile: join(t.dataDir, "master.key") });
     try {
-      const { id } = await engine.registerToolset({ mcpServers: { fx: { url: fixture.url, headers: { Authorization: "Bearer ${TAPEDECK_TEST_MCP_REGISTRATION}" } } } });
+      const { id } = await engine.registerToolset({ mcpServers: { fx: { url: fixture.url, headers: { Authorization: "Bearer ${TAPEDECK_TEST_MCP_REGISTRATION}" }, credential: "FX" } } });
       await engine.credentials.set({ name: "FX", scope: { kind: "toolset", toolsetId: id }, hosts: ["127.0.0.1"], secret: { kind: "bearer", token: FRESH } });
       await engine.credentials.set({ name: "FX", scope: { kind: "namespace", toolsetId: id, namespace: "alice" }, hosts: ["127.0.0.1"], secret: { kind: "bearer", token: ALICE } });
       const run = async (namespace?: string) => {
@@ -80,6 +80,26 @@ describe("vault credentials on MCP connections", () => {
       const other = await run();
       assert.equal(other?.status, "waiting", "a run outside alice's namespace never carries her token: the toolset's is refused now");
       assert.deepEqual(await findSecrets(engine, t.dataDir, [FRESH, ALICE, REGISTRATION]), []);
+    } finally {
+      delete process.env.TAPEDECK_TEST_MCP_REGISTRATION;
+      await engine.close();
+      await t.cleanup();
+      await fixture.close();
+    }
+  });
+
+  it("a server whose recipe names no credential keeps its own headers, whatever the vault holds for its host", async () => {
+    const fixture = await startHttpFixture({ requireBearer: () => REGISTRATION });
+    process.env.TAPEDECK_TEST_MCP_REGISTRATION = REGISTRATION;
+    const t = await testEngine();
+    const engine = await t.reopen({ masterKeyFile: join(t.dataDir, "master.key") });
+    try {
+      const { id } = await engine.registerToolset({ mcpServers: { fx: { url: fixture.url, headers: { Authorization: "Bearer ${TAPEDECK_TEST_MCP_REGISTRATION}" } } } });
+      // Two fetch credentials for the same host (read and write): a server that names neither takes neither.
+      for (const name of ["READ", "WRITE"]) await engine.credentials.set({ name, scope: { kind: "toolset", toolsetId: id }, hosts: ["127.0.0.1"], secret: { kind: "bearer", token: `${name}-${STALE}` } });
+      const started = await engine.start({ toolset: id, source: `import { fx } from "tapedeck:tools";\nexport default async () => fx.echo({ text: "own header" });` });
+      assert.equal(started.kind, "started");
+      assert.deepEqual(started.kind === "started" ? await started.end : undefined, { status: "completed", output: { text: "own header" } });
     } finally {
       delete process.env.TAPEDECK_TEST_MCP_REGISTRATION;
       await engine.close();

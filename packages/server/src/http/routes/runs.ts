@@ -103,15 +103,17 @@ export function runRoutes(app: FastifyInstance, context: ServerContext): void {
     },
   );
 
-  app.get<{ Params: { id: string }; Querystring: { wait?: number } }>(
+  app.get<{ Params: { id: string }; Querystring: { wait?: number; next?: boolean } }>(
     "/runs/:id",
     {
       schema: {
         summary: "A run",
-        description: `With \`wait\` (seconds, at most ${MAX_WAIT_SECONDS}), the answer is held until the run ends or parks (waits for a signal, an approval, a sleep…), or the time is up.`,
+        description:
+          `With \`wait\` (seconds, at most ${MAX_WAIT_SECONDS}), the answer is held until the run ends or parks (waits for a signal, an approval, a sleep…), or the time is up. ` +
+          "With `next` too, a run parked now is held until it wakes and next ends or parks (to wait out a sleep or a workflow child).",
         tags: ["runs"],
         params: runIdParams,
-        querystring: { type: "object", properties: { wait: { type: "integer", minimum: 0, maximum: MAX_WAIT_SECONDS } }, additionalProperties: false },
+        querystring: { type: "object", properties: { wait: { type: "integer", minimum: 0, maximum: MAX_WAIT_SECONDS }, next: { type: "boolean" } }, additionalProperties: false },
         response: { 200: run, ...errors(400, 401, 404) },
       },
     },
@@ -120,8 +122,9 @@ export function runRoutes(app: FastifyInstance, context: ServerContext): void {
       const scope = callerOf(request).scope;
       const found = await visibleRun(engine, scope, request.params.id);
       const wait = request.query.wait ?? 0;
-      if (wait === 0 || found.status !== "running") return runView(found);
-      await holdUntilSettled(engine, found.id, wait, [holdEnds(context, request, reply)]);
+      const next = request.query.next === true;
+      if (wait === 0 || !(found.status === "running" || (next && found.status === "waiting"))) return runView(found);
+      await holdUntilSettled(engine, found.id, wait, [holdEnds(context, request, reply)], next);
       return runView(await visibleRun(engine, scope, found.id));
     },
   );
