@@ -26,6 +26,16 @@ function dyingSandboxes(dieAt: ReadonlySet<number>): SandboxFactory & { created:
           }
           return real.deliver(delivery);
         },
+        // Outcomes that arrive together go in one hop: the hop dies if any of them was to.
+        deliverEach: async (batch) => {
+          const first = deliveries + 1;
+          deliveries += batch.length;
+          if (batch.some((_, i) => dieAt.has(first + i))) {
+            await real.dispose();
+            throw new SandboxLostError("its worker ended unexpectedly (simulated, during a batch)");
+          }
+          return real.deliverEach!(batch);
+        },
       };
     },
   };
@@ -57,6 +67,26 @@ describe("a sandbox lost under a run", () => {
       assert.equal(tools.calls.length, 8, "no call was sent twice");
       const journal = await t.engine.journal(runId);
       assert.equal(journal.filter((e) => e.kind === "log").length, 6, "no log line journaled twice");
+      const verified = await t.engine.verify(runId);
+      assert.ok(verified.ok && verified.end?.status === "completed");
+    } finally {
+      await t.cleanup();
+    }
+  });
+
+  it("a hop of outcomes delivered together that dies is delivered again to the rebuilt sandbox: every call once, the journal replays", async () => {
+    const tools = new ToolHarness({ "n.next": (a: { i: number }) => a.i * 3 });
+    const sandboxes = dyingSandboxes(new Set([1, 2, 3]));
+    const t = await testEngine({ hostTools: tools.module(), sandboxes });
+    try {
+      const { runId, end } = await runScript(
+        t.engine,
+        harnessToolset(["n.next"]),
+        `import { n } from "tapedeck:tools";\nexport default async () => Promise.all([0, 1, 2, 3, 4, 5, 6, 7].map((i) => n.next({ i })));`,
+      );
+      assert.deepEqual(end, { status: "completed", output: [0, 3, 6, 9, 12, 15, 18, 21] });
+      assert.ok(sandboxes.created >= 2, "rebuilt");
+      assert.equal(tools.calls.length, 8, "no call was sent twice");
       const verified = await t.engine.verify(runId);
       assert.ok(verified.ok && verified.end?.status === "completed");
     } finally {

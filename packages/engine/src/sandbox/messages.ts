@@ -20,6 +20,7 @@ export type WorkerRequest =
   | { readonly type: "create"; readonly id: number; readonly sandboxId: number; readonly options: SandboxOptions }
   | { readonly type: "start"; readonly id: number; readonly sandboxId: number }
   | { readonly type: "deliver"; readonly id: number; readonly sandboxId: number; readonly delivery: Delivery }
+  | { readonly type: "deliverEach"; readonly id: number; readonly sandboxId: number; readonly deliveries: readonly Delivery[] }
   | { readonly type: "replay"; readonly id: number; readonly sandboxId: number; readonly deliveries: readonly Delivery[] }
   /** Frees the realm. Unknown ids are fine (disposing twice). */
   | { readonly type: "dispose"; readonly id: number; readonly sandboxId: number };
@@ -29,6 +30,7 @@ export interface ResultValues {
   readonly create: null;
   readonly start: Step;
   readonly deliver: Step;
+  readonly deliverEach: Step[];
   readonly replay: ReplayStep;
   readonly dispose: null;
 }

@@ -30,6 +30,14 @@ export class QuickJsSandbox implements Sandbox {
     return this.track(await this.client.request({ type: "deliver", sandboxId: this.sandboxId, delivery }));
   }
 
+  async deliverEach(deliveries: readonly Delivery[]): Promise<Step[]> {
+    if (this.ended) return [];
+    this.expectOpen();
+    const steps = await this.client.request({ type: "deliverEach", sandboxId: this.sandboxId, deliveries });
+    for (const step of steps) this.track(step);
+    return steps;
+  }
+
   async replay(deliveries: readonly Delivery[]): Promise<ReplayStep> {
     if (this.ended) return { calls: [], logs: [], delivered: 0 };
     this.expectOpen();

@@ -8,6 +8,7 @@ import type { WasmMemory } from "./step-guard.js";
 import type { ResultValues, SandboxWorkerData, WorkerMessage, WorkerRequest } from "./messages.js";
 import { buildRealm, type Realm } from "./realm.js";
 import { warmUp } from "./warm-up.js";
+import type { Step } from "./sandbox.js";
 
 /**
  * A sandbox worker: one WASM module, many sandboxes. Invariants:
@@ -69,6 +70,16 @@ function handle(request: WorkerRequest): ResultValues[WorkerRequest["type"]] {
       return sandbox(request.sandboxId).start();
     case "deliver":
       return sandbox(request.sandboxId).deliver(request.delivery);
+    case "deliverEach": {
+      const guest = sandbox(request.sandboxId);
+      const steps: Step[] = [];
+      for (const delivery of request.deliveries) {
+        const step = guest.deliver(delivery);
+        steps.push(step);
+        if (step.end !== undefined) break;
+      }
+      return steps;
+    }
     case "replay":
       return sandbox(request.sandboxId).replay(request.deliveries);
     case "dispose":

@@ -114,6 +114,12 @@ export interface Sandbox {
   /** Settles call `seq`, then runs until no job is pending. */
   deliver(delivery: Delivery): Promise<Step>;
   /**
+   * `deliver` for each delivery in order, in one round trip: one step per delivery, exactly as
+   * separate `deliver`s would give them; stops after the step that ends the script (fewer steps
+   * than deliveries). Optional: without it, the engine delivers one at a time.
+   */
+  deliverEach?(deliveries: readonly Delivery[]): Promise<Step[]>;
+  /**
    * Delivers many outcomes in order, each followed by running every pending job, in one
    * round trip: how a recorded journal is replayed fast. Stops early at the end of the script
    * or at a delivery for a seq not yet issued.

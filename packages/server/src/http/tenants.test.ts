@@ -140,7 +140,9 @@ describe("tenant isolation", () => {
     const [body, signature] = genuine.slice(4).split(".") as [string, string];
     const widened = Buffer.from(JSON.stringify({ v: 1, ns: "bob", labels: {}, exp: Date.now() + 60_000, key: "key_test" })).toString("base64url");
     const foreign = new TokenSigner(Buffer.alloc(32, 7)).mint({ v: 1, ns: "alice", labels: {}, exp: Date.now() + 60_000, key: "key_test" });
-    for (const credential of [`tdt_${widened}.${signature}`, `tdt_${body}.${signature.slice(0, -2)}AA`, foreign, "tdt_garbage", "tdk_unknown", "nonsense"]) {
+    // A changed signature: its first character flipped (the last one carries unused bits, and "AA" can be the signature's own ending).
+    const tampered = `${signature[0] === "A" ? "B" : "A"}${signature.slice(1)}`;
+    for (const credential of [`tdt_${widened}.${signature}`, `tdt_${body}.${tampered}`, foreign, "tdt_garbage", "tdk_unknown", "nonsense"]) {
       const response = await fetch(`${server.url}/v1/runs`, { headers: { authorization: `Bearer ${credential}` } });
       assert.equal(response.status, 401, credential);
       assert.equal(response.headers.get("www-authenticate"), 'Bearer realm="tapedeck"');
