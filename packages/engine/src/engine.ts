@@ -1,3 +1,19 @@
+/**
+ * The engine: the one entry point of everything a run goes through (toolsets, checks, starts,
+ * forks, waits and their decisions, tests, credentials), over a store, a sandbox factory and the
+ * tool sources. It is long because it is the seam where those meet; each concern it coordinates
+ * lives in its own module (`runs/run-executor.ts` executes one run, `runs/run-leases.ts` keeps
+ * processes apart, `workflows/child-runs.ts`, `secrets/credential-renewal.ts`, `testing/…`).
+ *
+ * Invariants:
+ * - A run executes in at most one executor of one process at a time (the executors map, checked
+ *   and set without an await, plus the store's lease); requests for a run held elsewhere go to
+ *   its holder through the store.
+ * - What a run did is durable before anyone hears of it: events, waiters and webhooks follow the
+ *   commit that records the change (with `recordEvents`, the events are in that commit).
+ * - A parked run holds no sandbox and is woken by its timer, a signal, a decision, a child's end
+ *   or a renewed credential, by replay.
+ */
 import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -34,6 +50,7 @@ import { vaultResolver } from "./secrets/credential-resolver.js";
 import { MasterKeySource } from "./secrets/master-key.js";
 import { CredentialVault } from "./secrets/vault.js";
 import { CredentialRenewal } from "./secrets/credential-renewal.js";
+import { ToolSearch, type ToolSearchHit, type ToolSearchOptions } from "./toolset/tool-search.js";
 import type { ToolSource } from "./sources/tool-source.js";
 import { SqliteStore } from "./store/sqlite-store.js";
 import type { Durability, RunQuery, RunRecord, RunRequest, Store } from "./store/store.js";
@@ -345,6 +362,15 @@ export class Engine {
   async toolset(id: string): Promise<RegisteredToolset> {
     const loaded = await this.#toolset(id);
     return { id, toolset: loaded.pinned, declarations: loaded.declarations };
+  }
+
+  /**
+   * The toolset's tools that best match `query` (BM25 over groups, names, descriptions and
+   * parameters), best first, with their declarations (`search_tools`). Throws `not_found` for an
+   * unknown toolset, `invalid_request` for a query with no words or a bad limit.
+   */
+  async searchTools(toolsetId: string, query: string, options: ToolSearchOptions = {}): Promise<readonly ToolSearchHit[]> {
+    return ToolSearch.of((await this.#toolset(toolsetId)).pinned).search(query, options);
   }
 
   /** Type-checks a script against a toolset's declarations. */

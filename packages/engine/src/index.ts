@@ -16,7 +16,7 @@ export { systemClock, VirtualClock } from "./clock.js";
 export type { CheckResult, Diagnostic } from "./script/diagnostic.js";
 export type { Declarations } from "./toolset/declarations.js";
 export type { McpOverride } from "./toolset/pin-mcp.js";
-export { ToolSearch } from "./toolset/tool-search.js";
+export { SEARCH_LIMIT } from "./toolset/tool-search.js";
 export type { ToolSearchHit, ToolSearchOptions } from "./toolset/tool-search.js";
 export type { HostToolContext, HostToolFunction, HostToolModule } from "./sources/in-process-host-tools.js";
 export { InProcessHostTools } from "./sources/in-process-host-tools.js";

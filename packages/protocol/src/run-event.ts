@@ -18,7 +18,7 @@ export type RunEnd =
 export type RunEvent =
   /** A run parked: it holds nothing and waits for `waits`. */
   | { readonly type: "run.waiting"; readonly runId: string; readonly waits: readonly RunWait[]; readonly wakeAt?: number }
-  /** A run ended. */
+  /** A run ended. As recorded in the store, a completed run's `output` is null: read it from the run. */
   | { readonly type: "run.ended"; readonly runId: string; readonly end: RunEnd }
   /** A call waits for a decision: `approval.requested`, or the reason it was parked. */
   | { readonly type: "approval.requested" | "tool.schema_changed" | "credentials.expired"; readonly runId: string; readonly wait: DecisionWait };

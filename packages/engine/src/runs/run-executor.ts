@@ -769,7 +769,9 @@ export class RunExecutor {
     // the dispatcher journal and send another attempt after the end.
     this.dispatcher.abandon();
     const { event, patch } = endRecord(end, at);
-    const ended: RunEvent = { type: "run.ended", runId: this.run.id, end };
+    // Recorded without the output (up to a value's limit, in every event row): it is the run's,
+    // read from the run when the event is fanned out.
+    const ended: RunEvent = { type: "run.ended", runId: this.run.id, end: end.status === "completed" ? { status: "completed", output: null } : end };
     // A child's end wakes its parked caller in the same commit, even if this process dies next.
     const wake = this.run.caller ? { wakeRun: this.run.caller.runId } : {};
     const consumed = consumeSignals === undefined ? {} : { consumeSignals };

@@ -37,9 +37,10 @@ export interface ToolSearchHit {
   readonly declaration: string;
 }
 
-const DEFAULT_LIMIT = 5;
-/** More declarations than this no longer save the model reading the whole module. */
-const MAX_LIMIT = 50;
+/** Hits a search answers: by default, and at most (more declarations no longer save the model reading the whole module). */
+export const SEARCH_LIMIT = { default: 5, max: 50 } as const;
+const DEFAULT_LIMIT = SEARCH_LIMIT.default;
+const MAX_LIMIT = SEARCH_LIMIT.max;
 /** Indexes kept: one for 300 tools holds about 200 KB and takes 5–20 ms to build, so a few MB at most. */
 const CACHE_SIZE = 16;
 /** Schema levels read for parameters: deeper ones are rarely what a need is phrased in, and this bounds work per schema. */

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { ToolSearch } from "@tapedeck/engine";
+import { SEARCH_LIMIT } from "@tapedeck/engine";
 import type { CreateToolsetRequest, Declarations, RegisteredToolset, SavedWorkflow, SaveWorkflowRequest, ToolSearchResult, ToolsetInfo } from "@tapedeck/sdk";
 import { checkToolsetPermission } from "../auth/toolset-permission.js";
 import { declarations, diagnostic, errors, id, jsonSchema } from "../schemas.js";
@@ -7,8 +7,6 @@ import type { ServerContext } from "../server-context.js";
 import { callerOf } from "./request-caller.js";
 import { scriptRefused } from "./started-run.js";
 
-/** Hits of a tool search: default and most (`ToolSearch` gives at most 50: more no longer saves reading the whole module). */
-const SEARCH_LIMIT = { default: 5, max: 50 } as const;
 
 /** Longest search query: a need takes a few words, and `ToolSearch` reads only the first 32 anyway. */
 const SEARCH_QUERY_MAX_LENGTH = 1000;
@@ -132,8 +130,7 @@ export function toolsetRoutes(app: FastifyInstance, context: ServerContext): voi
       },
     },
     async (request): Promise<ToolSearchResult> => {
-      const found = await context.engine().toolset(request.params.id);
-      const hits = ToolSearch.of(found.toolset).search(request.query.q, { limit: request.query.limit ?? SEARCH_LIMIT.default });
+      const hits = await context.engine().searchTools(request.params.id, request.query.q, { limit: request.query.limit ?? SEARCH_LIMIT.default });
       return { hits: hits.map(({ tool, group, score, declaration }) => ({ tool, group, score, declaration })) };
     },
   );
