@@ -43,6 +43,25 @@ before(async () => {
 after(() => server.close());
 
 const base = () => `http://127.0.0.1:${server.port}`;
+
+/** An engine whose `http` tool may reach loopback, with a vault and a toolset allowing `allow`: what every test here starts from. */
+async function vaultEngine(allow: readonly string[] = ["127.0.0.1"]) {
+  const t = await testEngine();
+  const engine = await t.reopen({ unsafeHttpAllowLoopbackForTests: true, masterKeyFile: join(t.dataDir, "master.key") });
+  const spec = { http: { allow: [...allow] } };
+  const { id } = await engine.registerToolset(spec);
+  return {
+    engine,
+    id,
+    spec,
+    dataDir: t.dataDir,
+    scope: { kind: "toolset", toolsetId: id } as const,
+    close: async () => {
+      await engine.close();
+      await t.cleanup();
+    },
+  };
+}
 const script = () => `export default async () => {
   const r = await fetch("${base()}/echo?x=1");
   console.log("${MARKER}");
@@ -74,11 +93,8 @@ describe("credentials injected into fetch", () => {
   });
 
   it("a run's own query credential wins over the toolset's; a redirect to another origin goes without it", async () => {
-    const t = await testEngine();
-    const engine = await t.reopen({ unsafeHttpAllowLoopbackForTests: true, masterKeyFile: join(t.dataDir, "master.key") });
+    const { engine, id, spec, dataDir, close } = await vaultEngine(["127.0.0.1", "localhost"]);
     try {
-      const spec = { http: { allow: ["127.0.0.1", "localhost"] } };
-      const { id } = await engine.registerToolset(spec);
       await engine.credentials.set({ name: "TS", scope: { kind: "toolset", toolsetId: id }, hosts: ["127.0.0.1", "localhost"], secret: { kind: "bearer", token: TOKEN } });
       const started = await engine.start({ toolset: id, source: `export default async () => { await signal("go"); return await (await fetch("${base()}/echo")).json(); };` });
       assert.equal(started.kind, "started");
@@ -96,20 +112,15 @@ describe("credentials injected into fetch", () => {
       assert.equal(server.received.at(-2)?.headers.authorization, `Bearer ${TOKEN}`);
       assert.equal(server.received.at(-1)?.headers.authorization, undefined);
       assert.deepEqual(redirected, { status: "completed", output: { auth: null, path: "/echo" } });
-      assert.deepEqual(await findSecrets(engine, t.dataDir, [TOKEN, QUERY]), []);
+      assert.deepEqual(await findSecrets(engine, dataDir, [TOKEN, QUERY]), []);
     } finally {
-      await engine.close();
-      await t.cleanup();
+      await close();
     }
   });
 
   it("a 401 to the injected credential parks the call (credentials.expired); setting a renewed one sends it again with the same idempotency key", async () => {
-    const t = await testEngine();
-    const engine = await t.reopen({ unsafeHttpAllowLoopbackForTests: true, masterKeyFile: join(t.dataDir, "master.key") });
+    const { engine, id, scope, dataDir, close } = await vaultEngine();
     try {
-      const spec = { http: { allow: ["127.0.0.1"] } };
-      const { id } = await engine.registerToolset(spec);
-      const scope = { kind: "toolset", toolsetId: id } as const;
       await engine.credentials.set({ name: "API", scope, hosts: ["127.0.0.1"], secret: { kind: "bearer", token: STALE } });
       const events: string[] = [];
       engine.on((event) => events.push(event.type));
@@ -133,20 +144,15 @@ describe("credentials injected into fetch", () => {
       assert.equal(second?.headers["idempotency-key"], `${started.runId}/1`);
       const kinds = (await engine.journal(started.runId)).map((e) => e.kind);
       assert.deepEqual(kinds.filter((k) => k.startsWith("call.")), ["call.scheduled", "call.parked", "call.decided", "call.completed"]);
-      assert.deepEqual(await findSecrets(engine, t.dataDir, [STALE, FRESH]), []);
+      assert.deepEqual(await findSecrets(engine, dataDir, [STALE, FRESH]), []);
     } finally {
-      await engine.close();
-      await t.cleanup();
+      await close();
     }
   });
 
   it("a request may name its credential: that one is sent (even where the host has several); one bound elsewhere or unknown is refused, and nothing is sent", async () => {
-    const t = await testEngine();
-    const engine = await t.reopen({ unsafeHttpAllowLoopbackForTests: true, masterKeyFile: join(t.dataDir, "master.key") });
+    const { engine, scope, spec, dataDir, close } = await vaultEngine();
     try {
-      const spec = { http: { allow: ["127.0.0.1"] } };
-      const { id } = await engine.registerToolset(spec);
-      const scope = { kind: "toolset", toolsetId: id } as const;
       await engine.credentials.set({ name: "READ", scope, hosts: ["127.0.0.1"], secret: { kind: "bearer", token: STALE } });
       await engine.credentials.set({ name: "WRITE", scope, hosts: ["127.0.0.1"], secret: { kind: "bearer", token: FRESH } });
       await engine.credentials.set({ name: "ELSEWHERE", scope, hosts: ["api.example.com"], secret: { kind: "bearer", token: TOKEN } });
@@ -173,20 +179,15 @@ describe("credentials injected into fetch", () => {
       assert.deepEqual(output?.named, { auth: "Bearer [redacted: secret WRITE]", path: "/echo" });
       assert.equal(server.received.length, before + 1, "only the named request was sent");
       assert.equal(server.received.at(-1)?.headers.authorization, `Bearer ${FRESH}`);
-      assert.deepEqual(await findSecrets(engine, t.dataDir, [STALE, FRESH, TOKEN]), []);
+      assert.deepEqual(await findSecrets(engine, dataDir, [STALE, FRESH, TOKEN]), []);
     } finally {
-      await engine.close();
-      await t.cleanup();
+      await close();
     }
   });
 
   it("a credential past its known expiry time is not sent: the call parks at once, and renewing it sends the call", async () => {
-    const t = await testEngine();
-    const engine = await t.reopen({ unsafeHttpAllowLoopbackForTests: true, masterKeyFile: join(t.dataDir, "master.key") });
+    const { engine, id, scope, dataDir, close } = await vaultEngine();
     try {
-      const spec = { http: { allow: ["127.0.0.1"] } };
-      const { id } = await engine.registerToolset(spec);
-      const scope = { kind: "toolset", toolsetId: id } as const;
       const set = await engine.credentials.set({ name: "API", scope, hosts: ["127.0.0.1"], secret: { kind: "bearer", token: STALE }, expiresAt: Date.now() - 1_000 });
       assert.equal(typeof set.expiresAt, "number");
       assert.equal((await engine.credentials.list()).find((c) => c.name === "API")?.expiresAt, set.expiresAt);
@@ -202,20 +203,15 @@ describe("credentials injected into fetch", () => {
       await engine.credentials.set({ name: "API", scope, hosts: ["127.0.0.1"], secret: { kind: "bearer", token: FRESH }, expiresAt: Date.now() + 3_600_000 });
       assert.deepEqual(await engine.settled(started.runId, { next: true }), { status: "completed", output: { ok: true } });
       assert.equal(server.received.length, before + 1);
-      assert.deepEqual(await findSecrets(engine, t.dataDir, [STALE, FRESH]), []);
+      assert.deepEqual(await findSecrets(engine, dataDir, [STALE, FRESH]), []);
     } finally {
-      await engine.close();
-      await t.cleanup();
+      await close();
     }
   });
 
   it("a credential renewed while a request was in flight with the old one: the 401 sends it again at once with the new one, without parking", async () => {
-    const t = await testEngine();
-    const engine = await t.reopen({ unsafeHttpAllowLoopbackForTests: true, masterKeyFile: join(t.dataDir, "master.key") });
+    const { engine, id, scope, dataDir, close } = await vaultEngine();
     try {
-      const spec = { http: { allow: ["127.0.0.1"] } };
-      const { id } = await engine.registerToolset(spec);
-      const scope = { kind: "toolset", toolsetId: id } as const;
       await engine.credentials.set({ name: "API", scope, hosts: ["127.0.0.1"], secret: { kind: "bearer", token: STALE } });
       const arrived = new Promise<void>((resolve) => (heldArrived = resolve));
       const started = await engine.start({ toolset: id, source: `export default async () => (await fetch("${base()}/held")).json();` });
@@ -231,19 +227,17 @@ describe("credentials injected into fetch", () => {
       const kinds = (await engine.journal(started.runId)).map((e) => e.kind);
       assert.ok(!kinds.includes("call.parked"), kinds.join(","));
       assert.deepEqual(server.received.slice(-2).map((r) => r.headers.authorization), [`Bearer ${STALE}`, `Bearer ${FRESH}`]);
-      assert.deepEqual(await findSecrets(engine, t.dataDir, [STALE, FRESH]), []);
+      assert.deepEqual(await findSecrets(engine, dataDir, [STALE, FRESH]), []);
     } finally {
       heldArrived = undefined;
-      await engine.close();
-      await t.cleanup();
+      await close();
     }
   });
 
   it("a parked call waits for its own credential: setting another leaves it parked; a derived toolset's runs use, and are renewed by, its base's credential", async () => {
-    const t = await testEngine();
-    const engine = await t.reopen({ unsafeHttpAllowLoopbackForTests: true, masterKeyFile: join(t.dataDir, "master.key") });
+    const { engine, id: firstId, dataDir, close } = await vaultEngine();
     try {
-      const first = await engine.registerToolset({ http: { allow: ["127.0.0.1"] } });
+      const first = { id: firstId };
       // A workflow saved on it derives a toolset (what an agent's save_workflow does).
       const derived = await engine.saveWorkflow({ toolset: first.id, name: "noop", description: "Does nothing.", source: `export default async (input: {}) => ({})`, input: { type: "object" }, output: { type: "object" } });
       assert.equal(derived.kind, "saved");
@@ -266,10 +260,9 @@ describe("credentials injected into fetch", () => {
 
       await engine.credentials.set({ name: "API", scope, hosts: ["127.0.0.1"], secret: { kind: "bearer", token: FRESH } });
       assert.deepEqual(await engine.settled(started.runId, { next: true }), { status: "completed", output: { ok: true } });
-      assert.deepEqual(await findSecrets(engine, t.dataDir, [STALE, FRESH, TOKEN]), []);
+      assert.deepEqual(await findSecrets(engine, dataDir, [STALE, FRESH, TOKEN]), []);
     } finally {
-      await engine.close();
-      await t.cleanup();
+      await close();
     }
   });
 });
