@@ -270,4 +270,30 @@ describe("engine: running scripts", () => {
       await t.cleanup();
     }
   });
+
+  it("a run started in a trace (traceparent) makes its calls in that trace, on every attempt and after a fork; a malformed one is refused", async () => {
+    const seen: string[] = [];
+    const t = await testEngine({ hostTools: { x: { f: (_args: unknown, ctx: { traceparent: string }) => (seen.push(ctx.traceparent), 1) } } });
+    try {
+      const { id } = await t.engine.registerToolset(harnessToolset(["x.f"]));
+      const trace = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+      const source = `import { x } from "tapedeck:tools";\nexport default async () => { await x.f(); await x.f(); return 1; };`;
+      const started = await t.engine.start({ toolset: id, source, traceparent: trace });
+      assert.equal(started.kind, "started");
+      if (started.kind !== "started") return;
+      assert.equal((await started.end).status, "completed");
+      assert.equal(seen.length, 2);
+      for (const traceparent of seen) assert.match(traceparent, /^00-4bf92f3577b34da6a3ce929d0e0e4736-[0-9a-f]{16}-01$/);
+      assert.notEqual(seen[0], seen[1], "each call its own span");
+      const forked = await t.engine.fork({ parent: started.runId, source: source.replace("return 1", "await x.f(); return 2"), traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" });
+      assert.equal(forked.kind === "started" ? (await forked.end).status : forked.kind, "completed");
+      assert.match(seen.at(-1) ?? "", /^00-0af7651916cd43dd8448eb211c80319c-/);
+      const plain = await t.engine.start({ toolset: id, source });
+      if (plain.kind === "started") await plain.end;
+      assert.doesNotMatch(seen.at(-1) ?? "", /4bf92f3577b34da6a3ce929d0e0e4736|0af7651916cd43dd8448eb211c80319c/, "a run given none has a trace of its own");
+      await assert.rejects(t.engine.start({ toolset: id, source, traceparent: "00-00000000000000000000000000000000-00f067aa0ba902b7-01" }), /traceparent must be a W3C trace context/);
+    } finally {
+      await t.cleanup();
+    }
+  });
 });

@@ -50,6 +50,7 @@ import { vaultResolver } from "./secrets/credential-resolver.js";
 import { MasterKeySource } from "./secrets/master-key.js";
 import { CredentialVault } from "./secrets/vault.js";
 import { CredentialRenewal } from "./secrets/credential-renewal.js";
+import { closeAll } from "./util/close-all.js";
 import { ToolSearch, type ToolSearchHit, type ToolSearchOptions } from "./toolset/tool-search.js";
 import type { ToolSource } from "./sources/tool-source.js";
 import { SqliteStore } from "./store/sqlite-store.js";
@@ -198,6 +199,11 @@ export interface StartOptions {
   readonly idempotencyKey?: string;
   /** How long the run may take, ms: its `expiresAt` is its start plus this (the server cancels it then). Default: no expiry. */
   readonly ttlMs?: number;
+  /**
+   * W3C trace context the run belongs to (the LLM call that wrote the script): its calls carry
+   * this trace id, so tools' spans join that trace. Default: a trace of the run's own.
+   */
+  readonly traceparent?: string;
 }
 
 export type StartResult =
@@ -430,7 +436,8 @@ export class Engine {
     const now = this.#clock.now();
     const id = newRunId(now);
     const input = options.input ?? null;
-    const started: JournalEntry = { index: 0, at: now, kind: "run.started", input, replayVersion: REPLAY_VERSION };
+    const traceparent = options.traceparent === undefined ? {} : { traceparent: checkTraceparent(options.traceparent) };
+    const started: JournalEntry = { index: 0, at: now, kind: "run.started", input, replayVersion: REPLAY_VERSION, ...traceparent };
     const created = await this.#store.createRun(
       {
         id,
@@ -465,7 +472,7 @@ export class Engine {
    * journal marks them `reusedFrom`. The parent is unchanged. Input: the parent's, unless given.
    * `idempotencyKey` as for `start` (in the parent's namespace); `ttlMs`: the parent's TTL unless given.
    */
-  async fork(options: { readonly parent: string; readonly source: string; readonly input?: JsonValue; readonly idempotencyKey?: string; readonly ttlMs?: number }): Promise<StartResult> {
+  async fork(options: { readonly parent: string; readonly source: string; readonly input?: JsonValue; readonly idempotencyKey?: string; readonly ttlMs?: number; readonly traceparent?: string }): Promise<StartResult> {
     const parent = await this.#run(options.parent);
     const ttlMs = options.ttlMs ?? (parent.expiresAt === undefined ? undefined : parent.expiresAt - parent.createdAt);
     return this.start({
@@ -477,6 +484,7 @@ export class Engine {
       parentId: parent.id,
       ...(options.idempotencyKey === undefined ? {} : { idempotencyKey: options.idempotencyKey }),
       ...(ttlMs === undefined ? {} : { ttlMs }),
+      ...(options.traceparent === undefined ? {} : { traceparent: options.traceparent }),
     });
   }
 
@@ -733,10 +741,7 @@ export class Engine {
     const closed = new EngineError("closed", "The engine closed while the run was executing or waiting; it resumes with `resume` (a waiting run wakes in the next engine).");
     for (const { executor } of this.#executors.values()) executor.stop(closed);
     this.#waiters.failAll(closed);
-    await this.#leases.close().catch(() => {});
-    await this.#source.close();
-    await this.#sandboxes.close();
-    await this.#store.close();
+    await closeAll([() => this.#leases.close().catch(() => {}), () => this.#source.close(), () => this.#sandboxes.close(), () => this.#store.close()]);
   }
 
   /** Starts executing a run unless it executes already; how it stops is reported to the waiters. */
@@ -1045,4 +1050,14 @@ function jsonBytes(value: unknown): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** W3C `traceparent`: version 00, a trace id and a parent id, neither all zeros. */
+const TRACEPARENT = /^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$/;
+
+function checkTraceparent(value: string): string {
+  if (typeof value !== "string" || !TRACEPARENT.test(value)) {
+    throw new EngineError("invalid_request", `traceparent must be a W3C trace context such as "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01" (lower-case hex, not all zeros); got ${JSON.stringify(String(value).slice(0, 80))}.`);
+  }
+  return value;
 }

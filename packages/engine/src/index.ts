@@ -35,6 +35,7 @@ export type { HostResolver } from "./sources/http/resolver.js";
 export { HostTaskQueue, MAX_POLL_MS } from "./sources/host-task-queue.js";
 export type { HostTask, LeaseAnswer, PollRequest } from "./sources/host-task-queue.js";
 export { formatDuration, parseDuration } from "./util/duration.js";
+export { closeAll } from "./util/close-all.js";
 export { CredentialVault } from "./secrets/vault.js";
 export type { CredentialContext, CredentialResolution, SetCredential } from "./secrets/vault.js";
 export { CREDENTIAL_KINDS, describeScope } from "./secrets/credential.js";

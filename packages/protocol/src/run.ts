@@ -72,7 +72,7 @@ export type JournalEntry = { readonly index: number; readonly at: number } & Jou
 
 export type JournalEvent =
   /** The run began, with its input. Always entry 0. */
-  | { readonly kind: "run.started"; readonly input: JsonValue; readonly replayVersion: number }
+  | { readonly kind: "run.started"; readonly input: JsonValue; readonly replayVersion: number; readonly traceparent?: string }
   /** The script issued a call that passed validation; it is sent once this entry is durable. */
   | { readonly kind: "call.scheduled"; readonly seq: number; readonly tool: string; readonly args: JsonValue; readonly key: string }
   /** The script issued a call that was refused before being sent (bad arguments, unknown tool). */

@@ -138,6 +138,8 @@ export interface StartRunRequest {
    * that has not ended by then is cancelled ("expired: its ttl of 30d passed"). Default: none.
    */
   readonly ttl?: string | number;
+  /** W3C trace context the run's calls join (the LLM call that wrote the script). Default: a trace of the run's own. */
+  readonly traceparent?: string;
 }
 
 /** `POST /v1/runs/:id/fork`: a new run with corrected code that reuses the parent's completed calls. */
@@ -149,6 +151,8 @@ export interface ForkRunRequest {
   readonly idempotencyKey?: string;
   /** As for `POST /v1/runs`. Default: the parent's ttl (measured from the fork's start). */
   readonly ttl?: string | number;
+  /** As for `POST /v1/runs`. */
+  readonly traceparent?: string;
 }
 
 /**

@@ -55,7 +55,7 @@ export class RunDispatcher {
   private readonly maxAttempts: number;
   private readonly maxValueBytes: number;
   private readonly scanner: LeakScanner;
-  private readonly traceId: string;
+  private traceId: string;
   private active = 0;
 
   constructor(
@@ -90,6 +90,11 @@ export class RunDispatcher {
       this.run.release();
       this.active--;
     }
+  }
+
+  /** Calls go in the trace of `traceparent` (the run was started in one) instead of the run's own. */
+  joinTrace(traceparent: string): void {
+    this.traceId = traceparent.split("-")[1] ?? this.traceId;
   }
 
   /** Stops wanting any result: ends the attempts in flight and aborts their signals; their outcomes are dropped by the caller. */

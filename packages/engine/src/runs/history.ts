@@ -26,6 +26,8 @@ export interface History {
   readonly startedAt: number;
   readonly input: JsonValue;
   readonly replayVersion: number;
+  /** The trace context the run was started in, if it was given one. */
+  readonly traceparent?: string;
   readonly calls: ReadonlyMap<number, RecordedCall>;
   readonly deliveries: readonly Delivery[];
   readonly logCount: number;
@@ -130,6 +132,7 @@ export function readHistory(runId: string, entries: readonly JournalEntry[]): Hi
     startedAt: first.at,
     input: first.input,
     replayVersion: first.replayVersion,
+    ...(first.traceparent === undefined ? {} : { traceparent: first.traceparent }),
     calls,
     deliveries,
     logCount,

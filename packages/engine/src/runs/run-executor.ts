@@ -191,6 +191,7 @@ export class RunExecutor {
   private async begin(): Promise<void> {
     const entries = await this.deps.store.readJournal(this.run.id);
     const history = readHistory(this.run.id, entries);
+    if (history.traceparent !== undefined) this.dispatcher.joinTrace(history.traceparent);
     if (this.run.parentId) this.reuse = new ReusePool(this.run.parentId, reusableWorkflowCalls(await this.deps.store.readJournal(this.run.parentId)), entries);
     this.nextIndex = history.length;
     this.logCount = history.logCount;

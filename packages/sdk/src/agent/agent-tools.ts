@@ -40,6 +40,11 @@ export interface AgentToolsOptions {
   readonly ttl?: string | number;
   /** The most of a run's output one result holds, characters of its JSON text. Default 256 Ki. */
   readonly outputLimit?: number;
+  /**
+   * The W3C trace context of the LLM call that wrote the script, or a function that returns the
+   * current one: the runs the model starts (and retries) join that trace. Default: none.
+   */
+  readonly traceparent?: string | (() => string | undefined);
 }
 
 /** The server holds a `GET /v1/runs/:id?wait=` at most this long; longer waits are several. */
@@ -60,6 +65,7 @@ export class AgentToolHandlers {
   readonly #outputLimit: number;
   #toolset: string | undefined;
   #toolsetChecked = false;
+  readonly #traceparent: AgentToolsOptions["traceparent"];
 
   constructor(client: Tapedeck, options: AgentToolsOptions) {
     this.#client = client;
@@ -70,6 +76,13 @@ export class AgentToolHandlers {
     this.#ttlMs = parseDuration(options.ttl ?? "30d", "agentTools: ttl");
     this.#outputLimit = options.outputLimit ?? DEFAULT_OUTPUT_LIMIT;
     this.#toolset = options.toolset;
+    this.#traceparent = options.traceparent;
+  }
+
+  /** `{ traceparent }` of the LLM call now, for a start or a fork; empty without one. */
+  #trace(): { traceparent?: string } {
+    const traceparent = typeof this.#traceparent === "function" ? this.#traceparent() : this.#traceparent;
+    return traceparent === undefined ? {} : { traceparent };
   }
 
   /** The toolset the tools use now (a derived one once `save_workflow` saved a workflow). */
@@ -106,6 +119,7 @@ export class AgentToolHandlers {
         ...(input === undefined ? {} : { input }),
         labels: this.#labels,
         ttl: this.#ttlMs,
+        ...this.#trace(),
         idempotencyKey: await agentToolKey(this.#labels, "run_script", toolCallId),
       });
       if (started.kind === "refused") return text(refusedText(started.diagnostics));
@@ -150,7 +164,7 @@ export class AgentToolHandlers {
     retry_run: async ({ run_id, code }, { toolCallId }) => {
       const parent = await this.#run(run_id, 0);
       if (parent === undefined) return missing(run_id);
-      const forked = await this.#client.runs.fork(parent.id, { source: code, ttl: this.#ttlMs, idempotencyKey: await agentToolKey(this.#labels, "retry_run", toolCallId) });
+      const forked = await this.#client.runs.fork(parent.id, { source: code, ttl: this.#ttlMs, ...this.#trace(), idempotencyKey: await agentToolKey(this.#labels, "retry_run", toolCallId) });
       if (forked.kind === "refused") return text(refusedText(forked.diagnostics));
       return this.#answer(forked.run, this.#waitSeconds, forked.warnings);
     },

@@ -143,6 +143,16 @@ describe("agent tools through the server", () => {
     assert.equal(parent.run?.toolset, tools.toolset);
   });
 
+  it("traceparent (a value, or a function read at each start) puts the runs the model starts and retries in the LLM call's trace", async () => {
+    let current = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    const tools = agent({ conversation: "traced" }, "alice", { traceparent: () => current });
+    const first = await tools.handle("run_script", { code: `export default async () => { throw new Error("again"); }` }, { toolCallId: "tr1" });
+    assert.match((await tools.handle("get_run", { run_id: first.run!.id, entry: 0 }, { toolCallId: "e" })).text, /4bf92f3577b34da6a3ce929d0e0e4736/);
+    current = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    const retried = await tools.handle("retry_run", { run_id: first.run!.id, code: `export default async () => 1` }, { toolCallId: "tr2" });
+    assert.match((await tools.handle("get_run", { run_id: retried.run!.id, entry: 0 }, { toolCallId: "e2" })).text, /0af7651916cd43dd8448eb211c80319c/);
+  });
+
   it("bad input comes back as isError for the model; a key's client without a namespace cannot make agent tools", async () => {
     const tools = agent({ conversation: "mistakes" });
     const bad = await tools.handle("run_script", { script: "x" }, { toolCallId: "bad" });

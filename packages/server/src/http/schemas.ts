@@ -28,6 +28,13 @@ export const id = { type: "string", minLength: 1, maxLength: 200 } as const;
 export const jsonSchema = { type: ["object", "boolean"] } as const;
 
 /** Names a start or a fork (an agent's: a hash of its labels and the model's tool call id). */
+/** W3C trace context a run's calls join (`00-<trace id>-<parent id>-<flags>`). */
+export const traceparent = {
+  type: "string",
+  pattern: "^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$",
+  description: "W3C trace context (the LLM call that wrote the script): the run's calls carry its trace id.",
+} as const;
+
 export const idempotencyKey = {
   type: "string",
   minLength: 1,

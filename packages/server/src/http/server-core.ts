@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { Engine, InProcessHostTools, SqliteStore, type Store } from "@tapedeck/engine";
+import { closeAll, Engine, InProcessHostTools, SqliteStore, type Store } from "@tapedeck/engine";
 import type { FastifyInstance } from "fastify";
 import { HostTaskBroker, type TaskRun } from "../host-tasks/host-task-broker.js";
 import { HostToolRouter } from "../host-tasks/host-tool-router.js";
@@ -103,12 +103,14 @@ class Core implements ServerCore {
 
   async close(): Promise<void> {
     this.context.stop();
-    await this.app.close();
-    await this.#expiry?.stop();
-    await this.#writer?.close();
-    await this.#deliveries?.close();
-    // The engine owns the store once open; before that, the store is closed here.
-    await (this.#engine ? this.#engine.close() : this.store.close());
+    await closeAll([
+      () => this.app.close(),
+      async () => this.#expiry?.stop(),
+      async () => this.#writer?.close(),
+      async () => this.#deliveries?.close(),
+      // The engine owns the store once open; before that, the store is closed here.
+      () => (this.#engine ? this.#engine.close() : this.store.close()),
+    ]);
   }
 }
 

@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 import type { CancelRunRequest, ForkRunRequest, Run, SignalRequest, SignalResult, StartedRun } from "@tapedeck/sdk";
 import { runView } from "../run-view.js";
 import { ttlMs, ttlSchema } from "../run-ttl.js";
-import { anyJson, errors, idempotencyKey, run, runIdParams } from "../schemas.js";
+import { anyJson, errors, idempotencyKey, run, runIdParams, traceparent } from "../schemas.js";
 import type { ServerContext } from "../server-context.js";
 import { callerOf } from "./request-caller.js";
 import { startedSchema } from "./runs.js";
@@ -69,7 +69,7 @@ export function runActionRoutes(app: FastifyInstance, context: ServerContext): v
           "`idempotencyKey` and `ttl` as for `POST /v1/runs` (a key is unique in the parent's namespace, among starts and forks).",
         tags: ["runs"],
         params: runIdParams,
-        body: { type: "object", properties: { source: { type: "string" }, input: anyJson, idempotencyKey, ttl: ttlSchema }, required: ["source"], additionalProperties: false },
+        body: { type: "object", properties: { source: { type: "string" }, input: anyJson, idempotencyKey, ttl: ttlSchema, traceparent }, required: ["source"], additionalProperties: false },
         response: { 200: startedSchema, 201: startedSchema, ...errors(400, 401, 404, 409, 422) },
       },
     },
@@ -77,13 +77,14 @@ export function runActionRoutes(app: FastifyInstance, context: ServerContext): v
       const engine = context.engine();
       const scope = callerOf(request).scope;
       const parent = await visibleRun(engine, scope, request.params.id);
-      const { source, input, idempotencyKey: key, ttl } = request.body;
+      const { source, input, idempotencyKey: key, ttl, traceparent: trace } = request.body;
       const started = await engine.fork({
         parent: parent.id,
         source,
         ...(input === undefined ? {} : { input }),
         ...(key === undefined ? {} : { idempotencyKey: key }),
         ...(ttl === undefined ? {} : { ttlMs: ttlMs(ttl) }),
+        ...(trace === undefined ? {} : { traceparent: trace }),
       });
       return startedRun(engine, started, reply, scope);
     },

@@ -7,7 +7,7 @@ import { holdEnds, holdUntilSettled } from "../hold.js";
 import { JOURNAL_LIMIT, LABELS, LIST_LIMIT, MAX_WAIT_SECONDS } from "../limits.js";
 import { runView } from "../run-view.js";
 import { ttlMs, ttlSchema } from "../run-ttl.js";
-import { anyJson, diagnostic, errors, id, idempotencyKey, labels, namespace, run, runIdParams, runStatus } from "../schemas.js";
+import { anyJson, diagnostic, errors, id, idempotencyKey, labels, namespace, run, runIdParams, runStatus, traceparent } from "../schemas.js";
 import type { ServerContext } from "../server-context.js";
 import { callerOf } from "./request-caller.js";
 import { startedRun } from "./started-run.js";
@@ -36,7 +36,7 @@ export function runRoutes(app: FastifyInstance, context: ServerContext): void {
         tags: ["runs"],
         body: {
           type: "object",
-          properties: { toolset: id, source: { type: "string" }, input: anyJson, labels, namespace, idempotencyKey, ttl: ttlSchema },
+          properties: { toolset: id, source: { type: "string" }, input: anyJson, labels, namespace, idempotencyKey, ttl: ttlSchema, traceparent },
           required: ["toolset", "source"],
           additionalProperties: false,
         },
@@ -44,7 +44,7 @@ export function runRoutes(app: FastifyInstance, context: ServerContext): void {
       },
     },
     async (request, reply): Promise<StartedRun> => {
-      const { toolset, source, input, idempotencyKey: key, ttl } = request.body;
+      const { toolset, source, input, idempotencyKey: key, ttl, traceparent: trace } = request.body;
       const scope = callerOf(request).scope;
       const placed = narrow(scope, { namespace: request.body.namespace, labels: request.body.labels });
       if (!placed.ok) throw new ApiError("forbidden", placed.message);
@@ -58,6 +58,7 @@ export function runRoutes(app: FastifyInstance, context: ServerContext): void {
         ...(ns === undefined ? {} : { namespace: ns }),
         ...(key === undefined ? {} : { idempotencyKey: key }),
         ...(ttl === undefined ? {} : { ttlMs: ttlMs(ttl) }),
+        ...(trace === undefined ? {} : { traceparent: trace }),
       });
       return startedRun(engine, started, reply, scope);
     },
