@@ -31,6 +31,12 @@ export const FailureCode = {
   no_mock: "no_mock",
   /** The call was interrupted more times than its policy allows. */
   too_many_attempts: "too_many_attempts",
+  /** A workflow child run failed or was cancelled, or its output broke its schema (`result()`). */
+  workflow_failed: "workflow_failed",
+  /** A signal went to a workflow child that has ended: nothing was sent. */
+  workflow_ended: "workflow_ended",
+  /** Starting the workflow would nest workflows too deep. */
+  workflow_too_deep: "workflow_too_deep",
 } as const;
 
 export type FailureCode = (typeof FailureCode)[keyof typeof FailureCode];

@@ -1,4 +1,4 @@
-import { BuiltinTool, toolFailure, type JsonObject, type JsonValue, type PinnedWorkflow, type RunError, type ToolFailure } from "@tapedeck/protocol";
+import { BuiltinTool, FailureCode, toolFailure, type JsonObject, type JsonValue, type PinnedWorkflow, type RunError, type ToolFailure } from "@tapedeck/protocol";
 import type { WorkflowSchemas } from "./workflow-schemas.js";
 
 /**
@@ -15,11 +15,11 @@ import type { WorkflowSchemas } from "./workflow-schemas.js";
 /** Failure codes of workflow calls, beyond `invalid_arguments` and `unknown_tool`. */
 export const WorkflowFailureCode = {
   /** The child run failed or was cancelled (`details`: its run id, status and error), or its output broke its schema. */
-  failed: "workflow_failed",
+  failed: FailureCode.workflow_failed,
   /** A signal went to a child that has ended: nothing was sent. */
-  ended: "workflow_ended",
+  ended: FailureCode.workflow_ended,
   /** Starting it would nest workflows deeper than `MAX_WORKFLOW_DEPTH`. */
-  tooDeep: "workflow_too_deep",
+  tooDeep: FailureCode.workflow_too_deep,
 } as const;
 
 /** How deep workflows may nest (a run, its child, the child's child…): deeper is almost always a workflow that starts itself without end. */
