@@ -22,6 +22,11 @@ export interface InjectedCredential {
   readonly secrets: readonly KnownSecret[];
 }
 
+/** Whether two resolutions gave the same credential (name and value): a renewal gives another. */
+export function sameCredential(a: InjectedCredential, b: InjectedCredential): boolean {
+  return a.name === b.name && JSON.stringify(a.secret) === JSON.stringify(b.secret);
+}
+
 export type CredentialLookup =
   /** `credential` absent: none applies, the request goes as the script wrote it. */
   | { readonly kind: "ok"; readonly credential?: InjectedCredential }

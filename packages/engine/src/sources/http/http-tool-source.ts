@@ -3,7 +3,7 @@ import { toolFailure, type JsonObject, type ToolFailure } from "@tapedeck/protoc
 import { request as undiciRequest, type Dispatcher } from "undici";
 import { HTTP_MAX_REDIRECTS, HTTP_MAX_RESPONSE_BYTES, HTTP_TIMEOUT_MS } from "../../limits.js";
 import { injectCredential } from "../../secrets/credential-injection.js";
-import type { CredentialResolver, InjectedCredential } from "../../secrets/credential-resolver.js";
+import { sameCredential, type CredentialResolver, type InjectedCredential } from "../../secrets/credential-resolver.js";
 import type { KnownSecret } from "../../secrets/leak-scanner.js";
 import type { ToolCallRequest, ToolOutcome, ToolSource } from "../tool-source.js";
 import { parseFetchArgs, type FetchArgs } from "./fetch-args.js";
@@ -167,7 +167,7 @@ export class HttpToolSource implements ToolSource {
         // call waits for a renewal.
         await response.body.dump({ limit: REDIRECT_BODY_BYTES, signal });
         const now = renewed ? undefined : await this.#credentials!(call.runId, target.host, target.url.origin, args.credential);
-        if (now?.kind !== "ok" || now.credential === undefined || JSON.stringify(now.credential.secret) === JSON.stringify(credential!.secret)) return expired(credential!, target.url);
+        if (now?.kind !== "ok" || now.credential === undefined || sameCredential(now.credential, credential!)) return expired(credential!, target.url);
         renewed = true;
         credential = now.credential;
         sent.push(...credential.secrets);

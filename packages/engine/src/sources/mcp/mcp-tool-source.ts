@@ -9,7 +9,7 @@ import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.
 import { McpConnection, McpInterruptedError, McpResultTooLargeError } from "./mcp-connection.js";
 import { McpCredentialRefusedError, type McpBearerAuth } from "./mcp-bearer-auth.js";
 import { injectCredential } from "../../secrets/credential-injection.js";
-import type { CredentialLookup, CredentialResolver, InjectedCredential } from "../../secrets/credential-resolver.js";
+import { sameCredential, type CredentialLookup, type CredentialResolver, type InjectedCredential } from "../../secrets/credential-resolver.js";
 import { mapMcpResult } from "./mcp-result.js";
 
 /**
@@ -93,7 +93,7 @@ export class McpToolSource implements ToolSource {
       if (outcome.kind === "park" && injected && !renewed) {
         // Renewed while this call was in flight with the old value: send it again now, not after a renewal that already happened.
         const now = await this.#credentialFor(remote.server, request.runId);
-        if (now?.kind !== "ok" || !now.credential || credentialDigest(now.credential) !== credentialDigest(injected)) {
+        if (now?.kind !== "ok" || !now.credential || !sameCredential(now.credential, injected)) {
           credential = now;
           if (now?.kind === "ok" && now.credential) continue;
         }
