@@ -271,7 +271,8 @@ export class Engine {
     const keyFile = options.masterKeyFile ?? (options.store === undefined ? join(options.dataDir ?? DEFAULT_DATA_DIR, "master.key") : options.dataDir === undefined ? undefined : join(options.dataDir, "master.key"));
     this.credentials = new CredentialVault(store.credentials, new MasterKeySource(keyFile === undefined ? {} : { keyFile }));
     // An MCP source given in the options keeps its own credentials (its options decide).
-    this.#mcp = options.mcp ?? new McpToolSource({ credentials: vaultResolver(store, this.credentials) });
+    // A stdio server that stops on its own is reported with its last stderr lines (the server logs engine errors).
+    this.#mcp = options.mcp ?? new McpToolSource({ credentials: vaultResolver(store, this.credentials), log: (message) => this.#emit({ type: "engine.error", error: new Error(message) }) });
     this.#source = new SourceRouter({
       ...(this.#hostTools ? { host: this.#hostTools } : {}),
       mcp: this.#mcp,

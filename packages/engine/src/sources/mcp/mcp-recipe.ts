@@ -28,3 +28,15 @@ export function expandReferences(values: Readonly<Record<string, string>> | unde
   }
   return out;
 }
+
+/** The values `${VAR}` references in `values` expand to: secrets of Tapedeck's environment, to be redacted wherever the server repeats them. */
+export function referencedValues(values: Readonly<Record<string, string>> | undefined, env: NodeJS.ProcessEnv): string[] {
+  const found: string[] = [];
+  for (const value of Object.values(values ?? {})) {
+    for (const [, name] of value.matchAll(REFERENCE)) {
+      const secret = name === undefined ? undefined : env[name];
+      if (secret !== undefined) found.push(secret);
+    }
+  }
+  return found;
+}
