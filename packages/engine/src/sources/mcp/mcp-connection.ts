@@ -200,9 +200,10 @@ export class McpConnection {
         throw new McpInterruptedError(await this.#explain(`the connection to ${this.label} closed during the call${this.#corrupted ? " (it wrote something that is not JSON-RPC)" : ""}`, stderr));
       }
       if (error instanceof McpError || isAuthorizationError(error) || error instanceof McpAddressRefusedError) throw error;
-      // Transport failures (a refused connection, a reset socket) carry no answer.
+      // Transport failures (a refused connection, a reset socket, an answer that is not JSON-RPC) carry no answer.
       this.forget();
-      throw new McpInterruptedError(`${this.label}: ${(error as Error).message}`);
+      const what = error instanceof SyntaxError ? `${this.label} answered something that is not JSON-RPC` : this.label;
+      throw new McpInterruptedError(`${what}: ${(error as Error).message}`);
     }
   }
 

@@ -11,7 +11,7 @@ import { ToolSchemaCheck } from "./tool-schema-check.js";
 import { McpCredentialRefusedError, type McpBearerAuth } from "./mcp-bearer-auth.js";
 import { injectCredential } from "../../secrets/credential-injection.js";
 import { sameCredential, type CredentialLookup, type CredentialResolver, type InjectedCredential } from "../../secrets/credential-resolver.js";
-import { mapMcpResult } from "./mcp-result.js";
+import { boundedFailureText, mapMcpResult } from "./mcp-result.js";
 
 /**
  * Connections opened with a vault credential (one per end user's credential value, and one per
@@ -153,8 +153,14 @@ export class McpToolSource implements ToolSource {
       if (error instanceof McpError && error.code === (ErrorCode.RequestTimeout as number)) {
         return { kind: "failure", failure: toolFailure("timeout", `${request.tool.group}.${request.tool.name} did not answer in time: ${error.message}`, { retryable: true }) };
       }
+      const path = `${request.tool.group}.${request.tool.name}`;
+      if (error instanceof McpError && error.code === (ErrorCode.InvalidParams as number) && error.message.includes("Invalid tools/call result")) {
+        // The SDK's validation of the answer: its zod report is long and says nothing to the model.
+        const message = `${path}: its MCP server answered something that is not a tools/call result (content of an unknown kind, or fields of the wrong type), so the answer could not be read; the tool may have run. Its owner must fix the server.`;
+        return { kind: "failure", failure: toolFailure("tool_error", message) };
+      }
       const message = error instanceof Error ? error.message : String(error);
-      return { kind: "failure", failure: toolFailure("tool_error", `${request.tool.group}.${request.tool.name}: ${message}`) };
+      return { kind: "failure", failure: toolFailure("tool_error", boundedFailureText(`${path}: ${message}`)) };
     }
   }
 
