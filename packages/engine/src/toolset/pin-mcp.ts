@@ -1,6 +1,7 @@
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { JsonObject, McpServerRecipe, McpServerSpec, PinnedTool, PolicySpec, ToolPolicy } from "@tapedeck/protocol";
 import type { McpToolSource } from "../sources/mcp/mcp-tool-source.js";
+import { McpAddressRefusedError } from "../sources/mcp/mcp-address-guard.js";
 import { recipeId, recipeOf } from "../sources/mcp/mcp-recipe.js";
 import { screenMcpTools, unsafeToolName } from "./mcp-tool-list.js";
 import { resolvePolicy } from "./policy.js";
@@ -51,7 +52,9 @@ export async function pinMcpServers(
       try {
         tools = await source.connection(id, group).listTools();
       } catch (error) {
-        const why = `mcpServers.${group}: cannot list the server's tools: ${(error as Error).message}`;
+        const refused = error instanceof McpAddressRefusedError;
+        const why = refused ? `mcpServers.${group}: ${error.message.replace(/\.$/, "")}` : `mcpServers.${group}: cannot list the server's tools: ${(error as Error).message}`;
+        if (refused && !spec.optional) throw new ToolsetSpecError(`${why}.`);
         if (!spec.optional) throw new ToolsetSpecError(`${why}. Check the server, or mark it "optional": true to register without it.`);
         pinned.warnings.push(`${why}; it is optional, so the toolset has none of its tools.`);
         return;

@@ -1,12 +1,8 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { writeFileSync } from "node:fs";
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { startEchoMcpServer } from "../http/test-support/echo-mcp-server.js";
 import { collect, killHard, stderrLine, withCliTest } from "./test-support/child-cli.js";
 
 /**
@@ -16,40 +12,10 @@ import { collect, killHard, stderrLine, withCliTest } from "./test-support/child
  * on its first connection and parks the call (`tool.schema_changed`) instead of sending it.
  */
 
-/** A Streamable HTTP MCP server whose `echo` requires `lang` once `redeployed()` is true; counts the calls it gets. */
-async function echoServer(redeployed: () => boolean) {
-  let calls = 0;
-  const http = createServer((request, response) => {
-    const server = new Server({ name: "echo", version: "1.0.0" }, { capabilities: { tools: {} } });
-    const required = redeployed() ? ["text", "lang"] : ["text"];
-    const inputSchema = { type: "object" as const, properties: { text: { type: "string" }, lang: { type: "string" } }, required };
-    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [{ name: "echo", description: "Echoes its text.", inputSchema }] }));
-    server.setRequestHandler(CallToolRequestSchema, (call) => {
-      calls += 1;
-      return { content: [{ type: "text", text: JSON.stringify(call.params.arguments) }] };
-    });
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    response.on("close", () => void server.close());
-    server
-      .connect(transport)
-      .then(() => transport.handleRequest(request, response))
-      .catch(() => response.destroy());
-  });
-  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
-  return {
-    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`,
-    calls: () => calls,
-    close: () => {
-      http.closeAllConnections();
-      return new Promise<void>((resolve) => http.close(() => resolve()));
-    },
-  };
-}
-
 describe("a tool schema change during a wait, seen from a new process", () => {
   it("the run woken by `tapedeck signal` in a new process parks the call whose arguments no longer fit, and does not send it", async () => {
     let redeployed = false;
-    const server = await echoServer(() => redeployed);
+    const server = await startEchoMcpServer(() => redeployed);
     try {
       await withCliTest("tapedeck-schema-", async ({ dir, spawn }) => {
         const data = join(dir, "data");

@@ -67,8 +67,9 @@ export function guardedFetch(guard: McpAddressGuard, label: string): FetchLike {
 }
 
 function refusalText(label: string, found: Extract<PublicAddress, { reason: "refused" }>): string {
+  const where = found.host === found.verdict.address ? `${found.host} is an address in a range` : `${found.host} resolves to ${found.verdict.address}, an address in a range`;
   return (
-    `MCP server ${label}: ${found.host} resolves to ${found.verdict.address}, ${found.verdict.range}. ` +
+    `MCP server ${label}: ${where} the server does not connect to for tenants (${found.verdict.range}). ` +
     `The toolset was registered with a key limited to a namespace or labels, so its MCP servers are reached only at public addresses. ` +
     `Serve it at a public address, or have the operator register the toolset with an unlimited key.`
   );
