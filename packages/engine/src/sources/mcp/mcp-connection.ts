@@ -34,7 +34,8 @@ import { StderrTail } from "./stderr-tail.js";
  *   (checked at construction). Authorization failures are never reported as interruptions: they
  *   reach the caller as `McpUnauthorizedError` or the SDK's `UnauthorizedError`.
  * - `currentTools()` is the server's tool list as read on the current connection: read once per
- *   connection (the first of a process included) and again after `list_changed`, never per call.
+ *   connection (the first of a process included) and again after `list_changed`, never per call
+ *   (a read that failed stays failed for that connection).
  * - A stdio server's stderr is always read; its last lines (`StderrTail`) explain every failure
  *   of that connection (a start that fails, a connection that closes) and reach `log` when the
  *   server stops on its own.
@@ -167,7 +168,7 @@ export class McpConnection {
         cursor = page.nextCursor;
       } while (cursor);
     } catch (error) {
-      if (this.#listed?.client === client) this.#listed = undefined;
+      // Kept for the connection: a server that cannot list its tools is not asked again per call.
       if (error instanceof McpError && error.code === (ErrorCode.ConnectionClosed as number)) throw new Error(await this.#explain(`${error.message} while listing the tools`, stderr));
       throw error;
     }
