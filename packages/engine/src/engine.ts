@@ -58,7 +58,7 @@ import type { Durability, RunQuery, RunRecord, RunRequest, Store } from "./store
 import { renderDeclarations, type Declarations } from "./toolset/declarations.js";
 import { mergeShapes, shapeOf } from "./toolset/observed-shape.js";
 import { pinToolset } from "./toolset/pin.js";
-import type { McpOverride } from "./toolset/pin-mcp.js";
+import type { McpAddresses, McpOverride } from "./toolset/pin-mcp.js";
 import { canonicalJson } from "./util/canonical-json.js";
 import { parseToolsetSpec, ToolsetSpecError } from "./toolset/toolset-file.js";
 import { featureGlobals } from "./script/feature-globals.js";
@@ -174,6 +174,19 @@ export interface RegisteredToolset {
 
 export type { SaveWorkflowOptions };
 
+export interface RegisterToolsetOptions {
+  /** Changes how MCP tools are pinned, by group (seed 002's `override`). Default: none. */
+  readonly override?: Readonly<Record<string, McpOverride>>;
+  /**
+   * Where the toolset's Streamable HTTP MCP servers may be reached: `"public"` for a toolset
+   * registered on a tenant's behalf (the server passes it for keys limited to a namespace or
+   * labels): each connection, registration's included, resolves the host once, checks every
+   * answer and connects to the checked address, so loopback, private and metadata addresses are
+   * refused (`refused`). Default `"any"` (the operator's toolsets).
+   */
+  readonly mcpAddresses?: McpAddresses;
+}
+
 export type SaveWorkflowResult =
   /** The workflow's code did not type-check (or breaks its input/output contract): nothing was saved. */
   | { readonly kind: "refused"; readonly diagnostics: readonly Diagnostic[] }
@@ -271,7 +284,8 @@ export class Engine {
     const keyFile = options.masterKeyFile ?? (options.store === undefined ? join(options.dataDir ?? DEFAULT_DATA_DIR, "master.key") : options.dataDir === undefined ? undefined : join(options.dataDir, "master.key"));
     this.credentials = new CredentialVault(store.credentials, new MasterKeySource(keyFile === undefined ? {} : { keyFile }));
     // An MCP source given in the options keeps its own credentials (its options decide).
-    this.#mcp = options.mcp ?? new McpToolSource({ credentials: vaultResolver(store, this.credentials) });
+    // A stdio server that stops on its own is reported with its last stderr lines (the server logs engine errors).
+    this.#mcp = options.mcp ?? new McpToolSource({ credentials: vaultResolver(store, this.credentials), log: (message) => this.#emit({ type: "engine.error", error: new Error(message) }) });
     this.#source = new SourceRouter({
       ...(this.#hostTools ? { host: this.#hostTools } : {}),
       mcp: this.#mcp,
@@ -343,12 +357,12 @@ export class Engine {
    * Checks and pins a toolset file's content, saves it, and returns its id and declarations.
    * `options.override` changes how the tools of an MCP server (by group) are pinned.
    */
-  async registerToolset(spec: unknown, options: { readonly override?: Readonly<Record<string, McpOverride>> } = {}): Promise<RegisteredToolset> {
+  async registerToolset(spec: unknown, options: RegisterToolsetOptions = {}): Promise<RegisteredToolset> {
     this.#open();
     let pinned: PinnedToolset;
     let warnings: string[];
     try {
-      ({ toolset: pinned, warnings } = await pinToolset(parseToolsetSpec(spec), this.#mcp, options.override, (id) => this.#store.getToolset(id)));
+      ({ toolset: pinned, warnings } = await pinToolset(parseToolsetSpec(spec), this.#mcp, options.override, (id) => this.#store.getToolset(id), options.mcpAddresses));
     } catch (error) {
       if (error instanceof ToolsetSpecError) throw new EngineError("invalid_toolset", error.message);
       throw error;

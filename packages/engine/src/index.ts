@@ -3,7 +3,7 @@
  * nothing else is.
  */
 export { Engine } from "./engine.js";
-export type { EngineEvent, EngineLimits, EngineOptions, PendingDecision, RegisteredToolset, SaveWorkflowOptions, SaveWorkflowResult, StartOptions, StartResult, TestOptions, TestResult } from "./engine.js";
+export type { EngineEvent, EngineLimits, EngineOptions, PendingDecision, RegisteredToolset, RegisterToolsetOptions, SaveWorkflowOptions, SaveWorkflowResult, StartOptions, StartResult, TestOptions, TestResult } from "./engine.js";
 export { EngineError, EngineErrorCode } from "./errors.js";
 export type { ExecutionResult, RunPause } from "./runs/run-executor.js";
 export type { RunEnd, RunEvent } from "@tapedeck/protocol";
@@ -15,7 +15,7 @@ export type { Clock, VirtualTime } from "./clock.js";
 export { systemClock, VirtualClock } from "./clock.js";
 export type { CheckResult, Diagnostic } from "./script/diagnostic.js";
 export type { Declarations } from "./toolset/declarations.js";
-export type { McpOverride } from "./toolset/pin-mcp.js";
+export type { McpAddresses, McpOverride } from "./toolset/pin-mcp.js";
 export { SEARCH_LIMIT } from "./toolset/tool-search.js";
 export type { ToolSearchHit, ToolSearchOptions } from "./toolset/tool-search.js";
 export type { HostToolContext, HostToolFunction, HostToolModule } from "./sources/in-process-host-tools.js";

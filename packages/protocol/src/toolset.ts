@@ -125,9 +125,14 @@ export interface PinnedTool {
   readonly http?: { readonly allow: readonly string[] };
 }
 
-/** How to reach an MCP server, as a toolset pins it. Credentials are never part of it. */
+/**
+ * How to reach an MCP server, as a toolset pins it. Credentials are never part of it.
+ * `addresses: "public"`: the server is reached only at public addresses, checked at every
+ * connection — set when a key limited to a namespace or labels registered it (never from the
+ * toolset file); without it, any address (the operator's servers). See docs/design/mcp-addresses.md.
+ */
 export type McpServerRecipe = (
-  | { readonly url: string; readonly headers?: Readonly<Record<string, string>>; readonly credential?: string }
+  | { readonly url: string; readonly headers?: Readonly<Record<string, string>>; readonly credential?: string; readonly addresses?: "public" }
   | { readonly command: string; readonly args: readonly string[]; readonly env?: Readonly<Record<string, string>>; readonly cwd?: string }
 ) & { readonly clientInfo?: { readonly name: string; readonly version: string } };
 

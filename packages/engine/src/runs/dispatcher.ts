@@ -33,6 +33,8 @@ export interface DispatchRequest {
   readonly attempt: number;
   /** Makes a `call.attempt` entry durable; called before each attempt after the first. */
   readonly recordAttempt: (attempt: number, reason: string) => Promise<void>;
+  /** The harness approved the call after a `tool.schema_changed` park: its source sends it as it is (see `ToolCallRequest`). */
+  readonly schemaChangeApproved?: boolean;
 }
 
 export interface DispatcherOptions {
@@ -173,6 +175,7 @@ export class RunDispatcher {
           attempt,
           traceparent: callTraceparent(this.traceId, request.key),
           signal: controller.signal,
+          ...(request.schemaChangeApproved === true ? { schemaChangeApproved: true } : {}),
         });
       } catch (error) {
         end();

@@ -16,6 +16,8 @@ export interface RecordedCall {
   readonly parked?: { readonly reason: ParkReason; readonly message: string; readonly credential?: string };
   /** The harness's decision on a call that needed approval or was parked. */
   readonly decision?: { readonly decision: Decision; readonly reason?: string };
+  /** The harness approved it after it was parked with `tool.schema_changed`: it is sent as it is, not checked again. */
+  readonly schemaChangeApproved?: boolean;
 }
 
 /**
@@ -100,6 +102,7 @@ export function readHistory(runId: string, entries: readonly JournalEntry[]): Hi
         } else {
           if (call.decision && !call.parked) throw new JournalCorruptError(runId, `entry ${index} decides call #${entry.seq} a second time`);
           call.decision = { decision: entry.decision, ...(entry.reason === undefined ? {} : { reason: entry.reason }) };
+          if (entry.decision === "approved" && call.parked?.reason === "tool.schema_changed") call.schemaChangeApproved = true;
           delete call.parked;
         }
         break;

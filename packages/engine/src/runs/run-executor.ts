@@ -262,7 +262,7 @@ export class RunExecutor {
         this.openCalls++;
         this.addWait({ kind: "approval", seq: call.seq, tool, args: call.args });
       } else {
-        this.resend(call.seq, tool, call.args, call.attempts);
+        this.resend(call.seq, tool, call.args, call.attempts, call.schemaChangeApproved === true);
       }
     }
   }
@@ -321,7 +321,7 @@ export class RunExecutor {
     const patch = this.withEvents(consumed, at, approvals.map((wait) => decisionEvent(this.run.id, wait)));
     this.append(events, at, patch).then(
       () => {
-        for (const call of toSend) this.sendNew(call.seq, call.tool, call.args);
+        for (const call of toSend) this.send(call.seq, call.tool, call.args, 1);
         for (const call of workflowCalls) this.startBuiltin(call.seq, call.tool, call.args);
         for (const wait of approvals) this.deps.onDecisionNeeded?.(this.run.id, wait);
       },
@@ -369,30 +369,17 @@ export class RunExecutor {
     return `${this.run.id}/${seq}`;
   }
 
-  /** Sends a new call (attempt 1) or continues one from `attempt`. `openCalls` already counts it. */
-  private send(seq: number, tool: PinnedTool, args: JsonValue, attempt: number): void {
+  /**
+   * Sends a new call (attempt 1) or continues one from `attempt`. `openCalls` already counts it.
+   * Its source checks every attempt against the tool as it is now, and parks the call when it
+   * changed (`tool.schema_changed`), unless the harness approved it after such a park.
+   */
+  private send(seq: number, tool: PinnedTool, args: JsonValue, attempt: number, schemaChangeApproved = false): void {
     const recordAttempt = (n: number, reason: string) => this.append([{ kind: "call.attempt", seq, attempt: n, reason }], this.deps.clock.now());
     this.dispatcher
-      .dispatch({ seq, tool, args, key: this.key(seq), attempt, recordAttempt })
+      .dispatch({ seq, tool, args, key: this.key(seq), attempt, recordAttempt, ...(schemaChangeApproved ? { schemaChangeApproved } : {}) })
       .then((dispatched) => ("parked" in dispatched ? this.parkCall(seq, tool, args, dispatched.parked) : this.settle(seq, dispatched)))
       .catch((error: unknown) => this.fault(error));
-  }
-
-  /**
-   * Sends a call for the first time, unless its source says the tool changed under the run: then
-   * the call is parked (`call.parked`) and waits for the harness to decide.
-   */
-  private sendNew(seq: number, tool: PinnedTool, args: JsonValue): void {
-    const check = this.deps.source.preflight?.({ tool, args });
-    if (!check) return this.send(seq, tool, args, 1);
-    check.then(
-      (park) => {
-        if (this.ended) return;
-        if (!park) return this.send(seq, tool, args, 1);
-        this.parkCall(seq, tool, args, park);
-      },
-      (error: unknown) => this.fault(error),
-    );
   }
 
   /** Holds an open call back (`call.parked`) until the harness decides; approving sends it as it is. */
@@ -409,13 +396,13 @@ export class RunExecutor {
   }
 
   /** A call the engine's death interrupted after `attempts` attempts: its policy decides. */
-  private resend(seq: number, tool: PinnedTool, args: JsonValue, attempts: number): void {
+  private resend(seq: number, tool: PinnedTool, args: JsonValue, attempts: number, schemaChangeApproved: boolean): void {
     this.openCalls++;
     const reason = "the engine stopped while the call was in flight";
     if (tool.policy.onInterruption === "at_most_once") return this.settle(seq, { ok: false, error: outcomeUnknown(reason) });
     if (attempts >= this.deps.limits.maxAttempts) return this.settle(seq, { ok: false, error: tooManyAttempts(attempts, reason) });
     this.append([{ kind: "call.attempt", seq, attempt: attempts + 1, reason }], this.deps.clock.now()).then(
-      () => this.send(seq, tool, args, attempts + 1),
+      () => this.send(seq, tool, args, attempts + 1, schemaChangeApproved),
       (error: unknown) => this.fault(error),
     );
   }
@@ -753,8 +740,8 @@ export class RunExecutor {
     const event: JournalEvent = { kind: "call.decided", seq, decision, ...(reason === undefined ? {} : { reason }) };
     const written = this.append([event], this.deps.clock.now());
     if (decision === "approved") {
-      // An approved call is checked like any new call; an approved parked one goes as it is.
-      const go = () => (wait.kind === "approval" ? this.sendNew(seq, wait.tool, wait.args) : this.send(seq, wait.tool, wait.args, 1));
+      // An approved call is checked like any new call; one approved after its tool changed goes as it is.
+      const go = () => this.send(seq, wait.tool, wait.args, 1, wait.kind === "parked" && wait.reason === "tool.schema_changed");
       written.then(go, (error: unknown) => this.fault(error));
     } else {
       const path = `${wait.tool.group}.${wait.tool.name}`;

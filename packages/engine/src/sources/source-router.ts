@@ -1,6 +1,6 @@
 import type { ToolSourceKind } from "@tapedeck/protocol";
 import { toolFailure } from "@tapedeck/protocol";
-import type { Park, PreflightRequest, ToolCallRequest, ToolOutcome, ToolSource } from "./tool-source.js";
+import type { ToolCallRequest, ToolOutcome, ToolSource } from "./tool-source.js";
 
 /** Sends each call to the source of its tool's kind (host, mcp, builtin). */
 export class SourceRouter implements ToolSource {
@@ -17,10 +17,6 @@ export class SourceRouter implements ToolSource {
       return Promise.resolve({ kind: "failure", failure });
     }
     return source.call(request);
-  }
-
-  preflight(request: PreflightRequest): Promise<Park | undefined> | undefined {
-    return this.sources[request.tool.source]?.preflight?.(request);
   }
 
   async close(): Promise<void> {

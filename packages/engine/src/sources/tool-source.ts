@@ -9,19 +9,8 @@ import type { KnownSecret } from "../secrets/leak-scanner.js";
 export interface ToolSource {
   /** Sends one attempt of a call. Never rejects: every way it can end is an outcome. */
   call(request: ToolCallRequest): Promise<ToolOutcome>;
-  /**
-   * Checked before a call is first sent: whether the tool as the run pinned it still exists with
-   * a schema the arguments fit. A `Park` holds the call back until the harness decides.
-   * Returns undefined (no await) when there is nothing to check, as for most calls.
-   */
-  preflight?(request: PreflightRequest): Promise<Park | undefined> | undefined;
   /** Closes connections. */
   close?(): Promise<void>;
-}
-
-export interface PreflightRequest {
-  readonly tool: PinnedTool;
-  readonly args: JsonValue;
 }
 
 /** Why a call is held back, in words for the harness (and the model). */
@@ -45,6 +34,11 @@ export interface ToolCallRequest {
   readonly traceparent: string;
   /** Aborted when the attempt times out or the run no longer wants the result. */
   readonly signal: AbortSignal;
+  /**
+   * The harness approved this call after it was parked with `tool.schema_changed`: it goes as
+   * it is, and the source does not check its tool against the server's current list again.
+   */
+  readonly schemaChangeApproved?: boolean;
 }
 
 /**
@@ -60,9 +54,10 @@ export type ToolOutcome = (
   | { readonly kind: "interrupted"; readonly reason: string }
   /**
    * The call could not be made as things stand, and the harness can change that: the server
-   * refused the credential the source sent (`credentials.expired`). The call is parked; once
-   * the credential is renewed (or the harness approves it) it is sent again with the same
-   * idempotency key. Only for answers that prove the tool did nothing (a 401).
+   * refused the credential the source sent (`credentials.expired`), or the tool changed on its
+   * server since the run's toolset was pinned (`tool.schema_changed`, found before sending). The
+   * call is parked; once the credential is renewed (or the harness approves it) it is sent again
+   * with the same idempotency key. Only when the tool certainly did nothing (a 401, not sent).
    */
   | { readonly kind: "park"; readonly park: Park }
 ) & {

@@ -28,6 +28,7 @@ void describe("schemaToType", () => {
     ["integer", { type: "integer" }, "number"],
     ["boolean", { type: "boolean" }, "boolean"],
     ["null", { type: "null" }, "null"],
+    ["a type named like an Object.prototype member (a server's schema)", { type: "constructor" }, "unknown"],
     ["true schema", true, "unknown"],
     ["empty schema", {}, "unknown"],
     ["false schema", false, "never"],

@@ -20,6 +20,16 @@ describe("observed result shapes", () => {
     assert.equal(render([[{ id: 1 }], [{ id: 2, name: "n" }], []]), "{ id: number, name?: string }[]");
   });
 
+  it("keys that are Object.prototype's members are kept as keys (a tool's data is never assigned into, nor looked up on, a prototype)", () => {
+    const parsed = JSON.parse('{"__proto__":{"polluted":true},"constructor":1}') as JsonValue;
+    const shape = shapeOf(parsed) as { properties: Record<string, unknown>; required: string[] };
+    assert.deepEqual(Object.keys(shape.properties), ["__proto__", "constructor"]);
+    assert.equal(Object.getPrototypeOf(shape.properties), Object.prototype);
+    assert.deepEqual(shape.required, ["__proto__", "constructor"]);
+    // `constructor` only on one side is optional, not merged with Object.prototype.constructor.
+    assert.equal(render([{ constructor: 1 }, { toString: "x" }]), "{ constructor?: number, toString?: string }");
+  });
+
   it("stays bounded for erratic tools (property)", () => {
     fc.assert(
       fc.property(fc.array(fc.jsonValue({ maxDepth: 6 }) as fc.Arbitrary<JsonValue>, { minLength: 1, maxLength: 20 }), (values) => {

@@ -24,8 +24,8 @@ export function shapeOf(value: JsonValue, depth = 0): JsonSchema {
   if (typeof value === "object") {
     const keys = Object.keys(value).sort();
     if (keys.length > MAX_PROPERTIES) return { type: "object" };
-    const properties: JsonObject = {};
-    for (const key of keys) properties[key] = shapeOf(value[key]!, depth + 1);
+    // Keys are a tool's data: defined, never assigned (`__proto__` would set the prototype).
+    const properties: JsonObject = Object.fromEntries(keys.map((key) => [key, shapeOf(value[key]!, depth + 1)]));
     return { type: "object", properties, required: keys };
   }
   return { type: typeof value === "number" ? "number" : typeof value === "boolean" ? "boolean" : "string" };
@@ -64,12 +64,15 @@ function mergeSameType(a: JsonObject, b: JsonObject, depth: number): JsonObject 
   const pb = b.properties as JsonObject;
   const keys = [...new Set([...Object.keys(pa), ...Object.keys(pb)])].sort();
   if (keys.length > MAX_PROPERTIES) return { type: "object" };
-  const properties: JsonObject = {};
-  for (const key of keys) {
-    const x = pa[key];
-    const y = pb[key];
-    properties[key] = (x !== undefined && y !== undefined ? mergeShapes(x as JsonSchema, y as JsonSchema, depth + 1) : (x ?? y)!);
-  }
+  // Own keys only: a key such as `constructor` missing from one side must not be found on Object.prototype.
+  const own = (properties: JsonObject, key: string) => (Object.hasOwn(properties, key) ? properties[key] : undefined);
+  const properties: JsonObject = Object.fromEntries(
+    keys.map((key) => {
+      const x = own(pa, key);
+      const y = own(pb, key);
+      return [key, (x !== undefined && y !== undefined ? mergeShapes(x as JsonSchema, y as JsonSchema, depth + 1) : (x ?? y)!)];
+    }),
+  );
   const requiredA = new Set(a.required as string[]);
   const required = (b.required as string[]).filter((key) => requiredA.has(key)).sort();
   return { type: "object", properties, required };

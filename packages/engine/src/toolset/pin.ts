@@ -1,7 +1,7 @@
 import type { McpServerRecipe, PinnedTool, PinnedToolset, PinnedWorkflow, ToolsetSpec } from "@tapedeck/protocol";
 import type { McpToolSource } from "../sources/mcp/mcp-tool-source.js";
 import { pinHttpTool } from "../sources/http/http-tool.js";
-import { pinMcpServers, type McpOverride } from "./pin-mcp.js";
+import { pinMcpServers, type McpAddresses, type McpOverride } from "./pin-mcp.js";
 import { canonicalJson } from "../util/canonical-json.js";
 import { sha256Hex } from "../util/ids.js";
 import { resolvePolicy } from "./policy.js";
@@ -19,11 +19,13 @@ export async function pinToolset(
   overrides: Readonly<Record<string, McpOverride>> = {},
   /** Reads a registered toolset, for `base`. */
   loadBase: (id: string) => Promise<PinnedToolset | undefined> = () => Promise.resolve(undefined),
+  /** Where its MCP servers may be reached (see `McpAddresses`). */
+  addresses: McpAddresses = "any",
 ): Promise<{ toolset: PinnedToolset; warnings: string[] }> {
   const base = spec.base === undefined ? undefined : await loadBase(spec.base);
   if (spec.base !== undefined && !base) throw new ToolsetSpecError(`base: there is no toolset ${spec.base}; register the base toolset first`);
   const policies = spec.policies ?? {};
-  const remote = spec.mcpServers ? await pinMcpServers(spec.mcpServers, policies, mcp, overrides) : { tools: [], servers: {}, warnings: [] };
+  const remote = spec.mcpServers ? await pinMcpServers(spec.mcpServers, policies, mcp, overrides, addresses) : { tools: [], servers: {}, warnings: [] };
   const tools: PinnedTool[] = [...remote.tools];
   for (const [group, byName] of Object.entries(spec.hostTools ?? {})) {
     for (const [name, tool] of Object.entries(byName)) {

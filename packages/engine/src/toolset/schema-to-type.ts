@@ -55,13 +55,14 @@ type SchemaObject = { readonly [key: string]: JsonValue };
 const UNKNOWN: Ty = { text: "unknown" };
 const NEVER: Ty = { text: "never" };
 const NULL: Ty = { text: "null" };
-const PRIMITIVES: { readonly [type: string]: Ty | undefined } = {
-  string: { text: "string" },
-  number: { text: "number" },
-  integer: { text: "number" },
-  boolean: { text: "boolean" },
-  null: NULL,
-};
+/** By the schema's `type`, a server's text: a Map, so `"constructor"` finds nothing. */
+const PRIMITIVES: ReadonlyMap<string, Ty> = new Map([
+  ["string", { text: "string" }],
+  ["number", { text: "number" }],
+  ["integer", { text: "number" }],
+  ["boolean", { text: "boolean" }],
+  ["null", NULL],
+]);
 
 /** Renders `schema` as a TypeScript type expression. */
 export function schemaToType(schema: JsonSchema, options: SchemaToTypeOptions): string {
@@ -104,7 +105,7 @@ function typesOf(schema: SchemaObject): readonly string[] | undefined {
 function renderTyped(type: string, schema: SchemaObject, ctx: Ctx): Ty {
   if (type === "object") return renderObject(schema, ctx);
   if (type === "array") return renderArray(schema, ctx);
-  return PRIMITIVES[type] ?? UNKNOWN;
+  return PRIMITIVES.get(type) ?? UNKNOWN;
 }
 
 function renderCombinators(schema: SchemaObject, ctx: Ctx): Ty[] {

@@ -1,3 +1,4 @@
+import type { Readable } from "node:stream";
 import { UnauthorizedError, type OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -12,10 +13,13 @@ import {
   type ElicitResult,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
+import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { McpServerRecipe } from "@tapedeck/protocol";
 import { assertOneAuthorization, bearerFetch, McpUnauthorizedError, vaultFetch, type McpBearerAuth } from "./mcp-bearer-auth.js";
+import { guardedFetch, McpAddressRefusedError, type McpAddressGuard } from "./mcp-address-guard.js";
 import type { McpCallResult } from "./mcp-result.js";
-import { expandReferences } from "./mcp-recipe.js";
+import { expandReferences, referencedValues } from "./mcp-recipe.js";
+import { StderrTail } from "./stderr-tail.js";
 
 /**
  * One MCP server, reached through the official SDK client.
@@ -29,12 +33,27 @@ import { expandReferences } from "./mcp-recipe.js";
  * - At most one source of the `Authorization` header: a recipe header, `auth` or `authProvider`
  *   (checked at construction). Authorization failures are never reported as interruptions: they
  *   reach the caller as `McpUnauthorizedError` or the SDK's `UnauthorizedError`.
+ * - `currentTools()` is the server's tool list as read on the current connection: read once per
+ *   connection (the first of a process included) and again after `list_changed`, never per call
+ *   (a read that failed stays failed for that connection).
+ * - A stdio server's stderr is always read; its last lines (`StderrTail`) explain every failure
+ *   of that connection (a start that fails, a connection that closes) and reach `log` when the
+ *   server stops on its own.
+ * - With `addressGuard`, every HTTP request goes to a checked public address
+ *   (`mcp-address-guard.ts`); a refused address fails as `McpAddressRefusedError`, never as an
+ *   interruption.
  */
 export interface McpConnectionOptions {
   /** Sent in `initialize`. Default: `{ name: "tapedeck", version: "0.1.0" }`. */
   readonly clientInfo?: { readonly name: string; readonly version: string };
-  /** Called on `notifications/tools/list_changed` and after a reconnect. Default: none. */
-  readonly onToolsChanged?: () => void;
+  /**
+   * Reach the server (Streamable HTTP) only at public addresses, each host resolved once per
+   * connection and connected to at the checked address: for a toolset registered with a
+   * limited key. Default: none (any address).
+   */
+  readonly addressGuard?: McpAddressGuard;
+  /** Hears what an operator should see: a stdio server that stopped on its own, with its last stderr lines. Default: nowhere. */
+  readonly log?: (message: string) => void;
   /** Where `${VAR}` references in the recipe are looked up. Default: `process.env`. */
   readonly env?: NodeJS.ProcessEnv;
   /**
@@ -95,8 +114,12 @@ export class McpConnection {
   #transport: StdioClientTransport | StreamableHTTPClientTransport | undefined;
   /** The last HTTP transport made, kept after a failed connect: it knows the pending OAuth flow. */
   #httpTransport: StreamableHTTPClientTransport | undefined;
-  readonly #fetch: ReturnType<typeof bearerFetch> | undefined;
-  #connects = 0;
+  /** The tool list read on a connection (`client`), until the server announces a change. */
+  #listed: { readonly client: Client; readonly tools: Promise<Tool[]> } | undefined;
+  /** The last lines the current stdio server wrote to stderr. */
+  #stderr: StderrTail | undefined;
+  /** Transports `close()` ended: their end is not the server stopping on its own. */
+  readonly #closedHere = new WeakSet<object>();
   /** The stdio transport closed because a message overflowed its buffer. */
   #overflowed = false;
   /** The stdio server wrote something that is not JSON-RPC. */
@@ -113,19 +136,42 @@ export class McpConnection {
       throw new Error(`MCP server ${label}: auth and authProvider apply to Streamable HTTP servers (url), not to stdio servers (command).`);
     }
     if (options.vaultCredential && (options.auth ?? options.authProvider)) throw new Error(`MCP server ${label}: a vault credential cannot be combined with auth or authProvider.`);
-    this.#fetch = options.auth ? bearerFetch(options.auth, label) : options.vaultCredential ? vaultFetch(options.vaultCredential, label) : undefined;
   }
 
-  /** Every tool the server lists, all pages. */
+  /** Every tool the server lists, all pages, read now; it becomes the connection's `currentTools()`. */
   async listTools(): Promise<Tool[]> {
     const client = await this.client();
+    const tools = this.#readTools(client);
+    this.#listed = { client, tools };
+    return tools;
+  }
+
+  /**
+   * The server's tools as listed on the current connection: read when the connection is made
+   * (this call makes it if there is none) and after the server announces a change; otherwise
+   * answered from memory. Rejects as `listTools` does.
+   */
+  async currentTools(): Promise<Tool[]> {
+    const client = await this.client();
+    if (this.#listed?.client !== client) this.#listed = { client, tools: this.#readTools(client) };
+    return this.#listed.tools;
+  }
+
+  async #readTools(client: Client): Promise<Tool[]> {
+    const stderr = this.#stderr;
     const tools: Tool[] = [];
     let cursor: string | undefined;
-    do {
-      const page = await client.listTools(cursor === undefined ? {} : { cursor });
-      tools.push(...page.tools);
-      cursor = page.nextCursor;
-    } while (cursor);
+    try {
+      do {
+        const page = await client.listTools(cursor === undefined ? {} : { cursor });
+        tools.push(...page.tools);
+        cursor = page.nextCursor;
+      } while (cursor);
+    } catch (error) {
+      // Kept for the connection: a server that cannot list its tools is not asked again per call.
+      if (error instanceof McpError && error.code === (ErrorCode.ConnectionClosed as number)) throw new Error(await this.#explain(`${error.message} while listing the tools`, stderr));
+      throw error;
+    }
     return tools;
   }
 
@@ -139,7 +185,7 @@ export class McpConnection {
     try {
       client = await this.client();
     } catch (error) {
-      if (isAuthorizationError(error)) throw error;
+      if (isAuthorizationError(error) || error instanceof McpAddressRefusedError) throw error;
       throw new McpInterruptedError(`cannot connect to ${this.label}: ${(error as Error).message}`);
     }
     try {
@@ -149,14 +195,16 @@ export class McpConnection {
       if (error instanceof McpError && error.code === (ErrorCode.ConnectionClosed as number)) {
         const overflowed = this.#overflowed;
         this.#overflowed = false;
+        const stderr = this.#stderr;
         this.forget();
         if (overflowed) throw new McpResultTooLargeError(`${this.label} sent a message larger than the stdio transport accepts (${STDIO_MAX_MESSAGE_BYTES} bytes)`);
-        throw new McpInterruptedError(`the connection to ${this.label} closed during the call${this.#corrupted ? " (it wrote something that is not JSON-RPC)" : ""}`);
+        throw new McpInterruptedError(await this.#explain(`the connection to ${this.label} closed during the call${this.#corrupted ? " (it wrote something that is not JSON-RPC)" : ""}`, stderr));
       }
-      if (error instanceof McpError || isAuthorizationError(error)) throw error;
-      // Transport failures (a refused connection, a reset socket) carry no answer.
+      if (error instanceof McpError || isAuthorizationError(error) || error instanceof McpAddressRefusedError) throw error;
+      // Transport failures (a refused connection, a reset socket, an answer that is not JSON-RPC) carry no answer.
       this.forget();
-      throw new McpInterruptedError(`${this.label}: ${(error as Error).message}`);
+      const what = error instanceof SyntaxError ? `${this.label} answered something that is not JSON-RPC` : this.label;
+      throw new McpInterruptedError(`${what}: ${(error as Error).message}`);
     }
   }
 
@@ -177,6 +225,7 @@ export class McpConnection {
   async close(): Promise<void> {
     const transport = this.#transport;
     const client = this.#client;
+    if (transport) this.#closedHere.add(transport);
     this.forget();
     if (transport instanceof StreamableHTTPClientTransport) await transport.terminateSession().catch(() => {});
     await (await client?.catch(() => undefined))?.close().catch(() => {});
@@ -193,6 +242,14 @@ export class McpConnection {
   private forget(): void {
     this.#client = undefined;
     this.#transport = undefined;
+    this.#listed = undefined;
+  }
+
+  /** `message` with the last stderr lines of the stdio server (`stderr`: the connection's that failed), once they are all in. */
+  async #explain(message: string, stderr = this.#stderr): Promise<string> {
+    if (!stderr) return message;
+    await stderr.settled();
+    return stderr.explain(message);
   }
 
   private async connect(): Promise<Client> {
@@ -200,17 +257,24 @@ export class McpConnection {
     const elicitation = this.options.elicitation;
     if (elicitation) client.setRequestHandler(ElicitRequestSchema, (request, extra) => elicitation.respond(request.params, extra.signal));
     const env = this.options.env ?? process.env;
-    const transport =
-      "url" in this.recipe
-        ? this.httpTransport(this.recipe, env)
-        : new StdioClientTransport({
-            command: this.recipe.command,
-            args: [...this.recipe.args],
-            env: { ...getDefaultEnvironment(), ...expandReferences(this.recipe.env, env, `${this.label}.env`) },
-            ...(this.recipe.cwd ? { cwd: this.recipe.cwd } : {}),
-            stderr: "ignore",
-            maxBufferSize: STDIO_MAX_MESSAGE_BYTES,
-          });
+    let stderr: StderrTail | undefined;
+    let transport: StdioClientTransport | StreamableHTTPClientTransport;
+    if ("url" in this.recipe) {
+      transport = this.httpTransport(this.recipe, env);
+    } else {
+      transport = new StdioClientTransport({
+        command: this.recipe.command,
+        args: [...this.recipe.args],
+        env: { ...getDefaultEnvironment(), ...expandReferences(this.recipe.env, env, `${this.label}.env`) },
+        ...(this.recipe.cwd ? { cwd: this.recipe.cwd } : {}),
+        stderr: "pipe",
+        maxBufferSize: STDIO_MAX_MESSAGE_BYTES,
+      });
+      // The values `${VAR}` references gave the server are Tapedeck's secrets: never repeated from its stderr.
+      // With stderr "pipe" the SDK gives a PassThrough at once, before the process starts.
+      if (transport.stderr) stderr = new StderrTail(transport.stderr as Readable, referencedValues(this.recipe.env, env));
+    }
+    this.#stderr = stderr;
     this.#overflowed = false;
     this.#corrupted = false;
     client.onerror = (error: Error) => {
@@ -232,21 +296,38 @@ export class McpConnection {
     };
     client.onclose = () => {
       if (this.#transport === transport) this.forget();
+      if (stderr && !this.#closedHere.has(transport)) this.#reportStopped(stderr);
     };
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-      this.options.onToolsChanged?.();
+      // The next check reads the list again; a read in flight may be from before the change.
+      if (this.#listed?.client === client) this.#listed = undefined;
       return Promise.resolve();
     });
-    await client.connect(transport);
+    try {
+      await client.connect(transport);
+    } catch (error) {
+      if (!stderr || isAuthorizationError(error)) throw error;
+      throw new Error(await this.#explain((error as Error).message, stderr));
+    }
     this.#transport = transport;
-    if (this.#connects++ > 0) this.options.onToolsChanged?.();
     return client;
   }
 
+  /** Tells `log` that the stdio server stopped without being asked to, with its last stderr lines. */
+  #reportStopped(stderr: StderrTail): void {
+    const log = this.options.log;
+    if (!log) return;
+    void stderr.settled().then(() => log(stderr.explain(`MCP server ${this.label} (stdio) stopped`)));
+  }
+
   private httpTransport(recipe: { readonly url: string; readonly headers?: Readonly<Record<string, string>> }, env: NodeJS.ProcessEnv): StreamableHTTPClientTransport {
-    this.#httpTransport = new StreamableHTTPClientTransport(new URL(this.options.vaultCredential?.url ?? recipe.url), {
+    // A fetch per connection: a guarded one resolves the server's host again for each connection.
+    const base: FetchLike = this.options.addressGuard ? guardedFetch(this.options.addressGuard, this.label) : fetch;
+    const { auth, vaultCredential } = this.options;
+    const wrapped = auth ? bearerFetch(auth, this.label, base) : vaultCredential ? vaultFetch(vaultCredential, this.label, base) : this.options.addressGuard ? base : undefined;
+    this.#httpTransport = new StreamableHTTPClientTransport(new URL(vaultCredential?.url ?? recipe.url), {
       requestInit: { headers: expandReferences(recipe.headers, env, `${this.label}.headers`) },
-      ...(this.#fetch ? { fetch: this.#fetch } : {}),
+      ...(wrapped ? { fetch: wrapped } : {}),
       ...(this.options.authProvider ? { authProvider: this.options.authProvider } : {}),
     });
     return this.#httpTransport;

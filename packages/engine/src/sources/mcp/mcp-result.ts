@@ -3,7 +3,9 @@ import { toolFailure, type JsonValue, type ToolFailure } from "@tapedeck/protoco
 /**
  * What a script gets from an MCP `tools/call` result.
  *
- * - `isError` → a failure with code `tool_error` and the server's text.
+ * - `isError` → a failure with code `tool_error` and the server's text (cut past
+ *   `MAX_FAILURE_TEXT_CHARS`: a failure is journaled and read by a model, and no size limit
+ *   applies to failures downstream).
  * - `structuredContent` → that value, as is.
  * - one text block → the text.
  * - anything else → `{ content: [...] }`: text as strings, images kept with their MIME type
@@ -20,11 +22,20 @@ export interface McpCallResult {
 
 export type MappedResult = { readonly ok: true; readonly value: JsonValue } | { readonly ok: false; readonly failure: ToolFailure };
 
+/** An MCP tool's error text is cut past this: enough for any explanation, bounded for a hostile server. */
+export const MAX_FAILURE_TEXT_CHARS = 16 * 1024;
+
+/** `text` cut to `MAX_FAILURE_TEXT_CHARS`, saying how much was left out. */
+export function boundedFailureText(text: string): string {
+  if (text.length <= MAX_FAILURE_TEXT_CHARS) return text;
+  return `${text.slice(0, MAX_FAILURE_TEXT_CHARS)}… [${text.length - MAX_FAILURE_TEXT_CHARS} more characters not kept]`;
+}
+
 export function mapMcpResult(result: McpCallResult): MappedResult {
   const blocks = result.content ?? [];
   if (result.isError) {
     const text = blocks.map((b) => (b.type === "text" ? String(b.text) : describe(b).text)).join("\n");
-    return { ok: false, failure: toolFailure("tool_error", text || "The tool reported an error without a message.") };
+    return { ok: false, failure: toolFailure("tool_error", boundedFailureText(text || "The tool reported an error without a message.")) };
   }
   if (result.structuredContent !== undefined && result.structuredContent !== null) {
     return { ok: true, value: result.structuredContent as JsonValue };

@@ -1,16 +1,17 @@
 import { createHash } from "node:crypto";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { toolFailure, type McpServerRecipe } from "@tapedeck/protocol";
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
-import { ArgsValidator } from "../../runs/args-validator.js";
-import { canonicalJson } from "../../util/canonical-json.js";
-import type { Park, PreflightRequest, ToolCallRequest, ToolOutcome, ToolSource } from "../tool-source.js";
+import type { Park, ToolCallRequest, ToolOutcome, ToolSource } from "../tool-source.js";
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
-import { McpConnection, McpInterruptedError, McpResultTooLargeError } from "./mcp-connection.js";
+import { PinnedAgents } from "../http/pinned-agents.js";
+import { systemResolver, type HostResolver } from "../http/resolver.js";
+import { McpAddressRefusedError, type McpAddressGuard } from "./mcp-address-guard.js";
+import { McpConnection, McpInterruptedError, McpResultTooLargeError, type McpConnectionOptions } from "./mcp-connection.js";
+import { ToolSchemaCheck } from "./tool-schema-check.js";
 import { McpCredentialRefusedError, type McpBearerAuth } from "./mcp-bearer-auth.js";
 import { injectCredential } from "../../secrets/credential-injection.js";
 import { sameCredential, type CredentialLookup, type CredentialResolver, type InjectedCredential } from "../../secrets/credential-resolver.js";
-import { mapMcpResult } from "./mcp-result.js";
+import { boundedFailureText, mapMcpResult } from "./mcp-result.js";
 
 /**
  * Connections opened with a vault credential (one per end user's credential value, and one per
@@ -26,9 +27,19 @@ function credentialDigest(credential: InjectedCredential): string {
 /** The `_meta` key that carries a call's idempotency key to MCP servers. */
 export const IDEMPOTENCY_META_KEY = "dev.tapedeck/idempotency-key";
 
+/** How long connecting to a guarded server's checked address may take. */
+const GUARDED_CONNECT_TIMEOUT_MS = 10_000;
+
 /**
  * Calls of MCP tools. Connections are cached by recipe (one per server configuration, shared
  * by every run and toolset that uses it) and closed on `close()`.
+ *
+ * Every call (every attempt, re-sends after a restart included) is checked against the tool
+ * list its connection read when it was made (`ToolSchemaCheck`): one `tools/list` per
+ * connection and per `list_changed`, so a schema that changed while the run slept, in this
+ * process or before it started, parks the call instead of sending it. A recipe with
+ * `addresses: "public"` (a toolset registered with a limited key) is reached only at checked
+ * public addresses (`mcp-address-guard.ts`).
  */
 export interface McpToolSourceOptions {
   /** Expiring bearer credentials by server URL (seed 002's `auth`): exclusive with an `Authorization` header. */
@@ -43,18 +54,28 @@ export interface McpToolSourceOptions {
    * a 401 parks the call (`credentials.expired`). Default: none.
    */
   readonly credentials?: CredentialResolver;
+  /** Resolves the hosts of servers reached only at public addresses (`addresses: "public"`). Default: the system's resolver. */
+  readonly resolver?: HostResolver;
+  /**
+   * TESTS ONLY, never in production: servers reached only at public addresses may also be on
+   * loopback, so a test can serve one locally; every other refused range stays refused. Default false.
+   */
+  readonly unsafeAllowLoopbackForTests?: boolean;
+  /** Hears what an operator should see: a stdio server that stopped on its own, with its last stderr lines. Default: nowhere. */
+  readonly log?: (message: string) => void;
 }
 
 export class McpToolSource implements ToolSource {
   readonly #recipes = new Map<string, McpServerRecipe>();
   readonly #connections = new Map<string, McpConnection>();
-  /** Servers whose tool list changed (`list_changed`, a reconnect) since it was last read. */
-  readonly #stale = new Set<string>();
-  /** The latest tool list read from a server after a change, by server id. */
-  readonly #current = new Map<string, Promise<ReadonlyMap<string, Tool> | undefined>>();
-  readonly #validator = new ArgsValidator();
+  readonly #schemas = new ToolSchemaCheck();
+  /** Connections to checked addresses, for servers reached only at public ones. */
+  readonly #agents = new PinnedAgents({ connectTimeoutMs: GUARDED_CONNECT_TIMEOUT_MS, timeoutMs: 0 });
+  readonly #guard: McpAddressGuard;
 
-  constructor(private readonly options: McpToolSourceOptions = {}) {}
+  constructor(private readonly options: McpToolSourceOptions = {}) {
+    this.#guard = { resolver: options.resolver ?? systemResolver, agents: this.#agents, allowLoopback: options.unsafeAllowLoopbackForTests === true };
+  }
 
   /** Makes servers known by recipe id (from a pinned toolset). */
   addServers(servers: Readonly<Record<string, McpServerRecipe>>): void {
@@ -71,10 +92,9 @@ export class McpToolSource implements ToolSource {
       const auth = url === undefined ? undefined : this.options.auth?.[url];
       const authProvider = url === undefined ? undefined : this.options.authProvider?.[url];
       connection = new McpConnection(recipe, label, {
-        onToolsChanged: () => this.#stale.add(id),
+        ...this.#common(recipe),
         ...(auth ? { auth } : {}),
         ...(authProvider ? { authProvider } : {}),
-        ...(recipe.clientInfo ?? this.options.clientInfo ? { clientInfo: recipe.clientInfo ?? this.options.clientInfo } : {}),
       });
       this.#connections.set(id, connection);
     }
@@ -90,7 +110,7 @@ export class McpToolSource implements ToolSource {
       if (credential?.kind === "expired") return { kind: "park", park: credential.park };
       const injected = credential?.credential;
       const outcome = await this.#call(request, remote, injected);
-      if (outcome.kind === "park" && injected && !renewed) {
+      if (outcome.kind === "park" && outcome.park.reason === "credentials.expired" && injected && !renewed) {
         // Renewed while this call was in flight with the old value: send it again now, not after a renewal that already happened.
         const now = await this.#credentialFor(remote.server, request.runId);
         if (now?.kind !== "ok" || !now.credential || !sameCredential(now.credential, injected)) {
@@ -115,6 +135,8 @@ export class McpToolSource implements ToolSource {
     const meta = { [IDEMPOTENCY_META_KEY]: request.idempotencyKey, traceparent: request.traceparent };
     try {
       const connection = credential ? this.#credentialConnection(remote.server, request.tool.group, credential) : this.connection(remote.server, request.tool.group);
+      const changed = request.schemaChangeApproved === true ? undefined : await this.#schemaChange(connection, request, remote.name);
+      if (changed) return { kind: "park", park: changed };
       const result = await connection.callTool(remote.name, request.args, meta, request.tool.policy.timeoutMs, request.signal);
       const mapped = mapMcpResult(result);
       return mapped.ok ? { kind: "result", value: mapped.value } : { kind: "failure", failure: mapped.failure };
@@ -124,38 +146,37 @@ export class McpToolSource implements ToolSource {
         const message = `${error.message} The call waits; renew the credential (tapedeck credentials set, or the API) and it is sent again with the same idempotency key, or reject it.`;
         return { kind: "park", park: { reason: "credentials.expired", message, ...(credential ? { credential: credential.name } : {}) } };
       }
+      if (error instanceof McpAddressRefusedError) return { kind: "failure", failure: toolFailure("refused", error.message) };
       if (error instanceof McpResultTooLargeError) {
         return { kind: "failure", failure: toolFailure("result_too_large", `${error.message}. Ask the tool for less (a page, a filter, fewer fields).`) };
       }
       if (error instanceof McpError && error.code === (ErrorCode.RequestTimeout as number)) {
         return { kind: "failure", failure: toolFailure("timeout", `${request.tool.group}.${request.tool.name} did not answer in time: ${error.message}`, { retryable: true }) };
       }
+      const path = `${request.tool.group}.${request.tool.name}`;
+      if (error instanceof McpError && error.code === (ErrorCode.InvalidParams as number) && error.message.includes("Invalid tools/call result")) {
+        // The SDK's validation of the answer: its zod report is long and says nothing to the model.
+        const message = `${path}: its MCP server answered something that is not a tools/call result (content of an unknown kind, or fields of the wrong type), so the answer could not be read; the tool may have run. Its owner must fix the server.`;
+        return { kind: "failure", failure: toolFailure("tool_error", message) };
+      }
       const message = error instanceof Error ? error.message : String(error);
-      return { kind: "failure", failure: toolFailure("tool_error", `${request.tool.group}.${request.tool.name}: ${message}`) };
+      return { kind: "failure", failure: toolFailure("tool_error", boundedFailureText(`${path}: ${message}`)) };
     }
   }
 
   /**
-   * Before a call is first sent: once its server announced a change to its tools (or
-   * reconnected), the current list is read (once per change) and compared with what the run
-   * pinned. A tool that is gone, or whose new input schema the arguments no longer fit, parks
-   * the call; a schema that changed compatibly lets it go. Unchanged servers cost nothing.
+   * Why the call must wait for the harness because its tool changed on the server (see the
+   * class comment), or undefined. The list is the one the connection that will carry the call
+   * read when it was made; when it cannot be read, the call goes and tells what is wrong.
    */
-  preflight(request: PreflightRequest): Promise<Park | undefined> | undefined {
-    const remote = request.tool.remote;
-    if (!remote || (!this.#stale.has(remote.server) && !this.#current.has(remote.server))) return undefined;
-    return this.#currentTools(remote.server, request.tool.group).then((tools) => {
-      if (!tools) return undefined; // the list could not be read: the call itself will tell
-      const path = `${request.tool.group}.${request.tool.name}`;
-      const now = tools.get(remote.name);
-      if (!now) {
-        return { reason: "tool.schema_changed", message: `${path} is no longer offered by its MCP server (its tool list changed after the run's toolset was pinned).` };
-      }
-      if (canonicalJson(now.inputSchema as never) === canonicalJson(request.tool.inputSchema)) return undefined;
-      const failure = this.#validator.validate({ ...request.tool, inputSchema: now.inputSchema as never }, request.args);
-      if (!failure) return undefined;
-      return { reason: "tool.schema_changed", message: `The input schema of ${path} changed on its MCP server and the call's arguments no longer fit it: ${failure.message}` };
-    });
+  async #schemaChange(connection: McpConnection, request: ToolCallRequest, remoteName: string): Promise<Park | undefined> {
+    let tools;
+    try {
+      tools = await connection.currentTools();
+    } catch {
+      return undefined;
+    }
+    return this.#schemas.park(request.tool, remoteName, request.args, tools);
   }
 
   /**
@@ -175,14 +196,23 @@ export class McpToolSource implements ToolSource {
     } else {
       const injected = injectCredential(credential.secret, {}, new URL(recipe.url));
       connection = new McpConnection(recipe, label, {
-        onToolsChanged: () => this.#stale.add(server),
+        ...this.#common(recipe),
         vaultCredential: { name: credential.name, headers: injected.headers, url: injected.url.href },
-        ...(recipe.clientInfo ?? this.options.clientInfo ? { clientInfo: recipe.clientInfo ?? this.options.clientInfo } : {}),
       });
       this.#connections.set(id, connection);
       this.#closeOldCredentialConnections();
     }
     return connection;
+  }
+
+  /** The options every connection to `recipe` gets: its client info, its address rule, the log. */
+  #common(recipe: McpServerRecipe): McpConnectionOptions {
+    const clientInfo = recipe.clientInfo ?? this.options.clientInfo;
+    return {
+      ...(clientInfo ? { clientInfo } : {}),
+      ...("url" in recipe && recipe.addresses === "public" ? { addressGuard: this.#guard } : {}),
+      ...(this.options.log ? { log: this.options.log } : {}),
+    };
   }
 
   /** Keeps at most `CREDENTIAL_CONNECTIONS_KEPT` credential connections open: the least recently used are closed. */
@@ -196,21 +226,10 @@ export class McpToolSource implements ToolSource {
     }
   }
 
-  #currentTools(server: string, label: string): Promise<ReadonlyMap<string, Tool> | undefined> {
-    let current = this.#current.get(server);
-    if (!current || this.#stale.has(server)) {
-      this.#stale.delete(server);
-      current = this.connection(server, label)
-        .listTools()
-        .then((tools) => new Map(tools.map((tool) => [tool.name, tool])), () => undefined);
-      this.#current.set(server, current);
-    }
-    return current;
-  }
-
   async close(): Promise<void> {
     const connections = [...this.#connections.values()];
     this.#connections.clear();
     await Promise.all(connections.map((c) => c.close()));
+    await this.#agents.close();
   }
 }

@@ -31,6 +31,12 @@ export interface EffectOutcome {
   readonly attemptsForKey: number;
 }
 
+/** A tool `add_tool` added: it requires the string arguments `requires` besides `text`, and answers (an echo) unless `hang`. */
+export interface AddedTool {
+  readonly requires: readonly string[];
+  readonly hang: boolean;
+}
+
 /** A change to the tool list; `origin` is the server whose tool call made it. */
 export type ToolListListener = (origin: object) => void;
 
@@ -40,7 +46,7 @@ export class FixtureState {
   private unkeyed = 0;
   private readonly keys = new Map<string, KeyRecord>();
   /** Tools added by `add_tool`. */
-  readonly added = new Set<string>();
+  readonly added = new Map<string, AddedTool>();
   /** Tools removed by `remove_tool` (base tools or added ones). */
   readonly removed = new Set<string>();
   private readonly listeners = new Set<ToolListListener>();
@@ -69,10 +75,10 @@ export class FixtureState {
   }
 
   /** Adds tool `name`; false when a tool of that name is listed already. */
-  addTool(name: string, isBase: (name: string) => boolean, origin: object): boolean {
+  addTool(name: string, isBase: (name: string) => boolean, origin: object, added: AddedTool = { requires: [], hang: false }): boolean {
     if (this.added.has(name) || (isBase(name) && !this.removed.has(name))) return false;
     this.removed.delete(name);
-    this.added.add(name);
+    this.added.set(name, added);
     this.emit(origin);
     return true;
   }

@@ -54,7 +54,8 @@ export function createFixtureServer(options: FixtureServerOptions = {}): McpServ
   registerResultTools(server, add);
   registerTimingTools(server, add);
   registerEffectTools(server, state, add);
-  registerFaultTools(server, add, options.dropConnection);
+  // `drop({ vanish: true })` takes itself off every session's list first, as a redeployed server would.
+  registerFaultTools(server, add, options.dropConnection, () => state.removeTool("drop", (name) => base.has(name), server));
   for (const [name, tool] of registerManyTools(server, options.manyTools ?? 0)) add(name, tool);
   for (const name of options.names ?? []) add(name, registerNamedEcho(server, name));
   const stop = followToolListEdits(server, state, base);
@@ -101,7 +102,7 @@ function registerTimingTools(server: McpServer, add: Add): void {
   add("hang", server.registerTool("hang", { description: "Never answers." }, () => never));
 }
 
-function registerFaultTools(server: McpServer, add: Add, dropConnection: FixtureServerOptions["dropConnection"]): void {
+function registerFaultTools(server: McpServer, add: Add, dropConnection: FixtureServerOptions["dropConnection"], vanish: () => void): void {
   add("huge", server.registerTool("huge", {
     description: `Returns one text block of \`mb\` MiB (default ${HUGE_DEFAULT_MB}).`,
     inputSchema: { mb: z.number().positive().max(1024).default(HUGE_DEFAULT_MB) },
@@ -110,9 +111,11 @@ function registerFaultTools(server: McpServer, add: Add, dropConnection: Fixture
     description: "Cuts the connection in the middle of the call (over stdio the server process exits).",
     inputSchema: {
       stage: z.enum(DROP_STAGES).default("mid-stream").describe("HTTP only: before the response starts, or after its headers."),
+      vanish: z.boolean().default(false).describe("HTTP only: first remove `drop` from the tool list, so a call sent again finds it gone."),
     },
-  }, ({ stage }, extra) => {
+  }, ({ stage, vanish: gone }, extra) => {
     if (dropConnection === undefined) return { content: [text("this host cannot drop connections")], isError: true };
+    if (gone) vanish();
     dropConnection(extra.requestId, stage);
     return never;
   }));

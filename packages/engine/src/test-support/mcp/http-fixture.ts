@@ -29,6 +29,12 @@ export interface HttpFixture {
   readonly url: string;
   /** HTTP requests received so far, the rejected ones included. */
   readonly requests: number;
+  /** `tools/list` requests received so far (every page counts). */
+  readonly lists: number;
+  /** Resolves once `n` `tools/call` requests for `tool` have been received (at once if they have). */
+  calls(tool: string, n: number): Promise<void>;
+  /** How many `tools/call` requests for `tool` were received so far. */
+  callsOf(tool: string): number;
   /** Sessions open now (initialized and not terminated). */
   sessions(): number;
   /** What every session shares: the effects ledger and the tool-list edits. */
@@ -49,6 +55,17 @@ export async function startHttpFixture(options: HttpFixtureOptions = {}): Promis
   const sessions = new Map<string, Session>();
   const held = new Set<ServerResponse>();
   let requests = 0;
+  let lists = 0;
+  const called = new Map<string, number>();
+  const waiting = new Set<{ tool: string; n: number; resolve: () => void }>();
+  const sawCall = (tool: string): void => {
+    called.set(tool, (called.get(tool) ?? 0) + 1);
+    for (const wait of waiting) {
+      if (wait.tool !== tool || called.get(tool)! < wait.n) continue;
+      waiting.delete(wait);
+      wait.resolve();
+    }
+  };
 
   const openSession = async (): Promise<Session> => {
     const calls = new Map<RequestId, ServerResponse>();
@@ -73,6 +90,8 @@ export async function startHttpFixture(options: HttpFixtureOptions = {}): Promis
     const body = req.method === "POST" ? await readJson(req) : undefined;
     if (body instanceof SyntaxError) return reply(res, 400, `body is not JSON: ${body.message}`);
     const call = toolsCall(body);
+    if (isJSONRPCRequest(body) && body.method === "tools/list") lists += 1;
+    if (call !== undefined && isJSONRPCRequest(body)) sawCall(String(body.params?.name));
     if (call !== undefined && misbehave !== undefined) return misbehaveOn(res, misbehave, held);
     const id = req.headers["mcp-session-id"];
     let session = typeof id === "string" ? sessions.get(id) : undefined;
@@ -97,6 +116,11 @@ export async function startHttpFixture(options: HttpFixtureOptions = {}): Promis
     get requests() {
       return requests;
     },
+    get lists() {
+      return lists;
+    },
+    callsOf: (tool) => called.get(tool) ?? 0,
+    calls: (tool, n) => ((called.get(tool) ?? 0) >= n ? Promise.resolve() : new Promise<void>((resolve) => void waiting.add({ tool, n, resolve }))),
     sessions: () => sessions.size,
     state,
     close: async () => {
@@ -128,7 +152,7 @@ function toolsCall(body: unknown): RequestId | undefined {
 }
 
 function misbehaveOn(res: ServerResponse, mode: Misbehaviour, held: Set<ServerResponse>): void {
-  if (mode === "exit-mid-call") res.destroy();
+  if (mode === "exit-mid-call" || mode === "stderr-exit") res.destroy();
   else if (mode === "malformed") res.writeHead(200, { "content-type": "application/json" }).end("this body is not JSON-RPC {");
   else held.add(res);
 }

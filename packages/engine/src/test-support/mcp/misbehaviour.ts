@@ -6,6 +6,8 @@ export const MISBEHAVIOURS = [
   "exit-mid-call",
   /** Accepts the call and never answers it. */
   "never-answer",
+  /** Writes lines to stderr (the last one naming `FIXTURE_DATABASE_URL` from its environment), then drops the connection as `exit-mid-call`. */
+  "stderr-exit",
 ] as const;
 
 export type Misbehaviour = (typeof MISBEHAVIOURS)[number];
@@ -20,4 +22,12 @@ export function parseMisbehaviour(value: string): Misbehaviour {
   const found = MISBEHAVIOURS.find((mode) => mode === value);
   if (found === undefined) throw new Error(`unknown misbehaviour ${JSON.stringify(value)}; use one of ${MISBEHAVIOURS.join(", ")}`);
   return found;
+}
+
+/** Lines of noise a `stderr-exit` fixture writes before its last line. */
+export const STDERR_NOISE_LINES = 100;
+
+/** The last line a `stderr-exit` fixture writes to stderr. */
+export function stderrLastLine(env: NodeJS.ProcessEnv): string {
+  return `fixture: cannot reach the database at ${env.FIXTURE_DATABASE_URL ?? "(unset)"}; giving up`;
 }

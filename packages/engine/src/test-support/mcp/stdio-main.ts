@@ -3,13 +3,13 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { isJSONRPCRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { JSONRPCRequest } from "@modelcontextprotocol/sdk/types.js";
 import { createFixtureServer } from "./fixture-tools.js";
-import { DROPPED_EXIT_CODE, MALFORMED_LINE, parseMisbehaviour } from "./misbehaviour.js";
+import { DROPPED_EXIT_CODE, MALFORMED_LINE, parseMisbehaviour, STDERR_NOISE_LINES, stderrLastLine } from "./misbehaviour.js";
 import type { Misbehaviour } from "./misbehaviour.js";
 
 /**
  * Serves the fixture over stdio:
- *   node stdio-main.js [--many N] [--page N] [--names a,b] [--misbehave malformed|exit-mid-call|never-answer]
- * `drop()` and `exit-mid-call` end the process with DROPPED_EXIT_CODE.
+ *   node stdio-main.js [--many N] [--page N] [--names a,b] [--misbehave malformed|exit-mid-call|never-answer|stderr-exit]
+ * `drop()`, `exit-mid-call` and `stderr-exit` end the process with DROPPED_EXIT_CODE.
  */
 
 const { values } = parseArgs({
@@ -30,6 +30,11 @@ function count(flag: string, value: string | undefined): number | undefined {
 
 function misbehave(mode: Misbehaviour, request: JSONRPCRequest): void {
   if (mode === "exit-mid-call") process.exit(DROPPED_EXIT_CODE);
+  if (mode === "stderr-exit") {
+    const lines = Array.from({ length: STDERR_NOISE_LINES }, (_, i) => `noise ${i}`);
+    process.stderr.write(`${[...lines, stderrLastLine(process.env)].join("\n")}\n`, () => process.exit(DROPPED_EXIT_CODE));
+    return;
+  }
   if (mode === "never-answer") return;
   // A line that is not JSON, then one that is JSON but not a JSON-RPC message (a result must be an object).
   process.stdout.write(`${MALFORMED_LINE}\n`);

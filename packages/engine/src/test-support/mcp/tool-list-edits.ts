@@ -2,7 +2,7 @@ import type { McpServer, RegisteredTool } from "@modelcontextprotocol/sdk/server
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import type { ServerNotification, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
 import * as z from "zod";
-import type { FixtureState } from "./fixture-state.js";
+import type { AddedTool, FixtureState } from "./fixture-state.js";
 
 /**
  * `add_tool` / `remove_tool`: edit the tool list of every session of a fixture and announce it.
@@ -41,20 +41,28 @@ function syncToolList(server: McpServer, state: FixtureState, registry: Map<stri
     entry.tool.remove();
     registry.delete(name);
   }
-  for (const name of state.added) {
-    if (!registry.has(name)) registry.set(name, { kind: "added", tool: registerAddedTool(server, name) });
+  for (const [name, added] of state.added) {
+    if (!registry.has(name)) registry.set(name, { kind: "added", tool: registerAddedTool(server, name, added) });
   }
 }
 
-function registerAddedTool(server: McpServer, name: string): RegisteredTool {
-  const config = { description: `Added by add_tool; echoes its text.`, inputSchema: { text: z.string().optional() } };
-  return server.registerTool(name, config, ({ text }) => ({ content: [{ type: "text", text: `${name}: ${text ?? ""}` }] }));
+function registerAddedTool(server: McpServer, name: string, added: AddedTool): RegisteredTool {
+  const required = Object.fromEntries(added.requires.map((arg) => [arg, z.string().describe("Required by add_tool's `requires`.")]));
+  const config = { description: `Added by add_tool; ${added.hang ? "never answers" : "echoes its text"}.`, inputSchema: { text: z.string().optional(), ...required } };
+  return server.registerTool(name, config, ({ text }) => (added.hang ? never : { content: [{ type: "text" as const, text: `${name}: ${typeof text === "string" ? text : ""}` }] }));
 }
+
+const never = new Promise<never>(() => undefined);
 
 function registerEditTools(server: McpServer, state: FixtureState, isBase: (name: string) => boolean): void {
   const input = { name: z.string().min(1).describe("Tool name.") };
-  const edit = (verb: "add" | "remove") => async ({ name }: { name: string }, extra: Extra) => {
-    const changed = !EDIT_TOOLS.has(name) && (verb === "add" ? state.addTool(name, isBase, server) : state.removeTool(name, isBase, server));
+  const addInput = {
+    ...input,
+    requires: z.array(z.string().min(1)).default([]).describe("String arguments the added tool requires besides `text`: calls written for an older schema no longer fit."),
+    hang: z.boolean().default(false).describe("The added tool never answers (instead of echoing)."),
+  };
+  const edit = (verb: "add" | "remove") => async ({ name, requires = [], hang = false }: { name: string; requires?: string[]; hang?: boolean }, extra: Extra) => {
+    const changed = !EDIT_TOOLS.has(name) && (verb === "add" ? state.addTool(name, isBase, server, { requires, hang }) : state.removeTool(name, isBase, server));
     if (!changed) {
       const why = EDIT_TOOLS.has(name) ? "cannot be edited" : verb === "add" ? "is listed already" : "is not listed";
       return { content: [{ type: "text" as const, text: `tool ${JSON.stringify(name)} ${why}` }], isError: true };
@@ -62,6 +70,6 @@ function registerEditTools(server: McpServer, state: FixtureState, isBase: (name
     await extra.sendNotification({ method: "notifications/tools/list_changed" });
     return { content: [{ type: "text" as const, text: `${verb === "add" ? "added" : "removed"} ${name}` }] };
   };
-  server.registerTool("add_tool", { description: "Adds a tool that echoes its text, then announces the change.", inputSchema: input }, edit("add"));
+  server.registerTool("add_tool", { description: "Adds a tool that echoes its text, then announces the change.", inputSchema: addInput }, edit("add"));
   server.registerTool("remove_tool", { description: "Removes a tool, then announces the change.", inputSchema: input }, edit("remove"));
 }

@@ -36,8 +36,10 @@ export function toolsetRoutes(app: FastifyInstance, context: ServerContext): voi
       },
     },
     async (request): Promise<RegisteredToolset> => {
-      checkToolsetPermission(callerOf(request), request.body);
-      const registered = await context.engine().registerToolset(request.body);
+      const caller = callerOf(request);
+      checkToolsetPermission(caller, request.body);
+      // A tenant's MCP servers are reached at public addresses only, registration included (docs/design/mcp-addresses.md).
+      const registered = await context.engine().registerToolset(request.body, caller.operator ? {} : { mcpAddresses: "public" });
       return { id: registered.id, declarations: registered.declarations, warnings: registered.warnings ?? [] };
     },
   );
