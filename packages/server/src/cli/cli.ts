@@ -17,7 +17,7 @@ import { signalCommand, signalUsage } from "./commands/signal.js";
 import { testCommand, testUsage } from "./commands/test.js";
 import { toolsetCommand, toolsetUsage } from "./commands/toolset.js";
 import { verifyCommand, verifyUsage } from "./commands/verify.js";
-import type { Output } from "./print.js";
+import { terminalOutput, type Output } from "./print.js";
 
 /**
  * The `tapedeck` command: a thin shell over the engine's library functions. Exit codes:
@@ -50,7 +50,9 @@ function usage(): string {
   return ["usage:", ...Object.values(COMMANDS).map((c) => `  ${c.usage}`)].join("\n");
 }
 
-export async function cli(argv: readonly string[], out: Output): Promise<number> {
+export async function cli(argv: readonly string[], output: Output): Promise<number> {
+  // Run data (logs, arguments, results, errors) is printed escaped: it cannot drive the terminal.
+  const out = terminalOutput(output);
   const [name, ...args] = argv;
   if (name === undefined || name === "help" || name === "--help" || name === "-h") {
     out.stdout(usage());
