@@ -1,4 +1,3 @@
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { closeAll, Engine, InProcessHostTools, SqliteStore, type Store } from "@tapedeck/engine";
 import type { FastifyInstance } from "fastify";
@@ -35,8 +34,7 @@ export interface ServerCore {
  * `/v1` answers 503. Fails, closing what it opened, if the store cannot be opened.
  */
 export async function openServerCore(options: ResolvedServeOptions, extra: { readonly adminKey: boolean; readonly inProcess?: InProcessChannel }): Promise<ServerCore> {
-  mkdirSync(options.dataDir, { recursive: true });
-  const store = SqliteStore.open({ path: join(options.dataDir, "tapedeck.db"), durability: options.durability });
+  const store = SqliteStore.openDataFolder(options.dataDir, { durability: options.durability });
   let context: ServerContext | undefined;
   let app: FastifyInstance | undefined;
   try {
