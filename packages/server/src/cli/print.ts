@@ -32,9 +32,10 @@ export function terminalOutput(out: Output): Output {
   };
 }
 
-export function formatDiagnostics(diagnostics: readonly Diagnostic[]): string {
+/** Diagnostics with code frames, each at `file:line:column` (the script's path as the command was given it). */
+export function formatDiagnostics(diagnostics: readonly Diagnostic[], file: string): string {
   return diagnostics
-    .map((d) => `script.ts:${d.line}:${d.column} - ${d.category} TS${d.code}: ${d.message}${d.frame ? `\n${d.frame}` : ""}`)
+    .map((d) => `${file}:${d.line}:${d.column} - ${d.category} TS${d.code}: ${d.message}${d.frame ? `\n${d.frame}` : ""}`)
     .join("\n\n");
 }
 

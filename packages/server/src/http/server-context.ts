@@ -20,16 +20,19 @@ export class ServerContext {
   /** Set for an embedded server: how in-memory requests authenticate and hang up. */
   readonly inProcess: InProcessChannel | undefined;
   readonly now: () => number;
+  /** The data folder, as the operator named it: the hints of the server's errors name it (where `tapedeck keys create` must run). */
+  readonly dataDir: string;
   readonly #stopping = new AbortController();
   #engine: Engine | undefined;
 
-  constructor(parts: { readonly store: Store; readonly tokens: TokenSigner; readonly hostTasks: HostTaskBroker; readonly webhooks: WebhookEndpoints; readonly inProcess?: InProcessChannel; readonly now?: () => number }) {
+  constructor(parts: { readonly store: Store; readonly tokens: TokenSigner; readonly hostTasks: HostTaskBroker; readonly webhooks: WebhookEndpoints; readonly inProcess?: InProcessChannel; readonly now?: () => number; readonly dataDir: string }) {
     this.store = parts.store;
     this.tokens = parts.tokens;
     this.hostTasks = parts.hostTasks;
     this.webhooks = parts.webhooks;
     this.inProcess = parts.inProcess;
     this.now = parts.now ?? Date.now;
+    this.dataDir = parts.dataDir;
   }
 
   /** Aborted when the server starts stopping: requests holding for a run answer at once. */

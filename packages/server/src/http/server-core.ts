@@ -42,7 +42,7 @@ export async function openServerCore(options: ResolvedServeOptions, extra: { rea
     const secret = loadOrCreateServerSecret(options.dataDir, options.log);
     const webhooks = await WebhookEndpoints.load(store.webhookOutbox, new SecretBox(secret));
     const hostTasks = new HostTaskBroker({ lookup: taskRunLookup(store), onFault: (error) => options.log(`tapedeck: host task broker fault: ${describe(error)}`) });
-    const opened = new ServerContext({ store, tokens: new TokenSigner(secret), hostTasks, webhooks, ...(extra.inProcess ? { inProcess: extra.inProcess } : {}) });
+    const opened = new ServerContext({ store, tokens: new TokenSigner(secret), hostTasks, webhooks, dataDir: options.dataDir, ...(extra.inProcess ? { inProcess: extra.inProcess } : {}) });
     context = opened;
     const served = await buildApp(opened, options.log);
     app = served;

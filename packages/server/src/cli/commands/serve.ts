@@ -2,6 +2,7 @@ import { startServer } from "../../http/index.js";
 import { optionalFlag, parse, UsageError } from "../args.js";
 import { loadHostModule } from "../load-host-module.js";
 import type { Output } from "../print.js";
+import { shellArg } from "../print-waits.js";
 
 export const serveUsage = "tapedeck serve [--port 7700] [--host 127.0.0.1] [--host-module <tools.ts>] [--public-url <url>] [--data <dir>]";
 
@@ -35,7 +36,7 @@ export async function serveCommand(args: readonly string[], out: Output): Promis
     ...(hostTools ? { hostTools } : {}),
     log: (line) => out.stderr(line),
   });
-  if (server.adminKey) out.stderr(adminKeyNotice(server.adminKey, server.url));
+  if (server.adminKey) out.stderr(adminKeyNotice(server.adminKey, server.url, values.data));
   out.stdout(`tapedeck listening on ${server.url}`);
   const signal = await stopSignal();
   out.stderr(`tapedeck: ${signal}: stopping (runs stay intact and go on at the next start)`);
@@ -81,14 +82,14 @@ function stopSignal(): Promise<NodeJS.Signals> {
   });
 }
 
-function adminKeyNotice(key: string, url: string): string {
+function adminKeyNotice(key: string, url: string, data: string): string {
   return [
-    "tapedeck: created the admin API key. It is shown this once: the server keeps only its hash.",
+    `tapedeck: created the admin API key of the data folder ${data}. It is shown this once: the server keeps only its hash.`,
     "",
     `    ${key}`,
     "",
     `  Send it with every /v1 request:  Authorization: Bearer ${key}`,
     `  From code:  new Tapedeck({ baseUrl: "${url}", apiKey: "${key}" })`,
-    "  More keys, limited to an end user or labels:  tapedeck keys create --namespace <user> --label <k>=<v>",
+    `  More keys, limited to an end user or labels:  tapedeck keys create --data ${shellArg(data)} --namespace <user> --label <k>=<v>`,
   ].join("\n");
 }

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcessByStdio } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -18,7 +18,7 @@ const BIN = fileURLToPath(new URL("../../cli/main.js", import.meta.url));
 export interface ServeChild {
   readonly url: string;
   readonly dataDir: string;
-  /** The admin key printed at the first start; undefined when the data folder had keys. */
+  /** The admin key printed at the first start (a new data folder); undefined when the data folder had keys. */
   readonly adminKey: string | undefined;
   /** Everything the server wrote to stderr so far. */
   stderr(): string;
@@ -43,6 +43,8 @@ export interface ServeChildOptions {
 
 export async function startServeChild(options: ServeChildOptions = {}): Promise<ServeChild> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "tapedeck-serve-"));
+  // A folder without a database is new: its first start prints the admin key.
+  const fresh = !existsSync(join(dataDir, "tapedeck.db"));
   const args = ["serve", "--port", "0", "--data", dataDir];
   if (options.hostModule !== undefined) {
     const path = join(dataDir, "host-tools.ts");
@@ -64,7 +66,7 @@ export async function startServeChild(options: ServeChildOptions = {}): Promise<
     url,
     dataDir,
     // A fresh folder's server prints its key before its address, but the two pipes are read independently.
-    adminKey: options.dataDir === undefined ? await adminKey : undefined,
+    adminKey: fresh ? await adminKey : undefined,
     stderr: () => stderr,
     client: (apiKey, namespace) => new Tapedeck({ baseUrl: url, apiKey, ...(namespace === undefined ? {} : { namespace }) }),
     cleanup: () => rmSync(dataDir, { recursive: true, force: true }),
