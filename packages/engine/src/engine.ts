@@ -15,7 +15,6 @@
  *   or a renewed credential, by replay.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { decisionEvent, needsDecision, terminalStatuses } from "@tapedeck/protocol";
 import type { Decision, DecisionWait, JournalEntry, JsonSchema, JsonValue, PinnedTool, PinnedToolset, PinnedWorkflow, RunEnd, RunEvent, RunWait, ToolSourceKind } from "@tapedeck/protocol";
@@ -331,8 +330,7 @@ export class Engine {
     let store = options.store;
     if (!store) {
       const dataDir = options.dataDir ?? DEFAULT_DATA_DIR;
-      mkdirSync(dataDir, { recursive: true });
-      store = SqliteStore.open({ path: join(dataDir, "tapedeck.db"), durability: options.durability ?? "full" });
+      store = SqliteStore.openDataFolder(dataDir, { durability: options.durability ?? "full" });
     }
     const engine = new Engine(options, store);
     if (engine.#wakeMode === true) {

@@ -39,6 +39,8 @@ export { closeAll } from "./util/close-all.js";
 export { CredentialVault } from "./secrets/vault.js";
 export type { CredentialContext, CredentialResolution, SetCredential } from "./secrets/vault.js";
 export { CREDENTIAL_KINDS, describeScope } from "./secrets/credential.js";
+export { credentialReach } from "./secrets/credential-reach.js";
+export type { CredentialReach } from "./secrets/credential-reach.js";
 export type { CredentialInfo, CredentialKind, CredentialScope, CredentialSecret } from "./secrets/credential.js";
 export { MASTER_KEY_ENV, MasterKeySource } from "./secrets/master-key.js";
 export type { MasterKeyOptions } from "./secrets/master-key.js";

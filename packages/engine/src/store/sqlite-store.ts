@@ -12,6 +12,7 @@
  */
 import Database from "better-sqlite3";
 import { needsDecision, type JournalEntry, type JsonSchema, type JsonValue, type PinnedToolset } from "@tapedeck/protocol";
+import { createDataFolder, createPrivateFile, databaseFile } from "./data-folder.js";
 import { GroupCommit } from "./group-commit.js";
 import { migrate } from "./migrations.js";
 import { apiKeyFromRow, apiKeyRow, entryFromRow, journalRow, newRunRow, runFromRow } from "./sqlite-rows.js";
@@ -33,6 +34,11 @@ const BUSY_TIMEOUT_MS = 5_000;
 
 /** `listRuns` without a limit: as promised by `RunQuery.limit`. */
 const DEFAULT_LIST_LIMIT = 100;
+
+/** A path SQLite opens as a file: not `:memory:`, not `""` (a temporary database), not a `file:` URI. */
+function isFilePath(path: string): boolean {
+  return path !== ":memory:" && path !== "" && !path.startsWith("file:");
+}
 
 const synchronousPragma = { full: "FULL", normal: "NORMAL", off: "OFF" } as const satisfies Record<Durability, string>;
 
@@ -68,8 +74,22 @@ export class SqliteStore implements Store {
   readonly webhookOutbox: SqliteWebhookOutbox;
   readonly credentials: SqliteCredentialStore;
 
-  /** Opens (creating if needed) and migrates the database. Throws if it is from a newer Tapedeck. */
+  /**
+   * Opens the database of a data folder (`<dataDir>/tapedeck.db`), creating the folder (0700)
+   * and the database (0600) if needed.
+   */
+  static openDataFolder(dataDir: string, options: { readonly durability?: Durability } = {}): SqliteStore {
+    createDataFolder(dataDir);
+    return SqliteStore.open({ path: databaseFile(dataDir), ...options });
+  }
+
+  /**
+   * Opens (creating if needed, owner-only: 0600, and so its `-wal` and `-shm`) and migrates the
+   * database. Throws if it is from a newer Tapedeck.
+   */
   static open(options: SqliteStoreOptions): SqliteStore {
+    // SQLite would create the file 0644 (less the umask); tool arguments and results are private.
+    if (isFilePath(options.path)) createPrivateFile(options.path);
     const db = new Database(options.path);
     try {
       // busy_timeout first: switching to WAL needs a lock another process may hold.

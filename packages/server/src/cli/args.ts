@@ -8,8 +8,22 @@ export class UsageError extends Error {
   }
 }
 
-export interface CommonFlags {
-  readonly data: string;
+/** The data folder when neither `--data` nor `TAPEDECK_DATA` names one. */
+export const BUILTIN_DATA_DIR = ".tapedeck";
+/** Names the data folder of every command that is given no `--data`. */
+export const DATA_ENV = "TAPEDECK_DATA";
+
+/** The data folder of a command given no `--data`: `TAPEDECK_DATA`, else `./.tapedeck`. */
+export function defaultDataDir(): string {
+  return process.env[DATA_ENV] || BUILTIN_DATA_DIR;
+}
+
+/**
+ * Whether a command printed for pasting may leave `--data` out: only for `./.tapedeck` with no
+ * `TAPEDECK_DATA` (which may have been set for this one command and be gone from the next).
+ */
+export function dataFlagImplied(data: string): boolean {
+  return data === BUILTIN_DATA_DIR && !process.env[DATA_ENV];
 }
 
 type Options = NonNullable<NonNullable<Parameters<typeof parseArgs>[0]>["options"]>;
@@ -19,10 +33,10 @@ export interface Parsed {
   readonly positionals: readonly string[];
 }
 
-/** Parses a command's arguments (every command takes `--data`); unknown flags are a `UsageError`. */
+/** Parses a command's arguments (every command takes `--data`, default `defaultDataDir()`); unknown flags are a `UsageError`. */
 export function parse(args: readonly string[], options: Options): Parsed {
   try {
-    const parsed = parseArgs({ args: [...args], options: { ...options, data: { type: "string", default: ".tapedeck" } }, allowPositionals: true, strict: true });
+    const parsed = parseArgs({ args: [...args], options: { ...options, data: { type: "string", default: defaultDataDir() } }, allowPositionals: true, strict: true });
     return parsed;
   } catch (error) {
     throw new UsageError((error as Error).message);

@@ -50,12 +50,14 @@ describe("tapedeck CLI", () => {
     await withDir(async (dir) => {
       const good = capture();
       assert.equal(await cli(["check", example("script.ts"), "--toolset", example("toolset.json")], good), 0);
+      assert.deepEqual(good.out, [`ok: ${example("script.ts")} type-checks against ${example("toolset.json")}`]);
       const bad = join(dir, "bad.ts");
       writeFileSync(bad, `import { shop } from "tapedeck:tools";\nexport default shop.list_items({ category: "films" });\n`);
       const io = capture();
       assert.equal(await cli(["check", bad, "--toolset", example("toolset.json")], io), 1);
       const text = io.err.join("\n");
-      assert.match(text, /script\.ts:2:\d+ - error TS2322/);
+      assert.match(text, new RegExp(`^${bad.replaceAll(/[.*+?^${}()|[\]\\]/g, "\\$&")}:2:\\d+ - error TS2322`), "the diagnostic names the file it was given");
+      assert.ok(io.err.at(-1)?.startsWith(`${bad}: 1 error against `), io.err.at(-1));
       assert.match(text, /> +2 \|/);
     });
   });
@@ -141,6 +143,7 @@ describe("tapedeck CLI", () => {
 
   it("signal, approvals, approve, reject: usage errors exit 2 with the usage; an unknown run exits 1", async () => {
     await withDir(async (dir) => {
+      assert.equal(await cli(["toolset", "register", example("toolset.json"), "--data", dir], capture()), 0, "a data folder");
       const cases: [string[], RegExp][] = [
         [["signal", "run_x"], /^missing <name>\nusage: tapedeck signal <run_id> <name>/],
         [["signal", "run_x", "go", '{"n":1}'], /^unexpected argument "\{\\"n\\":1\}"\nusage: tapedeck signal/],

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import type { JournalEntry } from "@tapedeck/protocol";
 import { Engine, type EngineOptions } from "@tapedeck/engine";
 import { UsageError } from "./args.js";
+import { requireDataFolder } from "./data-folder.js";
 import { loadHostModule } from "./load-host-module.js";
 
 /** Reads a JSON file, with an error that names the file. */
@@ -38,7 +39,8 @@ export function parseJsonFlag(text: string | undefined, flag: string): unknown {
 
 /**
  * Runs `use` with an engine on `--data` (with the host module of `--host`, if given), and
- * closes the engine however `use` ends.
+ * closes the engine however `use` ends. The data folder must exist (`not_found` naming it)
+ * unless `access` is `create` (or `extra` gives a store of its own).
  *
  * The engine wakes only the runs it holds (`wake: "owned"`): a command executes the runs it
  * names and keeps them while it follows them (its timers fire here, and signals and decisions
@@ -50,7 +52,9 @@ export async function withEngine<T>(
   host: string | undefined,
   use: (engine: Engine) => Promise<T>,
   extra: EngineOptions = {},
+  access: "existing" | "create" = "existing",
 ): Promise<T> {
+  if (access === "existing" && extra.store === undefined) requireDataFolder(data);
   const hostTools = host === undefined ? undefined : await loadHostModule(host);
   const engine = await Engine.open({ dataDir: data, wake: "owned", ...(hostTools ? { hostTools } : {}), ...extra });
   try {

@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Engine } from "@tapedeck/engine";
 import { cli } from "./cli.js";
@@ -23,6 +23,14 @@ function findSecrets(dir: string, secrets: readonly string[], printed: string): 
   return found;
 }
 
+/** Registers a toolset whose `fetch` reaches the hosts the credentials are bound to; resolves with its id. */
+async function registerToolset(dir: string): Promise<string> {
+  writeFileSync(join(dir, "toolset.json"), JSON.stringify({ http: { allow: ["api.github.com", "*.example.com"] } }));
+  const io = capture();
+  assert.equal(await cli(["toolset", "register", join(dir, "toolset.json"), "--data", dir], io), 0, io.err.join("\n"));
+  return io.out[0]!;
+}
+
 const SECRET = "cli_secret_value_4b9e2d71";
 const ENV_SECRET = "cli_env_secret_value_8c3a";
 
@@ -36,27 +44,28 @@ describe("tapedeck credentials", () => {
         printed.push(...io.out, ...io.err);
         return { code, out: io.out, err: io.err.join("\n") };
       };
-      assert.equal((await run(["set", "GH", "--kind", "bearer", "--host", "api.github.com", "--toolset", "ts_1"], `${SECRET}\n`)).code, 0);
+      const toolset = await registerToolset(dir);
+      assert.equal((await run(["set", "GH", "--kind", "bearer", "--host", "api.github.com", "--toolset", toolset], `${SECRET}\n`)).code, 0);
       assert.equal(statSync(join(dir, "master.key")).mode & 0o777, 0o600);
       process.env.TAPEDECK_TEST_CRED = ENV_SECRET;
       try {
-        const set = await run(["set", "Q", "--kind", "query", "--param", "api_key", "--host", "*.example.com", "--toolset", "ts_1", "--namespace", "alice", "--from-env", "TAPEDECK_TEST_CRED"]);
+        const set = await run(["set", "Q", "--kind", "query", "--param", "api_key", "--host", "*.example.com", "--toolset", toolset, "--namespace", "alice", "--from-env", "TAPEDECK_TEST_CRED"]);
         assert.equal(set.code, 0, set.err);
       } finally {
         delete process.env.TAPEDECK_TEST_CRED;
       }
-      const extra = await run(["set", "X", SECRET, "--kind", "bearer", "--host", "a.example.com", "--toolset", "ts_1"]);
+      const extra = await run(["set", "X", SECRET, "--kind", "bearer", "--host", "a.example.com", "--toolset", toolset]);
       assert.equal(extra.code, 2);
       assert.match(extra.err, /never from an argument/);
-      assert.deepEqual((await run(["list"])).out, ["GH\tbearer\ttoolset ts_1\tapi.github.com", 'Q\tquery\tnamespace "alice" of toolset ts_1\t*.example.com']);
+      assert.deepEqual((await run(["list"])).out, [`GH\tbearer\ttoolset ${toolset}\tapi.github.com`, `Q\tquery\tnamespace "alice" of toolset ${toolset}\t*.example.com`]);
       const rotated = await run(["rotate-key"]);
       assert.match(rotated.err, /2 credential\(s\) re-encrypted/);
-      assert.equal((await run(["delete", "GH", "--toolset", "ts_1"])).code, 0);
-      assert.equal((await run(["delete", "GH", "--toolset", "ts_1"])).code, 1);
+      assert.equal((await run(["delete", "GH", "--toolset", toolset])).code, 0);
+      assert.equal((await run(["delete", "GH", "--toolset", toolset])).code, 1);
 
       const engine = await Engine.open({ dataDir: dir, wake: false });
       try {
-        const ns = await engine.credentials.resolve({ runId: "run_x", toolsetId: "ts_1", namespace: "alice" }, "a.example.com");
+        const ns = await engine.credentials.resolve({ runId: "run_x", toolsetId: toolset, namespace: "alice" }, "a.example.com");
         assert.deepEqual(ns.kind === "found" ? ns.secret : undefined, { kind: "query", param: "api_key", value: ENV_SECRET });
         const output = printed.join("\n");
         assert.deepEqual(findSecrets(dir, [SECRET, ENV_SECRET], output), []);
@@ -74,14 +83,15 @@ describe("tapedeck credentials", () => {
         const code = await cli(["credentials", ...args, "--data", dir], io);
         return { code, out: io.out, err: io.err.join("\n") };
       };
-      assert.equal((await run(["set", "SOON", "--kind", "bearer", "--host", "a.example.com", "--toolset", "ts_1", "--expires-at", "2031-01-02T03:04:05Z"])).code, 0);
+      const toolset = await registerToolset(dir);
+      assert.equal((await run(["set", "SOON", "--kind", "bearer", "--host", "a.example.com", "--toolset", toolset, "--expires-at", "2031-01-02T03:04:05Z"])).code, 0);
       const before = Date.now();
-      assert.equal((await run(["set", "HOUR", "--kind", "bearer", "--host", "b.example.com", "--toolset", "ts_1", "--expires-in", "1h"])).code, 0);
+      assert.equal((await run(["set", "HOUR", "--kind", "bearer", "--host", "b.example.com", "--toolset", toolset, "--expires-in", "1h"])).code, 0);
       const listed = (await run(["list"])).out;
-      assert.equal(listed[0], "SOON\tbearer\ttoolset ts_1\ta.example.com\texpires 2031-01-02T03:04:05.000Z");
+      assert.equal(listed[0], `SOON\tbearer\ttoolset ${toolset}\ta.example.com\texpires 2031-01-02T03:04:05.000Z`);
       const hour = Date.parse(listed[1]?.split("\texpires ")[1] ?? "");
       assert.ok(hour >= before + 3_600_000 && hour <= Date.now() + 3_600_000, listed[1]);
-      const bad = await run(["set", "BAD", "--kind", "bearer", "--host", "c.example.com", "--toolset", "ts_1", "--expires-at", "next tuesday"]);
+      const bad = await run(["set", "BAD", "--kind", "bearer", "--host", "c.example.com", "--toolset", toolset, "--expires-at", "next tuesday"]);
       assert.equal(bad.code, 2);
       assert.match(bad.err, /--expires-at must be an ISO time/);
     });

@@ -1,7 +1,7 @@
 import type { Engine } from "@tapedeck/engine";
 import { printLogs } from "./commands/logs.js";
 import { printEnd, type Output } from "./print.js";
-import { waitingLine, type CommandFlags } from "./print-waits.js";
+import { flagText, shellArg, waitingLine, type CommandFlags } from "./print-waits.js";
 
 /**
  * How a command stays with a run it started, resumed, signalled or decided on: it prints the
@@ -41,11 +41,23 @@ export async function followRun(engine: Engine, runId: string, out: Output, opti
   }
 }
 
-/** Prints how following a run ended (a waiting line is printed already) and returns the exit code. */
-export function printSettled(out: Output, runId: string, settled: Settled): number {
+/**
+ * Prints how following a run ended (a waiting line is printed already) and returns the exit
+ * code. An ended run's id follows its output or error on stderr; a failed one's with the
+ * `fork` command that reruns it with a corrected script (`script`: the path to suggest).
+ */
+export function printSettled(out: Output, runId: string, settled: Settled, flags: CommandFlags, script?: string): number {
   if (settled === undefined) {
-    out.stderr(`run ${runId} is executing in another process, or was left running by one that stopped (continue it with: tapedeck resume ${runId})`);
+    out.stderr(`run ${runId} is executing in another process, or was left running by one that stopped (continue it with: tapedeck resume ${runId}${flagText(flags)})`);
     return 0;
   }
-  return settled.status === "waiting" ? 0 : printEnd(out, settled);
+  if (settled.status === "waiting") return 0;
+  const code = printEnd(out, settled);
+  const show = `tapedeck show ${runId}${flagText({ data: flags.data })}`;
+  if (settled.status === "failed") {
+    out.stderr(`run ${runId} failed (${show}). Fix the script and fork the run; the calls it completed are reused, not sent again: tapedeck fork ${runId} ${script === undefined ? "<script.ts>" : shellArg(script)}${flagText(flags)}`);
+  } else {
+    out.stderr(`run ${runId} ${settled.status} (${show})`);
+  }
+  return code;
 }

@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -44,6 +44,37 @@ export default async () => {
       await cli(["show", runId, "--data", join(dir, "data")], shown);
       assert.equal(shown.out.filter((l) => l.includes("call.completed")).length, 3);
       assert.ok(shown.out.some((l) => l.includes("#2 memory.create_relations(")));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("a tool the server annotates destructiveHint waits for approval: nothing is sent until it is approved", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tapedeck-cli-mcp-"));
+    try {
+      const memoryFile = join(dir, "m.jsonl");
+      const toolset = join(dir, "toolset.json");
+      writeFileSync(toolset, JSON.stringify({ mcpServers: { memory: { command: process.execPath, args: [MEMORY], env: { MEMORY_FILE_PATH: memoryFile } } } }));
+      const script = join(dir, "script.ts");
+      writeFileSync(
+        script,
+        `import { memory } from "tapedeck:tools";
+export default async () => {
+  await memory.create_entities({ entities: [{ name: "Grace", entityType: "person", observations: ["COBOL"] }] });
+  await memory.delete_entities({ entityNames: ["Grace"] });
+  return (await memory.read_graph()).entities.length;
+};`,
+      );
+      const data = join(dir, "data");
+      const parked = capture();
+      assert.equal(await cli(["run", script, "--toolset", toolset, "--detach", "--data", data], parked), 0, parked.err.join("\n"));
+      const runId = parked.out[0]!;
+      assert.match(parked.err.join("\n"), new RegExp(`run ${runId} waiting: approval of #2 memory\\.delete_entities`));
+      assert.match(readFileSync(memoryFile, "utf8"), /Grace/, "not deleted: the call was not sent");
+      const approved = capture();
+      assert.equal(await cli(["approve", `${runId}/2`, "--data", data], approved), 0, approved.err.join("\n"));
+      assert.deepEqual(approved.out, ["0"]);
+      assert.doesNotMatch(readFileSync(memoryFile, "utf8"), /Grace/, "sent once approved");
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

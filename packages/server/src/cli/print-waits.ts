@@ -1,4 +1,5 @@
 import type { RunWait } from "@tapedeck/protocol";
+import { dataFlagImplied } from "./args.js";
 import { short } from "./print.js";
 
 /** How a parked run is printed: what it waits for, and the commands that resolve each wait. */
@@ -57,13 +58,14 @@ function resolution(runId: string, wait: RunWait, flags: CommandFlags, following
   }
 }
 
-function flagText(flags: CommandFlags): string {
-  const data = flags.data === ".tapedeck" ? "" : ` --data ${shellArg(flags.data)}`;
+/** ` --data <dir> --host <module>` as given, for a command printed to be pasted (`--data` left out when implied). */
+export function flagText(flags: CommandFlags): string {
+  const data = dataFlagImplied(flags.data) ? "" : ` --data ${shellArg(flags.data)}`;
   return `${data}${flags.host === undefined ? "" : ` --host ${shellArg(flags.host)}`}`;
 }
 
 /** `text` as one word of a POSIX shell command. */
-function shellArg(text: string): string {
+export function shellArg(text: string): string {
   return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`;
 }
 

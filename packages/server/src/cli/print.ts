@@ -1,5 +1,6 @@
 import { formatRunError, type JournalEntry } from "@tapedeck/protocol";
 import type { Diagnostic, RunEnd } from "@tapedeck/engine";
+import { escapeLine, escapeTerminal } from "../terminal-text.js";
 
 /** Where a command writes. Tests give their own. */
 export interface Output {
@@ -19,9 +20,22 @@ export const processOutput: Output = {
   },
 };
 
-export function formatDiagnostics(diagnostics: readonly Diagnostic[]): string {
+/**
+ * `out` with every line escaped for a terminal (see `escapeTerminal`): what runs, tools and
+ * servers wrote cannot drive the terminal. Every command prints through it (`cli` wraps its output).
+ */
+export function terminalOutput(out: Output): Output {
+  return {
+    stdout: (text) => out.stdout(escapeTerminal(text)),
+    stderr: (text) => out.stderr(escapeTerminal(text)),
+    ...(out.readStdin ? { readStdin: out.readStdin.bind(out) } : {}),
+  };
+}
+
+/** Diagnostics with code frames, each at `file:line:column` (the script's path as the command was given it). */
+export function formatDiagnostics(diagnostics: readonly Diagnostic[], file: string): string {
   return diagnostics
-    .map((d) => `script.ts:${d.line}:${d.column} - ${d.category} TS${d.code}: ${d.message}${d.frame ? `\n${d.frame}` : ""}`)
+    .map((d) => `${file}:${d.line}:${d.column} - ${d.category} TS${d.code}: ${d.message}${d.frame ? `\n${d.frame}` : ""}`)
     .join("\n\n");
 }
 
@@ -35,8 +49,12 @@ export function printEnd(out: Output, end: RunEnd): number {
   return 1;
 }
 
-/** One journal entry as a line of `tapedeck show`. */
+/** One journal entry as a line of `tapedeck show` (a newline in a log line or a message is shown as `\n`). */
 export function formatEntry(entry: JournalEntry): string {
+  return escapeLine(entryLine(entry));
+}
+
+function entryLine(entry: JournalEntry): string {
   const time = new Date(entry.at).toISOString();
   const head = `${String(entry.index).padStart(5)} ${time} ${entry.kind.padEnd(14)}`;
   switch (entry.kind) {

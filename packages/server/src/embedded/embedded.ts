@@ -26,6 +26,8 @@ export async function embedded(options: EmbeddedOptions = {}): Promise<EmbeddedT
     ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
     ...(options.durability === undefined ? {} : { durability: options.durability }),
     ...(options.hostTools === undefined ? {} : { hostTools: inProcessTools(options.hostTools) }),
+    // Inside an application: only what needs its attention (faults, failed webhook attempts, lost workers), not a line per call.
+    logLevel: "warn",
   });
   const core = await openServerCore(resolved, { adminKey: false, inProcess: channel });
   try {

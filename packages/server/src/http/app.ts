@@ -1,5 +1,7 @@
 import swagger from "@fastify/swagger";
 import Fastify, { type FastifyInstance, type FastifyReply } from "fastify";
+import { RequestLog } from "../logging/request-log.js";
+import type { ServerLogger } from "../logging/server-logger.js";
 import { ApiError } from "./api-error.js";
 import { identify } from "./auth/caller.js";
 import { bodyTooLarge, errorHandler } from "./error-handler.js";
@@ -26,9 +28,11 @@ import { formatValidationErrors, validatorCompiler } from "./validation.js";
  * behind authentication, and `GET /openapi.json` generated from the route schemas that
  * validate requests.
  */
-export async function buildApp(context: ServerContext, log: (line: string) => void): Promise<FastifyInstance> {
+export async function buildApp(context: ServerContext, logger: ServerLogger): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: false,
+    // Fastify's own logger, with one line per answered request (no body, header, query or token).
+    loggerInstance: logger,
+    logController: new RequestLog(),
     bodyLimit: BODY_LIMIT_BYTES,
     schemaErrorFormatter: formatValidationErrors,
     // A JSON body with `__proto__` or `constructor.prototype` keys is refused (400), never merged into objects.
@@ -43,7 +47,7 @@ export async function buildApp(context: ServerContext, log: (line: string) => vo
   app.setValidatorCompiler(validatorCompiler);
   // Answers are typed in TypeScript and sent as they are: response schemas document, never reshape.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
-  app.setErrorHandler(errorHandler(log));
+  app.setErrorHandler(errorHandler());
   app.setNotFoundHandler((request, reply) => {
     void reply.code(404).send(new ApiError("not_found", `No route ${request.method} ${request.url.split("?")[0]}. The API is described at GET /openapi.json.`).body());
   });

@@ -50,7 +50,8 @@ before(async () => {
   echo.listen(0, "127.0.0.1");
   await once(echo, "listening");
   echoUrl = `http://127.0.0.1:${(echo.address() as AddressInfo).port}/echo`;
-  server = await startServeChild({ env: { [TEST_ALLOW_LOOPBACK_ENV]: "1" } });
+  // The most verbose log: every line the server can write is scanned for the secrets.
+  server = await startServeChild({ env: { [TEST_ALLOW_LOOPBACK_ENV]: "1" }, args: ["--log-level", "trace", "--log-format", "json"] });
   admin = client(server.adminKey!);
   toolset = (await admin.toolsets.create({ http: { allow: ["127.0.0.1"] } })).id;
 });
@@ -172,11 +173,13 @@ describe("credentials over the API", () => {
       for (const secret of SECRETS) if (text.includes(secret)) found.push(`${secret} in ${where}`);
     };
     answers.forEach((body, i) => scan(`answer ${i}`, body));
-    scan("server stderr", server.stderr());
+    scan("server stderr (its log included)", server.stderr());
     const files = (dir: string): string[] => readdirSync(dir).flatMap((name) => (statSync(join(dir, name)).isDirectory() ? files(join(dir, name)) : [join(dir, name)]));
     for (const file of files(server.dataDir)) scan(file, readFileSync(file));
     assert.deepEqual(found, []);
     assert.ok(answers.some((a) => a.includes(MARKER)), "control: the scan sees what runs logged");
+    assert.match(server.stderr(), /"path":"\/v1\/credentials".*"msg":"request"/, "control: the scan reads the server's log, one line per request");
+    assert.match(server.stderr(), /"msg":"run ended"/, "control: and its run lines");
     assert.ok(files(server.dataDir).some((f) => readFileSync(f).includes(MARKER)), "control: the scan reads the data folder");
   });
 });

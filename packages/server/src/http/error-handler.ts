@@ -1,6 +1,7 @@
 import { EngineError } from "@tapedeck/engine";
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { ApiError, fromEngineError } from "./api-error.js";
+import { loggedPath } from "../logging/request-log.js";
 import { BODY_LIMIT_BYTES } from "./limits.js";
 
 /**
@@ -8,12 +9,11 @@ import { BODY_LIMIT_BYTES } from "./limits.js";
  * Bad input is always a 4xx that says what was wrong; only a fault of the server is a 5xx
  * (logged, with a message that leaks nothing).
  */
-export function errorHandler(log: (line: string) => void) {
+export function errorHandler() {
   return (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): void => {
     const api = toApiError(error);
-    if (api.status >= 500 && api.code !== "unavailable") {
-      log(`tapedeck: ${request.method} ${request.url} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-    }
+    // The request's own line follows with its status; this one has the fault (the path as logged: no token, no query).
+    if (api.status >= 500 && api.code !== "unavailable") request.log.error({ err: error, method: request.method, path: loggedPath(request) }, "Tapedeck failed while answering");
     if (api.status === 401) void reply.header("www-authenticate", 'Bearer realm="tapedeck"');
     void reply.code(api.status).send(api.body());
   };

@@ -1,4 +1,6 @@
 import type { Durability, HostToolModule } from "@tapedeck/engine";
+import { WORKER_LOST_AFTER_MS } from "../host-tasks/worker-presence.js";
+import { createServerLogger, defaultLogFormat, type LogFormat, type LogLevel, type ServerLogger } from "../logging/server-logger.js";
 import { DEFAULT_RETRY_SCHEDULE, type RetrySchedule } from "../webhooks/retry-schedule.js";
 
 /** How `startServer` (and `tapedeck serve`) runs. Every field has a default. */
@@ -18,8 +20,18 @@ export interface ServeOptions {
    * it listens on (behind a proxy). Run-bound webhook URLs point there. Default: the listening address.
    */
   readonly publicUrl?: string;
-  /** Where the server writes what an operator must see (the admin key on first start, background faults). Default: stderr. */
+  /**
+   * The log's level: one line per request and per run started, parked or ended, worker
+   * connected or lost at `info`; webhook attempts that failed and faults at `warn` and `error`;
+   * `silent` logs nothing. Default `"info"`.
+   */
+  readonly logLevel?: LogLevel;
+  /** `"json"` (one pino object per line) or `"pretty"` (one line for people). Default: pretty when stderr is a terminal, JSON otherwise. */
+  readonly logFormat?: LogFormat;
+  /** Where each log line goes (without its newline). Default: stderr. */
   readonly log?: (line: string) => void;
+  /** How long a worker may go without polling, heartbeating or answering before the log says it is lost, ms. Default 60 s. */
+  readonly workerLostAfterMs?: number;
   /** Webhooks out: the retry schedule (default: 8 attempts, 10 s then ×4 each time, at most 6 h apart) and how long one attempt may take (default 10 s). */
   readonly webhooks?: { readonly retry?: Partial<RetrySchedule>; readonly timeoutMs?: number };
   /**
@@ -37,7 +49,8 @@ export interface ResolvedServeOptions {
   readonly durability: Durability;
   readonly hostTools: HostToolModule | undefined;
   readonly publicUrl: string | undefined;
-  readonly log: (line: string) => void;
+  readonly logger: ServerLogger;
+  readonly workerLostAfterMs: number;
   readonly webhooks: { readonly retry: RetrySchedule; readonly timeoutMs: number };
   readonly unsafeHttpAllowLoopbackForTests: boolean;
 }
@@ -56,7 +69,8 @@ export function resolveServeOptions(options: ServeOptions): ResolvedServeOptions
     durability: options.durability ?? "full",
     hostTools: options.hostTools,
     publicUrl: options.publicUrl?.replace(/\/+$/, ""),
-    log: options.log ?? ((line) => process.stderr.write(`${line}\n`)),
+    logger: createServerLogger({ level: options.logLevel ?? "info", format: options.logFormat ?? defaultLogFormat(), write: options.log ?? ((line) => process.stderr.write(`${line}\n`)) }),
+    workerLostAfterMs: options.workerLostAfterMs ?? WORKER_LOST_AFTER_MS,
     webhooks: { retry: { ...DEFAULT_RETRY_SCHEDULE, ...options.webhooks?.retry }, timeoutMs: options.webhooks?.timeoutMs ?? WEBHOOK_TIMEOUT_MS },
     unsafeHttpAllowLoopbackForTests: options.unsafeHttpAllowLoopbackForTests === true,
   };

@@ -1,5 +1,6 @@
 import type { Engine, Store } from "@tapedeck/engine";
 import type { HostTaskBroker } from "../host-tasks/host-task-broker.js";
+import type { WorkerPresence } from "../host-tasks/worker-presence.js";
 import type { WebhookEndpoints } from "../webhooks/webhook-endpoints.js";
 import { ApiError } from "./api-error.js";
 import type { TokenSigner } from "./auth/tokens.js";
@@ -15,21 +16,27 @@ export class ServerContext {
   readonly tokens: TokenSigner;
   /** Host tool calls waiting for workers (`/v1/tasks`). */
   readonly hostTasks: HostTaskBroker;
+  /** Which workers poll (for the log: connected, lost). */
+  readonly workers: WorkerPresence;
   /** Webhook endpoints (`/v1/webhooks`). */
   readonly webhooks: WebhookEndpoints;
   /** Set for an embedded server: how in-memory requests authenticate and hang up. */
   readonly inProcess: InProcessChannel | undefined;
   readonly now: () => number;
+  /** The data folder, as the operator named it: the hints of the server's errors name it (where `tapedeck keys create` must run). */
+  readonly dataDir: string;
   readonly #stopping = new AbortController();
   #engine: Engine | undefined;
 
-  constructor(parts: { readonly store: Store; readonly tokens: TokenSigner; readonly hostTasks: HostTaskBroker; readonly webhooks: WebhookEndpoints; readonly inProcess?: InProcessChannel; readonly now?: () => number }) {
+  constructor(parts: { readonly store: Store; readonly tokens: TokenSigner; readonly hostTasks: HostTaskBroker; readonly workers: WorkerPresence; readonly webhooks: WebhookEndpoints; readonly inProcess?: InProcessChannel; readonly now?: () => number; readonly dataDir: string }) {
     this.store = parts.store;
     this.tokens = parts.tokens;
     this.hostTasks = parts.hostTasks;
+    this.workers = parts.workers;
     this.webhooks = parts.webhooks;
     this.inProcess = parts.inProcess;
     this.now = parts.now ?? Date.now;
+    this.dataDir = parts.dataDir;
   }
 
   /** Aborted when the server starts stopping: requests holding for a run answer at once. */
@@ -58,5 +65,6 @@ export class ServerContext {
 
   stop(): void {
     this.#stopping.abort();
+    this.workers.close();
   }
 }

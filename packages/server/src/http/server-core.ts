@@ -1,4 +1,3 @@
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { closeAll, Engine, InProcessHostTools, SqliteStore, type Store } from "@tapedeck/engine";
 import type { FastifyInstance } from "fastify";
@@ -8,6 +7,9 @@ import { DeliveryLoop } from "../webhooks/delivery-loop.js";
 import { SecretBox } from "../webhooks/endpoint-secret.js";
 import { OutboxWriter } from "../webhooks/outbox-writer.js";
 import { ExpirySweeper } from "../expiry/expiry-sweeper.js";
+import { WorkerPresence } from "../host-tasks/worker-presence.js";
+import { logRunEvents } from "../logging/run-log.js";
+import type { ServerLogger } from "../logging/server-logger.js";
 import { WebhookEndpoints } from "../webhooks/webhook-endpoints.js";
 import { buildApp } from "./app.js";
 import { ensureAdminKey } from "./auth/api-keys.js";
@@ -35,18 +37,19 @@ export interface ServerCore {
  * `/v1` answers 503. Fails, closing what it opened, if the store cannot be opened.
  */
 export async function openServerCore(options: ResolvedServeOptions, extra: { readonly adminKey: boolean; readonly inProcess?: InProcessChannel }): Promise<ServerCore> {
-  mkdirSync(options.dataDir, { recursive: true });
-  const store = SqliteStore.open({ path: join(options.dataDir, "tapedeck.db"), durability: options.durability });
+  const store = SqliteStore.openDataFolder(options.dataDir, { durability: options.durability });
   let context: ServerContext | undefined;
   let app: FastifyInstance | undefined;
   try {
     const admin = extra.adminKey ? await ensureAdminKey(store) : undefined;
-    const secret = loadOrCreateServerSecret(options.dataDir, options.log);
+    const { logger } = options;
+    const secret = loadOrCreateServerSecret(options.dataDir, (line) => logger.warn(line));
     const webhooks = await WebhookEndpoints.load(store.webhookOutbox, new SecretBox(secret));
-    const hostTasks = new HostTaskBroker({ lookup: taskRunLookup(store), onFault: (error) => options.log(`tapedeck: host task broker fault: ${describe(error)}`) });
-    const opened = new ServerContext({ store, tokens: new TokenSigner(secret), hostTasks, webhooks, ...(extra.inProcess ? { inProcess: extra.inProcess } : {}) });
+    const hostTasks = new HostTaskBroker({ lookup: taskRunLookup(store), onFault: (error) => logger.error({ err: error }, "host task broker fault") });
+    const workers = new WorkerPresence({ logger, lostAfterMs: options.workerLostAfterMs });
+    const opened = new ServerContext({ store, tokens: new TokenSigner(secret), hostTasks, workers, webhooks, dataDir: options.dataDir, ...(extra.inProcess ? { inProcess: extra.inProcess } : {}) });
     context = opened;
-    const served = await buildApp(opened, options.log);
+    const served = await buildApp(opened, logger);
     app = served;
     return new Core(options, store, opened, served, admin?.secret);
   } catch (error) {
@@ -85,17 +88,16 @@ class Core implements ServerCore {
       unsafeHttpAllowLoopbackForTests: options.unsafeHttpAllowLoopbackForTests,
     });
     this.#engine = engine;
-    engine.on((event) => {
-      if (event.type === "engine.error") options.log(`tapedeck: background fault (runs are intact): ${describe(event.error)}`);
-    });
-    const deliveries = new DeliveryLoop({ outbox: store.webhookOutbox, target: (id) => context.webhooks.target(id), schedule: options.webhooks.retry, timeoutMs: options.webhooks.timeoutMs, log: options.log });
+    const { logger } = options;
+    logRunEvents(engine, logger);
+    const deliveries = new DeliveryLoop({ outbox: store.webhookOutbox, target: (id) => context.webhooks.target(id), schedule: options.webhooks.retry, timeoutMs: options.webhooks.timeoutMs, logger });
     this.#deliveries = deliveries;
-    this.#writer = new OutboxWriter({ store, endpoints: context.webhooks, written: () => deliveries.kick(), log: options.log });
+    this.#writer = new OutboxWriter({ store, endpoints: context.webhooks, written: () => deliveries.kick(), log: (line) => logger.error(line) });
     this.#writer.listen(engine);
     context.attach(engine);
-    await resumeLeftRunning(engine, options.log);
+    await resumeLeftRunning(engine, logger);
     // Runs past their TTL are cancelled now (those that expired while no server ran), then every minute.
-    this.#expiry = new ExpirySweeper({ engine: () => engine, log: options.log });
+    this.#expiry = new ExpirySweeper({ engine: () => engine, log: (line) => logger.warn(line) });
     this.#expiry.start();
     // Deliveries left pending by the previous process go out now (or at their time).
     deliveries.kick();
@@ -118,18 +120,15 @@ class Core implements ServerCore {
  * Runs a previous process left `running` (it died or was killed) go on, one by one: a run
  * that cannot is reported and left as it is, without stopping the others.
  */
-async function resumeLeftRunning(engine: Engine, log: (line: string) => void): Promise<void> {
+async function resumeLeftRunning(engine: Engine, logger: ServerLogger): Promise<void> {
   for (const run of await engine.listRuns({ status: ["running"], limit: 10_000 })) {
     try {
       await engine.resume(run.id);
+      logger.info({ runId: run.id }, "run resumed (a previous process left it running)");
     } catch (error) {
-      log(`tapedeck: run ${run.id} was left running and cannot resume here: ${describe(error)}`);
+      logger.error({ runId: run.id, err: error }, "run was left running and cannot resume here");
     }
   }
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /** Reads a run for the host task broker, with the toolsets its toolset derives from (kept: a toolset never changes). */

@@ -26,7 +26,7 @@ export async function startServer(options: ServeOptions = {}): Promise<RunningSe
   try {
     const address = await listen(core, resolved);
     if (resolved.publicUrl === undefined && /^(0\.0\.0\.0|::|\[::\])$/.test(resolved.host)) {
-      resolved.log(`tapedeck: warning: listening on every address; run-bound webhook URLs will point at ${address}. Pass --public-url <the URL clients reach this server at>.`);
+      resolved.logger.warn(`listening on every address; run-bound webhook URLs will point at ${address}. Pass --public-url <the URL clients reach this server at>.`);
     }
     await core.open(resolved.publicUrl ?? address);
     return { url: address, ...(core.adminKey ? { adminKey: core.adminKey } : {}), close: () => core.close() };

@@ -1,5 +1,6 @@
 import type { DeliveryNext, WebhookDeliveryRecord, WebhookOutboxStore } from "@tapedeck/engine";
 import { describeNetError } from "@tapedeck/engine/net";
+import type { ServerLogger } from "../logging/server-logger.js";
 import { retryDelay, type RetrySchedule } from "./retry-schedule.js";
 import { signatureHeaders } from "./signature.js";
 import type { EndpointTarget } from "./webhook-endpoints.js";
@@ -15,7 +16,8 @@ export interface DeliveryLoopOptions {
   readonly schedule: RetrySchedule;
   /** How long one attempt may take, ms (connection, answer). */
   readonly timeoutMs: number;
-  readonly log: (line: string) => void;
+  /** Failed attempts (`warn`), deliveries given up (`error`) and faults of the loop itself. */
+  readonly logger: Pick<ServerLogger, "info" | "warn" | "error">;
   readonly now?: () => number;
   /** How bodies are POSTed. Default: a `WebhookPoster` with the system resolver and `timeoutMs`. */
   readonly poster?: WebhookPoster;
@@ -57,7 +59,7 @@ export class DeliveryLoop {
       return;
     }
     this.#pumping = this.#fill()
-      .catch((error: unknown) => this.#options.log(`tapedeck: webhook deliveries could not be read: ${describeNetError(error)}`))
+      .catch((error: unknown) => this.#options.logger.error(`webhook deliveries could not be read: ${describeNetError(error)}`))
       .finally(() => {
         this.#pumping = undefined;
         if (this.#again) {
@@ -111,8 +113,16 @@ export class DeliveryLoop {
     try {
       await this.#options.outbox.recordAttempt(delivery.id, { attempt, at, durationMs, ...(statusCode === undefined ? {} : { statusCode }), ...(error === undefined ? {} : { error }) }, next);
     } catch (recordError) {
-      this.#options.log(`tapedeck: webhook delivery ${delivery.id} attempt ${attempt} was made but not recorded (it will be sent again): ${describeNetError(recordError)}`);
+      this.#options.logger.error(`webhook delivery ${delivery.id} attempt ${attempt} was made but not recorded (it will be sent again): ${describeNetError(recordError)}`);
     }
+    if (!delivered) this.#logFailure(delivery, attempt, { statusCode, error }, next);
+  }
+
+  /** A failed attempt: the delivery, endpoint and event by id (an endpoint's URL may hold a secret, so it is never logged), and what happens next. */
+  #logFailure(delivery: WebhookDeliveryRecord, attempt: number, result: PostResult, next: DeliveryNext): void {
+    const fields = { delivery: delivery.id, endpoint: delivery.endpointId, event: delivery.eventId, type: delivery.eventType, attempt, ...(result.statusCode === undefined ? {} : { status: result.statusCode }), ...(result.error === undefined ? {} : { error: result.error }) };
+    if (next.status === "pending") this.#options.logger.warn({ ...fields, nextAttemptAt: new Date(next.nextAttemptAt).toISOString() }, "webhook delivery attempt failed");
+    else this.#options.logger.error(fields, "webhook delivery failed: no attempts left");
   }
 
   #post(target: EndpointTarget, delivery: WebhookDeliveryRecord, at: number): Promise<PostResult> {

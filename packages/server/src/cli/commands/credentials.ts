@@ -1,8 +1,8 @@
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { CREDENTIAL_KINDS, CredentialVault, describeScope, MasterKeySource, parseDuration, SqliteStore, type CredentialKind, type CredentialScope, type CredentialSecret } from "@tapedeck/engine";
+import { CREDENTIAL_KINDS, credentialReach, CredentialVault, describeScope, EngineError, MasterKeySource, parseDuration, SqliteStore, type CredentialKind, type CredentialScope, type CredentialSecret, type Engine, type RegisteredToolset } from "@tapedeck/engine";
 import { optionalFlag, parse, UsageError } from "../args.js";
 import { withEngine } from "../context.js";
+import { requireDataFolder } from "../data-folder.js";
 import { followRun, printSettled } from "../follow-run.js";
 import type { Output } from "../print.js";
 
@@ -32,8 +32,8 @@ export async function credentialsCommand(args: readonly string[], out: Output): 
   const [verb, name, extra] = positionals;
   // Not quoted: an extra argument may well be a secret given by mistake.
   if (extra !== undefined) throw new UsageError("unexpected extra argument (not shown); a value is read from stdin or --from-env, never from an argument");
-  mkdirSync(values.data, { recursive: true });
-  const store = SqliteStore.open({ path: join(values.data, "tapedeck.db") });
+  requireDataFolder(values.data);
+  const store = SqliteStore.openDataFolder(values.data);
   const vault = new CredentialVault(store.credentials, new MasterKeySource({ keyFile: join(values.data, "master.key") }));
   try {
     switch (verb) {
@@ -49,12 +49,15 @@ export async function credentialsCommand(args: readonly string[], out: Output): 
             if (event.type === "engine.error") out.stderr(`tapedeck: ${event.error instanceof Error ? event.error.message : String(event.error)}`);
           });
           const expiresAt = expiryOf(optionalFlag(values["expires-at"], "expires-at"), optionalFlag(values["expires-in"], "expires-in"));
+          const toolset = await scopeToolset(engine, scope, values.data);
           const info = await engine.credentials.set({ name: requireName(name), scope, hosts: hostsOf(values), secret, ...(expiresAt === undefined ? {} : { expiresAt }) });
           out.stderr(`Set ${info.kind} credential ${info.name} for ${describeScope(info.scope)}, sent to ${info.hosts.join(", ")}.`);
+          const reach = credentialReach(toolset.toolset, info);
+          if (reach.kind === "unreached") out.stderr(unreachedWarning(info.name, toolset.id, info.hosts, reach.destinations));
           let status = 0;
           for (const runId of engine.executing()) {
             out.stderr(`run ${runId}: a call that waited for this credential was sent again`);
-            status = Math.max(status, printSettled(out, runId, await followRun(engine, runId, out, { until: "park", flags: { data: values.data } })));
+            status = Math.max(status, printSettled(out, runId, await followRun(engine, runId, out, { until: "park", flags: { data: values.data } }), { data: values.data }));
           }
           return status;
         });
@@ -78,6 +81,26 @@ export async function credentialsCommand(args: readonly string[], out: Output): 
   } finally {
     await store.close();
   }
+}
+
+/**
+ * The toolset whose runs a credential of `scope` serves: the scope's toolset, or the run's.
+ * A toolset (or run) this data folder does not have is refused (`not_found`) before anything is stored.
+ */
+async function scopeToolset(engine: Engine, scope: CredentialScope, data: string): Promise<RegisteredToolset> {
+  const toolsetId = scope.kind === "run" ? (await engine.getRun(scope.runId)).toolsetId : scope.toolsetId;
+  try {
+    return await engine.toolset(toolsetId);
+  } catch (error) {
+    if (!(error instanceof EngineError) || error.code !== "not_found") throw error;
+    throw new EngineError("not_found", `No toolset ${toolsetId} in the data folder ${data}; nothing was stored. Register the toolset in this data folder first (\`tapedeck toolset register <file> --data ${data}\`, or POST /v1/toolsets to its server) and give the id it prints.`);
+  }
+}
+
+/** Said when a credential was stored but no request of the toolset's runs would carry it. */
+function unreachedWarning(name: string, toolsetId: string, hosts: readonly string[], destinations: readonly string[]): string {
+  const where = destinations.length === 0 ? "it sends no HTTP request (it has no `http.allow` and no MCP server naming the credential)" : `its requests go to ${destinations.join(", ")}`;
+  return `warning: ${name} is bound to ${hosts.join(", ")}, but toolset ${toolsetId} never sends a request there: ${where}. It is stored, and not sent until a host matches; set it again with --host <one of those hosts>.`;
 }
 
 /** `--expires-at` (an ISO time) or `--expires-in` (a duration from now), as ms since the epoch. */

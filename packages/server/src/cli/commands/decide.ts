@@ -43,6 +43,7 @@ async function decide(decision: Decision, args: readonly string[], out: Output):
       out.stderr(`run ${runId} is kept by another process (${decided.heldBy}), which journals the decision and goes on there`);
       return 0;
     }
-    return printSettled(out, runId, await followRun(engine, runId, out, { until: "park", logsFrom, flags: { data: values.data, host } }));
+    const flags = { data: values.data, host };
+    return printSettled(out, runId, await followRun(engine, runId, out, { until: "park", logsFrom, flags }), flags);
   });
 }

@@ -22,12 +22,14 @@ export async function forkCommand(args: readonly string[], out: Output): Promise
   return withEngine(values.data, host, async (engine) => {
     const started = await engine.fork({ parent, source, ...(input === undefined ? {} : { input }) });
     if (started.kind === "refused") {
-      out.stderr(formatDiagnostics(started.diagnostics));
+      out.stderr(formatDiagnostics(started.diagnostics, scriptPath));
+      out.stderr(`${scriptPath} does not type-check: no run was started.`);
       return 1;
     }
     out.stderr(`run ${started.runId} (fork of ${parent})`);
-    const settled = await followRun(engine, started.runId, out, { until: values.detach ? "park" : "end", logsFrom: 0, flags: { data: values.data, host } });
+    const flags = { data: values.data, host };
+    const settled = await followRun(engine, started.runId, out, { until: values.detach ? "park" : "end", logsFrom: 0, flags });
     if (settled?.status === "waiting") out.stdout(started.runId);
-    return printSettled(out, started.runId, settled);
+    return printSettled(out, started.runId, settled, flags, scriptPath);
   });
 }

@@ -1,8 +1,7 @@
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
 import { SqliteStore } from "@tapedeck/engine";
 import { createApiKey } from "../../http/index.js";
 import { optionalFlag, parse, UsageError } from "../args.js";
+import { requireDataFolder } from "../data-folder.js";
 import type { Output } from "../print.js";
 
 export const keysUsage = "tapedeck keys create [--namespace <ns>] [--label <k>=<v>]… [--data <dir>]";
@@ -20,8 +19,9 @@ export async function keysCommand(args: readonly string[], out: Output): Promise
   const namespace = optionalFlag(values.namespace, "namespace");
   if (namespace === "") throw new UsageError("--namespace needs a value: the end user's id");
   const labels = parseLabels((values as Readonly<Record<string, unknown>>).label);
-  mkdirSync(values.data, { recursive: true });
-  const store = SqliteStore.open({ path: join(values.data, "tapedeck.db") });
+  // A key in a folder no server reads would be a key that never works.
+  requireDataFolder(values.data);
+  const store = SqliteStore.openDataFolder(values.data);
   try {
     const { secret, record } = await createApiKey(store, { ...(namespace === undefined ? {} : { namespace }), labels });
     out.stdout(secret);

@@ -20,7 +20,7 @@ export async function resumeCommand(args: readonly string[], out: Output): Promi
     if (positionals[0] !== undefined) {
       const [only] = resumed;
       if (!only) return 0;
-      return printSettled(out, only.runId, await followRun(engine, only.runId, out, { ...follow, logsFrom: 0 }));
+      return printSettled(out, only.runId, await followRun(engine, only.runId, out, { ...follow, logsFrom: 0 }), follow.flags);
     }
     if (resumed.length === 0) out.stderr("no interrupted runs, and no waiting run is due");
     // Followed side by side: a run parked until next week must not hold back the others' outcomes.
@@ -28,7 +28,7 @@ export async function resumeCommand(args: readonly string[], out: Output): Promi
       resumed.map(async ({ runId }) => {
         const settled = await followRun(engine, runId, out, follow);
         if (settled && settled.status !== "waiting") out.stderr(`${runId}: ${settled.status}`);
-        return printSettled(out, runId, settled);
+        return printSettled(out, runId, settled, follow.flags);
       }),
     );
     return Math.max(0, ...codes);

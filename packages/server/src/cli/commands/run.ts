@@ -8,8 +8,10 @@ export const runUsage = "tapedeck run <script.ts> --toolset <file> [--host <modu
 
 /**
  * Registers the toolset, runs the script to its end, prints the output (stdout) or the error
- * (stderr). A run that parks is kept here and woken at its timers; with `--detach` the command
- * returns as it first parks, printing the run's id (stdout) and what it waits for (stderr).
+ * (stderr), then the run's id (stderr; with the `fork` command that fixes a failed run). A run
+ * that parks is kept here and woken at its timers; with `--detach` the command returns as it
+ * first parks, printing the run's id (stdout) and what it waits for (stderr). Creates the data
+ * folder if needed.
  */
 export async function runCommand(args: readonly string[], out: Output): Promise<number> {
   const { values, positionals } = parse(args, {
@@ -28,11 +30,13 @@ export async function runCommand(args: readonly string[], out: Output): Promise<
     const { id } = await engine.registerToolset(spec);
     const started = await engine.start({ toolset: id, source, ...(input === undefined ? {} : { input }) });
     if (started.kind === "refused") {
-      out.stderr(formatDiagnostics(started.diagnostics));
+      out.stderr(formatDiagnostics(started.diagnostics, scriptPath));
+      out.stderr(`${scriptPath} does not type-check: no run was started.`);
       return 1;
     }
-    const settled = await followRun(engine, started.runId, out, { until: values.detach ? "park" : "end", logsFrom: 0, flags: { data: values.data, host } });
+    const flags = { data: values.data, host };
+    const settled = await followRun(engine, started.runId, out, { until: values.detach ? "park" : "end", logsFrom: 0, flags });
     if (settled?.status === "waiting") out.stdout(started.runId);
-    return printSettled(out, started.runId, settled);
-  });
+    return printSettled(out, started.runId, settled, flags, scriptPath);
+  }, {}, "create");
 }

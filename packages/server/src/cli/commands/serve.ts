@@ -1,14 +1,16 @@
 import { startServer } from "../../http/index.js";
+import { LOG_FORMATS, LOG_LEVELS } from "../../logging/server-logger.js";
 import { optionalFlag, parse, UsageError } from "../args.js";
 import { loadHostModule } from "../load-host-module.js";
 import type { Output } from "../print.js";
+import { shellArg } from "../print-waits.js";
 
-export const serveUsage = "tapedeck serve [--port 7700] [--host 127.0.0.1] [--host-module <tools.ts>] [--public-url <url>] [--data <dir>]";
+export const serveUsage = "tapedeck serve [--port 7700] [--host 127.0.0.1] [--host-module <tools.ts>] [--public-url <url>] [--log-level info] [--log-format json|pretty] [--data <dir>]";
 
 /**
  * Runs the HTTP server until SIGINT or SIGTERM. Prints `tapedeck listening on <url>` on stdout
  * once it takes requests (with `--port 0`, the port it got), and on a data folder's first start
- * the admin API key on stderr, once.
+ * the admin API key on stderr, once. The log goes to stderr (`--log-level`, `--log-format`).
  */
 export async function serveCommand(args: readonly string[], out: Output): Promise<number> {
   const { values, positionals } = parse(args, {
@@ -16,15 +18,20 @@ export async function serveCommand(args: readonly string[], out: Output): Promis
     host: { type: "string" },
     "host-module": { type: "string" },
     "public-url": { type: "string" },
+    "log-level": { type: "string" },
+    "log-format": { type: "string" },
   });
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
   const port = parsePort(optionalFlag(values.port, "port"));
   const host = optionalFlag(values.host, "host");
   const publicUrl = optionalFlag(values["public-url"], "public-url");
   if (publicUrl !== undefined && !/^https?:\/\/[^/]+/.test(publicUrl)) throw new UsageError("--public-url must be an http(s) URL such as https://tapedeck.example.com");
+  const logLevel = oneOf(optionalFlag(values["log-level"], "log-level"), LOG_LEVELS, "--log-level");
+  const logFormat = oneOf(optionalFlag(values["log-format"], "log-format"), LOG_FORMATS, "--log-format");
   const modulePath = optionalFlag(values["host-module"], "host-module");
   const hostTools = modulePath === undefined ? undefined : await loadHostModule(modulePath);
-  const retryBaseMs = testRetryBase(process.env[TEST_RETRY_BASE_ENV]);
+  const retryBaseMs = testMs(process.env[TEST_RETRY_BASE_ENV], TEST_RETRY_BASE_ENV);
+  const workerLostMs = testMs(process.env[TEST_WORKER_LOST_ENV], TEST_WORKER_LOST_ENV);
   const server = await startServer({
     dataDir: values.data,
     ...(retryBaseMs === undefined ? {} : { webhooks: { retry: { baseMs: retryBaseMs } } }),
@@ -33,9 +40,12 @@ export async function serveCommand(args: readonly string[], out: Output): Promis
     ...(host === undefined ? {} : { host }),
     ...(publicUrl === undefined ? {} : { publicUrl }),
     ...(hostTools ? { hostTools } : {}),
+    ...(logLevel === undefined ? {} : { logLevel }),
+    ...(logFormat === undefined ? {} : { logFormat }),
+    ...(workerLostMs === undefined ? {} : { workerLostAfterMs: workerLostMs }),
     log: (line) => out.stderr(line),
   });
-  if (server.adminKey) out.stderr(adminKeyNotice(server.adminKey, server.url));
+  if (server.adminKey) out.stderr(adminKeyNotice(server.adminKey, server.url, values.data));
   out.stdout(`tapedeck listening on ${server.url}`);
   const signal = await stopSignal();
   out.stderr(`tapedeck: ${signal}: stopping (runs stay intact and go on at the next start)`);
@@ -56,10 +66,22 @@ export const TEST_RETRY_BASE_ENV = "TAPEDECK_TEST_WEBHOOK_RETRY_BASE_MS";
  */
 export const TEST_ALLOW_LOOPBACK_ENV = "TAPEDECK_UNSAFE_TEST_HTTP_ALLOW_LOOPBACK";
 
-function testRetryBase(text: string | undefined): number | undefined {
+/**
+ * For tests only: how long a worker may be silent before the log says it is lost, ms (default
+ * 60 s), so a test sees a worker lost without waiting a minute.
+ */
+export const TEST_WORKER_LOST_ENV = "TAPEDECK_TEST_WORKER_LOST_MS";
+
+function testMs(text: string | undefined, name: string): number | undefined {
   if (text === undefined || text === "") return undefined;
-  if (!/^\d+$/.test(text)) throw new UsageError(`${TEST_RETRY_BASE_ENV} must be a number of milliseconds, not ${JSON.stringify(text)}`);
+  if (!/^\d+$/.test(text)) throw new UsageError(`${name} must be a number of milliseconds, not ${JSON.stringify(text)}`);
   return Number(text);
+}
+
+function oneOf<T extends string>(value: string | undefined, allowed: readonly T[], flag: string): T | undefined {
+  if (value === undefined) return undefined;
+  if (!(allowed as readonly string[]).includes(value)) throw new UsageError(`${flag} must be one of ${allowed.join(", ")}; got ${JSON.stringify(value)}`);
+  return value as T;
 }
 
 function parsePort(text: string | undefined): number | undefined {
@@ -81,14 +103,14 @@ function stopSignal(): Promise<NodeJS.Signals> {
   });
 }
 
-function adminKeyNotice(key: string, url: string): string {
+function adminKeyNotice(key: string, url: string, data: string): string {
   return [
-    "tapedeck: created the admin API key. It is shown this once: the server keeps only its hash.",
+    `tapedeck: created the admin API key of the data folder ${data}. It is shown this once: the server keeps only its hash.`,
     "",
     `    ${key}`,
     "",
     `  Send it with every /v1 request:  Authorization: Bearer ${key}`,
     `  From code:  new Tapedeck({ baseUrl: "${url}", apiKey: "${key}" })`,
-    "  More keys, limited to an end user or labels:  tapedeck keys create --namespace <user> --label <k>=<v>",
+    `  More keys, limited to an end user or labels:  tapedeck keys create --data ${shellArg(data)} --namespace <user> --label <k>=<v>`,
   ].join("\n");
 }

@@ -33,6 +33,7 @@ export async function signalCommand(args: readonly string[], out: Output): Promi
       out.stderr(`run ${runId} is kept by another process (${sent.heldBy}), which takes the signal and goes on there`);
       return 0;
     }
-    return printSettled(out, runId, await followRun(engine, runId, out, { until: "park", logsFrom, flags: { data: values.data, host } }));
+    const flags = { data: values.data, host };
+    return printSettled(out, runId, await followRun(engine, runId, out, { until: "park", logsFrom, flags }), flags);
   });
 }

@@ -1,8 +1,9 @@
 import type { JsonValue } from "@tapedeck/protocol";
-import { formatDuration, type TestCall, type TestResult } from "@tapedeck/engine";
+import { formatDuration, SqliteStore, type TestCall, type TestResult } from "@tapedeck/engine";
 import { formatRunError } from "@tapedeck/protocol";
 import { noExtraArguments, optionalFlag, parse, requireFlag, UsageError } from "../args.js";
 import { parseJsonFlag, readJsonFile, readTextFile, withEngine } from "../context.js";
+import { isDataFolder } from "../data-folder.js";
 import { formatDiagnostics, short, type Output } from "../print.js";
 
 export const testUsage = "tapedeck test <script.ts> --toolset <file> [--scenario <file>] [--input <json>] [--host <module>] [--json]";
@@ -10,7 +11,7 @@ export const testUsage = "tapedeck test <script.ts> --toolset <file> [--scenario
 /**
  * `test_script` from the command line: runs the script against a scenario (or a cassette) in
  * virtual time; nothing is sent to a tool and no run is written to the data folder (which is
- * read only for a scenario's `from_run`). Exit 0 when the script completes, 1 when it fails,
+ * read only for a scenario's `from_run`, and never created). Exit 0 when the script completes, 1 when it fails,
  * does not type-check, or is left waiting for something the scenario does not bring.
  */
 export async function testCommand(args: readonly string[], out: Output): Promise<number> {
@@ -29,18 +30,21 @@ export async function testCommand(args: readonly string[], out: Output): Promise
   const scenarioPath = optionalFlag(values.scenario, "scenario");
   const scenario = scenarioPath === undefined ? undefined : readJsonFile(scenarioPath, "scenario");
   const input = parseJsonFlag(optionalFlag(values.input, "input"), "input") as JsonValue | undefined;
+  // The data folder is read for a scenario's `from_run` only; without one, nothing needs it.
+  const fromRun = typeof scenario === "object" && scenario !== null && "from_run" in scenario;
+  const store = fromRun || isDataFolder(values.data) ? {} : { store: SqliteStore.open({ path: ":memory:" }) };
   return withEngine(values.data, optionalFlag(values.host, "host"), async (engine) => {
     const { id } = await engine.registerToolset(spec);
     const result = await engine.test({ toolset: id, source, ...(scenario === undefined ? {} : { scenario }), ...(input === undefined ? {} : { input }) });
     if (values.json === true) out.stdout(JSON.stringify(result, null, 2));
-    else printReport(out, result);
+    else printReport(out, result, scriptPath);
     return result.kind === "tested" && result.status === "completed" ? 0 : 1;
-  });
+  }, store);
 }
 
-function printReport(out: Output, result: TestResult): void {
+function printReport(out: Output, result: TestResult, scriptPath: string): void {
   if (result.kind === "refused") {
-    out.stderr(formatDiagnostics(result.diagnostics));
+    out.stderr(formatDiagnostics(result.diagnostics, scriptPath));
     return;
   }
   for (const call of result.calls) out.stderr(formatCall(call));

@@ -4,7 +4,7 @@ import type { Output } from "../print.js";
 
 export const toolsetUsage = "tapedeck toolset register <file> [--data <dir>]";
 
-/** Registers a toolset: prints its id, then its declarations (TypeScript, then the prompt form). */
+/** Registers a toolset: prints its id, then its declarations (TypeScript, then the prompt form). Creates the data folder if needed. */
 export async function toolsetCommand(args: readonly string[], out: Output): Promise<number> {
   const { values, positionals } = parse(args, {});
   const [verb, file] = positionals;
@@ -18,5 +18,5 @@ export async function toolsetCommand(args: readonly string[], out: Output): Prom
     out.stdout(registered.declarations.typescript);
     out.stdout(registered.declarations.prompt);
     return 0;
-  });
+  }, {}, "create");
 }

@@ -25,13 +25,15 @@ export interface CallerSources {
   readonly store: Store;
   readonly tokens: TokenSigner;
   readonly now: () => number;
+  /** The server's data folder: where `tapedeck keys create` makes keys this server knows. */
+  readonly dataDir: string;
   /** An embedded server's channel: its key stands for an unlimited API key. */
   readonly inProcess?: InProcessChannel | undefined;
 }
 
 /** The caller of a `/v1` request, from `Authorization: Bearer …`. Throws 401 (no or bad credential) or 403 (a namespace outside it). */
 export async function identify(headers: Readonly<Record<string, string | string[] | undefined>>, sources: CallerSources): Promise<Caller> {
-  const credential = bearer(headers.authorization);
+  const credential = bearer(headers.authorization, sources.dataDir);
   const caller = credential === sources.inProcess?.key ? IN_PROCESS : credential.startsWith(TOKEN_PREFIX) ? byToken(credential, sources) : await byKey(credential, sources);
   const asked = headers[namespaceHeader];
   if (asked === undefined) return caller;
@@ -44,15 +46,20 @@ export async function identify(headers: Readonly<Record<string, string | string[
 /** The caller of an embedded client: the application itself, in this process. */
 const IN_PROCESS: Caller = { kind: "key", keyId: "in-process", scope: UNLIMITED, operator: true };
 
-function bearer(header: string | string[] | undefined): string {
+/** The command that makes a key this server knows, on its machine. */
+function keysCreate(dataDir: string): string {
+  return `\`tapedeck keys create --data ${dataDir}\``;
+}
+
+function bearer(header: string | string[] | undefined, dataDir: string): string {
   const match = typeof header === "string" ? /^Bearer +(\S+) *$/i.exec(header) : null;
-  if (!match) throw new ApiError("unauthorized", "Send an API key or an end user's token: Authorization: Bearer <key>. The server printed an admin key on its first start; `tapedeck keys create` makes more.");
+  if (!match) throw new ApiError("unauthorized", `Send an API key or an end user's token: Authorization: Bearer <key>. The server printed an admin key on the first start of its data folder; ${keysCreate(dataDir)} on the server's machine makes more.`);
   return match[1]!;
 }
 
 async function byKey(secret: string, sources: CallerSources): Promise<Caller> {
   const key = secret.startsWith(API_KEY_PREFIX) ? await findApiKey(sources.store, secret) : undefined;
-  if (!key) throw new ApiError("unauthorized", "Unknown API key: it was never created on this server's data folder. Create one with `tapedeck keys create`.");
+  if (!key) throw new ApiError("unauthorized", `Unknown API key: it was never created in this server's data folder (${sources.dataDir}). Create one there with ${keysCreate(sources.dataDir)}.`);
   return { kind: "key", keyId: key.id, scope: { ...(key.namespace === undefined ? {} : { namespace: key.namespace }), labels: key.labels ?? {} }, operator: key.namespace === undefined && key.labels === undefined };
 }
 

@@ -66,15 +66,21 @@ export function taskRoutes(app: FastifyInstance, context: ServerContext): void {
     async (request, reply): Promise<PolledTasks> => {
       context.ensureOpen();
       const { tools, waitMs, max, toolset } = request.body;
-      const tasks = await context.hostTasks.poll({
-        scope: callerOf(request).scope,
-        tools,
-        waitMs: waitMs ?? MAX_POLL_MS,
-        max: max ?? 1,
-        ...(toolset === undefined ? {} : { toolset }),
-        signal: holdEnds(context, request, reply),
-      });
-      return { tasks };
+      const caller = callerOf(request);
+      const polled = context.workers.polling(caller.keyId, tools, toolset);
+      try {
+        const tasks = await context.hostTasks.poll({
+          scope: caller.scope,
+          tools,
+          waitMs: waitMs ?? MAX_POLL_MS,
+          max: max ?? 1,
+          ...(toolset === undefined ? {} : { toolset }),
+          signal: holdEnds(context, request, reply),
+        });
+        return { tasks };
+      } finally {
+        polled();
+      }
     },
   );
 
@@ -91,6 +97,7 @@ export function taskRoutes(app: FastifyInstance, context: ServerContext): void {
     },
     (request): LeaseAnswer => {
       context.ensureOpen();
+      context.workers.answered(callerOf(request).keyId);
       return { status: context.hostTasks.heartbeat(callerOf(request).scope, request.params.id, request.body.lease) };
     },
   );
@@ -108,6 +115,7 @@ export function taskRoutes(app: FastifyInstance, context: ServerContext): void {
     },
     (request): LeaseAnswer => {
       context.ensureOpen();
+      context.workers.answered(callerOf(request).keyId);
       return { status: context.hostTasks.complete(callerOf(request).scope, request.params.id, request.body.lease, request.body.result ?? null) };
     },
   );
@@ -139,6 +147,7 @@ export function taskRoutes(app: FastifyInstance, context: ServerContext): void {
     },
     (request): LeaseAnswer => {
       context.ensureOpen();
+      context.workers.answered(callerOf(request).keyId);
       return { status: context.hostTasks.fail(callerOf(request).scope, request.params.id, request.body.lease, request.body.error) };
     },
   );

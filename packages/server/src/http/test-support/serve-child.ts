@@ -1,6 +1,6 @@
 import { spawn, type ChildProcessByStdio } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -18,10 +18,12 @@ const BIN = fileURLToPath(new URL("../../cli/main.js", import.meta.url));
 export interface ServeChild {
   readonly url: string;
   readonly dataDir: string;
-  /** The admin key printed at the first start; undefined when the data folder had keys. */
+  /** The admin key printed at the first start (a new data folder); undefined when the data folder had keys. */
   readonly adminKey: string | undefined;
-  /** Everything the server wrote to stderr so far. */
+  /** Everything the server wrote to stderr so far (its log included). */
   stderr(): string;
+  /** The first line of stderr, already written or to come, that `matches`; rejects with stderr if the server exits first. */
+  stderrLine(matches: (line: string) => boolean): Promise<string>;
   /** A client on this server. */
   client(apiKey: string, namespace?: string): Tapedeck;
   /** Deletes the data folder (after `stop`). */
@@ -39,11 +41,15 @@ export interface ServeChildOptions {
   readonly hostModule?: string;
   /** More environment variables for the server. */
   readonly env?: Readonly<Record<string, string>>;
+  /** More arguments for `tapedeck serve` (`--log-level debug`). */
+  readonly args?: readonly string[];
 }
 
 export async function startServeChild(options: ServeChildOptions = {}): Promise<ServeChild> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "tapedeck-serve-"));
-  const args = ["serve", "--port", "0", "--data", dataDir];
+  // A folder without a database is new: its first start prints the admin key.
+  const fresh = !existsSync(join(dataDir, "tapedeck.db"));
+  const args = ["serve", "--port", "0", "--data", dataDir, ...(options.args ?? [])];
   if (options.hostModule !== undefined) {
     const path = join(dataDir, "host-tools.ts");
     writeFileSync(path, options.hostModule);
@@ -51,9 +57,31 @@ export async function startServeChild(options: ServeChildOptions = {}): Promise<
   }
   const child = spawn(process.execPath, [BIN, ...args], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...options.env } });
   let stderr = "";
-  const adminKey = firstMatch(child.stderr, /^\s+(tdk_\S+)$/, (line) => (stderr += `${line}\n`));
+  const lines: string[] = [];
+  const listeners = new Set<(line: string) => void>();
+  const adminKey = firstMatch(child.stderr, /^\s+(tdk_\S+)$/, (line) => {
+    stderr += `${line}\n`;
+    lines.push(line);
+    for (const listener of listeners) listener(line);
+  });
   // "close": the process exited and its output was read to the end.
   const exited = once(child, "close") as Promise<[number | null, NodeJS.Signals | null]>;
+  const stderrLine = (matches: (line: string) => boolean): Promise<string> => {
+    const found = lines.find(matches);
+    if (found !== undefined) return Promise.resolve(found);
+    let listener: (line: string) => void = () => {};
+    return Promise.race([
+      new Promise<string>((resolve) => {
+        listener = (line) => {
+          if (matches(line)) resolve(line);
+        };
+        listeners.add(listener);
+      }),
+      exited.then(() => {
+        throw new Error(`tapedeck serve exited without printing the line looked for; its stderr:\n${stderr}`);
+      }),
+    ]).finally(() => listeners.delete(listener));
+  };
   // Undefined when stdout ends without the line: the server failed to start.
   const url = await firstMatch(child.stdout, /^tapedeck listening on (\S+)$/);
   if (url === undefined) {
@@ -64,8 +92,9 @@ export async function startServeChild(options: ServeChildOptions = {}): Promise<
     url,
     dataDir,
     // A fresh folder's server prints its key before its address, but the two pipes are read independently.
-    adminKey: options.dataDir === undefined ? await adminKey : undefined,
+    adminKey: fresh ? await adminKey : undefined,
     stderr: () => stderr,
+    stderrLine,
     client: (apiKey, namespace) => new Tapedeck({ baseUrl: url, apiKey, ...(namespace === undefined ? {} : { namespace }) }),
     cleanup: () => rmSync(dataDir, { recursive: true, force: true }),
     stop: async () => {

@@ -1,0 +1,156 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import type { Tapedeck } from "@tapedeck/sdk";
+import { cli } from "../cli/cli.js";
+import { TEST_RETRY_BASE_ENV, TEST_WORKER_LOST_ENV } from "../cli/commands/serve.js";
+import { capture } from "../cli/test-support/in-process.js";
+import { createKey, startServeChild, type ServeChild } from "./test-support/serve-child.js";
+import { startReceiver, type WebhookReceiver } from "./test-support/webhook-receiver.js";
+
+/**
+ * The server's log, from a real `tapedeck serve --log-format json`: one line per request (no
+ * body, header, query string or webhook token), runs started, parked and ended, workers
+ * connected and lost, webhook attempts that failed; every line JSON; and nothing secret in any
+ * of it: keys, the run-bound webhook URL's token, a token in a query string, the secret path of
+ * a webhook endpoint, what bodies carried.
+ */
+const BODY_MARKER = "log_body_marker_6e1f0c";
+const QUERY_SECRET = "log_query_secret_9a2d77";
+const RECEIVER_PATH = "receiver_secret_path_41be";
+
+const TOOLSET = { hostTools: { shop: { price: { description: `A price. ${BODY_MARKER}`, inputSchema: { type: "object" } } } } };
+const SCRIPT = `import { shop } from "tapedeck:tools";
+export default async (input: unknown) => {
+  const { url } = await webhook("paid");
+  console.log(url);
+  const paid = await signal("paid");
+  return { input, paid, price: await shop.price({ sku: "a" }) };
+};`;
+
+type LogLine = Readonly<Record<string, unknown>> & { readonly msg: string };
+
+let server: ServeChild;
+let admin: Tapedeck;
+let workerKey: string;
+let receiver: WebhookReceiver;
+
+before(async () => {
+  receiver = await startReceiver(() => 500);
+  server = await startServeChild({ args: ["--log-format", "json"], env: { [TEST_RETRY_BASE_ENV]: "60000", [TEST_WORKER_LOST_ENV]: "300" } });
+  admin = server.client(server.adminKey!);
+  workerKey = await createKey(server.dataDir);
+});
+
+after(async () => {
+  await server.stop();
+  await receiver.close();
+  server.cleanup();
+});
+
+/** The log's lines (stderr without the admin key notice, which is not a log line). */
+function logLines(): LogLine[] {
+  return server
+    .stderr()
+    .split("\n")
+    .filter((line) => line.startsWith("{"))
+    .map((line) => JSON.parse(line) as LogLine);
+}
+
+/** The first log line with this message whose fields include `fields`, once it is written. */
+async function logged(msg: string, fields: Readonly<Record<string, unknown>> = {}): Promise<LogLine> {
+  const matches = (line: string): boolean => {
+    if (!line.startsWith("{")) return false;
+    const entry = JSON.parse(line) as LogLine;
+    return entry.msg === msg && Object.entries(fields).every(([key, value]) => JSON.stringify(entry[key]) === JSON.stringify(value));
+  };
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no log line ${JSON.stringify({ msg, ...fields })} within ${LOG_DEADLINE_MS} ms; the log:\n${server.stderr()}`)), LOG_DEADLINE_MS);
+  });
+  try {
+    return JSON.parse(await Promise.race([server.stderrLine(matches), deadline])) as LogLine;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Far longer than any of these takes (the worker is lost after 300 ms of silence): a line not there by then will not come. */
+const LOG_DEADLINE_MS = 15_000;
+
+describe("the server's log", () => {
+  it("says what happened to requests, runs, workers and webhooks, in JSON lines with nothing secret", async () => {
+    const endpoint = await admin.webhooks.create({ url: `${receiver.url}/${RECEIVER_PATH}`, events: ["run.completed"] });
+    const { id: toolset } = await admin.toolsets.create(TOOLSET);
+    await admin.toolsets.get(toolset);
+    const started = await admin.runs.start({ toolset, source: SCRIPT, input: { marker: BODY_MARKER } });
+    if (started.kind !== "started") return assert.fail("refused");
+    const runId = started.run.id;
+    assert.equal((await admin.runs.get(runId, { wait: 30 })).status, "waiting");
+    const journal = await admin.runs.journal(runId);
+    const logEntry = journal.entries.find((e) => e.kind === "log");
+    const hookUrl = logEntry?.kind === "log" ? logEntry.message : "";
+    assert.match(hookUrl, /^http:\/\/127\.0\.0\.1:\d+\/hooks\/\S+$/, "the run logged its webhook URL");
+    const hookToken = hookUrl.split("/hooks/")[1]!;
+    const unauthorized = await fetch(`${server.url}/v1/runs?limit=1&token=${QUERY_SECRET}`, { headers: { authorization: `Bearer tdk_${QUERY_SECRET}` } });
+    assert.equal(unauthorized.status, 401);
+    const hooked = await fetch(hookUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ marker: BODY_MARKER }) });
+    assert.equal(hooked.status, 200);
+
+    const worker = server.client(workerKey).worker({ tools: { shop: { price: () => ({ cents: 100 }) } } }).start();
+    assert.equal((await admin.runs.get(runId, { wait: 30 })).status, "completed");
+    await worker.stop();
+
+    // Each thing, once it has happened.
+    assert.deepEqual((await logged("run started", { runId })).toolset, toolset);
+    assert.deepEqual((await logged("run parked", { runId })).waits, ['signal "paid"']);
+    assert.equal((await logged("run ended", { runId })).status, "completed");
+    assert.deepEqual((await logged("worker connected", { tools: ["shop.price"] })).toolset, undefined);
+    assert.equal(typeof (await logged("worker lost", { tools: ["shop.price"] })).silentMs, "number", "how long it was silent");
+    const attempt = await logged("webhook delivery attempt failed", { endpoint: endpoint.id });
+    assert.deepEqual([attempt.status, attempt.attempt, attempt.type], [500, 1, "run.completed"]);
+    await logged("request", { method: "POST", path: "/hooks/[redacted]", status: 200 });
+    await logged("request", { method: "GET", path: "/v1/runs", status: 401 });
+    const read = await logged("request", { method: "GET", path: `/v1/toolsets/${toolset}` });
+    assert.deepEqual([read.status, read.caller], [200, (await logged("request", { path: "/v1/toolsets" })).caller]);
+
+    // Every line looked for is written; killed rather than stopped, since a graceful stop waits
+    // out the keep-alive of the connection the stopped worker left (about 70 s, on main too).
+    await server.kill();
+    const lines = logLines();
+    assert.equal(lines.filter((l) => l.msg === "request" && l.path === `/v1/toolsets/${toolset}`).length, 1, "one line per request");
+    const text = lines.map((l) => JSON.stringify(l)).join("\n");
+    const secrets = { adminKey: server.adminKey!, workerKey, hookToken, QUERY_SECRET, RECEIVER_PATH, BODY_MARKER, endpointSecret: endpoint.secret };
+    for (const [name, secret] of Object.entries(secrets)) assert.ok(!text.includes(secret), `the log holds ${name}`);
+    assert.ok(!/authorization|bearer/i.test(text), "no header is logged");
+    assert.ok(text.includes(runId) && text.includes(toolset), "control: the scan reads the log");
+  });
+});
+
+describe("log options", () => {
+  it("--log-format pretty prints a line for people; --log-level warn leaves requests out; a bad value is a usage error", async () => {
+    const pretty = await startServeChild({ args: ["--log-format", "pretty"] });
+    try {
+      assert.equal((await fetch(`${pretty.url}/v1/runs`)).status, 401);
+      const line = await pretty.stderrLine((l) => / INFO {2}request /.test(l));
+      assert.match(line, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z INFO {2}request reqId=\S+ method=GET path=\/v1\/runs status=401 ms=[\d.]+$/);
+    } finally {
+      await pretty.stop();
+      pretty.cleanup();
+    }
+
+    const quiet = await startServeChild({ args: ["--log-level", "warn"] });
+    try {
+      assert.equal((await fetch(`${quiet.url}/v1/runs`)).status, 401);
+    } finally {
+      assert.equal(await quiet.stop(), 0, "stopped: its output is read to the end");
+      quiet.cleanup();
+    }
+    assert.doesNotMatch(quiet.stderr(), /"msg":"request"|Server listening/);
+
+    for (const args of [["--log-level", "loud"], ["--log-format", "xml"]]) {
+      const io = capture();
+      assert.equal(await cli(["serve", ...args, "--data", "/nonexistent/never"], io), 2);
+      assert.match(io.err.join("\n"), /^--log-(level|format) must be one of/);
+    }
+  });
+});
