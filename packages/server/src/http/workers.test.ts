@@ -117,6 +117,51 @@ describe("host tools through workers", () => {
     }
   });
 
+  it("a worker logs one line per problem, never a stack trace: each failed poll with its retry delay, each result it drops", async () => {
+    const own = await startServeChild();
+    const child = startWorkerChild(own.url, own.adminKey!, ["shop.price"]);
+    try {
+      const client = own.client(own.adminKey!);
+      const ownToolset = (await client.toolsets.create(TOOLSET)).id;
+      const begin = async (): Promise<Run> => {
+        const started = await client.runs.start({ toolset: ownToolset, source: `${HEADER}export default async () => shop.price({});` });
+        return started.kind === "started" ? started.run : assert.fail("refused");
+      };
+      // The server no longer takes a result: its run was cancelled while the tool ran.
+      const cancelled = await begin();
+      const first = await child.started();
+      await client.runs.cancel(cancelled.id);
+      child.finish(first.key);
+      assert.equal(
+        await child.stderrLine(),
+        `tapedeck worker: the server did not take the result of shop.price (run ${cancelled.id}, call #1, attempt 1): the run no longer wants it (it was cancelled, or the attempt timed out). It is dropped.`,
+      );
+      // The server goes away under a running call: the polls fail, and the result cannot be delivered.
+      const run = await begin();
+      const held = await child.started();
+      await own.kill();
+      child.finish(held.key);
+      const lines: string[] = [];
+      const unreachable = `Cannot reach Tapedeck at ${own.url}: fetch failed`;
+      const polls = (delay: string) => lines.some((line) => line.startsWith(`tapedeck worker: polling for calls failed: ${unreachable}`) && line.endsWith(`. Polling again in ${delay}.`));
+      const dropped = () =>
+        lines.some(
+          (line) =>
+            line.startsWith(`tapedeck worker: could not deliver the result of shop.price (run ${run.id}, call #1, attempt 1): ${unreachable}`) &&
+            line.endsWith("It is dropped: the call's lease lapses and the call follows its policy (sent again, to a worker, with the same idempotency key; or outcomeUnknown under at_most_once)."),
+        );
+      while (!(polls("1 s") && polls("2 s") && dropped())) {
+        const line = await child.stderrLine();
+        assert.match(line, /^tapedeck worker: /, `one line per problem, no stack trace: ${JSON.stringify(line)} after ${JSON.stringify(lines)}`);
+        lines.push(line);
+      }
+    } finally {
+      await child.kill();
+      await own.kill();
+      own.cleanup();
+    }
+  });
+
   it("cancelling a run tells the worker holding its call: its signal aborts (the next heartbeat answers `cancelled`)", async () => {
     const begun = deferred<void>();
     const aborted = deferred<string>();
