@@ -20,7 +20,7 @@ export type {
   SourcePosition,
 } from "./run.js";
 export { formatDuration, parseDuration } from "./duration.js";
-export { OUTPUT_PAGE, outputPage, outputText } from "./output-page.js";
+export { OUTPUT_PAGE, outputPage, outputText, pageWithinBytes } from "./output-page.js";
 export type { RunOutputPage } from "./output-page.js";
 export type { TestAnswerSource, TestCall, TestReport } from "./test-report.js";
 export { decisionEvent } from "./run-event.js";
