@@ -47,3 +47,4 @@ export type {
 export { formatRunError } from "./format.js";
 export type { HostTask } from "./host-task.js";
 export type { Diagnostic } from "./diagnostic.js";
+export { workerWaitText } from "./worker-wait.js";

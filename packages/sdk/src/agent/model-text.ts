@@ -87,6 +87,7 @@ function unfinishedParts(run: Run, journal: readonly JournalEntry[], options: Ru
       const still = `Run ${run.id} ${run.status === "queued" ? "has not started yet" : "is still running"}${options.waited === undefined ? "" : ` after ${options.waited} s`}.`;
       return [
         `${still} It goes on without you: wait for it with ${follow}, or stop it with cancel_run({ run_id: ${id} }).`,
+        ...section("Calls waiting for a worker", waitLines(run.id, (run.waits ?? []).filter((wait) => wait.kind === "worker"), options.now)),
         ...section("Calls waiting for a decision", waitLines(run.id, (run.waits ?? []).filter(needsDecision))),
         ...section("Calls so far", traceLines(run.id, tracedCalls(journal))),
         ...section("Last log lines", logLines(journal)),

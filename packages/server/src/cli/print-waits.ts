@@ -1,4 +1,4 @@
-import type { RunWait } from "@tapedeck/protocol";
+import { workerWaitText, type RunWait } from "@tapedeck/protocol";
 import { short } from "./print.js";
 
 /** How a parked run is printed: what it waits for, and the commands that resolve each wait. */
@@ -22,6 +22,8 @@ export function describeWait(wait: RunWait): string {
       return `decision on parked #${wait.seq} ${wait.tool}(${short(wait.args)}) (${wait.reason}: ${wait.message})`;
     case "child":
       return `workflow ${wait.workflow} (run ${wait.runId}) to end`;
+    case "worker":
+      return `#${wait.seq}: ${workerWaitText(wait, Date.now())}`;
   }
 }
 
@@ -54,6 +56,8 @@ function resolution(runId: string, wait: RunWait, flags: CommandFlags, following
       return `tapedeck approve ${runId}/${wait.seq}${tail} | tapedeck reject ${runId}/${wait.seq} --reason <text>${tail}`;
     case "child":
       return undefined; // the child run ends by itself (it may wait in turn: see its own waits)
+    case "worker":
+      return `start a worker serving ${wait.tool} (the SDK's tapedeck.worker(), or --host with a module that implements it)`;
   }
 }
 

@@ -3,6 +3,7 @@ import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { toolFailure, type McpServerRecipe } from "@tapedeck/protocol";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { ArgsValidator } from "../../runs/args-validator.js";
+import { DEFAULT_TIMEOUT_MS } from "../../limits.js";
 import { canonicalJson } from "../../util/canonical-json.js";
 import type { Park, PreflightRequest, ToolCallRequest, ToolOutcome, ToolSource } from "../tool-source.js";
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
@@ -115,7 +116,7 @@ export class McpToolSource implements ToolSource {
     const meta = { [IDEMPOTENCY_META_KEY]: request.idempotencyKey, traceparent: request.traceparent };
     try {
       const connection = credential ? this.#credentialConnection(remote.server, request.tool.group, credential) : this.connection(remote.server, request.tool.group);
-      const result = await connection.callTool(remote.name, request.args, meta, request.tool.policy.timeoutMs, request.signal);
+      const result = await connection.callTool(remote.name, request.args, meta, request.tool.policy.timeoutMs ?? DEFAULT_TIMEOUT_MS, request.signal);
       const mapped = mapMcpResult(result);
       return mapped.ok ? { kind: "result", value: mapped.value } : { kind: "failure", failure: mapped.failure };
     } catch (error) {
