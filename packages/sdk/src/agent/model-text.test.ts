@@ -225,6 +225,18 @@ describe("runText: cancelled, running", () => {
     assert.match(text, /\[warn\] slow page/);
   });
 
+  it("says which calls of a running run wait for a worker, and how long no worker has polled", () => {
+    const running = run({ id: "run_r", status: "running", waits: [{ kind: "worker", seq: 1, tool: "crm.lookup_customer", since: T0, lastPollAt: T0 - 12_000 }] });
+    const { text, isError } = runText(running, { now: T0 + 300_000 });
+    assert.equal(isError, false);
+    assert.ok(
+      text.includes(
+        "Calls waiting for a worker:\n- call #1: waiting for a worker to serve `crm.lookup_customer` (no worker has polled for 312 s). Nothing was sent yet; the call goes on once a worker takes it. The application runs the workers; you cannot start one.",
+      ),
+      text,
+    );
+  });
+
   it("shows the calls so far of a run still running, those without an answer yet too", () => {
     const entries = journal(
       { kind: "run.started", input: null, replayVersion: 1 },
@@ -289,12 +301,18 @@ describe("entryText, runListText", () => {
 
   it("lists runs with what the waiting ones wait for", () => {
     const runs = [
+      run({ id: "run_3", status: "running", waits: [{ kind: "worker", seq: 2, tool: "crm.lookup_customer", since: T0, lastPollAt: T0 }] }),
       run({ id: "run_2", status: "waiting", parent: "run_1", waits: [{ kind: "signal", seq: 1, name: "go" }] }),
       run({ id: "run_1", status: "failed", error: RATE_LIMITED }),
     ];
     assert.equal(
       runListText(runs).text,
-      ['2 runs, newest first:', '- run_2 · waiting (signal "go") · started 2026-01-05T09:00:00.000Z · retry of run_1', "- run_1 · failed · started 2026-01-05T09:00:00.000Z"].join("\n"),
+      [
+        "3 runs, newest first:",
+        "- run_3 · running (a worker for crm.lookup_customer) · started 2026-01-05T09:00:00.000Z",
+        '- run_2 · waiting (signal "go") · started 2026-01-05T09:00:00.000Z · retry of run_1',
+        "- run_1 · failed · started 2026-01-05T09:00:00.000Z",
+      ].join("\n"),
     );
     assert.equal(runListText([]).text, "No runs.");
   });

@@ -174,7 +174,8 @@ export function runListText(runs: readonly Run[]): ModelText {
   if (runs.length === 0) return { text: "No runs.", isError: false };
   const { items, cut } = boundList(runs, RUNS_SHOWN, "first", "runs");
   const lines = items.map((run) => {
-    const waits = run.status === "waiting" && run.waits?.length ? ` (${run.waits.map(waitSummary).join(", ")})` : "";
+    // A running run's waits are its calls waiting for a decision or a worker: what holds it up.
+    const waits = (run.status === "waiting" || run.status === "running") && run.waits?.length ? ` (${run.waits.map(waitSummary).join(", ")})` : "";
     return bound(`- ${run.id} · ${run.status}${waits} · started ${isoTime(run.createdAt)}${run.parent ? ` · retry of ${run.parent}` : ""}`, 500);
   });
   return { text: [`${runs.length} run${runs.length === 1 ? "" : "s"}, newest first:`, ...lines, ...(cut ? [cut] : [])].join("\n"), isError: false };
