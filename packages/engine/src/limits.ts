@@ -8,8 +8,15 @@ export const RUN_CONCURRENCY = 16;
 /** Attempts of one call under `retry`: interruptions are rare; five in a row means something is broken. */
 export const MAX_ATTEMPTS = 5;
 
-/** MCP tools' default per-attempt timeout (seed 000). */
+/** MCP tools' (and built-ins') default per-attempt timeout (seed 000). Host tools have none: the heartbeat governs a claimed call. */
 export const DEFAULT_TIMEOUT_MS = 5 * 60_000;
+
+/**
+ * A host tool's call no worker has taken for this long is written into its run's `waits`, so
+ * `show`, `get_run` and the agent tools say it waits for a worker. Most calls are taken within
+ * milliseconds: the grace keeps the write off the path of every call.
+ */
+export const UNSERVED_NOTICE_MS = 2_000;
 
 /** Host tools' default heartbeat timeout (seed 000). */
 export const DEFAULT_HEARTBEAT_TIMEOUT_MS = 60_000;

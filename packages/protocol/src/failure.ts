@@ -11,6 +11,8 @@ export const FailureCode = {
   tool_error: "tool_error",
   /** An attempt took longer than the tool's `timeout` policy. */
   timeout: "timeout",
+  /** No worker took a host tool's call within its `queueTimeout` policy: nothing was sent. */
+  queue_timeout: "queue_timeout",
   /** The call may or may not have happened: it was interrupted and its policy is `at_most_once`. */
   outcomeUnknown: "outcomeUnknown",
   /** A human or the harness rejected the call. */

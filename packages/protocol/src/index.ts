@@ -20,7 +20,7 @@ export type {
   SourcePosition,
 } from "./run.js";
 export { formatDuration, parseDuration } from "./duration.js";
-export { OUTPUT_PAGE, outputPage, outputText } from "./output-page.js";
+export { OUTPUT_PAGE, outputPage, outputText, pageWithinBytes } from "./output-page.js";
 export type { RunOutputPage } from "./output-page.js";
 export type { TestAnswerSource, TestCall, TestReport } from "./test-report.js";
 export { decisionEvent } from "./run-event.js";
@@ -47,3 +47,4 @@ export type {
 export { formatRunError } from "./format.js";
 export type { HostTask } from "./host-task.js";
 export type { Diagnostic } from "./diagnostic.js";
+export { workerWaitText } from "./worker-wait.js";

@@ -41,6 +41,26 @@ function pageEnd(text: string, offset: number, limit: number): number {
   return end - 1 > offset ? end - 1 : end + 1;
 }
 
+/**
+ * `page` cut to at most `maxBytes` bytes of UTF-8 (a model's budget counts bytes, not UTF-16 code
+ * units): never inside a character, and never empty before the end (a first character larger
+ * than the budget is kept whole), so paging always moves on. Offsets stay in code units.
+ */
+export function pageWithinBytes(page: RunOutputPage, maxBytes: number): RunOutputPage {
+  const { text } = page;
+  let bytes = 0;
+  let end = 0;
+  while (end < text.length) {
+    const code = text.codePointAt(end)!;
+    const size = code < 0x80 ? 1 : code < 0x800 ? 2 : code < 0x10000 ? 3 : 4;
+    if (bytes + size > maxBytes && end > 0) break;
+    bytes += size;
+    end += code >= 0x10000 ? 2 : 1;
+  }
+  if (end === text.length) return page;
+  return { text: text.slice(0, end), offset: page.offset, total: page.total, nextOffset: page.offset + end };
+}
+
 function isHighSurrogate(code: number): boolean {
   return code >= 0xd800 && code <= 0xdbff;
 }

@@ -122,7 +122,13 @@ export type RunWait =
   /** A call held back by the engine: approve (send it against the current schema), reject, cancel or fork. */
   | { readonly kind: "parked"; readonly seq: number; readonly tool: string; readonly args: JsonValue; readonly reason: ParkReason; readonly message: string; readonly credential?: string }
   /** `result()` of a workflow the run started: the child run `runId` must end (it may itself wait, for a signal this run sends it…). */
-  | { readonly kind: "child"; readonly seq: number; readonly runId: string; readonly workflow: string };
+  | { readonly kind: "child"; readonly seq: number; readonly runId: string; readonly workflow: string }
+  /**
+   * A host tool's call that no worker has taken (the run is `running` meanwhile): a worker serving
+   * `tool` must poll. `since`: when the attempt was queued; `lastPollAt`: when a worker that could
+   * take it last polled (or, if none has, when the server began to watch). Nothing was sent yet.
+   */
+  | { readonly kind: "worker"; readonly seq: number; readonly tool: string; readonly since: number; readonly lastPollAt: number };
 
 /** Waits that need a decision from the harness (approve or reject). */
 export type DecisionWait = RunWait & { readonly kind: "approval" | "parked" };

@@ -10,10 +10,20 @@ export type OnInterruption = "retry" | "at_most_once";
 export interface PolicySpec {
   /** `retry` (default): send again with the same key, ≤ 5 attempts. `at_most_once`: fail with `outcomeUnknown`. */
   readonly onInterruption?: OnInterruption;
-  /** How long one attempt may take. Default 5 minutes. */
+  /**
+   * How long one attempt may take once it is sent. Default 5 minutes for MCP tools and built-ins;
+   * none for host tools, whose claimed call is governed by its heartbeat (a host tool's timeout,
+   * when set, counts from when a worker takes the call, never while it waits for one).
+   */
   readonly timeout?: string | number;
   /** How long a host tool's worker may go without a heartbeat. Default 60 s. */
   readonly heartbeatTimeout?: string | number;
+  /**
+   * Host tools only: how long an attempt may wait for a worker to take it. Past it the call fails
+   * with `queue_timeout` (nothing was sent, so calling again is safe). Default: no limit (the
+   * call waits for a worker as long as the run lives).
+   */
+  readonly queueTimeout?: string | number;
   /** Calls of this tool in flight per run. Default: the run's limit, 16. */
   readonly concurrency?: number;
   /** Calls wait for approval before being sent. Default false. */
@@ -95,8 +105,11 @@ export interface ToolsetSpec {
 /** A policy with every default applied. Durations in ms. */
 export interface ToolPolicy {
   readonly onInterruption: OnInterruption;
-  readonly timeoutMs: number;
+  /** Absent: no attempt timeout (host tools by default). A host tool's counts from when a worker takes the call. */
+  readonly timeoutMs?: number;
   readonly heartbeatTimeoutMs: number;
+  /** Host tools: how long an attempt may wait for a worker; absent, as long as the run lives. */
+  readonly queueTimeoutMs?: number;
   readonly concurrency: number;
   readonly approval: boolean;
 }

@@ -98,7 +98,7 @@ export interface Run {
   readonly output?: JsonValue;
   /** When `failed`. */
   readonly error?: RunError;
-  /** What it waits for while `waiting`; calls waiting for a decision at any time. */
+  /** What it waits for while `waiting`; calls waiting for a decision, or for a worker (`worker`), at any time. */
   readonly waits?: readonly RunWait[];
   /** While `waiting`: when its earliest timer is due. */
   readonly wakeAt?: number;

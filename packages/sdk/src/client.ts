@@ -16,12 +16,14 @@ import type { WorkerOptions } from "./worker/worker-types.js";
 
 /** End users' tokens start with this (API keys with `tdk_`). */
 const END_USER_TOKEN_PREFIX = "tdt_";
+/** Where `tapedeck serve` listens by default. */
+const DEFAULT_BASE_URL = "http://127.0.0.1:7700";
 
 export interface TapedeckOptions {
-  /** The server, such as `http://127.0.0.1:7700` (what `tapedeck serve` prints). */
-  readonly baseUrl: string;
-  /** An API key (`tdk_…`), or an end user's token (`tdt_…`, from `tokens.create`). */
-  readonly apiKey: string;
+  /** The server, such as `http://127.0.0.1:7700` (what `tapedeck serve` prints). Default: the `TAPEDECK_URL` environment variable, else `http://127.0.0.1:7700`. */
+  readonly baseUrl?: string;
+  /** An API key (`tdk_…`), or an end user's token (`tdt_…`, from `tokens.create`). Default: the `TAPEDECK_API_KEY` environment variable. */
+  readonly apiKey?: string;
   /**
    * Act for this end user: every request is limited to the runs of this namespace, and runs
    * started get it. Default: none (the key's own scope). See `namespace()`.
@@ -54,16 +56,20 @@ export class Tapedeck {
   readonly tokens: Tokens;
   readonly webhooks: Webhooks;
   readonly credentials: Credentials;
-  readonly #options: TapedeckOptions;
+  readonly #options: TapedeckOptions & { readonly baseUrl: string; readonly apiKey: string };
   readonly #http: HttpClient;
 
-  constructor(options: TapedeckOptions) {
-    if (typeof options.baseUrl !== "string" || !/^https?:\/\//.test(options.baseUrl)) {
-      throw new TypeError(`Tapedeck: baseUrl must be an http(s) URL such as "http://127.0.0.1:7700" (got ${JSON.stringify(options.baseUrl)}).`);
+  /** `new Tapedeck()` reads the server and the key from `TAPEDECK_URL` and `TAPEDECK_API_KEY`. */
+  constructor(given: TapedeckOptions = {}) {
+    const baseUrl = given.baseUrl ?? environment("TAPEDECK_URL") ?? DEFAULT_BASE_URL;
+    const apiKey = given.apiKey ?? environment("TAPEDECK_API_KEY");
+    if (typeof baseUrl !== "string" || !/^https?:\/\//.test(baseUrl)) {
+      throw new TypeError(`Tapedeck: baseUrl must be an http(s) URL such as "http://127.0.0.1:7700" (got ${JSON.stringify(baseUrl)}).`);
     }
-    if (typeof options.apiKey !== "string" || options.apiKey === "") {
-      throw new TypeError("Tapedeck: apiKey is required: an API key (tapedeck keys create) or an end user's token.");
+    if (typeof apiKey !== "string" || apiKey === "") {
+      throw new TypeError("Tapedeck: apiKey is required: an API key (tapedeck keys create) or an end user's token; pass it, or set TAPEDECK_API_KEY.");
     }
+    const options = { ...given, baseUrl, apiKey };
     this.#options = options;
     const headers: Record<string, string> = { authorization: `Bearer ${options.apiKey}` };
     if (options.namespace !== undefined) headers[NAMESPACE_HEADER] = options.namespace;
@@ -138,4 +144,10 @@ export class Tapedeck {
       throw error;
     }
   }
+}
+
+/** A variable of the process's environment, where there is one (Node, Deno, Bun); undefined elsewhere (a browser, an edge runtime). */
+function environment(name: string): string | undefined {
+  const value = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.[name];
+  return value === "" ? undefined : value;
 }

@@ -44,7 +44,7 @@ export class HttpClient {
       });
     } catch (error) {
       if (options.signal?.aborted) throw error;
-      throw new TapedeckError(0, "unreachable", `Cannot reach Tapedeck at ${this.#baseUrl}: ${(error as Error).message}`, { cause: error });
+      throw new TapedeckError(0, "unreachable", `Cannot reach Tapedeck at ${this.#baseUrl}: ${networkReason(error)}`, { cause: error });
     }
     const text = await response.text();
     const body = parseJson(text);
@@ -54,6 +54,13 @@ export class HttpClient {
     }
     throw errorOf(response.status, body, text);
   }
+}
+
+/** Why `fetch` threw, with its cause: Node's says only "fetch failed", and its cause says "connect ECONNREFUSED …". */
+function networkReason(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : undefined;
+  return cause === undefined || cause === "" || message.includes(cause) ? message : `${message} (${cause})`;
 }
 
 function errorOf(status: number, body: unknown, text: string): TapedeckError {

@@ -1,7 +1,8 @@
-import { toolFailure, type JsonValue, type PinnedTool, type ToolFailure } from "@tapedeck/protocol";
+import { formatDuration, toolFailure, type JsonValue, type PinnedTool, type ToolFailure } from "@tapedeck/protocol";
+import { systemClock, type Clock } from "../clock.js";
 import { MAX_ATTEMPTS, MAX_VALUE_BYTES, RUN_CONCURRENCY } from "../limits.js";
 import { SHAPE_SCANNER, type LeakScanner } from "../secrets/leak-scanner.js";
-import type { Park, ToolOutcome, ToolSource } from "../sources/tool-source.js";
+import type { Park, QueueWatcher, ToolOutcome, ToolSource } from "../sources/tool-source.js";
 import { Semaphore } from "./semaphore.js";
 import { callTraceparent, runTraceId } from "./trace-context.js";
 
@@ -16,6 +17,8 @@ import { callTraceparent, runTraceId } from "./trace-context.js";
  * - After `abandon()`, nothing settles: late results are dropped.
  * - Every result and failure a source answers is leak-scanned before it becomes `Settled`:
  *   secrets are redacted before the journal or the script sees them, whatever the source.
+ * - A host tool's attempt times out (`timeout`) only once a worker has taken it: waiting for a
+ *   worker is not part of the attempt. Its `queueTimeout` bounds that wait, and then nothing was sent.
  */
 
 /** How a call ended, as the script will see it; `notBefore`: not delivered before this (virtual) time. */
@@ -35,6 +38,8 @@ export interface DispatchRequest {
   readonly recordAttempt: (attempt: number, reason: string) => Promise<void>;
   /** The harness approved the call after a `tool.schema_changed` park: its source sends it as it is (see `ToolCallRequest`). */
   readonly schemaChangeApproved?: boolean;
+  /** Hears whether a worker has taken a host tool's attempt (see `QueueWatcher`). */
+  readonly queue?: QueueWatcher;
 }
 
 export interface DispatcherOptions {
@@ -43,6 +48,8 @@ export interface DispatcherOptions {
   readonly maxValueBytes?: number;
   /** Redacts secrets in results and failures. Default: key shapes only (`SHAPE_SCANNER`). */
   readonly leakScanner?: LeakScanner;
+  /** Times attempts. Default: the system clock. */
+  readonly clock?: Clock;
 }
 
 /** How an attempt ends when the run stops waiting for it. */
@@ -57,6 +64,7 @@ export class RunDispatcher {
   private readonly maxAttempts: number;
   private readonly maxValueBytes: number;
   private readonly scanner: LeakScanner;
+  private readonly clock: Clock;
   private traceId: string;
   private active = 0;
 
@@ -69,6 +77,7 @@ export class RunDispatcher {
     this.maxAttempts = options.maxAttempts ?? MAX_ATTEMPTS;
     this.maxValueBytes = options.maxValueBytes ?? MAX_VALUE_BYTES;
     this.scanner = options.leakScanner ?? SHAPE_SCANNER;
+    this.clock = options.clock ?? systemClock;
     this.traceId = runTraceId(runId);
   }
 
@@ -134,20 +143,35 @@ export class RunDispatcher {
   /**
    * One attempt: the first of the source's outcome, the timeout, and the run no longer waiting
    * (`abandon`) ends it; its signal is aborted by the last two. Rejects if the source rejects first.
+   * A host tool's timeout starts when a worker takes the attempt; until then only its queue
+   * timeout (if it has one) runs.
    */
   private attempt(request: DispatchRequest, attempt: number): Promise<ToolOutcome> {
     // A source that throws (it should never) fails the attempt with what it threw: an engine fault.
     return new Promise<ToolOutcome>((resolve, reject) => {
       const fail: (error: unknown) => void = reject;
       const controller = new AbortController();
-      let timer: NodeJS.Timeout | undefined;
+      const { policy } = request.tool;
+      const queued = request.tool.source === "host";
+      let cancelTimer = (): void => {};
       let done = false;
       const end = (): boolean => {
         if (done) return false;
         done = true;
-        clearTimeout(timer);
+        cancelTimer();
         this.attemptsInFlight.delete(stop);
         return true;
+      };
+      /** Ends the attempt with `failure` at `at`, aborting what the source started. */
+      const failAt = (at: number, failure: () => ToolFailure, why: string): void => {
+        cancelTimer();
+        cancelTimer = this.clock.setTimer(at, () => {
+          if (end()) resolve({ kind: "failure", failure: failure() });
+          controller.abort(new Error(why));
+        });
+      };
+      const timeout = (): void => {
+        if (policy.timeoutMs !== undefined) failAt(this.clock.now() + policy.timeoutMs, () => timedOut(request.tool, attempt), "timeout");
       };
       // Abandoning ends the attempt at once, so no timer of a call nobody wants keeps the process up.
       // End before aborting: the source's abort handlers run after the attempt has its outcome.
@@ -156,13 +180,25 @@ export class RunDispatcher {
         controller.abort(reason);
       };
       this.attemptsInFlight.add(stop);
+      let lastPollAt: number | undefined;
+      const watcher: QueueWatcher = {
+        waiting: (polledAt) => {
+          lastPollAt = polledAt;
+          if (!done) request.queue?.waiting(polledAt);
+        },
+        taken: () => {
+          if (done) return;
+          timeout();
+          request.queue?.taken();
+        },
+      };
       if (this.abandoned) {
         stop(new Error("the run no longer wants this result"));
-      } else {
-        timer = setTimeout(() => {
-          if (end()) resolve({ kind: "failure", failure: timedOut(request.tool, attempt) });
-          controller.abort(new Error("timeout"));
-        }, request.tool.policy.timeoutMs);
+      } else if (!queued) {
+        timeout();
+      } else if (policy.queueTimeoutMs !== undefined) {
+        const waited = policy.queueTimeoutMs;
+        failAt(this.clock.now() + waited, () => queueTimedOut(request.tool, waited, lastPollAt === undefined ? undefined : this.clock.now() - lastPollAt), "no worker took the call in time");
       }
       let sent: Promise<ToolOutcome>;
       try {
@@ -176,6 +212,7 @@ export class RunDispatcher {
           traceparent: callTraceparent(this.traceId, request.key),
           signal: controller.signal,
           ...(request.schemaChangeApproved === true ? { schemaChangeApproved: true } : {}),
+          ...(queued ? { queue: watcher } : {}),
         });
       } catch (error) {
         end();
@@ -204,10 +241,22 @@ export class RunDispatcher {
 }
 
 function timedOut(tool: PinnedTool, attempt: number): ToolFailure {
+  const taken = tool.source === "host" ? " after a worker took it" : "";
   return toolFailure(
     "timeout",
-    `${tool.group}.${tool.name} did not answer within ${tool.policy.timeoutMs} ms (attempt ${attempt}); its outcome is unknown. Raise the tool's timeout policy, or catch this error and decide.`,
+    `${tool.group}.${tool.name} did not answer within ${tool.policy.timeoutMs} ms${taken} (attempt ${attempt}); its outcome is unknown. Raise the tool's timeout policy, or catch this error and decide.`,
     { retryable: true },
+  );
+}
+
+/** No worker took a host tool's call in time: nothing was sent, unlike a timeout. */
+function queueTimedOut(tool: PinnedTool, waitedMs: number, sinceLastPollMs: number | undefined): ToolFailure {
+  const path = `${tool.group}.${tool.name}`;
+  const polled = sinceLastPollMs === undefined ? "" : ` (no worker has polled for it for ${Math.round(sinceLastPollMs / 1000)} s)`;
+  return toolFailure(
+    "queue_timeout",
+    `No worker took the call to ${path} within ${formatDuration(waitedMs)}, its queueTimeout policy${polled}: nothing was sent, so calling it again is safe once a worker serving ${path} runs. Catch this error to go on without it, or try again later.`,
+    { retryable: true, details: { tool: path, queueTimeoutMs: waitedMs } },
   );
 }
 

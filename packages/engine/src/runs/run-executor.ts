@@ -20,7 +20,7 @@ import { decisionEvent, toolFailure, toolPath } from "@tapedeck/protocol";
 import type { Clock } from "../clock.js";
 import { EngineError } from "../errors.js";
 import { SandboxLostError, type Delivery, type IssuedCall, type LogLine, type Sandbox, type SandboxFactory, type SandboxFeature, type SandboxLimits, type SandboxOptions, type Step } from "../sandbox/sandbox.js";
-import { MAX_SANDBOX_REBUILDS } from "../limits.js";
+import { MAX_SANDBOX_REBUILDS, UNSERVED_NOTICE_MS } from "../limits.js";
 import type { RunPatch, RunRecord, Store } from "../store/store.js";
 import type { Park, ToolSource } from "../sources/tool-source.js";
 import { canonicalValue } from "../util/canonical-json.js";
@@ -31,6 +31,7 @@ import { readHistory, type History } from "./history.js";
 import { replayHistory } from "./replay.js";
 import { ReusePool } from "./reuse-pool.js";
 import { approvalRejected, describeWaits, earliestDue, isBuiltin, parkedRejected, parseBuiltin, signalTimedOut, type OpenWait } from "./waits.js";
+import { UnservedCalls } from "./unserved-calls.js";
 import { checkWorkflowCall, isWorkflowCall } from "../workflows/workflow-calls.js";
 import { reusableWorkflowCalls } from "../workflows/workflow-reuse.js";
 import type { WorkflowHost } from "../workflows/workflow-host.js";
@@ -125,8 +126,10 @@ export class RunExecutor {
   private readonly timers = new Map<number, () => void>();
   /** Signals taken by outcomes not yet journaled: another call must not take them too. */
   private readonly claimedSignals = new Set<number>();
-  /** The set of calls waiting for a decision changed: the next append writes it to the run. */
+  /** The set of calls waiting for a decision (or a worker) changed: the next append writes it to the run. */
   private decisionsChanged = false;
+  /** Host tool calls no worker has taken for a while: shown in the run's waits while it runs. */
+  private readonly unserved: UnservedCalls;
   /** Set once the open calls of the journal are known; requests that need them wait until then. */
   private ready = false;
   private readonly whenReady: (() => void)[] = [];
@@ -166,7 +169,9 @@ export class RunExecutor {
       runConcurrency: deps.limits.runConcurrency,
       maxAttempts: deps.limits.maxAttempts,
       maxValueBytes: deps.limits.maxValueBytes,
+      clock: deps.clock,
     });
+    this.unserved = new UnservedCalls(deps.clock, UNSERVED_NOTICE_MS, () => this.writeWaits());
     this.loaded = new Promise<void>((resolve) => (this.markLoaded = resolve));
     this.done = new Promise<ExecutionResult>((resolve, reject) => {
       this.resolveDone = resolve;
@@ -217,6 +222,8 @@ export class RunExecutor {
     for (const call of history.calls.values()) this.toolOfSeq.set(call.seq, call.tool);
     if (!fresh.end) this.resumeOpenCalls(history);
     this.ready = true;
+    // Calls shown waiting for a worker by an engine that stopped are this engine's to show again.
+    if (this.run.waits?.some((wait) => wait.kind === "worker")) this.writeWaits();
     // Requests that arrived while the journal was replayed (a decision) apply before the run can park.
     for (const request of this.whenReady.splice(0)) request();
     this.onStep(fresh, undefined);
@@ -376,8 +383,9 @@ export class RunExecutor {
    */
   private send(seq: number, tool: PinnedTool, args: JsonValue, attempt: number, schemaChangeApproved = false): void {
     const recordAttempt = (n: number, reason: string) => this.append([{ kind: "call.attempt", seq, attempt: n, reason }], this.deps.clock.now());
+    const queue = tool.source === "host" ? { queue: this.unserved.watcher(seq, toolPath(tool)) } : {};
     this.dispatcher
-      .dispatch({ seq, tool, args, key: this.key(seq), attempt, recordAttempt, ...(schemaChangeApproved ? { schemaChangeApproved } : {}) })
+      .dispatch({ seq, tool, args, key: this.key(seq), attempt, recordAttempt, ...queue, ...(schemaChangeApproved ? { schemaChangeApproved } : {}) })
       .then((dispatched) => ("parked" in dispatched ? this.parkCall(seq, tool, args, dispatched.parked) : this.settle(seq, dispatched)))
       .catch((error: unknown) => this.fault(error));
   }
@@ -409,6 +417,7 @@ export class RunExecutor {
 
   private settle(seq: number, settled: Settled, signalId?: number): void {
     if (this.ended) return;
+    this.unserved.settled(seq);
     if (settled.notBefore !== undefined && settled.notBefore > this.deps.clock.now()) {
       // A mock's delay under a virtual clock: the outcome waits for the clock like a sleep.
       const { notBefore, ...rest } = settled;
@@ -811,8 +820,8 @@ export class RunExecutor {
   }
 
   /**
-   * Adds to an append the calls waiting for a decision when they changed: listing approvals
-   * reads them from the run, so they are written with the entries that change them.
+   * Adds to an append the calls waiting for a decision (or a worker) when they changed: listing
+   * approvals reads them from the run, so they are written with the entries that change them.
    */
   private withRunState(patch: RunPatch | undefined, at: number): RunPatch | undefined {
     if (!this.decisionsChanged || patch?.waits !== undefined) {
@@ -820,7 +829,15 @@ export class RunExecutor {
       return patch;
     }
     this.decisionsChanged = false;
-    return { updatedAt: at, waits: describeWaits(this.waits.values(), true), ...patch };
+    const waits = [...describeWaits(this.waits.values(), true), ...this.unserved.waits].sort((a, b) => a.seq - b.seq);
+    return { updatedAt: at, waits, ...patch };
+  }
+
+  /** Writes the run's waits now: a call began or stopped waiting for a worker. */
+  private writeWaits(): void {
+    if (this.ended || this.parking) return;
+    this.decisionsChanged = true;
+    this.append([], this.deps.clock.now()).catch((error: unknown) => this.fault(error));
   }
 
   /**
@@ -853,6 +870,7 @@ export class RunExecutor {
   private async release(): Promise<void> {
     for (const cancel of this.timers.values()) cancel();
     this.timers.clear();
+    this.unserved.close();
     const sandbox = this.sandbox;
     this.sandbox = undefined;
     await sandbox?.dispose().catch(() => {});

@@ -14,10 +14,13 @@
  *   a claimed one tells its worker (`heartbeat` answers `cancelled`) and its answer is dropped.
  * - Tasks live in memory: they are derived from the journal, and an engine that restarts sends
  *   its interrupted calls again by policy.
+ * - A call's `queue` watcher hears `taken` when a worker claims its attempt, and `waiting` (with
+ *   when a worker serving its tool last polled) when no poll takes it at once.
  */
 import { randomBytes } from "node:crypto";
 import type { HostTask, JsonValue, ToolFailure } from "@tapedeck/protocol";
 import { systemClock, type Clock } from "../clock.js";
+import { PollTimes } from "./poll-times.js";
 import type { ToolCallRequest, ToolOutcome, ToolSource } from "./tool-source.js";
 
 /** A task as a worker sees it (the wire type, shared with the SDK). */
@@ -40,6 +43,8 @@ export type LeaseAnswer = "ok" | "cancelled" | "lost";
 /** The longest a poll is held: long enough to spare requests, short enough for proxies. */
 export const MAX_POLL_MS = 30_000;
 
+
+
 interface Task {
   readonly request: ToolCallRequest;
   readonly tool: string;
@@ -60,8 +65,11 @@ export class HostTaskQueue implements ToolSource {
   readonly #queued: Task[] = [];
   readonly #claimed = new Map<string, Task>();
   readonly #pollers = new Set<Poller>();
+  readonly #polls: PollTimes<undefined>;
 
-  constructor(private readonly clock: Clock = systemClock) {}
+  constructor(private readonly clock: Clock = systemClock) {
+    this.#polls = new PollTimes(clock);
+  }
 
   /** Calls queued or claimed: for tests and health. */
   get pending(): { readonly queued: number; readonly claimed: number } {
@@ -90,12 +98,14 @@ export class HostTaskQueue implements ToolSource {
         }
       }
       this.#queued.push(task);
+      request.queue?.waiting(this.#polls.last(task.tool));
     });
   }
 
   /** Resolves with up to `max` claimed tasks: at once if some wait, else when one arrives or after `waitMs` (empty). */
   poll(request: PollRequest): Promise<HostTask[]> {
     const matches = toolMatcher(request.tools);
+    const polled = this.#polls.record([...request.tools].sort().join("\n"), undefined, matches);
     const max = Math.max(1, request.max ?? 1);
     const ready: Task[] = [];
     for (let i = 0; i < this.#queued.length && ready.length < max; ) {
@@ -118,6 +128,8 @@ export class HostTaskQueue implements ToolSource {
         },
       };
       const end = (): void => {
+        // A held poll was polling until it ended: that is when a worker last polled.
+        polled();
         if (this.#pollers.delete(poller)) resolve([]);
       };
       const cancelTimer = this.clock.setTimer(this.clock.now() + Math.min(request.waitMs, MAX_POLL_MS), end);
@@ -174,6 +186,7 @@ export class HostTaskQueue implements ToolSource {
     task.lease = randomBytes(16).toString("base64url");
     this.#claimed.set(task.id, task);
     this.#armLease(task);
+    task.request.queue?.taken();
     return task;
   }
 
@@ -213,7 +226,8 @@ function view(task: Task): HostTask {
   };
 }
 
-function toolMatcher(tools: readonly string[]): (tool: string) => boolean {
+/** Whether a poll for `tools` (`group.name`, or `group.*` for a whole group) takes calls of a tool. */
+export function toolMatcher(tools: readonly string[]): (tool: string) => boolean {
   const exact = new Set(tools.filter((t) => !t.endsWith(".*")));
   const groups = tools.filter((t) => t.endsWith(".*")).map((t) => t.slice(0, -1));
   return (tool) => exact.has(tool) || groups.some((prefix) => tool.startsWith(prefix));

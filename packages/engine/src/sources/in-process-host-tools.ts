@@ -36,6 +36,8 @@ export class InProcessHostTools implements ToolSource {
   }
 
   async call(request: ToolCallRequest): Promise<ToolOutcome> {
+    // This process is the worker: the call is taken at once, and its timeout (if any) starts now.
+    request.queue?.taken();
     const { group, name } = request.tool;
     const fn = this.module[group]?.[name];
     if (typeof fn !== "function") {

@@ -39,6 +39,21 @@ export interface ToolCallRequest {
    * it is, and the source does not check its tool against the server's current list again.
    */
   readonly schemaChangeApproved?: boolean;
+  /** Told whether a worker has taken the attempt, by sources that queue calls for workers (host tools). */
+  readonly queue?: QueueWatcher;
+}
+
+/**
+ * How a host tool's attempt stands while it is queued for workers. Waiting for a worker is not
+ * part of the attempt: its timeout starts at `taken`. A source that queues calls says `waiting`
+ * when no worker takes the attempt at once, and `taken` when one does; one that hands the call
+ * over at once (host tools in this process) says `taken` first thing.
+ */
+export interface QueueWatcher {
+  /** Queued, and no worker took it at once; `lastPollAt`: when a worker that could take it last polled (or when the source began to watch). */
+  waiting(lastPollAt: number): void;
+  /** A worker took it (claimed it with a lease): the call is sent. */
+  taken(): void;
 }
 
 /**

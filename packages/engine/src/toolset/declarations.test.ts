@@ -228,6 +228,29 @@ void describe("renderDeclarations", () => {
     );
   });
 
+  void it("says which tools need a person's approval, in the JSDoc and before the prompt line's summary", () => {
+    const refund = tool("crm", "refund_order", { description: "Refunds an order in full.", policy: { ...tools[0]!.policy, approval: true } });
+    const { typescript, prompt } = renderDeclarations([refund, tool("crm", "find_customer", { description: "Finds a customer." })]);
+    assert.deepEqual(prompt.split("\n").slice(1, 3), [
+      "crm.find_customer() → unknown · Finds a customer.",
+      "crm.refund_order() → unknown · Needs a person's approval: each call waits for it (the run holds nothing meanwhile) · Refunds an order in full.",
+    ]);
+    assert.ok(
+      typescript.includes(
+        [
+          "    /**",
+          "     * Refunds an order in full.",
+          "     *",
+          '     * @approval Each call waits for a person to approve it before it is sent; the run holds nothing meanwhile. A rejected call throws ToolError "approval_rejected" (it was not sent).',
+          "     */",
+          "    refund_order(args?: {}): Promise<unknown>;",
+        ].join("\n"),
+      ),
+      typescript,
+    );
+    assert.ok(typescript.includes("    /** Finds a customer. */\n    find_customer(args?: {}): Promise<unknown>;"), "a tool without approval says nothing of it");
+  });
+
   void it("keeps args required when the schema requires something", () => {
     const [line] = renderDeclarations([
       tool("g", "t", { inputSchema: { type: "object", allOf: [{ required: ["a"] }], properties: { a: { type: "string" } } } }),

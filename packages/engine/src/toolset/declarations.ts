@@ -91,7 +91,7 @@ function renderMember(tool: PinnedTool, indent = "    "): string {
   const optional = argsOptional(tool) ? "?" : "";
   const signature = `${indent}${propertyKey(tool.name)}(args${optional}: ${args}): Promise<${result}>;`;
   const observed = (tool as { observed?: boolean }).observed === true;
-  const doc = [tool.description.trim(), observed ? "@observed The result type is inferred from recorded results (keys and types); the tool declares none." : ""].filter((s) => s !== "").join("\n\n");
+  const doc = [tool.description.trim(), tool.policy.approval ? APPROVAL_DOC : "", observed ? "@observed The result type is inferred from recorded results (keys and types); the tool declares none." : ""].filter((s) => s !== "").join("\n\n");
   return doc === "" ? signature : `${jsDoc(doc, indent)}\n${signature}`;
 }
 
@@ -124,9 +124,16 @@ function promptLine(tool: PinnedTool): string {
   const args = schemaToType(tool.inputSchema, { style: "prompt" });
   const result = tool.outputSchema === undefined ? "unknown" : schemaToType(tool.outputSchema, { style: "prompt" });
   const observed = (tool as { observed?: boolean }).observed === true ? " (observed)" : "";
+  // Before the summary, which may be cut: a model that does not know a call waits for a person polls or gives up.
+  const approval = tool.policy.approval ? ` · ${APPROVAL_PROMPT}` : "";
   const summary = summarize(tool.description);
-  return `${callee}(${args === "{}" ? "" : args}) → ${result}${observed}${summary === "" ? "" : ` · ${summary}`}`;
+  return `${callee}(${args === "{}" ? "" : args}) → ${result}${observed}${approval}${summary === "" ? "" : ` · ${summary}`}`;
 }
+
+/** What a tool whose policy requires approval says in the prompt, and in its JSDoc. */
+const APPROVAL_PROMPT = "Needs a person's approval: each call waits for it (the run holds nothing meanwhile)";
+const APPROVAL_DOC =
+  '@approval Each call waits for a person to approve it before it is sent; the run holds nothing meanwhile. A rejected call throws ToolError "approval_rejected" (it was not sent).';
 
 /** The `fetch` global, for a toolset that enables `http`: what it takes, what it gives, where it may go. */
 /** The durable waits every script has: a model that is not told of them polls or gives up. */

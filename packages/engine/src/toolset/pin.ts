@@ -4,7 +4,7 @@ import { pinHttpTool } from "../sources/http/http-tool.js";
 import { pinMcpServers, type McpAddresses, type McpOverride } from "./pin-mcp.js";
 import { canonicalJson } from "../util/canonical-json.js";
 import { sha256Hex } from "../util/ids.js";
-import { resolvePolicy } from "./policy.js";
+import { resolveHostPolicy } from "./policy.js";
 import { ToolsetSpecError } from "./spec-error.js";
 import { checkPolicyTargets } from "./toolset-file.js";
 
@@ -36,7 +36,7 @@ export async function pinToolset(
         description: tool.description ?? "",
         inputSchema: tool.inputSchema ?? { type: "object" },
         ...(tool.outputSchema === undefined ? {} : { outputSchema: tool.outputSchema }),
-        policy: resolvePolicy(group, name, policies),
+        policy: resolveHostPolicy(group, name, policies),
       });
     }
   }

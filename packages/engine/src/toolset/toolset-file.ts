@@ -14,7 +14,7 @@ export { ToolsetSpecError } from "./spec-error.js";
  */
 
 const TOP_LEVEL_KEYS = ["base", "mcpServers", "hostTools", "http", "policies"] as const;
-const POLICY_KEYS = ["onInterruption", "timeout", "heartbeatTimeout", "concurrency", "approval"] as const;
+const POLICY_KEYS = ["onInterruption", "timeout", "heartbeatTimeout", "queueTimeout", "concurrency", "approval"] as const;
 const HOST_TOOL_KEYS = ["description", "inputSchema", "outputSchema"] as const;
 
 type Obj = Record<string, unknown>;
@@ -73,11 +73,11 @@ function parseHostTools(value: unknown): ToolsetSpec["hostTools"] {
 function parsePolicy(value: unknown, where: string): PolicySpec {
   if (!isObject(value)) throw new ToolsetSpecError(`${where} must be an object`);
   checkKeys(value, POLICY_KEYS, where);
-  const { onInterruption, timeout, heartbeatTimeout, concurrency, approval } = value;
+  const { onInterruption, timeout, heartbeatTimeout, queueTimeout, concurrency, approval } = value;
   if (onInterruption !== undefined && onInterruption !== "retry" && onInterruption !== "at_most_once") {
     throw new ToolsetSpecError(`${where}.onInterruption must be "retry" or "at_most_once"`);
   }
-  for (const [key, duration] of [["timeout", timeout], ["heartbeatTimeout", heartbeatTimeout]] as const) {
+  for (const [key, duration] of [["timeout", timeout], ["heartbeatTimeout", heartbeatTimeout], ["queueTimeout", queueTimeout]] as const) {
     if (duration === undefined) continue;
     if (typeof duration !== "string" && typeof duration !== "number") throw new ToolsetSpecError(`${where}.${key} must be a duration such as "30s"`);
     try {

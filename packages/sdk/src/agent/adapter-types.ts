@@ -7,12 +7,21 @@ import type { Run } from "../api.js";
 
 /** What the model gets back from a tool call. */
 export interface AgentToolResult {
-  /** Plain text written for the model, bounded. */
-  readonly text: string;
+  /** Plain text written for the model, bounded: what the adapters send as the tool's result. */
+  readonly content: string;
   /** True when the text reports a mistake the model can fix (a bad argument, a refused script, a failed run). */
   readonly isError: boolean;
   /** The run the call started or read, for the harness (it is not sent to the model). */
   readonly run?: Run;
+}
+
+/**
+ * `result` with `run` as a property the harness reads (`approvals.pending(result.run)`) that is
+ * never sent to the model: it is not enumerable, so no JSON body (nor spread) carries it.
+ */
+export function withRun<T extends object>(result: T, run: Run | undefined): T & { readonly run?: Run } {
+  if (run !== undefined) Object.defineProperty(result, "run", { value: run, enumerable: false });
+  return result;
 }
 
 export interface ToolCallContext {

@@ -9,7 +9,7 @@ import { agentToolAdapters } from "./adapters.js";
 import { agentToolDefinitions } from "./tool-definitions.js";
 
 /** A handler that records its calls and answers from `answer`. */
-function recording(answer: (name: string, input: unknown) => AgentToolResult = () => ({ text: "Run run_1 completed. Output (JSON):\n42", isError: false })) {
+function recording(answer: (name: string, input: unknown) => AgentToolResult = () => ({ content: "Run run_1 completed. Output (JSON):\n42", isError: false })) {
   const calls: { name: string; input: unknown; toolCallId: string }[] = [];
   const handle: AgentToolHandler = (name, input, { toolCallId }) => {
     calls.push({ name, input, toolCallId });
@@ -57,7 +57,7 @@ describe("agentToolAdapters: Anthropic", () => {
   });
 
   it("marks the model's mistakes with is_error", async () => {
-    const adapters = agentToolAdapters(agentToolDefinitions(), recording(() => ({ text: "The script was refused by the type checker", isError: true })).handle);
+    const adapters = agentToolAdapters(agentToolDefinitions(), recording(() => ({ content: "The script was refused by the type checker", isError: true })).handle);
     const result = await adapters.anthropic.handle({ id: "toolu_02", name: "run_script", input: { code: "x" } });
     assert.equal(result.is_error, true);
   });
@@ -126,7 +126,7 @@ describe("agentToolAdapters: OpenAI Chat Completions and any other API", () => {
     const definitions = agentToolDefinitions();
     const adapters = agentToolAdapters(definitions, handle);
     assert.equal(adapters.definitions, definitions);
-    assert.deepEqual(await adapters.handle("cancel_run", { run_id: "run_1" }, { toolCallId: "t1" }), { text: "Run run_1 completed. Output (JSON):\n42", isError: false });
+    assert.deepEqual(await adapters.handle("cancel_run", { run_id: "run_1" }, { toolCallId: "t1" }), { content: "Run run_1 completed. Output (JSON):\n42", isError: false });
     assert.equal((await adapters.handle("rm -rf", {}, { toolCallId: "t2" })).isError, true);
     assert.equal(calls.length, 1);
   });

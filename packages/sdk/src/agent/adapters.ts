@@ -27,5 +27,5 @@ export function agentToolAdapters(definitions: readonly AgentToolDefinition[], h
 }
 
 function unknownTool(name: string, offered: readonly string[]): AgentToolResult {
-  return { text: `There is no tool ${bound(JSON.stringify(name), 200)}. The tools are: ${offered.join(", ")}.`, isError: true };
+  return { content: `There is no tool ${bound(JSON.stringify(name), 200)}. The tools are: ${offered.join(", ")}.`, isError: true };
 }

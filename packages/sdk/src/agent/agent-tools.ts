@@ -12,7 +12,7 @@
  * - The model's mistakes (bad input, a refused script, a missing run, a run that ended) come
  *   back as `isError` text; faults of the platform or the harness (unreachable, 401, 5xx) throw.
  */
-import { parseDuration, type Diagnostic, type JournalEntry } from "@tapedeck/protocol";
+import { parseDuration, terminalStatuses, type Diagnostic, type JournalEntry } from "@tapedeck/protocol";
 import type { Labels, Run } from "../api.js";
 import type { Tapedeck } from "../client.js";
 import { TapedeckError } from "../errors.js";
@@ -38,7 +38,7 @@ export interface AgentToolsOptions {
   readonly maxWait?: string | number;
   /** The TTL of the runs the model starts. Default "30d". */
   readonly ttl?: string | number;
-  /** The most of a run's output one result holds, characters of its JSON text. Default 256 Ki. */
+  /** The most of a run's output one result holds, UTF-8 bytes of its JSON text. Default 256 KiB. */
   readonly outputLimit?: number;
   /**
    * The W3C trace context of the LLM call that wrote the script, or a function that returns the
@@ -101,13 +101,13 @@ export class AgentToolHandlers {
   /** Runs tool `name` (one of the ten) with the model's input. */
   async handle(name: AgentToolName, input: unknown, context: ToolCallContext): Promise<AgentToolResult> {
     const parsed = parseToolInput(name, input);
-    if (!parsed.ok) return { text: parsed.message, isError: true };
+    if (!parsed.ok) return { content: parsed.message, isError: true };
     try {
       return await (this.#handlers[name] as (input: unknown, context: ToolCallContext) => Promise<AgentToolResult>)(parsed.input, context);
     } catch (error) {
       const mistake = modelMistake(error);
       if (mistake === undefined) throw error;
-      return { text: mistake, isError: true };
+      return { content: mistake, isError: true };
     }
   }
 
@@ -128,7 +128,12 @@ export class AgentToolHandlers {
 
     check_script: async ({ code }) => text(checkText(await this.#client.check({ toolset: await this.#toolsetId(), source: code }))),
 
-    test_script: async ({ code, scenario }) => text(testReportText(await this.#client.test({ toolset: await this.#toolsetId(), source: code, scenario }), this.#outputLimit)),
+    test_script: async ({ code, scenario }) => {
+      // The recorded calls of a run are the agent's only if the run is: one without its labels does not exist for it.
+      const fromRun = scenario.from_run;
+      if (typeof fromRun === "string" && (await this.#run(fromRun, 0)) === undefined) return missing(fromRun, "scenario.from_run");
+      return text(testReportText(await this.#client.test({ toolset: await this.#toolsetId(), source: code, scenario }), this.#outputLimit));
+    },
 
     get_run: async ({ run_id, entry, offset, wait }) => {
       const run = await this.#run(run_id, this.#wait(wait, 0));
@@ -151,12 +156,15 @@ export class AgentToolHandlers {
       if (run === undefined) return missing(run_id);
       const sent = await this.#client.runs.signal(run.id, { name, ...(payload === undefined ? {} : { payload }), idempotencyKey: await agentToolKey(this.#labels, "signal_run", toolCallId) });
       const what = sent.duplicate ? `The signal "${name}" was already sent to run ${run.id} by this tool call; it was not sent again.` : `Sent the signal "${name}" to run ${run.id}.`;
-      return { text: `${what} Follow the run with get_run({ run_id: ${JSON.stringify(run.id)}, wait: ${this.#maxWaitSeconds} }).`, isError: false, run };
+      return { content: `${what} Follow the run with get_run({ run_id: ${JSON.stringify(run.id)}, wait: ${this.#maxWaitSeconds} }).`, isError: false, run };
     },
 
     cancel_run: async ({ run_id }) => {
       const run = await this.#run(run_id, 0);
       if (run === undefined) return missing(run_id);
+      if (terminalStatuses.includes(run.status)) {
+        return { content: `Run ${run.id} has already ended (${run.status}): there is nothing to cancel. get_run({ run_id: ${JSON.stringify(run.id)} }) shows how it ended.`, isError: true, run };
+      }
       await this.#client.runs.cancel(run.id, { reason: "cancelled by the agent (cancel_run)" });
       return this.#answer(run, this.#waitSeconds, []);
     },
@@ -170,19 +178,19 @@ export class AgentToolHandlers {
     },
 
     search_tools: async ({ query }) => {
-      if (this.#toolset === undefined) return { text: "search_tools needs the agent's toolset, and these agent tools were made without one.", isError: true };
+      if (this.#toolset === undefined) return { content: "search_tools needs the agent's toolset, and these agent tools were made without one.", isError: true };
       return text(searchText(query, await this.#client.toolsets.search(this.#toolset, query, { limit: SEARCH_HITS })));
     },
 
     save_workflow: async ({ name, description, code, input, output, signals }) => {
-      if (this.#toolset === undefined) return { text: "save_workflow needs the agent's toolset, and these agent tools were made without one.", isError: true };
+      if (this.#toolset === undefined) return { content: "save_workflow needs the agent's toolset, and these agent tools were made without one.", isError: true };
       const saved = await this.#client.toolsets.saveWorkflow(await this.#toolsetId(), { name, description, code, input, output, ...(signals === undefined ? {} : { signals }) });
       if (saved.kind === "refused") return text(refusedText(saved.diagnostics));
       // The derived toolset pins the workflow: every later call of these tools uses it.
       this.#toolset = saved.id;
       const lines = saved.declarations.prompt.split("\n").filter((line) => line.startsWith(`workflows.${name}.`));
       return {
-        text: [`Saved the workflow ${name}. Scripts you run from now on can use it:`, ...lines, `Start it with workflows.${name}.start(input), which answers { id, result() }; result() waits for its output (the run holds nothing meanwhile).`].join("\n"),
+        content: [`Saved the workflow ${name}. Scripts you run from now on can use it:`, ...lines, `Start it with workflows.${name}.start(input), which answers { id, result() }; result() waits for its output (the run holds nothing meanwhile).`].join("\n"),
         isError: false,
       };
     },
@@ -228,8 +236,10 @@ export class AgentToolHandlers {
    */
   async #waitMore(run: Run, seconds: number): Promise<Run> {
     const deadline = Date.now() + seconds * 1000;
-    for (let left = seconds; left > 0 && goesOnByItself(run); left = (deadline - Date.now()) / 1000) {
-      run = await this.#client.runs.get(run.id, { wait: Math.max(1, Math.min(Math.ceil(left), SERVER_WAIT_SECONDS)), next: true });
+    for (let left = seconds; left > 0 && goesOnByItself(run) && !sleepsPast(run, deadline); left = (deadline - Date.now()) / 1000) {
+      // `next` only for a run parked now (to wait out its sleep): a running run is held until it ends
+      // or parks, so a park on a long sleep answers at once instead of holding until its wake.
+      run = await this.#client.runs.get(run.id, { wait: Math.max(1, Math.min(Math.ceil(left), SERVER_WAIT_SECONDS)), next: run.status === "waiting" });
     }
     return run;
   }
@@ -253,6 +263,12 @@ export class AgentToolHandlers {
   }
 }
 
+/** Whether the run only sleeps, and wakes after `deadline`: waiting for it would hold the model for nothing (the text says when it wakes). */
+function sleepsPast(run: Run, deadline: number): boolean {
+  const waits = run.waits ?? [];
+  return run.status === "waiting" && run.wakeAt !== undefined && run.wakeAt > deadline && waits.length > 0 && waits.every((wait) => wait.kind === "sleep");
+}
+
 /** Whether the run will end or change without anyone acting: running, or parked on sleeps and children only. */
 function goesOnByItself(run: Run): boolean {
   if (run.status === "running") return true;
@@ -260,11 +276,11 @@ function goesOnByItself(run: Run): boolean {
 }
 
 function text(model: ModelText): AgentToolResult {
-  return { text: model.text, isError: model.isError };
+  return { content: model.text, isError: model.isError };
 }
 
-function missing(runId: string): AgentToolResult {
-  return { text: `There is no run ${JSON.stringify(runId)} in this conversation. list_runs shows the runs you started.`, isError: true };
+function missing(runId: string, where?: string): AgentToolResult {
+  return { content: `There is no run ${JSON.stringify(runId)} in this conversation${where === undefined ? "" : ` (${where})`}. list_runs shows the runs you started.`, isError: true };
 }
 
 /**

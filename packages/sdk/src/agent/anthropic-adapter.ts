@@ -9,7 +9,8 @@
  * and their beta twins) and that the official `ToolUseBlock` is assignable to `AnthropicToolUse`.
  */
 import type { AgentToolDefinition, ToolInputSchema } from "./tool-definitions.js";
-import type { AgentToolHandler } from "./adapter-types.js";
+import type { Run } from "../api.js";
+import { withRun, type AgentToolHandler } from "./adapter-types.js";
 
 /** A tool, as `messages.create({ tools })` takes it (`Anthropic.Messages.Tool`). */
 export interface AnthropicTool {
@@ -32,6 +33,8 @@ export interface AnthropicToolResult {
   content: string;
   /** Present (true) when the model should look at what went wrong. */
   is_error?: boolean;
+  /** The run the call started or read, for the harness: not enumerable, so it is never sent to the API. */
+  readonly run?: Run;
 }
 
 export interface AnthropicAdapter {
@@ -46,7 +49,7 @@ export function anthropicAdapter(definitions: readonly AgentToolDefinition[], ha
     tools: definitions.map((d) => ({ name: d.name, description: d.description, input_schema: d.inputSchema })),
     async handle(block) {
       const result = await handle(block.name, block.input, { toolCallId: block.id });
-      return { type: "tool_result", tool_use_id: block.id, content: result.text, ...(result.isError ? { is_error: true } : {}) };
+      return withRun<AnthropicToolResult>({ type: "tool_result", tool_use_id: block.id, content: result.content, ...(result.isError ? { is_error: true } : {}) }, result.run);
     },
   };
 }

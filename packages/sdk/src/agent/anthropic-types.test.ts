@@ -8,7 +8,7 @@ import { agentToolAdapters } from "./adapters.js";
 import { agentToolDefinitions } from "./tool-definitions.js";
 
 async function check(): Promise<unknown[]> {
-  const adapters = agentToolAdapters(agentToolDefinitions(), () => Promise.resolve({ text: "ok", isError: false }));
+  const adapters = agentToolAdapters(agentToolDefinitions(), () => Promise.resolve({ content: "ok", isError: false }));
   const tools: Anthropic.Messages.Tool[] = adapters.anthropic.tools;
   const params: Anthropic.Messages.MessageCreateParams["tools"] = adapters.anthropic.tools;
   const betaTools: Anthropic.Beta.BetaTool[] = adapters.anthropic.tools;

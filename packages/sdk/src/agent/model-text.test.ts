@@ -60,7 +60,7 @@ describe("runText: completed", () => {
     assert.doesNotMatch(text, /offset/);
   });
 
-  it("cuts a long output at outputLimit characters and gives the exact get_run call that reads the rest, page after page", () => {
+  it("cuts a long output at outputLimit UTF-8 bytes and gives the exact get_run call that reads the rest, page after page", () => {
     const output = { issues: Array.from({ length: 400 }, (_, n) => ({ n, title: `Issue ${n}: crash — “é” 🚀` })) };
     const limit = 1_000;
     const first = runText(run({ id: "run_big", status: "completed", output }), { outputLimit: limit });
@@ -72,7 +72,7 @@ describe("runText: completed", () => {
       const body = /\):\n([\s\S]*?)(?:\n\[… \d+ more characters cut\]: read on with get_run\(\{ run_id: "run_big", offset: (\d+) \}\))?$/.exec(text);
       assert.ok(body, text.slice(0, 200));
       const page = body[1] ?? "";
-      assert.ok(page.length <= limit);
+      assert.ok(Buffer.byteLength(page) <= limit, `${Buffer.byteLength(page)} bytes`);
       pages += page;
       if (body[2] === undefined) break;
       text = runText(run({ id: "run_big", status: "completed", output }), { outputLimit: limit, offset: Number(body[2]) }).text;
@@ -93,6 +93,18 @@ describe("runText: completed", () => {
       assert.ok(pages.every((page) => !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(page)), `limit ${limit}: ${JSON.stringify(pages)}`);
     }
     assert.deepEqual(outputPage("🎉", 1, 1), { text: "🎉", offset: 1, nextOffset: 3, total: 4 });
+  });
+
+  it("shows the calls the run made (its trace), between the output and the logs", () => {
+    const entries = journal(
+      { kind: "run.started", input: { repo: "acme/api" }, replayVersion: 1 },
+      { kind: "call.scheduled", seq: 1, tool: "github.list_issues", args: { repo: "acme/api" }, key: "run_c/1" },
+      { kind: "call.completed", seq: 1, result: [{ number: 42 }] },
+      { kind: "log", level: "log", message: "fetched 1 issues" },
+      { kind: "run.completed", output: { title: "Crash on start" } },
+    );
+    const { text } = runText(run({ id: "run_c", status: "completed", output: { title: "Crash on start" } }), { journal: entries });
+    assert.ok(text.includes('}\n\nCalls:\n#1 github.list_issues({"repo":"acme/api"}) → [{"number":42}]\n\nLast log lines:\n[log] fetched 1 issues'), text);
   });
 
   it("shows a page read from the server", () => {
@@ -139,6 +151,19 @@ describe("runText: waiting", () => {
     assert.match(text, /you cannot/);
     assert.match(text, /call #6: github\.create_issue\(\{"title":"x"\}\) was held back before being sent: the input schema of github\.create_issue changed\. The tool's schema changed since the run started/);
     assert.ok(text.includes('get_run({ run_id: "run_w", wait: 120 })'));
+  });
+
+  it("a run that only sleeps says when it wakes; past the longest wait, it says to come back then instead of waiting", () => {
+    const sleeping = (ms: number) => run({ id: "run_s", status: "waiting", wakeAt: T0 + ms, waits: [{ kind: "sleep", seq: 1, until: T0 + ms }] });
+    const hour = runText(sleeping(3_600_000), { now: T0, maxWait: 120 }).text;
+    assert.ok(
+      hour.includes(
+        'It wakes by itself at 2026-01-05T10:00:00.000Z, in 1h, and goes on then. Do not wait for it now: call get_run({ run_id: "run_s" }) after that time to read what it did (its output, or what it waits for next), or stop it with cancel_run({ run_id: "run_s" }).',
+      ),
+      hour,
+    );
+    const minute = runText(sleeping(60_000), { now: T0, maxWait: 120 }).text;
+    assert.ok(minute.includes('It wakes by itself at 2026-01-05T09:01:00.000Z, in 1m, and goes on then. Follow it with get_run({ run_id: "run_s", wait: 120 })'), minute);
   });
 });
 
@@ -199,6 +224,29 @@ describe("runText: cancelled, running", () => {
     assert.match(text, /Calls waiting for a decision:\n- call #2: slack\.post\(\{"channel":"#ops"\}\) waits for approval/);
     assert.match(text, /\[warn\] slow page/);
   });
+
+  it("says which calls of a running run wait for a worker, and how long no worker has polled", () => {
+    const running = run({ id: "run_r", status: "running", waits: [{ kind: "worker", seq: 1, tool: "crm.lookup_customer", since: T0, lastPollAt: T0 - 12_000 }] });
+    const { text, isError } = runText(running, { now: T0 + 300_000 });
+    assert.equal(isError, false);
+    assert.ok(
+      text.includes(
+        "Calls waiting for a worker:\n- call #1: waiting for a worker to serve `crm.lookup_customer` (no worker has polled for 312 s). Nothing was sent yet; the call goes on once a worker takes it. The application runs the workers; you cannot start one.",
+      ),
+      text,
+    );
+  });
+
+  it("shows the calls so far of a run still running, those without an answer yet too", () => {
+    const entries = journal(
+      { kind: "run.started", input: null, replayVersion: 1 },
+      { kind: "call.scheduled", seq: 1, tool: "db.get", args: { id: 1 }, key: "k1" },
+      { kind: "call.completed", seq: 1, result: "one" },
+      { kind: "call.scheduled", seq: 2, tool: "db.get", args: { id: 2 }, key: "k2" },
+    );
+    const { text } = runText(run({ id: "run_r", status: "running" }), { journal: entries });
+    assert.match(text, /Calls so far:\n#1 db\.get\(\{"id":1\}\) → "one"\n#2 db\.get\(\{"id":2\}\) → \(no answer yet\)/);
+  });
 });
 
 const diagnostic = (line: number, message: string, category: Diagnostic["category"] = "error"): Diagnostic => ({
@@ -253,12 +301,18 @@ describe("entryText, runListText", () => {
 
   it("lists runs with what the waiting ones wait for", () => {
     const runs = [
+      run({ id: "run_3", status: "running", waits: [{ kind: "worker", seq: 2, tool: "crm.lookup_customer", since: T0, lastPollAt: T0 }] }),
       run({ id: "run_2", status: "waiting", parent: "run_1", waits: [{ kind: "signal", seq: 1, name: "go" }] }),
       run({ id: "run_1", status: "failed", error: RATE_LIMITED }),
     ];
     assert.equal(
       runListText(runs).text,
-      ['2 runs, newest first:', '- run_2 · waiting (signal "go") · started 2026-01-05T09:00:00.000Z · retry of run_1', "- run_1 · failed · started 2026-01-05T09:00:00.000Z"].join("\n"),
+      [
+        "3 runs, newest first:",
+        "- run_3 · running (a worker for crm.lookup_customer) · started 2026-01-05T09:00:00.000Z",
+        '- run_2 · waiting (signal "go") · started 2026-01-05T09:00:00.000Z · retry of run_1',
+        "- run_1 · failed · started 2026-01-05T09:00:00.000Z",
+      ].join("\n"),
     );
     assert.equal(runListText([]).text, "No runs.");
   });

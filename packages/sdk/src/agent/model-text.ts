@@ -8,10 +8,10 @@
  * `isError` marks what the model should fix (a failed run, a refused script, an offset past the
  * output's end); a run that waits, runs on or was cancelled is information, not an error.
  */
-import { formatRunError, needsDecision, type Diagnostic, type JournalEntry, type RunError } from "@tapedeck/protocol";
+import { formatDuration, formatRunError, needsDecision, type Diagnostic, type JournalEntry, type RunError } from "@tapedeck/protocol";
 import type { CheckResult, Run, RunOutputPage } from "../api.js";
 import { diagnosticsText } from "./diagnostics-text.js";
-import { outputPage } from "./output-page.js";
+import { outputPage, pageWithinBytes } from "./output-page.js";
 import { callLine, logLines, traceLines, tracedCalls } from "./run-trace.js";
 import { DEFAULT_OUTPUT_LIMIT, TEXT_OVERHEAD_CHARS, bound, boundList, cutMarker, isoTime } from "./text-limits.js";
 import { DEFAULT_MAX_WAIT_SECONDS } from "./tool-definitions.js";
@@ -26,7 +26,7 @@ export interface ModelText {
 export interface RunTextOptions {
   /** The run's journal, or its last entries: the logs, the trace and a cancellation's reason come from it. Default: none. */
   readonly journal?: readonly JournalEntry[];
-  /** The most of the output shown, characters of its JSON text. Default 256 Ki. */
+  /** The most of the output shown, UTF-8 bytes of its JSON text. Default 256 KiB. */
   readonly outputLimit?: number;
   /** Where the output is read from, characters into its JSON text (`get_run`'s `offset`). Default 0. */
   readonly offset?: number;
@@ -38,6 +38,8 @@ export interface RunTextOptions {
   readonly maxWait?: number;
   /** The type checker's warnings when the run started. Default: none. */
   readonly warnings?: readonly Diagnostic[];
+  /** The time now, ms since the epoch: how long until a sleeping run wakes. Default `Date.now()`. */
+  readonly now?: number;
 }
 
 /** An error's text (`formatRunError`: line, code frame, failed call, stack) is cut past this many characters. */
@@ -57,8 +59,9 @@ export function runText(run: Run, options: RunTextOptions = {}): ModelText {
 /** The parts of a run's text, and whether they report a mistake of the model: a failed run, or an offset past the output's end. */
 function statusParts(run: Run, journal: readonly JournalEntry[], limit: number, options: RunTextOptions): { parts: string[]; isError: boolean } {
   if (run.status === "completed") {
-    const page = options.page ?? outputPage(run.output ?? null, options.offset ?? 0, limit);
-    return { parts: [outputPart(run, page, options.offset), ...section("Last log lines", logLines(journal))], isError: page.text === "" };
+    // A page of `limit` code units holds at least `limit` bytes: cutting it to bytes leaves the right page.
+    const page = pageWithinBytes(options.page ?? outputPage(run.output ?? null, options.offset ?? 0, limit), limit);
+    return { parts: [outputPart(run, page, options.offset), ...section("Calls", traceLines(run.id, tracedCalls(journal))), ...section("Last log lines", logLines(journal))], isError: page.text === "" };
   }
   if (run.status === "failed") return { parts: failedParts(run, run.error ?? { kind: "internal", message: "the run failed without an error (a fault of Tapedeck)" }, journal), isError: true };
   return { parts: unfinishedParts(run, journal, options), isError: false };
@@ -76,20 +79,38 @@ function unfinishedParts(run: Run, journal: readonly JournalEntry[], options: Ru
     case "waiting":
       return [
         run.waits?.length ? `Run ${run.id} is waiting (it holds nothing meanwhile) for:\n${waitLines(run.id, run.waits).join("\n")}` : `Run ${run.id} is waiting.`,
-        `Follow it with ${follow}, or stop it with cancel_run({ run_id: ${id} }).`,
+        followUp(run, follow, options),
+        ...section("Calls so far", traceLines(run.id, tracedCalls(journal))),
       ];
     case "queued":
     case "running": {
       const still = `Run ${run.id} ${run.status === "queued" ? "has not started yet" : "is still running"}${options.waited === undefined ? "" : ` after ${options.waited} s`}.`;
       return [
         `${still} It goes on without you: wait for it with ${follow}, or stop it with cancel_run({ run_id: ${id} }).`,
+        ...section("Calls waiting for a worker", waitLines(run.id, (run.waits ?? []).filter((wait) => wait.kind === "worker"), options.now)),
         ...section("Calls waiting for a decision", waitLines(run.id, (run.waits ?? []).filter(needsDecision))),
+        ...section("Calls so far", traceLines(run.id, tracedCalls(journal))),
         ...section("Last log lines", logLines(journal)),
       ];
     }
     default:
       return [];
   }
+}
+
+/**
+ * How the model follows a waiting run. One that only sleeps wakes at a known time: beyond the
+ * longest wait it may ask for, waiting now would only hold it, so it is told when to come back.
+ */
+function followUp(run: Run, follow: string, options: RunTextOptions): string {
+  const id = JSON.stringify(run.id);
+  const stop = `stop it with cancel_run({ run_id: ${id} })`;
+  const sleeping = run.wakeAt !== undefined && (run.waits ?? []).length > 0 && (run.waits ?? []).every((wait) => wait.kind === "sleep");
+  if (!sleeping || run.wakeAt === undefined) return `Follow it with ${follow}, or ${stop}.`;
+  const left = Math.max(0, run.wakeAt - (options.now ?? Date.now()));
+  const wakes = `It wakes by itself at ${isoTime(run.wakeAt)}, in ${formatDuration(left)}, and goes on then.`;
+  if (left <= (options.maxWait ?? DEFAULT_MAX_WAIT_SECONDS) * 1000) return `${wakes} Follow it with ${follow}, or ${stop}.`;
+  return `${wakes} Do not wait for it now: call get_run({ run_id: ${id} }) after that time to read what it did (its output, or what it waits for next), or ${stop}.`;
 }
 
 function outputPart(run: Run, page: RunOutputPage, requested = page.offset): string {
@@ -153,7 +174,8 @@ export function runListText(runs: readonly Run[]): ModelText {
   if (runs.length === 0) return { text: "No runs.", isError: false };
   const { items, cut } = boundList(runs, RUNS_SHOWN, "first", "runs");
   const lines = items.map((run) => {
-    const waits = run.status === "waiting" && run.waits?.length ? ` (${run.waits.map(waitSummary).join(", ")})` : "";
+    // A running run's waits are its calls waiting for a decision or a worker: what holds it up.
+    const waits = (run.status === "waiting" || run.status === "running") && run.waits?.length ? ` (${run.waits.map(waitSummary).join(", ")})` : "";
     return bound(`- ${run.id} · ${run.status}${waits} · started ${isoTime(run.createdAt)}${run.parent ? ` · retry of ${run.parent}` : ""}`, 500);
   });
   return { text: [`${runs.length} run${runs.length === 1 ? "" : "s"}, newest first:`, ...lines, ...(cut ? [cut] : [])].join("\n"), isError: false };

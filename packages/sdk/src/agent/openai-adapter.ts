@@ -11,7 +11,8 @@
  * declarations do not depend on that package being installed.
  */
 import type { JsonValue } from "@tapedeck/protocol";
-import type { AgentToolHandler, AgentToolResult } from "./adapter-types.js";
+import type { Run } from "../api.js";
+import { withRun, type AgentToolHandler, type AgentToolResult } from "./adapter-types.js";
 import { bound } from "./text-limits.js";
 import type { AgentToolDefinition, ToolInputSchema } from "./tool-definitions.js";
 
@@ -38,6 +39,8 @@ export interface ResponsesFunctionCallOutput {
   type: "function_call_output";
   call_id: string;
   output: string;
+  /** The run the call started or read, for the harness: not enumerable, so it is never sent to the API. */
+  readonly run?: Run;
 }
 
 /** A function tool of Chat Completions (`OpenAI.Chat.ChatCompletionFunctionTool`). */
@@ -56,6 +59,8 @@ export interface ChatToolMessage {
   role: "tool";
   tool_call_id: string;
   content: string;
+  /** The run the call started or read, for the harness: not enumerable, so it is never sent to the API. */
+  readonly run?: Run;
 }
 
 export interface OpenAIResponsesAdapter {
@@ -82,13 +87,13 @@ export function openaiAdapter(definitions: readonly AgentToolDefinition[], handl
     async handle(call) {
       const [name, text] = call.type === "function" ? [call.function.name, call.function.arguments] : [call.custom.name, call.custom.input];
       const result = await handleArguments(name, text, call.id);
-      return { role: "tool", tool_call_id: call.id, content: result.text };
+      return withRun<ChatToolMessage>({ role: "tool", tool_call_id: call.id, content: result.content }, result.run);
     },
     responses: {
       tools: definitions.map((d) => ({ type: "function", name: d.name, description: d.description, parameters: d.inputSchema, strict: false })),
       async handle(call) {
         const result = await handleArguments(call.name, call.arguments, call.call_id);
-        return { type: "function_call_output", call_id: call.call_id, output: result.text };
+        return withRun<ResponsesFunctionCallOutput>({ type: "function_call_output", call_id: call.call_id, output: result.content }, result.run);
       },
     },
   };
@@ -103,7 +108,7 @@ async function parsedAndHandled(handle: AgentToolHandler, name: string, text: st
   } catch (error) {
     const why = error instanceof Error ? ` (${bound(error.message, 300)})` : "";
     return {
-      text: `Your arguments to ${name} were not valid JSON${why}. Send them again as one JSON object matching the tool's parameters; inside strings, escape quotes as \\" and newlines as \\n.`,
+      content: `Your arguments to ${name} were not valid JSON${why}. Send them again as one JSON object matching the tool's parameters; inside strings, escape quotes as \\" and newlines as \\n.`,
       isError: true,
     };
   }

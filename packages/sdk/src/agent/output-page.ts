@@ -1,2 +1,2 @@
 // The agent tools cut output pages exactly as the server serves them: one implementation, in the protocol.
-export { outputPage, outputText } from "@tapedeck/protocol";
+export { outputPage, outputText, pageWithinBytes } from "@tapedeck/protocol";

@@ -46,6 +46,8 @@ function scenarioHint(wait: RunWait): string {
       return `a sleep (call #${wait.seq}) that did not end.`;
     case "child":
       return `the workflow ${wait.workflow} (call #${wait.seq}, run ${wait.runId}) that did not end: it waits for something the scenario does not give.`;
+    case "worker":
+      return `${wait.tool} (call #${wait.seq}), which no worker serves: add a mock for it to the scenario's "tools".`;
   }
 }
 

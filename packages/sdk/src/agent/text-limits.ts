@@ -5,8 +5,9 @@
 import { OUTPUT_PAGE, type JsonValue } from "@tapedeck/protocol";
 
 /**
- * The most of a run's output one result holds: seed 001's 256 KiB, counted in characters of the
- * output's JSON text, as the server's output pages count them.
+ * The most of a run's output one result holds: seed 001's 256 KiB, counted in UTF-8 bytes of the
+ * output's JSON text (what a model's context and an API's limits count). Offsets into the output
+ * stay in characters (UTF-16 code units), as the server's output pages count them.
  */
 export const DEFAULT_OUTPUT_LIMIT = OUTPUT_PAGE.default;
 

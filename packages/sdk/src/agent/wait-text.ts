@@ -3,20 +3,20 @@
  * and how, which call waits for a person's approval (the model cannot give it), which call was
  * held back and why.
  */
-import type { ParkReason, RunWait } from "@tapedeck/protocol";
+import { workerWaitText, type ParkReason, type RunWait } from "@tapedeck/protocol";
 import { bound, boundList, isoTime, summarize } from "./text-limits.js";
 import { VALUE_CHARS } from "./run-trace.js";
 
 /** At most this many waits are listed: a run that waits for more is described by its first ones. */
 export const WAITS_SHOWN = 20;
 
-/** One line per wait, with what the model can do about it. */
-export function waitLines(runId: string, waits: readonly RunWait[]): string[] {
+/** One line per wait, with what the model can do about it; `now` (default `Date.now()`) says how long a worker has been missed. */
+export function waitLines(runId: string, waits: readonly RunWait[], now = Date.now()): string[] {
   const { items, cut } = boundList(waits, WAITS_SHOWN, "first", "waits");
-  return [...items.map((wait) => `- ${waitLine(runId, wait)}`), ...(cut ? [cut] : [])];
+  return [...items.map((wait) => `- ${waitLine(runId, wait, now)}`), ...(cut ? [cut] : [])];
 }
 
-function waitLine(runId: string, wait: RunWait): string {
+function waitLine(runId: string, wait: RunWait, now: number): string {
   const run = JSON.stringify(runId);
   switch (wait.kind) {
     case "sleep":
@@ -32,6 +32,8 @@ function waitLine(runId: string, wait: RunWait): string {
       return `call #${wait.seq}: ${wait.tool}(${summarize(wait.args, VALUE_CHARS)}) was held back before being sent: ${bound(wait.message, VALUE_CHARS)}. ${PARKED_NEXT[wait.reason]}`;
     case "child":
       return `call #${wait.seq}: waiting for the workflow ${wait.workflow} (run ${JSON.stringify(wait.runId)}) to end; it goes on by itself then. Follow it with get_run({ run_id: ${JSON.stringify(wait.runId)} }).`;
+    case "worker":
+      return `call #${wait.seq}: ${workerWaitText(wait, now)}. Nothing was sent yet; the call goes on once a worker takes it. The application runs the workers; you cannot start one.`;
   }
 }
 
@@ -48,6 +50,8 @@ export function waitSummary(wait: RunWait): string {
       return `${wait.tool} held back`;
     case "child":
       return `workflow ${wait.workflow} (${wait.runId})`;
+    case "worker":
+      return `a worker for ${wait.tool}`;
   }
 }
 

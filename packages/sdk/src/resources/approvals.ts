@@ -10,8 +10,12 @@ export class Approvals {
     this.#http = http;
   }
 
-  /** The calls waiting for a decision: of one run, or of every run in the client's scope. */
-  async pending(runId?: string): Promise<readonly PendingApproval[]> {
+  /**
+   * The calls waiting for a decision: of one run (a run, such as an agent tool's `result.run`, or
+   * its id), or of every run in the client's scope.
+   */
+  async pending(run?: string | Pick<Run, "id">): Promise<readonly PendingApproval[]> {
+    const runId = typeof run === "object" && run !== null ? run.id : run;
     const list = await this.#http.request<ApprovalList>("GET", "/v1/approvals", { query: { run: runId } });
     return list.approvals;
   }

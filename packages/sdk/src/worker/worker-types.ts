@@ -1,4 +1,5 @@
 import type { JsonValue } from "@tapedeck/protocol";
+import type { WorkerProblem } from "./worker-problem.js";
 
 /** What a host tool gets besides its arguments. */
 export interface ToolContext {
@@ -43,11 +44,13 @@ export interface WorkerOptions {
   readonly pollWaitMs?: number;
   /**
    * Problems the worker gets over by itself (the server unreachable or restarting: it polls again
-   * after a pause growing to 30 s; an answer that could not be sent: the lease lapses and the
-   * call follows its policy), and the one that stops it (the server refuses the key or the request).
-   * Default: `console.error`.
+   * after a pause growing to 30 s; a heartbeat that failed), and answers it dropped (one that could
+   * not be sent, or that the server no longer took: the lease lapses and the call follows its
+   * policy). `problem.message` says it in one line for a log. A request the server refuses (the
+   * key, the request) stops the worker instead: `stopped` rejects with it.
+   * Default: each problem's `message` on one line of `console.error`, no stack trace.
    */
-  readonly onError?: (error: unknown) => void;
+  readonly onError?: (error: unknown, problem: WorkerProblem) => void;
 }
 
 export interface WorkerHandle {

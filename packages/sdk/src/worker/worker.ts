@@ -3,6 +3,7 @@ import type { HostTask, LeaseStatus } from "../api-tasks.js";
 import { TapedeckError } from "../errors.js";
 import type { Tasks } from "../resources/tasks.js";
 import { failureOf } from "./failure-of.js";
+import { heartbeatFailed, pollFailed, printProblem, resultRefused, resultUndelivered, type WorkerProblem } from "./worker-problem.js";
 import { toJsonResult, type ToolContext, type ToolHandler, type WorkerHandle, type WorkerOptions } from "./worker-types.js";
 
 /** Heartbeats go out this many times per `heartbeatTimeoutMs`: two can be lost before the lease lapses. */
@@ -22,6 +23,8 @@ type Answer = { readonly kind: "result"; readonly value: JsonValue } | { readonl
  * - At most `concurrency` tools run at once; a poll asks for no more tasks than there are free slots.
  * - Every running task heartbeats every `heartbeatTimeoutMs / 3` until its tool settles.
  * - A task whose lease ended (`cancelled`, `lost`) is not answered: the server drops the answer.
+ * - Every problem it gets over (a failed poll, a failed heartbeat) and every answer it drops is
+ *   reported once, as one line for a log (`WorkerProblem`), never as a stack trace.
  */
 export class Worker {
   readonly #tasks: Tasks;
@@ -84,8 +87,8 @@ export class Worker {
         } catch (error) {
           if (this.#stopping.signal.aborted) break;
           if (!recoverable(error)) throw error;
-          this.#report(error);
           pause = Math.min(pause === 0 ? BACKOFF.firstMs : pause * 2, BACKOFF.maxMs);
+          this.#report(error, pollFailed(error, pause));
           await delay(pause, this.#stopping.signal);
           continue;
         }
@@ -115,16 +118,22 @@ export class Worker {
         controller.abort(new Error(leaseMessage(status)));
       }
     };
-    const timer = setInterval(() => heartbeat().catch((error: unknown) => this.#report(error)), Math.max(1, task.heartbeatTimeoutMs / HEARTBEATS_PER_TIMEOUT));
+    const timer = setInterval(() => heartbeat().catch((error: unknown) => this.#report(error, heartbeatFailed(task, error))), Math.max(1, task.heartbeatTimeoutMs / HEARTBEATS_PER_TIMEOUT));
     try {
       const answer = await this.#call(task, { ...contextOf(task), signal: controller.signal, heartbeat });
       clearInterval(timer);
       // The server drops an answer to an ended lease; after a stop, a failure is most likely the abort itself.
       if (leaseEnded || (answer.kind === "failure" && this.#stopping.signal.aborted)) return;
-      const status = answer.kind === "result" ? await this.#tasks.complete(task.id, { lease: task.lease, result: answer.value }) : await this.#tasks.fail(task.id, { lease: task.lease, error: answer.failure });
-      if (status !== "ok") controller.abort(new Error(leaseMessage(status)));
-    } catch (error) {
-      this.#report(error);
+      let status: LeaseStatus;
+      try {
+        status = answer.kind === "result" ? await this.#tasks.complete(task.id, { lease: task.lease, result: answer.value }) : await this.#tasks.fail(task.id, { lease: task.lease, error: answer.failure });
+      } catch (error) {
+        return this.#report(error, resultUndelivered(task, answer.kind, error));
+      }
+      if (status !== "ok") {
+        controller.abort(new Error(leaseMessage(status)));
+        this.#report(new Error(leaseMessage(status)), resultRefused(task, answer.kind, status));
+      }
     } finally {
       clearInterval(timer);
       this.#running.delete(task.id);
@@ -149,9 +158,10 @@ export class Worker {
     }
   }
 
-  #report(error: unknown): void {
+  #report(error: unknown, problem: WorkerProblem): void {
     try {
-      (this.#options.onError ?? ((e: unknown) => console.error("tapedeck worker:", e)))(error);
+      if (this.#options.onError) this.#options.onError(error, problem);
+      else printProblem(problem);
     } catch {
       // A faulty error handler must not stop the worker.
     }

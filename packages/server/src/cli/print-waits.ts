@@ -1,4 +1,4 @@
-import type { RunWait } from "@tapedeck/protocol";
+import { workerWaitText, type RunWait } from "@tapedeck/protocol";
 import { dataFlagImplied } from "./args.js";
 import { short } from "./print.js";
 
@@ -23,6 +23,8 @@ export function describeWait(wait: RunWait): string {
       return `decision on parked #${wait.seq} ${wait.tool}(${short(wait.args)}) (${wait.reason}: ${wait.message})`;
     case "child":
       return `workflow ${wait.workflow} (run ${wait.runId}) to end`;
+    case "worker":
+      return `#${wait.seq}: ${workerWaitText(wait, Date.now())}`;
   }
 }
 
@@ -55,6 +57,8 @@ function resolution(runId: string, wait: RunWait, flags: CommandFlags, following
       return `tapedeck approve ${runId}/${wait.seq}${tail} | tapedeck reject ${runId}/${wait.seq} --reason <text>${tail}`;
     case "child":
       return undefined; // the child run ends by itself (it may wait in turn: see its own waits)
+    case "worker":
+      return `start a worker serving ${wait.tool} (the SDK's tapedeck.worker(), or --host with a module that implements it)`;
   }
 }
 

@@ -12,8 +12,10 @@
  *   poll, and a call queued while a poll scans is offered to it once it waits (no lost wake-up).
  * - A run's queue lives while it has calls open; a task id outside the caller's scope, or of a
  *   queue that is gone, answers `lost`, exactly like a task that never existed.
+ * - A call no poll takes at once is reported `waiting` with the last poll that could have taken
+ *   it (its scope and toolset see the run, its tools name the call's), not any poll.
  */
-import { HostTaskQueue, systemClock, type Clock, type HostTask, type LeaseAnswer, type ToolCallRequest, type ToolOutcome, type ToolSource } from "@tapedeck/engine";
+import { HostTaskQueue, PollTimes, systemClock, toolMatcher, type Clock, type HostTask, type LeaseAnswer, type ToolCallRequest, type ToolOutcome, type ToolSource } from "@tapedeck/engine";
 import type { JsonValue, ToolFailure } from "@tapedeck/protocol";
 import type { Labels } from "@tapedeck/sdk";
 import { sees, type Scope } from "../http/auth/scope.js";
@@ -63,6 +65,8 @@ export class HostTaskBroker implements ToolSource {
   readonly #lookup: (runId: string) => Promise<TaskRun | undefined>;
   readonly #clock: Clock;
   readonly #onFault: (error: unknown) => void;
+  /** When polls last came, by who polled: what a call waiting for a worker says. */
+  readonly #polls: PollTimes<Pick<BrokerPoll, "scope" | "toolset">>;
   #claims: Promise<void> = Promise.resolve();
   #closed = false;
 
@@ -71,6 +75,7 @@ export class HostTaskBroker implements ToolSource {
     this.#lookup = options.lookup;
     this.#clock = options.clock ?? systemClock;
     this.#onFault = options.onFault ?? (() => {});
+    this.#polls = new PollTimes(this.#clock);
   }
 
   async call(request: ToolCallRequest): Promise<ToolOutcome> {
@@ -81,7 +86,10 @@ export class HostTaskBroker implements ToolSource {
     } catch (error) {
       return { kind: "interrupted", reason: `the server could not read run ${request.runId} to queue the call: ${error instanceof Error ? error.message : String(error)}` };
     }
-    const outcome = entry.queue.call(request);
+    const { queue } = request;
+    // The run's queue sees only the polls that reached it; the broker knows every poll that could have.
+    const watched = queue && { taken: () => queue.taken(), waiting: () => queue.waiting(this.#polls.last(`${request.tool.group}.${request.tool.name}`, (who) => visible(who, entry))) };
+    const outcome = entry.queue.call(watched ? { ...request, queue: watched } : request);
     this.#serialize(() => this.#offer(entry));
     try {
       return await outcome;
@@ -92,6 +100,8 @@ export class HostTaskBroker implements ToolSource {
 
   /** Claims up to `max` tasks the poll may see: at once if some wait, else when one arrives, or none after `waitMs`. Never rejects. */
   poll(poll: BrokerPoll): Promise<HostTask[]> {
+    const key = JSON.stringify([poll.scope.namespace ?? null, Object.entries(poll.scope.labels).sort(), [...poll.tools].sort(), poll.toolset ?? null]);
+    const polled = this.#polls.record(key, { scope: poll.scope, ...(poll.toolset === undefined ? {} : { toolset: poll.toolset }) }, toolMatcher(poll.tools));
     return new Promise((resolve) => {
       let cancelTimer = (): void => {};
       const stop = (): void => waiter.finish([]);
@@ -101,6 +111,8 @@ export class HostTaskBroker implements ToolSource {
         finish: (tasks) => {
           if (waiter.done) return;
           waiter.done = true;
+          // A held poll was polling until it ended.
+          polled();
           this.#waiters.delete(waiter);
           cancelTimer();
           poll.signal?.removeEventListener("abort", stop);
@@ -195,7 +207,7 @@ export class HostTaskBroker implements ToolSource {
   }
 }
 
-function visible(poll: BrokerPoll, entry: RunTasks): boolean {
+function visible(poll: Pick<BrokerPoll, "scope" | "toolset">, entry: RunTasks): boolean {
   const { toolset } = poll;
   return (toolset === undefined || toolset === entry.run.toolsetId || (entry.run.bases?.includes(toolset) ?? false)) && sees(poll.scope, entry.run);
 }

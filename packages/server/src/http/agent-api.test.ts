@@ -236,6 +236,22 @@ describe("tool search", () => {
   });
 });
 
+describe("declarations of tools that need approval", () => {
+  it("the prompt line and the JSDoc (also in search hits) say a call waits for a person", async () => {
+    const spec: ToolsetSpec = { ...TOOLSET, policies: { "github.create_issue": { approval: true } } };
+    const registered = await td.toolsets.create(spec);
+    const line = registered.declarations.prompt.split("\n").find((l) => l.startsWith("github.create_issue("));
+    assert.match(line ?? "", /^github\.create_issue\(.*\) → unknown · Needs a person's approval: each call waits for it \(the run holds nothing meanwhile\) · Opens an issue in a repository\.$/);
+    for (const other of registered.declarations.prompt.split("\n").filter((l) => l.startsWith("github.list_pull_requests(") || l.startsWith("shop.price("))) {
+      assert.doesNotMatch(other, /approval/, "tools without approval say nothing of it");
+    }
+    assert.match(registered.declarations.typescript, /\* Opens an issue in a repository\.\n\s+\*\n\s+\* @approval Each call waits for a person to approve it before it is sent/);
+    const [hit] = await td.toolsets.search(registered.id, "open an issue in a repository", { limit: 1 });
+    assert.equal(hit?.tool, "github.create_issue");
+    assert.match(hit?.declaration ?? "", /@approval Each call waits for a person/);
+  });
+});
+
 describe("TTLs", () => {
   it("a ttl sets expiresAt; a fork keeps its parent's unless given; malformed ones are 400", async () => {
     const run = await start(td, WAITING, { ttl: "30d" });

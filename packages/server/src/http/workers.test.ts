@@ -2,6 +2,8 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { MAX_POLL_MS } from "@tapedeck/engine";
 import { MAX_POLL_WAIT_MS, ToolError, type Run, type Tapedeck, type ToolContext, type ToolsetSpec } from "@tapedeck/sdk";
+import { cli } from "../cli/cli.js";
+import { capture } from "../cli/test-support/in-process.js";
 import { createKey, startServeChild, type ServeChild } from "./test-support/serve-child.js";
 import { startWorkerChild } from "./test-support/worker-child.js";
 
@@ -115,6 +117,94 @@ describe("host tools through workers", () => {
     } finally {
       await worker.stop();
     }
+  });
+
+  it("a worker logs one line per problem, never a stack trace: each failed poll with its retry delay, each result it drops", async () => {
+    const own = await startServeChild();
+    const child = startWorkerChild(own.url, own.adminKey!, ["shop.price"]);
+    try {
+      const client = own.client(own.adminKey!);
+      const ownToolset = (await client.toolsets.create(TOOLSET)).id;
+      const begin = async (): Promise<Run> => {
+        const started = await client.runs.start({ toolset: ownToolset, source: `${HEADER}export default async () => shop.price({});` });
+        return started.kind === "started" ? started.run : assert.fail("refused");
+      };
+      // The server no longer takes a result: its run was cancelled while the tool ran.
+      const cancelled = await begin();
+      const first = await child.started();
+      await client.runs.cancel(cancelled.id);
+      child.finish(first.key);
+      assert.equal(
+        await child.stderrLine(),
+        `tapedeck worker: the server did not take the result of shop.price (run ${cancelled.id}, call #1, attempt 1): the run no longer wants it (it was cancelled, or the attempt timed out). It is dropped.`,
+      );
+      // The server goes away under a running call: the polls fail, and the result cannot be delivered.
+      const run = await begin();
+      const held = await child.started();
+      await own.kill();
+      child.finish(held.key);
+      const lines: string[] = [];
+      const unreachable = `Cannot reach Tapedeck at ${own.url}: fetch failed`;
+      const polls = (delay: string) => lines.some((line) => line.startsWith(`tapedeck worker: polling for calls failed: ${unreachable}`) && line.endsWith(`. Polling again in ${delay}.`));
+      const dropped = () =>
+        lines.some(
+          (line) =>
+            line.startsWith(`tapedeck worker: could not deliver the result of shop.price (run ${run.id}, call #1, attempt 1): ${unreachable}`) &&
+            line.endsWith("It is dropped: the call's lease lapses and the call follows its policy (sent again, to a worker, with the same idempotency key; or outcomeUnknown under at_most_once)."),
+        );
+      while (!(polls("1 s") && polls("2 s") && dropped())) {
+        const line = await child.stderrLine();
+        assert.match(line, /^tapedeck worker: /, `one line per problem, no stack trace: ${JSON.stringify(line)} after ${JSON.stringify(lines)}`);
+        lines.push(line);
+      }
+    } finally {
+      await child.kill();
+      await own.kill();
+      own.cleanup();
+    }
+  });
+
+  it("a call no worker serves waits for one (no default attempt timeout), and get_run, the agent text and `tapedeck show` say so; the worker that starts takes it", async () => {
+    const crm = (await td.toolsets.create({ hostTools: { crm: { lookup_customer: { description: "Finds a customer.", inputSchema: schema } } } })).id;
+    const tools = td.namespace("ops").agentTools({ toolset: crm, labels: { conversation: "no-worker" } });
+    const code = `import { crm } from "tapedeck:tools";\nexport default async () => crm.lookup_customer({ email: "ann@acme.test" });`;
+    const started = await tools.handle("run_script", { code, wait: 0 }, { toolCallId: "lookup" });
+    const id = started.run?.id ?? assert.fail(started.content);
+    // The call is shown once it has waited a moment untaken (most calls are taken at once).
+    const deadline = Date.now() + 20_000;
+    let run = await td.runs.get(id);
+    while (!run.waits?.some((wait) => wait.kind === "worker") && Date.now() < deadline) run = await td.runs.get(id, { wait: 1 });
+    assert.equal(run.status, "running");
+    const [wait] = run.waits ?? [];
+    assert.deepEqual(wait && { ...wait, since: 0, lastPollAt: 0 }, { kind: "worker", seq: 1, tool: "crm.lookup_customer", since: 0, lastPollAt: 0 }, JSON.stringify(run.waits));
+    const text = (await tools.handle("get_run", { run_id: id }, { toolCallId: "read" })).content;
+    assert.match(text, /is still running\. .*\n\nCalls waiting for a worker:\n- call #1: waiting for a worker to serve `crm\.lookup_customer` \(no worker has polled for \d+ s\)\. Nothing was sent yet; the call goes on once a worker takes it\. The application runs the workers; you cannot start one\./);
+    const shown = capture();
+    assert.equal(await cli(["show", id, "--data", server.dataDir], shown), 0, shown.err.join("\n"));
+    assert.match(shown.out.join("\n"), /^waits {4}#1: waiting for a worker to serve `crm\.lookup_customer` \(no worker has polled for \d+ s\)$/m);
+
+    const child = startWorkerChild(server.url, server.adminKey!, ["crm.lookup_customer"]);
+    try {
+      const call = await child.started();
+      assert.deepEqual(call, { tool: "crm.lookup_customer", key: `${id}/1`, attempt: 1 }, "the wait for a worker was not an attempt");
+      child.finish(call.key);
+      const done = await settled(id);
+      assert.deepEqual([done.status, done.output, done.waits], ["completed", { finished: true }, undefined]);
+    } finally {
+      await child.kill();
+    }
+  });
+
+  it("a queueTimeout fails a call no worker takes in time with queue_timeout, which says nothing was sent", async () => {
+    const spec: ToolsetSpec = { hostTools: { crm: { notify: { description: "Notifies.", inputSchema: schema } } }, policies: { "crm.notify": { queueTimeout: "1s" } } };
+    const id = (await td.toolsets.create(spec)).id;
+    const started = await td.runs.start({ toolset: id, source: `import { crm } from "tapedeck:tools";\nexport default async () => { try { return await crm.notify({}); } catch (e: any) { return [e.code, e.message]; } };` });
+    const run = started.kind === "started" ? started.run : assert.fail("refused");
+    const done = await settled(run.id);
+    assert.equal(done.status, "completed", JSON.stringify(done.error));
+    const [code, message] = done.output as [string, string];
+    assert.equal(code, "queue_timeout");
+    assert.match(message, /^No worker took the call to crm\.notify within 1s, its queueTimeout policy \(no worker has polled for it for \d+ s\): nothing was sent/);
   });
 
   it("cancelling a run tells the worker holding its call: its signal aborts (the next heartbeat answers `cancelled`)", async () => {

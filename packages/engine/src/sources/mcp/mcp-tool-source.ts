@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { toolFailure, type McpServerRecipe } from "@tapedeck/protocol";
+import { DEFAULT_TIMEOUT_MS } from "../../limits.js";
 import type { Park, ToolCallRequest, ToolOutcome, ToolSource } from "../tool-source.js";
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import { PinnedAgents } from "../http/pinned-agents.js";
@@ -137,7 +138,7 @@ export class McpToolSource implements ToolSource {
       const connection = credential ? this.#credentialConnection(remote.server, request.tool.group, credential) : this.connection(remote.server, request.tool.group);
       const changed = request.schemaChangeApproved === true ? undefined : await this.#schemaChange(connection, request, remote.name);
       if (changed) return { kind: "park", park: changed };
-      const result = await connection.callTool(remote.name, request.args, meta, request.tool.policy.timeoutMs, request.signal);
+      const result = await connection.callTool(remote.name, request.args, meta, request.tool.policy.timeoutMs ?? DEFAULT_TIMEOUT_MS, request.signal);
       const mapped = mapMcpResult(result);
       return mapped.ok ? { kind: "result", value: mapped.value } : { kind: "failure", failure: mapped.failure };
     } catch (error) {

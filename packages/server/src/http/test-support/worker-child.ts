@@ -15,30 +15,50 @@ export interface StartedCall {
 export interface WorkerChild {
   /** The next call one of its tools started (in order). */
   started(): Promise<StartedCall>;
+  /** Makes the held call with this idempotency key return `{ finished: true }`. */
+  finish(key: string): void;
+  /** The next line the worker writes on stderr (what its default `onError` prints), in order; rejects if none comes within `deadlineMs`. */
+  stderrLine(deadlineMs?: number): Promise<string>;
   /** SIGKILLs it and waits for it to exit. */
   kill(): Promise<void>;
 }
 
-/** Starts `worker-child-main` serving `tools` (each holds its calls forever). */
+/** How long `stderrLine` waits before failing: a line the worker owes comes within a second or two. */
+const STDERR_DEADLINE_MS = 20_000;
+
+/** Starts `worker-child-main` serving `tools` (each holds its calls until `finish`). */
 export function startWorkerChild(baseUrl: string, apiKey: string, tools: readonly string[]): WorkerChild {
-  const child = spawn(process.execPath, [MAIN, baseUrl, apiKey, tools.join(",")], { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, [MAIN, baseUrl, apiKey, tools.join(",")], { stdio: ["pipe", "pipe", "pipe"] });
   const exited = once(child, "close");
-  const lines: StartedCall[] = [];
-  const waiting: ((call: StartedCall) => void)[] = [];
-  createInterface({ input: child.stdout }).on("line", (line) => {
-    const call = JSON.parse(line) as StartedCall;
-    const next = waiting.shift();
-    if (next) next(call);
-    else lines.push(call);
-  });
+  const calls = lineQueue<StartedCall>();
+  const errors = lineQueue<string>();
+  createInterface({ input: child.stdout }).on("line", (line) => calls.push(JSON.parse(line) as StartedCall));
+  createInterface({ input: child.stderr }).on("line", (line) => errors.push(line));
   return {
-    started: () => {
-      const ready = lines.shift();
-      return ready ? Promise.resolve(ready) : new Promise((resolve) => waiting.push(resolve));
+    started: calls.next,
+    finish: (key) => child.stdin.write(`finish ${key}\n`),
+    stderrLine: (deadlineMs = STDERR_DEADLINE_MS) => {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_resolve, reject) => (timer = setTimeout(() => reject(new Error(`the worker wrote no line on stderr within ${deadlineMs} ms`)), deadlineMs)));
+      return Promise.race([errors.next(), late]).finally(() => clearTimeout(timer));
     },
     kill: async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
       await exited;
     },
+  };
+}
+
+/** Items in arrival order, each taken once by `next` (at once if it arrived, else when it does). */
+function lineQueue<T>(): { readonly push: (item: T) => void; readonly next: () => Promise<T> } {
+  const ready: T[] = [];
+  const waiting: ((item: T) => void)[] = [];
+  return {
+    push: (item) => {
+      const next = waiting.shift();
+      if (next) next(item);
+      else ready.push(item);
+    },
+    next: () => (ready.length > 0 ? Promise.resolve(ready.shift()!) : new Promise((resolve) => waiting.push(resolve))),
   };
 }
