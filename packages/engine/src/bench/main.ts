@@ -423,6 +423,32 @@ async function httpTool(rows: Row[]): Promise<void> {
   }
 }
 
+/**
+ * The leak scanner on adversarial input (near misses of every key shape, repeated): its time must
+ * grow linearly, since a tool chooses what it answers. For each unit, 1 MB against 4 × the time
+ * of 256 KB; the row shows the worst unit. A quadratic scan would be about 4× its baseline.
+ */
+async function leakScan(rows: Row[]): Promise<void> {
+  const { LeakScanner } = await import("../secrets/leak-scanner.js");
+  const { grow, HANDCRAFTED, KB, NEAR_MISSES } = await import("./leak-scan-corpus.js");
+  const scanner = new LeakScanner(["known-secret-value-1"]);
+  // The fastest of 5: noise (GC, a busy neighbour) only ever adds time.
+  const best = (text: string) => Math.min(...Array.from({ length: 5 }, () => {
+    const start = performance.now();
+    scanner.scanText(text);
+    return performance.now() - start;
+  }));
+  best(grow(NEAR_MISSES.join(""), 256 * KB)); // warm the JIT
+  const units = [...HANDCRAFTED, ...NEAR_MISSES.map((miss) => miss.repeat(3)), NEAR_MISSES.join("")];
+  let worst = { unit: "", big: 0, linear: 1, ratio: 0 };
+  for (const unit of units) {
+    const linear = 4 * best(grow(unit, 256 * KB));
+    const big = best(grow(unit, 1024 * KB));
+    if (big / linear > worst.ratio) worst = { unit, big, linear, ratio: big / linear };
+  }
+  rows.push({ name: `leak scan, 1 MB of adversarial near misses (worst of ${units.length} units)`, value: worst.big, unit: "ms", baselineName: "4 × its 256 KB time (linear)", baseline: worst.linear, goal: "≈ 1× (quadratic: ≈ 4×); 1 MB < 1 s" });
+}
+
 async function main(): Promise<void> {
   const rows: Row[] = [];
   const only = process.argv[2];
@@ -433,6 +459,7 @@ async function main(): Promise<void> {
   if (!only || only === "mcp") await mcpCalls(rows);
   if (!only || only === "waits") await waits(rows);
   if (!only || only === "http") await httpTool(rows);
+  if (!only || only === "leak") await leakScan(rows);
   printTable(rows);
 }
 

@@ -22,14 +22,14 @@ after(async () => {
   server.cleanup();
 });
 
-/** Resolves once the server's stderr has a line matching `pattern`; fails after `ms` saying what it has. */
-async function logLine(pattern: RegExp, ms = 10_000): Promise<string> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const line = server.stderr().split("\n").find((l) => pattern.test(l));
-    if (line !== undefined) return line;
-    if (Date.now() > deadline) assert.fail(`no line matching ${pattern} in the server's stderr within ${ms} ms:\n${server.stderr()}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
+/** The message of the server's JSON log line (its `err.message`, else `msg`), or undefined for other lines. */
+function logMessage(line: string): string | undefined {
+  try {
+    const entry = JSON.parse(line) as { msg?: unknown; err?: { message?: unknown } };
+    const message = entry.err?.message ?? entry.msg;
+    return typeof message === "string" ? message : undefined;
+  } catch {
+    return undefined;
   }
 }
 
@@ -40,8 +40,8 @@ describe("a stdio MCP server that fails to start", () => {
     const error = await failure(admin.toolsets.create({ mcpServers: { fs: { command: process.execPath, args: [FILESYSTEM, missing] } } }));
     assert.equal(error.status, 422);
     assert.match(error.message, /cannot list the server's tools: .*Connection closed\. The server's last stderr lines:\n.*\n {2}Error: None of the specified directories are accessible/);
-    const line = await logLine(/^tapedeck: .*MCP server fs \(stdio\) stopped\. The server's last stderr lines:$/);
-    const after = server.stderr().slice(server.stderr().indexOf(line));
-    assert.match(after, /\n {2}Error: None of the specified directories are accessible\n/);
+    const stopped = /^MCP server fs \(stdio\) stopped\. The server's last stderr lines:\n/;
+    const line = await server.stderrLine((l) => stopped.test(logMessage(l) ?? ""));
+    assert.match(logMessage(line) ?? "", /\n {2}Error: None of the specified directories are accessible(\n|$)/);
   });
 });
