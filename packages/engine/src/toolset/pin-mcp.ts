@@ -48,7 +48,9 @@ export async function pinMcpServers(
       pinned.servers[id] = recipe;
       for (const tool of tools) {
         const translated = pinTool(group, id, spec, tool, policies);
-        const overridden = overrides[group]?.(translated, tool);
+        // Own entries only: a server grouped as `constructor` has no override unless one was given.
+        const override = Object.hasOwn(overrides, group) ? overrides[group] : undefined;
+        const overridden = override?.(translated, tool);
         if (overridden === false) continue;
         pinned.tools.push(overridden ? { ...overridden, group, source: "mcp", remote: translated.remote! } : translated);
       }
