@@ -14,7 +14,7 @@ import Database from "better-sqlite3";
 import { needsDecision, type JournalEntry, type JsonSchema, type JsonValue, type PinnedToolset } from "@tapedeck/protocol";
 import { GroupCommit } from "./group-commit.js";
 import { migrate } from "./migrations.js";
-import { apiKeyFromRow, apiKeyRow, entryFromRow, journalRow, newRunRow, runFromRow } from "./sqlite-rows.js";
+import { apiKeyFromRow, apiKeyRow, entryFromRow, journalRow, newRunRow, runFromRow, runOrDamaged } from "./sqlite-rows.js";
 import type { ApiKeyRow, JournalRow, RunRow } from "./sqlite-rows.js";
 import { SqliteCredentialStore } from "./sqlite-credential-store.js";
 import { SqliteWebhookOutbox } from "./sqlite-webhook-outbox.js";
@@ -224,7 +224,7 @@ export class SqliteStore implements Store {
   listRuns(query: RunQuery = {}): Promise<RunRecord[]> {
     return this.#read(() => {
       const { sql, params } = listRunsSql(query);
-      return this.#db.prepare<unknown[], RunRow>(sql).all(...params).map(runFromRow);
+      return this.#db.prepare<unknown[], RunRow>(sql).all(...params).map(query.includeDamaged === true ? runOrDamaged : runFromRow);
     });
   }
 

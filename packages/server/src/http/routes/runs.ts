@@ -103,6 +103,8 @@ export function runRoutes(app: FastifyInstance, context: ServerContext): void {
         ...(filter.scope.namespace === undefined ? {} : { namespace: filter.scope.namespace }),
         labels: filter.scope.labels,
         limit: limit ?? LIST_LIMIT.default,
+        // One run whose row cannot be read is listed as damaged; the others as usual.
+        includeDamaged: true,
       });
       return { runs: records.map(runView) };
     },
