@@ -57,6 +57,7 @@ import type { Durability, RunQuery, RunRecord, RunRequest, Store } from "./store
 import { renderDeclarations, type Declarations } from "./toolset/declarations.js";
 import { mergeShapes, shapeOf } from "./toolset/observed-shape.js";
 import { pinToolset } from "./toolset/pin.js";
+import { nullObject } from "./util/null-object.js";
 import type { McpAddresses, McpOverride } from "./toolset/pin-mcp.js";
 import { canonicalJson } from "./util/canonical-json.js";
 import { parseToolsetSpec, ToolsetSpecError } from "./toolset/toolset-file.js";
@@ -370,9 +371,10 @@ export class Engine {
       const problem = validator.schemaProblem(tool);
       if (problem) throw new EngineError("invalid_toolset", `The input schema of ${tool.group}.${tool.name} cannot be compiled: ${problem}`);
     }
-    await this.#store.putToolset(pinned);
-    // The validator that just compiled every schema serves the toolset's runs.
+    // The validator that just compiled every schema serves the toolset's runs. Loaded before it
+    // is stored: a toolset that cannot be loaded is refused, and leaves nothing behind.
     const loaded = this.#load(pinned, await this.#store.getObservedShapes(pinned.id), validator);
+    await this.#put(pinned);
     return { id: pinned.id, toolset: pinned, declarations: loaded.declarations, warnings };
   }
 
@@ -425,10 +427,10 @@ export class Engine {
     );
     if (!checked.ok) return { kind: "refused", diagnostics: checked.diagnostics };
     const pinned = deriveWithWorkflow(base.pinned, options.name, workflow);
-    await this.#store.putToolset(pinned);
     // The derived toolset has the base's tools: it starts with what was observed of their results.
     const observed = { ...base.observed, ...(await this.#store.getObservedShapes(pinned.id)) };
     const loaded = this.#load(pinned, observed, base.validator);
+    await this.#put(pinned);
     return { kind: "saved", id: pinned.id, toolset: pinned, declarations: loaded.declarations, warnings: checked.diagnostics };
   }
 
@@ -989,11 +991,22 @@ export class Engine {
     return this.#load(pinned, await this.#store.getObservedShapes(id));
   }
 
+  /** Stores a toolset `#load` just cached; if the store refuses it, it is not kept in the cache either. */
+  async #put(pinned: PinnedToolset): Promise<void> {
+    try {
+      await this.#store.putToolset(pinned);
+    } catch (error) {
+      this.#toolsets.delete(pinned.id);
+      throw error;
+    }
+  }
+
   #load(pinned: PinnedToolset, observed: Record<string, JsonSchema>, validator = new ArgsValidator()): ToolsetEntry {
     const cached = this.#toolsets.get(pinned.id);
     if (cached) return cached;
     if (pinned.servers) this.#mcp.addServers(pinned.servers);
-    const groups: Record<string, string[]> = {};
+    // Keyed by group names: `constructor` or `toString` is a group like any other.
+    const groups: Record<string, string[]> = nullObject();
     for (const tool of importableTools(pinned.tools)) (groups[tool.group] ??= []).push(tool.name);
     const loaded = {
       id: pinned.id,

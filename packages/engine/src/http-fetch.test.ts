@@ -296,7 +296,7 @@ describe("fetch: the toolset's http entry", () => {
       for (const [http, message] of cases) {
         await assert.rejects(t.engine.registerToolset({ http }), (error: unknown) => error instanceof EngineError && error.code === "invalid_toolset" && message.test(error.message), JSON.stringify(http));
       }
-      await assert.rejects(t.engine.registerToolset({ http: { allow: ["a.com"] }, hostTools: { http: { get: {} } } }), /the group "http" is the built-in http tool's/);
+      await assert.rejects(t.engine.registerToolset({ http: { allow: ["a.com"] }, hostTools: { http: { get: {} } } }), /the group name "http" is taken: it is the group of the built-in http tool/);
     } finally {
       await t.cleanup();
     }

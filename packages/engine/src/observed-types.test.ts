@@ -35,4 +35,26 @@ describe("observed result types", () => {
       await t.cleanup();
     }
   });
+
+  it("a result keyed by data (emails, ids) is declared as a Record: no one's data becomes a property name everyone reads", async () => {
+    const tools = new ToolHarness({
+      "crm.visits": (a: { day: string }) => ({ day: a.day, "alice@example.com": { visits: 3 }, "bob@example.org": { visits: 1 }, "4f1c2a9e8b7d6c5f4a3b2c1d0e9f8a7b6c5d4e3f": { visits: 7 } }),
+    });
+    const t = await testEngine({ hostTools: tools.module() });
+    try {
+      const spec = harnessToolset(["crm.visits"]);
+      const { id } = await t.engine.registerToolset(spec);
+      await runScript(t.engine, spec, `import { crm } from "tapedeck:tools";\nexport default async () => crm.visits({ day: "2025-01-01" });`);
+      await runScript(t.engine, spec, `import { crm } from "tapedeck:tools";\nexport default async () => crm.visits({ day: "2025-01-02" });`);
+      const { declarations } = await t.engine.toolset(id);
+      for (const text of [declarations.typescript, declarations.prompt]) {
+        for (const key of ["alice@example.com", "bob@example.org", "4f1c2a9e8b7d"]) assert.ok(!text.includes(key), `${key} is in the declarations:\n${text}`);
+      }
+      assert.match(declarations.prompt, /crm\.visits\(.*\) → \{ day: string, \[key: string\]: \{ visits: number \} \| string \} \(observed\)/);
+      const check = await t.engine.check(`import { crm } from "tapedeck:tools";\nexport default async () => { const r = await crm.visits({ day: "x" }); return r["carol@example.net"]; };`, id);
+      assert.equal(check.ok, true, "any key may be read from a record");
+    } finally {
+      await t.cleanup();
+    }
+  });
 });

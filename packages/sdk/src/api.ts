@@ -115,6 +115,8 @@ export interface Run {
   readonly updatedAt: number;
   /** Number of journal entries. */
   readonly journalLength: number;
+  /** In a list only: the run's stored row cannot be read (why); only its id, toolset and times are its own. */
+  readonly damaged?: string;
 }
 
 /** `POST /v1/runs`. */

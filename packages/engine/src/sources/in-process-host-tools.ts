@@ -32,15 +32,25 @@ export class InProcessHostTools implements ToolSource {
 
   /** The `group.name` of every tool of `tools` that this module does not implement. */
   missing(tools: readonly { group: string; name: string; source: string }[]): string[] {
-    return tools.filter((t) => t.source === "host" && typeof this.module[t.group]?.[t.name] !== "function").map((t) => `${t.group}.${t.name}`);
+    return tools.filter((t) => t.source === "host" && this.#implementation(t.group, t.name) === undefined).map((t) => `${t.group}.${t.name}`);
+  }
+
+  /**
+   * The module's own function for `group.name`. Own properties only: a tool named `constructor`
+   * or `toString` that the module does not define is missing, never `Object.prototype`'s.
+   */
+  #implementation(group: string, name: string): HostToolFunction | undefined {
+    const tools = Object.hasOwn(this.module, group) ? this.module[group] : undefined;
+    const fn = tools !== undefined && Object.hasOwn(tools, name) ? tools[name] : undefined;
+    return typeof fn === "function" ? fn : undefined;
   }
 
   async call(request: ToolCallRequest): Promise<ToolOutcome> {
     // This process is the worker: the call is taken at once, and its timeout (if any) starts now.
     request.queue?.taken();
     const { group, name } = request.tool;
-    const fn = this.module[group]?.[name];
-    if (typeof fn !== "function") {
+    const fn = this.#implementation(group, name);
+    if (fn === undefined) {
       return { kind: "failure", failure: toolFailure("tool_error", `The host module has no implementation of ${group}.${name}.`) };
     }
     const context: HostToolContext = {

@@ -7,7 +7,7 @@
  * - A journal row's `kind`, `seq` and `at` are columns for querying; its `body` holds the entry
  *   without `index`, `at` and `kind` (so `seq` lives in both: the body is the source of truth).
  */
-import type { JournalEntry, JsonValue, RunError, RunStatus, RunWait } from "@tapedeck/protocol";
+import { RunStatus, type JournalEntry, type JsonValue, type RunError, type RunWait } from "@tapedeck/protocol";
 import type { ApiKeyRecord, NewRun, RunRecord } from "./store.js";
 
 export interface RunRow {
@@ -101,6 +101,29 @@ export function runFromRow(row: RunRow): RunRecord {
     ...(row.wake_at !== null && { wakeAt: row.wake_at }),
     ...(row.owner !== null && { owner: { id: row.owner, until: row.owner_until ?? 0 } }),
   };
+}
+
+/** The run of a row, or, when the row cannot be read, a record that says so (`RunRecord.damaged`). */
+export function runOrDamaged(row: RunRow): RunRecord {
+  try {
+    return runFromRow(row);
+  } catch (error) {
+    const status = Object.values(RunStatus).includes(row.status as RunStatus) ? (row.status as RunStatus) : RunStatus.failed;
+    const number = (value: unknown): number => (typeof value === "number" ? value : 0);
+    return {
+      id: String(row.id),
+      toolsetId: String(row.toolset_id),
+      source: "",
+      js: "",
+      sourceMap: "",
+      input: null,
+      status,
+      createdAt: number(row.created_at),
+      updatedAt: number(row.updated_at),
+      journalLength: number(row.journal_length),
+      damaged: `its row cannot be read (${error instanceof Error ? error.message : String(error)})`,
+    };
+  }
 }
 
 export function journalRow(runId: string, entry: JournalEntry): JournalRow {

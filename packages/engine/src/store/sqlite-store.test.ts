@@ -119,6 +119,32 @@ void describe("SqliteStore on disk", () => {
     }
   });
 
+  void it("a list for people shows a run whose row cannot be read as damaged, with its id, and the others as usual", async () => {
+    const db = await tempDatabase();
+    try {
+      const store = db.open();
+      const toolset = { id: "ts_damaged", tools: [] };
+      await store.putToolset(toolset);
+      for (const id of ["run_a", "run_b", "run_c"]) {
+        await store.createRun({ id, toolsetId: toolset.id, source: "export default 1;", js: "export default 1;", sourceMap: "{}", input: { n: 1 }, status: "waiting", createdAt: 1_700_000_000_000, labels: { team: "red" } }, []);
+      }
+      // A column that is not what the store wrote (a damaged or hand-edited database).
+      const raw = new Database(db.path);
+      raw.prepare("UPDATE runs SET waits = '[{\"kind\":\"sleep\",' WHERE id = 'run_b'").run();
+      raw.close();
+      await assert.rejects(store.listRuns(), SyntaxError, "without includeDamaged, an unreadable run is an error");
+      const listed = await store.listRuns({ includeDamaged: true });
+      assert.deepEqual(listed.map((run) => [run.id, run.damaged === undefined]), [["run_c", true], ["run_b", false], ["run_a", true]]);
+      const damaged = listed.find((run) => run.id === "run_b")!;
+      assert.match(damaged.damaged!, /^its row cannot be read \(.*JSON/);
+      assert.deepEqual([damaged.status, damaged.toolsetId, damaged.createdAt], ["waiting", toolset.id, 1_700_000_000_000]);
+      assert.deepEqual(listed.find((run) => run.id === "run_a")?.input, { n: 1 });
+      await store.close();
+    } finally {
+      await db.dispose();
+    }
+  });
+
   void it("keeps every acknowledged append when the process is SIGKILLed mid-write", async () => {
     const db = await tempDatabase();
     try {

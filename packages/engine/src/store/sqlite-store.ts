@@ -15,7 +15,7 @@ import { needsDecision, type JournalEntry, type JsonSchema, type JsonValue, type
 import { createDataFolder, createPrivateFile, databaseFile } from "./data-folder.js";
 import { GroupCommit } from "./group-commit.js";
 import { migrate } from "./migrations.js";
-import { apiKeyFromRow, apiKeyRow, entryFromRow, journalRow, newRunRow, runFromRow } from "./sqlite-rows.js";
+import { apiKeyFromRow, apiKeyRow, entryFromRow, journalRow, newRunRow, runFromRow, runOrDamaged } from "./sqlite-rows.js";
 import type { ApiKeyRow, JournalRow, RunRow } from "./sqlite-rows.js";
 import { SqliteCredentialStore } from "./sqlite-credential-store.js";
 import { SqliteWebhookOutbox } from "./sqlite-webhook-outbox.js";
@@ -244,7 +244,7 @@ export class SqliteStore implements Store {
   listRuns(query: RunQuery = {}): Promise<RunRecord[]> {
     return this.#read(() => {
       const { sql, params } = listRunsSql(query);
-      return this.#db.prepare<unknown[], RunRow>(sql).all(...params).map(runFromRow);
+      return this.#db.prepare<unknown[], RunRow>(sql).all(...params).map(query.includeDamaged === true ? runOrDamaged : runFromRow);
     });
   }
 

@@ -141,6 +141,12 @@ export interface RunRecord extends NewRun {
   readonly wakeAt?: number;
   /** The engine that holds the run's lease, and until when. */
   readonly owner?: { readonly id: string; readonly until: number };
+  /**
+   * Set only in a list asked for with `RunQuery.includeDamaged`: the run's row cannot be read
+   * (why). Then only `id`, `toolsetId`, the times and `journalLength` are the row's; the rest
+   * are placeholders (`status` is the row's if it is a status, else `failed`).
+   */
+  readonly damaged?: string;
 }
 
 /** What another process asks of the engine holding a run. */
@@ -225,6 +231,12 @@ export interface RunQuery {
   readonly expiredBy?: number;
   /** Newest first; at most this many. Default 100. */
   readonly limit?: number;
+  /**
+   * A run whose row cannot be read (a column that is not what the store wrote: a damaged or
+   * hand-edited database) is listed with `damaged` set instead of failing the whole list: for
+   * lists shown to people. Default false: a run that cannot be read is an error.
+   */
+  readonly includeDamaged?: boolean;
 }
 
 /** How hard a commit tries to survive a crash. */

@@ -1,5 +1,6 @@
 import type { JsonSchema, PinnedTool, PinnedWorkflow } from "@tapedeck/protocol";
 import { isHttpFetch } from "../sources/http/http-tool.js";
+import { declarableShape } from "./observed-shape.js";
 import { isIdentifier, jsDoc, propertyKey, schemaToType } from "./schema-to-type.js";
 import { importableTools } from "./script-features.js";
 import { renderWorkflowsTypescript, workflowPromptLines } from "./workflow-declarations.js";
@@ -37,10 +38,11 @@ export function renderDeclarations(
   observed: Readonly<Record<string, JsonSchema>> = {},
   workflows: Readonly<Record<string, PinnedWorkflow>> = {},
 ): Declarations {
-  // A tool without an output schema is rendered with the shape of its recorded results, if any.
+  // A tool without an output schema is rendered with the shape of its recorded results, if any
+  // (as a declarable shape: one recorded before keys were judged names no data key).
   const withObserved = tools.map((tool) => {
     const shape = observed[`${tool.group}.${tool.name}`];
-    return tool.outputSchema === undefined && shape !== undefined ? { ...tool, outputSchema: shape, observed: true } : tool;
+    return tool.outputSchema === undefined && shape !== undefined ? { ...tool, outputSchema: declarableShape(shape), observed: true } : tool;
   });
   // Built-ins are globals (`fetch`), declared with the sandbox's globals, not in the module.
   const groups = groupTools(importableTools(withObserved));

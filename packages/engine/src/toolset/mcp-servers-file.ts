@@ -1,4 +1,5 @@
 import type { McpServerSpec } from "@tapedeck/protocol";
+import { nullObject } from "../util/null-object.js";
 import { checkGroupName, ToolsetSpecError } from "./spec-error.js";
 
 /**
@@ -30,7 +31,7 @@ function stringMap(value: unknown, where: string, secret: RegExp): Record<string
     if (typeof item !== "string") throw new ToolsetSpecError(`${where}.${key} must be a string`);
     if (secret.test(key) && !REFERENCE.test(item)) {
       throw new ToolsetSpecError(
-        `${where}.${key} looks like a credential: write it as a reference to the environment, such as "Bearer \${MY_TOKEN}", so the secret is never stored with the toolset`,
+        `${where}.${key} looks like a credential: write it as a reference to Tapedeck's environment, such as "Bearer \${MY_TOKEN}" (an unlimited key registers those), or, for a server reached by URL, name a vault credential ("credential": "NAME"), so the secret is never stored with the toolset: anyone who knows a toolset's id can read it`,
       );
     }
   }
@@ -91,7 +92,7 @@ function parseServer(value: unknown, where: string): McpServerSpec {
 export function parseMcpServers(value: unknown): Record<string, McpServerSpec> | undefined {
   if (value === undefined) return undefined;
   if (!isObject(value)) throw new ToolsetSpecError(`mcpServers must be an object: { "<group>": { "url": … } }`);
-  const servers: Record<string, McpServerSpec> = {};
+  const servers: Record<string, McpServerSpec> = nullObject();
   for (const [group, server] of Object.entries(value)) {
     checkGroupName(group, "mcpServers");
     servers[group] = parseServer(server, `mcpServers.${group}`);

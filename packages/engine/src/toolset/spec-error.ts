@@ -1,3 +1,5 @@
+import { protectedName } from "./protected-names.js";
+
 /** A toolset file or spec that cannot be registered; the message says where and what to do. */
 export class ToolsetSpecError extends Error {
   readonly code = "invalid_toolset";
@@ -8,14 +10,18 @@ export class ToolsetSpecError extends Error {
 }
 
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
-/** Words a group cannot be named: they would shadow the module's own exports or be invalid bindings. */
-const RESERVED_GROUPS = new Set(["ToolError", "default", "await", "yield", "let", "static", "enum", "implements", "package", "protected", "interface", "private", "public", "break", "case", "catch", "class", "const", "continue", "debugger", "delete", "do", "else", "export", "extends", "finally", "for", "function", "if", "import", "in", "instanceof", "new", "return", "super", "switch", "this", "throw", "try", "typeof", "var", "void", "while", "with", "null", "true", "false"]);
+/** Words a group cannot be named: they are not valid bindings. (Names that would shadow something are in `protected-names.ts`.) */
+const RESERVED_GROUPS = new Set(["await", "yield", "let", "static", "enum", "implements", "package", "protected", "interface", "private", "public", "break", "case", "catch", "class", "const", "continue", "debugger", "delete", "do", "else", "export", "extends", "finally", "for", "function", "if", "import", "in", "instanceof", "new", "return", "super", "switch", "this", "throw", "try", "typeof", "var", "void", "while", "with", "null", "true", "false"]);
 
-/** Checks that a group name can be imported from `tapedeck:tools`. */
+/** Checks that a group name can be imported from `tapedeck:tools` and hides nothing a script reaches by that name. */
 export function checkGroupName(group: string, where: string): void {
   if (!IDENTIFIER.test(group) || RESERVED_GROUPS.has(group)) {
     throw new ToolsetSpecError(
-      `${where}: group "${group}" cannot be imported by a script; use a JavaScript identifier that is not a reserved word (letters, digits, _ or $)`,
+      `${where}: group ${JSON.stringify(group)} cannot be imported by a script; use a JavaScript identifier that is not a reserved word (letters, digits, _ or $)`,
     );
+  }
+  const clash = protectedName(group);
+  if (clash !== undefined) {
+    throw new ToolsetSpecError(`${where}: the group name "${group}" is taken: ${clash}. Give the group another name.`);
   }
 }

@@ -1,7 +1,8 @@
 import type { HostToolSpec, JsonSchema, PolicySpec, ToolsetSpec } from "@tapedeck/protocol";
 import { parseDuration } from "../util/duration.js";
-import { HTTP_GROUP } from "../sources/http/http-tool.js";
+import { nullObject } from "../util/null-object.js";
 import { parseHttpSpec } from "./http-spec-file.js";
+import { literalSecretRefusal } from "./literal-secrets.js";
 import { parseMcpServers } from "./mcp-servers-file.js";
 import { checkGroupName, ToolsetSpecError } from "./spec-error.js";
 
@@ -10,7 +11,8 @@ export { ToolsetSpecError } from "./spec-error.js";
 /**
  * Reads a toolset file's JSON into a `ToolsetSpec`, checking everything a person could get
  * wrong, so a bad file fails at registration with a message that says where and what to do,
- * never later inside a run.
+ * never later inside a run. A file holding a literal secret anywhere is refused
+ * (`literal-secrets.ts`): a toolset is readable by whoever knows its id.
  */
 
 const TOP_LEVEL_KEYS = ["base", "mcpServers", "hostTools", "http", "policies"] as const;
@@ -56,11 +58,11 @@ function parseHostTool(value: unknown, where: string): HostToolSpec {
 function parseHostTools(value: unknown): ToolsetSpec["hostTools"] {
   if (value === undefined) return undefined;
   if (!isObject(value)) throw new ToolsetSpecError(`hostTools must be an object: { "<group>": { "<name>": { … } } }`);
-  const groups: Record<string, Record<string, HostToolSpec>> = {};
+  const groups: Record<string, Record<string, HostToolSpec>> = nullObject();
   for (const [group, tools] of Object.entries(value)) {
     checkGroupName(group, "hostTools");
     if (!isObject(tools)) throw new ToolsetSpecError(`hostTools.${group} must be an object of tools by name`);
-    const byName: Record<string, HostToolSpec> = {};
+    const byName: Record<string, HostToolSpec> = nullObject();
     for (const [name, tool] of Object.entries(tools)) {
       if (name.length === 0) throw new ToolsetSpecError(`hostTools.${group} has a tool with an empty name`);
       byName[name] = parseHostTool(tool, `hostTools.${group}["${name}"]`);
@@ -96,17 +98,18 @@ function parsePolicy(value: unknown, where: string): PolicySpec {
 /** Parses and checks a toolset file's content. Throws `ToolsetSpecError`. */
 export function parseToolsetSpec(value: unknown): ToolsetSpec {
   if (!isObject(value)) throw new ToolsetSpecError("a toolset must be a JSON object such as { \"hostTools\": { … } }");
+  // First: the messages below quote some values, and a secret must never be in an error.
+  const secret = literalSecretRefusal(value);
+  if (secret !== undefined) throw new ToolsetSpecError(secret);
   checkKeys(value, TOP_LEVEL_KEYS, "the toolset");
   const hostTools = parseHostTools(value.hostTools);
   const mcpServers = parseMcpServers(value.mcpServers);
   for (const group of Object.keys(mcpServers ?? {})) {
-    if (hostTools?.[group]) throw new ToolsetSpecError(`"${group}" is both an MCP server and a host tool group; give them different names`);
+    if (hostTools !== undefined && Object.hasOwn(hostTools, group)) throw new ToolsetSpecError(`"${group}" is both an MCP server and a host tool group; give them different names`);
   }
+  // No group can be named `http` (a protected name), so the built-in's group is always free.
   const http = parseHttpSpec(value.http);
-  if (http && (hostTools?.[HTTP_GROUP] || mcpServers?.[HTTP_GROUP])) {
-    throw new ToolsetSpecError(`the group "${HTTP_GROUP}" is the built-in http tool's when the toolset has "http"; rename the ${hostTools?.[HTTP_GROUP] ? "host tool group" : "MCP server"} "${HTTP_GROUP}"`);
-  }
-  const policies: Record<string, PolicySpec> = {};
+  const policies: Record<string, PolicySpec> = nullObject();
   if (value.policies !== undefined) {
     if (!isObject(value.policies)) throw new ToolsetSpecError(`policies must be an object: { "<group>.<name>": { … } }`);
     for (const [key, policy] of Object.entries(value.policies)) policies[key] = parsePolicy(policy, `policies["${key}"]`);

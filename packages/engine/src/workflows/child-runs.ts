@@ -55,7 +55,7 @@ export class ChildRuns implements WorkflowHost {
     const found = await this.deps.store.getRunByIdempotencyKey(key, caller.namespace);
     if (found) return this.#found(found, caller, key);
     const toolset = await this.deps.toolset(caller.toolsetId);
-    const workflow = toolset.workflows[name];
+    const workflow = Object.hasOwn(toolset.workflows, name) ? toolset.workflows[name] : undefined;
     if (!workflow) return failure("unknown_tool", `The toolset pins no workflow ${name}.`);
     const depth = await this.#depth(caller);
     if (depth >= MAX_WORKFLOW_DEPTH) {

@@ -1,4 +1,5 @@
 import type { JsonSchema, PinnedToolset, PinnedWorkflow } from "@tapedeck/protocol";
+import { findLiteralSecret } from "../toolset/literal-secrets.js";
 import { toolsetOf } from "../toolset/pin.js";
 import type { WorkflowSchemas } from "./workflow-schemas.js";
 
@@ -55,6 +56,14 @@ export function pinWorkflow(options: SaveWorkflowOptions, base: PinnedToolset, s
   }
   if (typeof description !== "string" || description.trim() === "") throw bad(`Workflow ${name}: the description must say what it does, for whoever starts it.`);
   if (typeof source !== "string" || source.trim() === "") throw bad(`Workflow ${name}: the code is empty; it must default-export an async function of its input.`);
+  const secret = findLiteralSecret({ description, code: source, input, output, signals }, "");
+  if (secret !== undefined) {
+    throw bad(
+      `Workflow ${name}: its ${secret.path.replace(/^signals/, "signal schemas")} ${secret.inKey ? "has a key that looks like" : "holds what looks like"} a secret (${secret.looksLike}). ` +
+        "A saved workflow is stored with its toolset, which anyone who knows the toolset's id can read; nothing was saved. " +
+        'Leave the secret out: a script reaches a credential without seeing it (fetch(url, { credential: "NAME" }), set with tapedeck credentials set).',
+    );
+  }
   const known = base.workflows ?? {};
   if (!(name in known) && Object.keys(known).length >= MAX_WORKFLOWS) {
     throw bad(`Toolset ${base.id} pins ${MAX_WORKFLOWS} workflows, the most one toolset may: replace one (save it under its name) instead of adding another.`);
@@ -67,16 +76,18 @@ export function pinWorkflow(options: SaveWorkflowOptions, base: PinnedToolset, s
     if (problem !== undefined) throw new WorkflowSpecError("invalid_toolset", `Workflow ${name}: ${what} cannot be compiled as a JSON Schema: ${problem}`);
     return schema as JsonSchema;
   };
-  const pinnedSignals: Record<string, JsonSchema> = {};
+  const entries: [string, JsonSchema][] = [];
   if (signals !== undefined) {
     if (typeof signals !== "object" || signals === null || Array.isArray(signals)) throw bad(`Workflow ${name}: signals must map each signal's name to the JSON Schema of its payload.`);
-    const entries = Object.entries(signals);
-    if (entries.length > MAX_SIGNALS) throw bad(`Workflow ${name} declares ${entries.length} signals; at most ${MAX_SIGNALS}.`);
-    for (const [signal, schema] of entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    const given = Object.entries(signals);
+    if (given.length > MAX_SIGNALS) throw bad(`Workflow ${name} declares ${given.length} signals; at most ${MAX_SIGNALS}.`);
+    for (const [signal, schema] of given.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
       if (signal === "" || signal.length > WORKFLOW_NAME_MAX) throw bad(`Workflow ${name}: a signal's name must be 1 to ${WORKFLOW_NAME_MAX} characters; got ${JSON.stringify(signal)}.`);
-      pinnedSignals[signal] = checkSchema(schema, `the payload schema of signal "${signal}"`);
+      entries.push([signal, checkSchema(schema, `the payload schema of signal "${signal}"`)]);
     }
   }
+  // Defined, not assigned: a signal named by its author `__proto__` is a key like any other.
+  const pinnedSignals: Record<string, JsonSchema> = Object.fromEntries(entries);
   return {
     description: description.trim(),
     source,

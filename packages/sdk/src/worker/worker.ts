@@ -29,6 +29,8 @@ type Answer = { readonly kind: "result"; readonly value: JsonValue } | { readonl
 export class Worker {
   readonly #tasks: Tasks;
   readonly #options: WorkerOptions;
+  /** The worker's tools by `group.name`: a task names one, and only the functions given serve it (never an inherited `constructor`). */
+  readonly #handlers: ReadonlyMap<string, ToolHandler>;
   readonly #tools: readonly string[];
   readonly #stopping = new AbortController();
   readonly #running = new Map<string, AbortController>();
@@ -38,7 +40,12 @@ export class Worker {
   constructor(tasks: Tasks, options: WorkerOptions) {
     this.#tasks = tasks;
     this.#options = options;
-    this.#tools = Object.entries(options.tools ?? {}).flatMap(([group, tools]) => Object.keys(tools).filter((name) => typeof tools[name] === "function").map((name) => `${group}.${name}`));
+    this.#handlers = new Map(
+      Object.entries(options.tools ?? {}).flatMap(([group, tools]) =>
+        Object.entries(tools).flatMap(([name, fn]) => (typeof fn === "function" ? [[`${group}.${name}`, fn] as const] : [])),
+      ),
+    );
+    this.#tools = [...this.#handlers.keys()];
     if (this.#tools.length === 0) throw new TypeError("worker: `tools` must hold at least one function: { <group>: { <name>: async (args, ctx) => result } }.");
     const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
     if (!Number.isInteger(concurrency) || concurrency < 1) throw new TypeError(`worker: concurrency must be a positive integer, not ${String(options.concurrency)}.`);
@@ -142,9 +149,8 @@ export class Worker {
   }
 
   async #call(task: HostTask, context: ToolContext): Promise<Answer> {
-    const dot = task.tool.indexOf(".");
-    const fn: ToolHandler | undefined = this.#options.tools[task.tool.slice(0, dot)]?.[task.tool.slice(dot + 1)];
-    if (typeof fn !== "function") return { kind: "failure", failure: toolFailure("tool_error", `This worker has no implementation of ${task.tool}.`) };
+    const fn = this.#handlers.get(task.tool);
+    if (fn === undefined) return { kind: "failure", failure: toolFailure("tool_error", `This worker has no implementation of ${task.tool}.`) };
     let value: unknown;
     try {
       value = await fn(task.args as never, context);

@@ -21,5 +21,6 @@ export function runView(record: RunRecord): Run {
     createdAt: record.createdAt,
     updatedAt: record.updatedAt,
     journalLength: record.journalLength,
+    ...(record.damaged === undefined ? {} : { damaged: record.damaged }),
   };
 }

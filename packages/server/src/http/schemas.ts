@@ -89,6 +89,7 @@ export const run = {
     createdAt: { type: "integer" },
     updatedAt: { type: "integer" },
     journalLength: { type: "integer" },
+    damaged: { type: "string", description: "In a list only: the run's stored row cannot be read (why); only its id, toolset and times are its own. The other runs are listed as usual." },
   },
 } as const;
 

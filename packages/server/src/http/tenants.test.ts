@@ -105,6 +105,37 @@ describe("tenant isolation", () => {
     assert.deepEqual(await red.runs.list({ labels: { team: "blue" } }), []);
   });
 
+  it("a key limited to labels acts as no end user: it cannot start, fork or mint a token in a namespace", async () => {
+    const red = server.client(keys.red);
+    const before = (await admin.runs.list({ namespace: "alice" })).map((r) => r.id);
+    // A run of alice's that the red key sees (it carries team=red): forking it would run new code as alice.
+    const shared = await admin.runs.start({ toolset, source: WAITING, namespace: "alice", labels: { team: "red" } });
+    const sharedId = shared.kind === "started" ? shared.run.id : assert.fail();
+    assert.equal((await red.runs.get(sharedId)).namespace, "alice", "the red key sees the run");
+    for (const [what, call] of [
+      ["start with namespace", () => red.runs.start({ toolset, source: WAITING, namespace: "alice" })],
+      ["start under the namespace header", () => red.namespace("alice").runs.start({ toolset, source: WAITING })],
+      ["fork", () => red.runs.fork(sharedId, { source: WAITING })],
+      ["token", () => red.tokens.create({ namespace: "alice" })],
+    ] as const) {
+      const error = await failure((call as () => Promise<unknown>)());
+      assert.deepEqual([error.status, error.code], [403, "forbidden"], what);
+      assert.match(error.message, /limited to labels, not to a namespace, so it cannot act as the end user "alice"/, what);
+    }
+    assert.deepEqual((await admin.runs.list({ namespace: "alice" })).map((r) => r.id), [sharedId, ...before], "no run was started in alice's namespace");
+    // Nor does it hold alice's credentials (credential-access.ts); `POST /v1/test` runs against mocks, in no namespace.
+    const credential = await failure(red.credentials.set({ name: "ALICE", kind: "bearer", value: "s3cret-value", hosts: ["api.example.com"], toolset, namespace: "alice" }));
+    assert.deepEqual([credential.status, credential.code], [403, "forbidden"]);
+    // Without a namespace it still starts its own runs, and a key limited to alice still acts as alice.
+    assert.equal((await red.runs.start({ toolset, source: WAITING })).kind, "started");
+    const alice = server.client(keys.alice);
+    const forked = await alice.runs.fork(sharedId, { source: WAITING });
+    assert.equal(forked.kind === "started" ? forked.run.namespace : undefined, "alice");
+    assert.equal((await alice.tokens.create({ namespace: "alice" })).namespace, "alice");
+    await admin.runs.cancel(sharedId);
+    if (forked.kind === "started") await admin.runs.cancel(forked.run.id);
+  });
+
   it("namespace(userId) on an unlimited key acts for that end user only", async () => {
     const carol = admin.namespace("carol");
     const started = await carol.runs.start({ toolset, source: WAITING });

@@ -132,7 +132,7 @@ describe("reference MCP servers over stdio", () => {
     try {
       await assert.rejects(
         t.engine.registerToolset({ mcpServers: { gh: { url: "https://example.invalid/mcp", headers: { Authorization: "Bearer abc123" } } } }),
-        /mcpServers\.gh\.headers\.Authorization looks like a credential: write it as a reference to the environment/,
+        /mcpServers\.gh\.headers\.Authorization looks like a credential: write it as a reference to Tapedeck's environment.*or, for a server reached by URL, name a vault credential/,
       );
       await assert.rejects(
         t.engine.registerToolset({ mcpServers: { gh: { command: "x", env: { GITHUB_TOKEN: "abc123" } } } }),

@@ -3,6 +3,7 @@ import { optionalFlag, parse, UsageError } from "../args.js";
 import { withEngine } from "../context.js";
 import type { Output } from "../print.js";
 import { describeWait } from "../print-waits.js";
+import { runDamage } from "../run-damage.js";
 
 export const runsUsage = "tapedeck runs [--status <status>] [--limit <n>] [--data <dir>]";
 
@@ -18,9 +19,14 @@ export async function runsCommand(args: readonly string[], out: Output): Promise
   const limit = limitFlag === undefined ? 50 : Number(limitFlag);
   if (!Number.isInteger(limit) || limit < 1) throw new UsageError("--limit must be a positive integer");
   return withEngine(values.data, undefined, async (engine) => {
-    const runs = await engine.listRuns({ ...(status ? { status: [status as RunStatus] } : {}), limit });
+    const runs = await engine.listRuns({ ...(status ? { status: [status as RunStatus] } : {}), limit, includeDamaged: true });
     if (runs.length === 0) out.stderr("no runs");
     for (const run of runs) {
+      const damage = runDamage(run);
+      if (damage !== undefined) {
+        out.stdout(`${run.id}  ${"damaged".padEnd(9)}  ${damage}; the data folder's other runs are listed as usual`);
+        continue;
+      }
       const waits = run.status === "waiting" && run.waits?.length ? `  ${run.waits.map(describeWait).join("; ")}` : "";
       out.stdout(`${run.id}  ${run.status.padEnd(9)}  ${new Date(run.createdAt).toISOString()}  ${String(run.journalLength).padStart(6)} entries  ${run.toolsetId.slice(0, 15)}…${waits}`);
     }

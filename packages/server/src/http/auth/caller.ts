@@ -16,6 +16,11 @@ export interface Caller {
   readonly scope: Scope;
   /** An unlimited API key (the operator's), whatever the namespace header narrows its requests to. */
   readonly operator: boolean;
+  /**
+   * The end user the key or token itself is limited to (its namespace, not the header's
+   * narrowing): the one namespace it may act in, besides an operator's any (`end-user-access.ts`).
+   */
+  readonly endUser?: string;
 }
 
 /** The header `Tapedeck.namespace(userId)` sends (the SDK's `NAMESPACE_HEADER`; Node lower-cases header names). */
@@ -60,12 +65,13 @@ function bearer(header: string | string[] | undefined, dataDir: string): string 
 async function byKey(secret: string, sources: CallerSources): Promise<Caller> {
   const key = secret.startsWith(API_KEY_PREFIX) ? await findApiKey(sources.store, secret) : undefined;
   if (!key) throw new ApiError("unauthorized", `Unknown API key: it was never created in this server's data folder (${sources.dataDir}). Create one there with ${keysCreate(sources.dataDir)}.`);
-  return { kind: "key", keyId: key.id, scope: { ...(key.namespace === undefined ? {} : { namespace: key.namespace }), labels: key.labels ?? {} }, operator: key.namespace === undefined && key.labels === undefined };
+  const endUser = key.namespace === undefined ? {} : { endUser: key.namespace };
+  return { kind: "key", keyId: key.id, scope: { ...(key.namespace === undefined ? {} : { namespace: key.namespace }), labels: key.labels ?? {} }, operator: key.namespace === undefined && key.labels === undefined, ...endUser };
 }
 
 function byToken(token: string, sources: CallerSources): Caller {
   const checked = sources.tokens.check(token, sources.now());
-  if (checked.ok) return { kind: "token", keyId: checked.claims.key, scope: { namespace: checked.claims.ns, labels: checked.claims.labels }, operator: false };
+  if (checked.ok) return { kind: "token", keyId: checked.claims.key, scope: { namespace: checked.claims.ns, labels: checked.claims.labels }, operator: false, endUser: checked.claims.ns };
   if (checked.reason === "expired") {
     throw new ApiError("unauthorized", `The token expired at ${new Date(checked.expiredAt).toISOString()}. Mint a new one with POST /v1/tokens.`);
   }

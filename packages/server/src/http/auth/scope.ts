@@ -15,7 +15,7 @@ export const UNLIMITED: Scope = { labels: {} };
 /** Whether a run (its namespace and labels) is inside the scope. */
 export function sees(scope: Scope, run: { readonly namespace?: string; readonly labels?: Labels }): boolean {
   if (scope.namespace !== undefined && run.namespace !== scope.namespace) return false;
-  return Object.entries(scope.labels).every(([key, value]) => run.labels?.[key] === value);
+  return Object.entries(scope.labels).every(([key, value]) => run.labels !== undefined && Object.hasOwn(run.labels, key) && run.labels[key] === value);
 }
 
 export type Narrowed =
@@ -34,7 +34,8 @@ export function narrow(scope: Scope, wanted: { readonly namespace?: string | und
     return { ok: false, message: `This key or token is limited to namespace "${scope.namespace}"; it cannot act for "${wanted.namespace}".` };
   }
   for (const [key, value] of Object.entries(wanted.labels ?? {})) {
-    const limit = scope.labels[key];
+    // Own labels only: a label key such as `constructor` is not `Object.prototype`'s.
+    const limit = Object.hasOwn(scope.labels, key) ? scope.labels[key] : undefined;
     if (limit !== undefined && limit !== value) {
       return { ok: false, message: `This key or token is limited to runs labelled ${key}=${limit}; it cannot use ${key}=${value}.` };
     }

@@ -4,7 +4,8 @@ import type { Labels } from "@tapedeck/sdk";
 /**
  * End-user tokens: `tdt_<claims>.<signature>`, both base64url; the signature is HMAC-SHA256 of
  * `tdt_<claims>` with the server secret. A token is checked without the store (nothing to look
- * up), expires on its own, and cannot be widened: changing a claim breaks the signature.
+ * up), expires on its own, and cannot be widened: changing a claim breaks the signature, and
+ * the token is compared as minted, character for character (no other spelling of it is accepted).
  * There is no revocation list yet: a token lives until it expires (or the secret is replaced).
  */
 export const TOKEN_PREFIX = "tdt_";
@@ -45,8 +46,11 @@ export class TokenSigner {
     const dot = token.lastIndexOf(".");
     if (!token.startsWith(TOKEN_PREFIX) || dot < 0) return { ok: false, reason: "forged" };
     const body = token.slice(0, dot);
-    const given = Buffer.from(token.slice(dot + 1), "base64url");
-    const expected = Buffer.from(this.#sign(body), "base64url");
+    // The signature's exact text, not its decoded bytes: base64url decoding skips characters
+    // outside its alphabet and ignores trailing bits, so many spellings decode to the same bytes,
+    // and a token must have one spelling only (the one minted).
+    const given = Buffer.from(token.slice(dot + 1), "utf8");
+    const expected = Buffer.from(this.#sign(body), "utf8");
     // Constant time, so the signature cannot be found a byte at a time from response times.
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return { ok: false, reason: "forged" };
     const claims = parseClaims(Buffer.from(body.slice(TOKEN_PREFIX.length), "base64url").toString("utf8"));

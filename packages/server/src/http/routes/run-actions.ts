@@ -1,5 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import type { CancelRunRequest, ForkRunRequest, Run, SignalRequest, SignalResult, StartedRun } from "@tapedeck/sdk";
+import { checkActsAs } from "../auth/end-user-access.js";
 import { runView } from "../run-view.js";
 import { ttlMs, ttlSchema } from "../run-ttl.js";
 import { anyJson, errors, idempotencyKey, run, runIdParams, traceparent } from "../schemas.js";
@@ -66,17 +67,20 @@ export function runActionRoutes(app: FastifyInstance, context: ServerContext): v
         summary: "Fork a run with corrected code",
         description:
           "A new run on the parent's toolset, with its labels, namespace and ttl: each call matching an unused completed call of the parent (same tool and arguments, in order) takes the recorded result instead of being sent. The parent is unchanged. " +
-          "`idempotencyKey` and `ttl` as for `POST /v1/runs` (a key is unique in the parent's namespace, among starts and forks).",
+          "`idempotencyKey` and `ttl` as for `POST /v1/runs` (a key is unique in the parent's namespace, among starts and forks). " +
+          "Forking a run of a namespace acts as that end user, as starting one there does: a key limited only by labels is refused (403).",
         tags: ["runs"],
         params: runIdParams,
         body: { type: "object", properties: { source: { type: "string" }, input: anyJson, idempotencyKey, ttl: ttlSchema, traceparent }, required: ["source"], additionalProperties: false },
-        response: { 200: startedSchema, 201: startedSchema, ...errors(400, 401, 404, 409, 422) },
+        response: { 200: startedSchema, 201: startedSchema, ...errors(400, 401, 403, 404, 409, 422) },
       },
     },
     async (request, reply): Promise<StartedRun> => {
       const engine = context.engine();
-      const scope = callerOf(request).scope;
+      const caller = callerOf(request);
+      const scope = caller.scope;
       const parent = await visibleRun(engine, scope, request.params.id);
+      checkActsAs(caller, parent.namespace, "forking a run");
       const { source, input, idempotencyKey: key, ttl, traceparent: trace } = request.body;
       const started = await engine.fork({
         parent: parent.id,

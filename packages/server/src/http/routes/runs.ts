@@ -2,6 +2,7 @@ import type { FastifyInstance } from "fastify";
 import type { RunStatus } from "@tapedeck/protocol";
 import type { JournalPage, Run, RunList, StartedRun, StartRunRequest } from "@tapedeck/sdk";
 import { ApiError } from "../api-error.js";
+import { checkActsAs } from "../auth/end-user-access.js";
 import { narrow } from "../auth/scope.js";
 import { holdEnds, holdUntilSettled } from "../hold.js";
 import { JOURNAL_LIMIT, LABELS, LIST_LIMIT, MAX_WAIT_SECONDS } from "../limits.js";
@@ -31,6 +32,7 @@ export function runRoutes(app: FastifyInstance, context: ServerContext): void {
         summary: "Start a run",
         description:
           "Type-checks the script and starts a run (201). A script that does not type-check is refused (422 `script_refused`, with diagnostics) and no run is created. A caller limited to a namespace or labels starts runs inside them. " +
+          "A run in a namespace uses that end user's credentials: only an unlimited key, or a key or token limited to that namespace, may start one there (403 otherwise). " +
           "When a run of the namespace was already started (or forked) with the same `idempotencyKey`, nothing is started: the answer is that run, with 200 and `existing: true` (409 if the caller cannot see it). " +
           "With a `ttl`, a run that has not ended by then is cancelled.",
         tags: ["runs"],
@@ -45,10 +47,12 @@ export function runRoutes(app: FastifyInstance, context: ServerContext): void {
     },
     async (request, reply): Promise<StartedRun> => {
       const { toolset, source, input, idempotencyKey: key, ttl, traceparent: trace } = request.body;
-      const scope = callerOf(request).scope;
+      const caller = callerOf(request);
+      const scope = caller.scope;
       const placed = narrow(scope, { namespace: request.body.namespace, labels: request.body.labels });
       if (!placed.ok) throw new ApiError("forbidden", placed.message);
       const { namespace: ns, labels: runLabels } = placed.scope;
+      checkActsAs(caller, ns, "starting a run");
       const engine = context.engine();
       const started = await engine.start({
         toolset,
@@ -99,6 +103,8 @@ export function runRoutes(app: FastifyInstance, context: ServerContext): void {
         ...(filter.scope.namespace === undefined ? {} : { namespace: filter.scope.namespace }),
         labels: filter.scope.labels,
         limit: limit ?? LIST_LIMIT.default,
+        // One run whose row cannot be read is listed as damaged; the others as usual.
+        includeDamaged: true,
       });
       return { runs: records.map(runView) };
     },

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { CreateTokenRequest, IssuedToken } from "@tapedeck/sdk";
 import { ApiError } from "../api-error.js";
+import { checkActsAs } from "../auth/end-user-access.js";
 import { narrow } from "../auth/scope.js";
 import { TOKEN_TTL_SECONDS } from "../limits.js";
 import { errors, labels, namespace } from "../schemas.js";
@@ -13,7 +14,7 @@ export function tokenRoutes(app: FastifyInstance, context: ServerContext): void 
     {
       schema: {
         summary: "Mint an end user's token",
-        description: "A signed, expiring token limited to one namespace (and labels), for code that must act only for that end user. Only an API key can mint one, and only inside its own scope.",
+        description: "A signed, expiring token limited to one namespace (and labels), for code that must act only for that end user. Only an API key can mint one, and only inside its own scope: an unlimited key, or a key limited to that namespace (a key limited only by labels acts as no end user).",
         tags: ["tokens"],
         body: {
           type: "object",
@@ -32,6 +33,7 @@ export function tokenRoutes(app: FastifyInstance, context: ServerContext): void 
       if (caller.kind === "token") throw new ApiError("forbidden", "A token cannot mint tokens; use an API key.");
       const placed = narrow(caller.scope, { namespace: request.body.namespace, labels: request.body.labels });
       if (!placed.ok) throw new ApiError("forbidden", placed.message);
+      checkActsAs(caller, request.body.namespace, "minting a token");
       const expiresAt = context.now() + (request.body.ttlSeconds ?? TOKEN_TTL_SECONDS.default) * 1000;
       const ns = request.body.namespace;
       const token = context.tokens.mint({ v: 1, ns, labels: placed.scope.labels, exp: expiresAt, key: caller.keyId });

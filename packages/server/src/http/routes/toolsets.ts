@@ -20,7 +20,9 @@ export function toolsetRoutes(app: FastifyInstance, context: ServerContext): voi
     {
       schema: {
         summary: "Register a toolset",
-        description: "The body is a toolset file (see the README): MCP servers, host tools, policies, the `http` built-in. Registering connects to the MCP servers and pins their tools; the same toolset always gets the same id.",
+        description:
+          "The body is a toolset file (see the README): MCP servers, host tools, policies, the `http` built-in. Registering connects to the MCP servers and pins their tools; the same toolset always gets the same id. " +
+          "Any caller who knows the id can read it, so a body holding a literal secret anywhere (a token, a password in a URL…) is refused (422 `invalid_toolset`, naming the field), as is a group named like a primitive or a global of the sandbox; nothing is stored.",
         tags: ["toolsets"],
         body: {
           type: "object",
@@ -85,7 +87,7 @@ export function toolsetRoutes(app: FastifyInstance, context: ServerContext): voi
 
   app.get<{ Params: { id: string } }>(
     "/toolsets/:id",
-    { schema: { summary: "A toolset: its pinned tools and declarations", tags: ["toolsets"], params: toolsetParams, response: { 200: { type: "object", properties: { id: { type: "string" }, toolset: { type: "object" }, declarations } }, ...errors(401, 404) } } },
+    { schema: { summary: "A toolset: its pinned tools and declarations", description: "Any caller may read any toolset by its id: a toolset is content-addressed and holds no secret (registration refuses one that does).", tags: ["toolsets"], params: toolsetParams, response: { 200: { type: "object", properties: { id: { type: "string" }, toolset: { type: "object" }, declarations } }, ...errors(401, 404) } } },
     async (request): Promise<ToolsetInfo> => {
       const found = await context.engine().toolset(request.params.id);
       return { id: found.id, toolset: found.toolset, declarations: found.declarations };
