@@ -25,6 +25,7 @@ import {
   HOLD_WAIT_MS,
   LOG_LINE_CHARS,
   MAX_ATTEMPTS,
+  MAX_HOST_FAULTS,
   MAX_JOURNAL_ENTRIES,
   MAX_VALUE_BYTES,
   RUN_CONCURRENCY,
@@ -33,6 +34,7 @@ import {
   SANDBOX_STACK_BYTES,
 } from "./limits.js";
 import { ArgsValidator } from "./runs/args-validator.js";
+import { countsAsHostFault, describeFault } from "./runs/host-faults.js";
 import { endRecord, REPLAY_VERSION, RunExecutor, type ExecutionResult, type ExecutorLimits, type LoadedToolset, type RunPause } from "./runs/run-executor.js";
 import { RunLeases } from "./runs/run-leases.js";
 import { RunWaiters } from "./runs/run-waiters.js";
@@ -60,6 +62,7 @@ import { mergeShapes, shapeOf } from "./toolset/observed-shape.js";
 import { pinToolset } from "./toolset/pin.js";
 import type { McpOverride } from "./toolset/pin-mcp.js";
 import { canonicalJson } from "./util/canonical-json.js";
+import { valueProblem } from "./util/value-bounds.js";
 import { parseToolsetSpec, ToolsetSpecError } from "./toolset/toolset-file.js";
 import { featureGlobals } from "./script/feature-globals.js";
 import { importableTools, scriptFeatures } from "./toolset/script-features.js";
@@ -427,6 +430,8 @@ export class Engine {
     const first = key === undefined ? undefined : await this.#store.getRunByIdempotencyKey(key, options.namespace === "" ? undefined : options.namespace);
     if (first) return this.#existing(first.id);
     if (options.ttlMs !== undefined && !(options.ttlMs > 0 && Number.isFinite(options.ttlMs))) throw new EngineError("invalid_request", `A run's ttl must be a positive number of milliseconds, not ${options.ttlMs}.`);
+    const inputProblem = options.input === undefined ? undefined : valueProblem(options.input);
+    if (inputProblem !== undefined) throw new EngineError("invalid_request", `The run's input is refused: ${inputProblem}.`);
     const loaded = await this.#toolset(options.toolset);
     this.#checkHostTools(loaded.pinned);
     const checked = await this.check(options.source, options.toolset);
@@ -588,6 +593,8 @@ export class Engine {
   async signal(runId: string, name: string, payload: JsonValue = null, options: { readonly key?: string } = {}): Promise<{ readonly signalId: number; readonly duplicate: boolean; readonly heldBy?: string }> {
     this.#open();
     if (typeof name !== "string" || name === "") throw new EngineError("invalid_request", "A signal needs a name: a non-empty string the script waits for with signal(name).");
+    const problem = valueProblem(payload);
+    if (problem !== undefined) throw new EngineError("invalid_request", `The signal's payload is refused: ${problem}.`);
     const bytes = jsonBytes(payload);
     if (bytes === undefined) throw new EngineError("invalid_request", "The signal's payload is not JSON; send plain data (objects, arrays, strings, numbers, booleans, null).");
     if (bytes > this.#limits.maxValueBytes) throw new EngineError("invalid_request", `The signal's payload is ${bytes} bytes; one recorded value may be at most ${this.#limits.maxValueBytes} bytes.`);
@@ -784,6 +791,9 @@ export class Engine {
       }
       , async (error: unknown) => {
         this.#executors.delete(run.id);
+        // Counted against the run (host-faults.ts): the fault that reaches the limit fails it now, by executing it once more.
+        const faults = this.#closed || !countsAsHostFault(error) ? 0 : await this.#store.noteHostFault(run.id, describeFault(error)).catch(() => 0);
+        if (faults === MAX_HOST_FAULTS) return this.#execute(run, toolset);
         // Left `running` for `resume`, by this engine or another: released before anyone hears of it.
         if (!this.#closed) await this.#leases.release(run.id).catch(() => {});
         this.#waiters.fail(run.id, error);
