@@ -42,7 +42,9 @@ import { WakeTimer } from "./runs/wake-timer.js";
 import { verifyReplay, type VerifyResult } from "./runs/verify-replay.js";
 import { QuickJsSandboxFactory } from "./sandbox/quickjs-sandbox-factory.js";
 import type { SandboxFactory } from "./sandbox/sandbox.js";
-import type { ScriptChecker } from "./script/checker.js";
+import type { CheckOptions, ScriptDeclarations } from "./script/checker.js";
+import { CheckerPool, CheckTimeoutError, type ScriptCheck } from "./script/checker-pool.js";
+import { scriptSizeDiagnostic } from "./script/script-size.js";
 import type { CheckResult, Diagnostic } from "./script/diagnostic.js";
 import { InProcessHostTools, type HostToolModule } from "./sources/in-process-host-tools.js";
 import { McpToolSource } from "./sources/mcp/mcp-tool-source.js";
@@ -111,8 +113,12 @@ export interface EngineOptions {
   readonly wake?: boolean | "owned";
   /** Where the run-bound webhook URLs point: the server that serves `POST /hooks/<token>`. Default `http://127.0.0.1:7700`. */
   readonly webhookBaseUrl?: string;
-  /** A TypeScript checker to share with other engines (loading TypeScript takes a second). Default: the engine loads one when it first checks. */
-  readonly checker?: ScriptChecker;
+  /**
+   * Checks and transpiles scripts, off the engine's event loop; share one with other engines
+   * (each loads TypeScript, which takes a second). Default: a `CheckerPool` of the engine's own
+   * (two worker threads, started at the first check), closed with the engine.
+   */
+  readonly checker?: ScriptCheck;
   /**
    * TESTS ONLY, never in production: lets the `http` tool reach loopback addresses (127.0.0.0/8,
    * ::1), so a test can serve an allowed host on a local server. Every other refused range stays
@@ -264,7 +270,9 @@ export class Engine {
   readonly #children: ChildRuns;
   #wake: WakeTimer | undefined;
   #rescan: NodeJS.Timeout | undefined;
-  #checker: Promise<ScriptChecker> | undefined;
+  #checker: ScriptCheck | undefined;
+  /** The checker this engine made (and closes). */
+  #ownChecker: CheckerPool | undefined;
   #closed = false;
 
   private constructor(options: EngineOptions, store: Store) {
@@ -286,7 +294,7 @@ export class Engine {
     });
     this.#clock = options.clock ?? systemClock;
     this.#limits = { ...DEFAULT_LIMITS, ...options.limits, sandbox: { ...DEFAULT_LIMITS.sandbox, ...options.limits?.sandbox } };
-    if (options.checker) this.#checker = Promise.resolve(options.checker);
+    if (options.checker) this.#checker = options.checker;
     this.#webhookBaseUrl = (options.webhookBaseUrl ?? "http://127.0.0.1:7700").replace(/\/+$/, "");
     this.#wakeMode = options.wake ?? true;
     this.#recordEvents = options.recordEvents === true;
@@ -310,7 +318,7 @@ export class Engine {
       resume: (run) => this.#resumeStopped(run),
       ended: (run) => this.#recordedEnd(run),
       signal: (runId, name, payload, options) => this.signal(runId, name, payload, options),
-      compile: async (source) => (await import("./script/compile.js")).compileScript(source),
+      compile: (source) => this.#checks().compile(source),
     });
     if (this.#wakeMode !== false) this.#wake = new WakeTimer(this.#clock, (now) => this.#wakeDue(now), onError);
   }
@@ -382,11 +390,10 @@ export class Engine {
     return ToolSearch.of((await this.#toolset(toolsetId)).pinned).search(query, options);
   }
 
-  /** Type-checks a script against a toolset's declarations. */
+  /** Type-checks a script against a toolset's declarations (off the event loop); a script past `MAX_SCRIPT_BYTES` is refused unchecked. */
   async check(source: string, toolsetId: string): Promise<CheckResult> {
     const loaded = await this.#toolset(toolsetId);
-    const checker = await this.#loadChecker();
-    return checker.check(source, { id: `${loaded.id}#${loaded.version}`, text: loaded.declarations.typescript }, { extraGlobals: featureGlobals(loaded.features) });
+    return this.#checkScript(source, { id: `${loaded.id}#${loaded.version}`, text: loaded.declarations.typescript }, { extraGlobals: featureGlobals(loaded.features) });
   }
 
   /**
@@ -407,9 +414,8 @@ export class Engine {
       if (error instanceof WorkflowSpecError) throw new EngineError(error.kind, error.message);
       throw error;
     }
-    const checker = await this.#loadChecker();
     const contract = { input: schemaToType(workflow.input, { style: "ts" }), output: schemaToType(workflow.output, { style: "ts" }) };
-    const checked = checker.check(
+    const checked = await this.#checkScript(
       workflow.source,
       { id: `${base.id}#${base.version}`, text: base.declarations.typescript },
       { extraGlobals: featureGlobals(base.features), workflow: contract },
@@ -436,8 +442,7 @@ export class Engine {
     this.#checkHostTools(loaded.pinned);
     const checked = await this.check(options.source, options.toolset);
     if (!checked.ok) return { kind: "refused", diagnostics: checked.diagnostics };
-    const { compileScript } = await import("./script/compile.js");
-    const compiled = compileScript(options.source);
+    const compiled = await this.#checks().compile(options.source);
     const now = this.#clock.now();
     const id = newRunId(now);
     const input = options.input ?? null;
@@ -666,7 +671,7 @@ export class Engine {
       // Built-ins too: a test's `fetch` is answered by the scenario, never sent.
       sources: { host: source, mcp: source, builtin: source },
       wake: false,
-      checker: await this.#loadChecker(),
+      checker: this.#checks(),
       webhookBaseUrl: this.#webhookBaseUrl,
       limits: { ...this.#limits, maxJournalEntries: Math.min(this.#limits.maxJournalEntries, TEST_MAX_JOURNAL_ENTRIES) },
     });
@@ -748,7 +753,7 @@ export class Engine {
     const closed = new EngineError("closed", "The engine closed while the run was executing or waiting; it resumes with `resume` (a waiting run wakes in the next engine).");
     for (const { executor } of this.#executors.values()) executor.stop(closed);
     this.#waiters.failAll(closed);
-    await closeAll([() => this.#leases.close().catch(() => {}), () => this.#source.close(), () => this.#sandboxes.close(), () => this.#store.close()]);
+    await closeAll([() => this.#leases.close().catch(() => {}), () => this.#source.close(), () => this.#sandboxes.close(), async () => this.#ownChecker?.close(), () => this.#store.close()]);
   }
 
   /** Starts executing a run unless it executes already; how it stops is reported to the waiters. */
@@ -1037,10 +1042,21 @@ export class Engine {
     return run;
   }
 
-  #loadChecker(): Promise<ScriptChecker> {
-    // TypeScript takes a second to load: only commands that check scripts pay for it.
-    this.#checker ??= import("./script/checker.js").then((m) => new m.ScriptChecker());
+  #checks(): ScriptCheck {
+    // Its threads load TypeScript (a second) at the first check: only commands that check scripts pay for it.
+    if (this.#checker === undefined) this.#checker = this.#ownChecker = new CheckerPool();
     return this.#checker;
+  }
+
+  async #checkScript(source: string, declarations: ScriptDeclarations, options: CheckOptions): Promise<CheckResult> {
+    const tooLarge = scriptSizeDiagnostic(source);
+    if (tooLarge !== undefined) return { ok: false, diagnostics: [tooLarge] };
+    try {
+      return await this.#checks().check(source, declarations, options);
+    } catch (error) {
+      if (!(error instanceof CheckTimeoutError)) throw error;
+      return { ok: false, diagnostics: [{ line: 1, column: 1, code: "check-timeout", category: "error", message: error.message, frame: "" }] };
+    }
   }
 
   #open(): void {
