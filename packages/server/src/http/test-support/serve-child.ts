@@ -39,11 +39,13 @@ export interface ServeChildOptions {
   readonly hostModule?: string;
   /** More environment variables for the server. */
   readonly env?: Readonly<Record<string, string>>;
+  /** The port to listen on (default 0: any free port). A restart on the same data folder passes its previous port, so run-bound webhook URLs stay valid. */
+  readonly port?: number;
 }
 
 export async function startServeChild(options: ServeChildOptions = {}): Promise<ServeChild> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "tapedeck-serve-"));
-  const args = ["serve", "--port", "0", "--data", dataDir];
+  const args = ["serve", "--port", String(options.port ?? 0), "--data", dataDir];
   if (options.hostModule !== undefined) {
     const path = join(dataDir, "host-tools.ts");
     writeFileSync(path, options.hostModule);
