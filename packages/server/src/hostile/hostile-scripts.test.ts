@@ -20,7 +20,7 @@ after(async () => {
   await hostile.close();
 });
 
-const DEEP = "let deep: unknown = null; for (let i = 0; i < 100000; i++) deep = [deep];";
+const DEEP = "let deep: unknown = null; for (let i = 0; i < 5000; i++) deep = [deep];";
 
 /** Starts the attacker's script and returns the run once it has ended (or parked). */
 async function attack(source: string, toolset = hostile.toolset): Promise<Run> {
