@@ -596,9 +596,12 @@ export class RunExecutor {
   private onSandboxError(error: unknown, outcomes: readonly PendingOutcome[], events: readonly JournalEvent[]): void {
     const next = this.sandboxFailure(error);
     if (next.action === "fault") return this.fault(error);
-    this.delivering = false;
-    if (next.action === "end") return this.endWith([...events], next.end, this.deps.clock.now());
+    if (next.action === "end") {
+      this.delivering = false;
+      return this.endWith([...events], next.end, this.deps.clock.now());
+    }
     this.outcomes.unshift(...outcomes);
+    // Still `delivering` until the new sandbox has replayed the journal: nothing is delivered into it meanwhile.
     this.rebuild().catch((failure: unknown) => this.fault(failure));
   }
 
