@@ -2,6 +2,7 @@ import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { JsonValue } from "@tapedeck/protocol";
 import { EngineError } from "./errors.js";
+import { QuickJsSandboxFactory } from "./sandbox/quickjs-sandbox-factory.js";
 import { harnessToolset, ToolHarness } from "./test-support/tool-harness.js";
 import { runScript, testEngine, testSandboxes } from "./test-support/engines.js";
 
@@ -116,6 +117,30 @@ describe("hostile values at the engine's boundaries", () => {
       await assert.rejects(t.engine.start({ toolset: id, source: "export default (i: unknown) => i;", input: nested(300) }), /The run's input is refused: it nests arrays and objects more than 256 levels deep/);
     } finally {
       await t.cleanup();
+    }
+  });
+});
+
+describe("a script stuck inside a built-in", () => {
+  it("fails its run with the CPU limit (the watchdog stops it, it is not rebuilt), and its journal verifies: stuck again, the same way", async () => {
+    const sandboxes = new QuickJsSandboxFactory({ workers: 1, watchdogGraceMs: 200 });
+    const t = await testEngine({ hostTools: harness().module(), sandboxes, limits: { sandbox: { cpuMsPerStep: 300 } } });
+    try {
+      const { runId, end } = await runScript(
+        t.engine,
+        TOOLS,
+        `import { t } from "tapedeck:tools";\nexport default async () => { await t.echo({}); const a: number[] = []; a.length = 2 ** 32 - 1; return a.join(",").length; };`,
+      );
+      assert.equal(end.status, "failed");
+      if (end.status !== "failed") return;
+      assert.equal(end.error.kind, "limit");
+      assert.match(end.error.message, /more than 300 ms of CPU without waiting for a tool call, inside a built-in function that cannot be interrupted/);
+      const verified = await t.engine.verify(runId);
+      assert.ok(verified.ok, JSON.stringify(verified));
+      assert.deepEqual(await runScript(t.engine, TOOLS, "export default 'the pool goes on';").then((r) => r.end), { status: "completed", output: "the pool goes on" });
+    } finally {
+      await t.cleanup();
+      await sandboxes.close();
     }
   });
 });

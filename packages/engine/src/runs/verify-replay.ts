@@ -1,5 +1,5 @@
 import type { JournalEntry, JsonValue, RunEnd, ToolFailure } from "@tapedeck/protocol";
-import type { SandboxFactory, SandboxLimits } from "../sandbox/sandbox.js";
+import { SandboxStoppedError, type SandboxFactory, type SandboxLimits } from "../sandbox/sandbox.js";
 import type { RunRecord } from "../store/store.js";
 import { canonicalJson } from "../util/canonical-json.js";
 import { readHistory, type History } from "./history.js";
@@ -45,7 +45,11 @@ export async function verifyReplay(
     limits,
   });
   try {
-    const replayed = await replayHistory(sandbox, history);
+    const replayed = await replayHistory(sandbox, history).catch((error: unknown) => {
+      // Stuck again where the live run was stuck: the watchdog's limit error is how it ends.
+      if (error instanceof SandboxStoppedError) return { ok: true as const, fresh: { calls: [], logs: [], end: { ok: false as const, error: error.error } } };
+      throw error;
+    });
     if (!replayed.ok) return { ok: false, problem: replayed.divergence };
     const { fresh } = replayed;
     const [call] = fresh.calls;
