@@ -125,6 +125,26 @@ describe("engine limits and edges", () => {
       await t.cleanup();
     }
   });
+
+  it("holds the journal limit on the last step too: a script that logs past it and returns is failed, its journal within the limit", async () => {
+    const tools = new ToolHarness({ "a.b": () => 1 });
+    const t = await testEngine({ hostTools: tools.module(), limits: { maxJournalEntries: 20 } });
+    try {
+      for (const source of [
+        `export default () => { for (let i = 0; i < 100; i++) console.log(i); return "done"; };`,
+        `import { a } from "tapedeck:tools";\nexport default async () => { await a.b(); for (let i = 0; i < 100; i++) console.log(i); return "done"; };`,
+      ]) {
+        const { runId, end } = await runScript(t.engine, harnessToolset(["a.b"]), source);
+        assert.equal(end.status, "failed", source);
+        if (end.status === "failed") assert.match(end.error.message, /The run's journal reached its limit of 20 entries/);
+        const journal = await t.engine.journal(runId);
+        assert.ok(journal.length <= 20, `${journal.length} entries`);
+        assert.equal(journal.at(-1)?.kind, "run.failed");
+      }
+    } finally {
+      await t.cleanup();
+    }
+  });
 });
 
 describe("after the end", () => {

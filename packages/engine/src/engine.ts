@@ -24,6 +24,7 @@ import {
   HOLD_WAIT_MS,
   LOG_LINE_CHARS,
   MAX_ATTEMPTS,
+  MAX_HOST_FAULTS,
   MAX_JOURNAL_ENTRIES,
   MAX_VALUE_BYTES,
   RUN_CONCURRENCY,
@@ -32,6 +33,7 @@ import {
   SANDBOX_STACK_BYTES,
 } from "./limits.js";
 import { ArgsValidator } from "./runs/args-validator.js";
+import { countsAsHostFault, describeFault } from "./runs/host-faults.js";
 import { endRecord, REPLAY_VERSION, RunExecutor, type ExecutionResult, type ExecutorLimits, type LoadedToolset, type RunPause } from "./runs/run-executor.js";
 import { RunLeases } from "./runs/run-leases.js";
 import { RunWaiters } from "./runs/run-waiters.js";
@@ -39,7 +41,9 @@ import { WakeTimer } from "./runs/wake-timer.js";
 import { verifyReplay, type VerifyResult } from "./runs/verify-replay.js";
 import { QuickJsSandboxFactory } from "./sandbox/quickjs-sandbox-factory.js";
 import type { SandboxFactory } from "./sandbox/sandbox.js";
-import type { ScriptChecker } from "./script/checker.js";
+import type { CheckOptions, ScriptDeclarations } from "./script/checker.js";
+import { CheckerPool, CheckTimeoutError, type ScriptCheck } from "./script/checker-pool.js";
+import { scriptSizeDiagnostic } from "./script/script-size.js";
 import type { CheckResult, Diagnostic } from "./script/diagnostic.js";
 import { InProcessHostTools, type HostToolModule } from "./sources/in-process-host-tools.js";
 import { McpToolSource } from "./sources/mcp/mcp-tool-source.js";
@@ -60,6 +64,7 @@ import { pinToolset } from "./toolset/pin.js";
 import { nullObject } from "./util/null-object.js";
 import type { McpAddresses, McpOverride } from "./toolset/pin-mcp.js";
 import { canonicalJson } from "./util/canonical-json.js";
+import { valueProblem } from "./util/value-bounds.js";
 import { parseToolsetSpec, ToolsetSpecError } from "./toolset/toolset-file.js";
 import { featureGlobals } from "./script/feature-globals.js";
 import { importableTools, scriptFeatures } from "./toolset/script-features.js";
@@ -108,8 +113,12 @@ export interface EngineOptions {
   readonly wake?: boolean | "owned";
   /** Where the run-bound webhook URLs point: the server that serves `POST /hooks/<token>`. Default `http://127.0.0.1:7700`. */
   readonly webhookBaseUrl?: string;
-  /** A TypeScript checker to share with other engines (loading TypeScript takes a second). Default: the engine loads one when it first checks. */
-  readonly checker?: ScriptChecker;
+  /**
+   * Checks and transpiles scripts, off the engine's event loop; share one with other engines
+   * (each loads TypeScript, which takes a second). Default: a `CheckerPool` of the engine's own
+   * (two worker threads, started at the first check), closed with the engine.
+   */
+  readonly checker?: ScriptCheck;
   /**
    * TESTS ONLY, never in production: lets the `http` tool reach loopback addresses (127.0.0.0/8,
    * ::1), so a test can serve an allowed host on a local server. Every other refused range stays
@@ -274,7 +283,9 @@ export class Engine {
   readonly #children: ChildRuns;
   #wake: WakeTimer | undefined;
   #rescan: NodeJS.Timeout | undefined;
-  #checker: Promise<ScriptChecker> | undefined;
+  #checker: ScriptCheck | undefined;
+  /** The checker this engine made (and closes). */
+  #ownChecker: CheckerPool | undefined;
   #closed = false;
 
   private constructor(options: EngineOptions, store: Store) {
@@ -297,7 +308,7 @@ export class Engine {
     });
     this.#clock = options.clock ?? systemClock;
     this.#limits = { ...DEFAULT_LIMITS, ...options.limits, sandbox: { ...DEFAULT_LIMITS.sandbox, ...options.limits?.sandbox } };
-    if (options.checker) this.#checker = Promise.resolve(options.checker);
+    if (options.checker) this.#checker = options.checker;
     this.#webhookBaseUrl = (options.webhookBaseUrl ?? "http://127.0.0.1:7700").replace(/\/+$/, "");
     this.#wakeMode = options.wake ?? true;
     this.#recordEvents = options.recordEvents === true;
@@ -321,7 +332,7 @@ export class Engine {
       resume: (run) => this.#resumeStopped(run),
       ended: (run) => this.#recordedEnd(run),
       signal: (runId, name, payload, options) => this.signal(runId, name, payload, options),
-      compile: async (source) => (await import("./script/compile.js")).compileScript(source),
+      compile: (source) => this.#checks().compile(source),
     });
     if (this.#wakeMode !== false) this.#wake = new WakeTimer(this.#clock, (now) => this.#wakeDue(now), onError);
   }
@@ -393,11 +404,10 @@ export class Engine {
     return ToolSearch.of((await this.#toolset(toolsetId)).pinned).search(query, options);
   }
 
-  /** Type-checks a script against a toolset's declarations. */
+  /** Type-checks a script against a toolset's declarations (off the event loop); a script past `MAX_SCRIPT_BYTES` is refused unchecked. */
   async check(source: string, toolsetId: string): Promise<CheckResult> {
     const loaded = await this.#toolset(toolsetId);
-    const checker = await this.#loadChecker();
-    return checker.check(source, { id: `${loaded.id}#${loaded.version}`, text: loaded.declarations.typescript }, { extraGlobals: featureGlobals(loaded.features) });
+    return this.#checkScript(source, { id: `${loaded.id}#${loaded.version}`, text: loaded.declarations.typescript }, { extraGlobals: featureGlobals(loaded.features) });
   }
 
   /**
@@ -418,9 +428,8 @@ export class Engine {
       if (error instanceof WorkflowSpecError) throw new EngineError(error.kind, error.message);
       throw error;
     }
-    const checker = await this.#loadChecker();
     const contract = { input: schemaToType(workflow.input, { style: "ts" }), output: schemaToType(workflow.output, { style: "ts" }) };
-    const checked = checker.check(
+    const checked = await this.#checkScript(
       workflow.source,
       { id: `${base.id}#${base.version}`, text: base.declarations.typescript },
       { extraGlobals: featureGlobals(base.features), workflow: contract },
@@ -441,12 +450,13 @@ export class Engine {
     const first = key === undefined ? undefined : await this.#store.getRunByIdempotencyKey(key, options.namespace === "" ? undefined : options.namespace);
     if (first) return this.#existing(first.id);
     if (options.ttlMs !== undefined && !(options.ttlMs > 0 && Number.isFinite(options.ttlMs))) throw new EngineError("invalid_request", `A run's ttl must be a positive number of milliseconds, not ${options.ttlMs}.`);
+    const inputProblem = options.input === undefined ? undefined : valueProblem(options.input);
+    if (inputProblem !== undefined) throw new EngineError("invalid_request", `The run's input is refused: ${inputProblem}.`);
     const loaded = await this.#toolset(options.toolset);
     this.#checkHostTools(loaded.pinned);
     const checked = await this.check(options.source, options.toolset);
     if (!checked.ok) return { kind: "refused", diagnostics: checked.diagnostics };
-    const { compileScript } = await import("./script/compile.js");
-    const compiled = compileScript(options.source);
+    const compiled = await this.#checks().compile(options.source);
     const now = this.#clock.now();
     const id = newRunId(now);
     const input = options.input ?? null;
@@ -602,6 +612,8 @@ export class Engine {
   async signal(runId: string, name: string, payload: JsonValue = null, options: { readonly key?: string } = {}): Promise<{ readonly signalId: number; readonly duplicate: boolean; readonly heldBy?: string }> {
     this.#open();
     if (typeof name !== "string" || name === "") throw new EngineError("invalid_request", "A signal needs a name: a non-empty string the script waits for with signal(name).");
+    const problem = valueProblem(payload);
+    if (problem !== undefined) throw new EngineError("invalid_request", `The signal's payload is refused: ${problem}.`);
     const bytes = jsonBytes(payload);
     if (bytes === undefined) throw new EngineError("invalid_request", "The signal's payload is not JSON; send plain data (objects, arrays, strings, numbers, booleans, null).");
     if (bytes > this.#limits.maxValueBytes) throw new EngineError("invalid_request", `The signal's payload is ${bytes} bytes; one recorded value may be at most ${this.#limits.maxValueBytes} bytes.`);
@@ -673,7 +685,7 @@ export class Engine {
       // Built-ins too: a test's `fetch` is answered by the scenario, never sent.
       sources: { host: source, mcp: source, builtin: source },
       wake: false,
-      checker: await this.#loadChecker(),
+      checker: this.#checks(),
       webhookBaseUrl: this.#webhookBaseUrl,
       limits: { ...this.#limits, maxJournalEntries: Math.min(this.#limits.maxJournalEntries, TEST_MAX_JOURNAL_ENTRIES) },
     });
@@ -755,7 +767,7 @@ export class Engine {
     const closed = new EngineError("closed", "The engine closed while the run was executing or waiting; it resumes with `resume` (a waiting run wakes in the next engine).");
     for (const { executor } of this.#executors.values()) executor.stop(closed);
     this.#waiters.failAll(closed);
-    await closeAll([() => this.#leases.close().catch(() => {}), () => this.#source.close(), () => this.#sandboxes.close(), () => this.#store.close()]);
+    await closeAll([() => this.#leases.close().catch(() => {}), () => this.#source.close(), () => this.#sandboxes.close(), async () => this.#ownChecker?.close(), () => this.#store.close()]);
   }
 
   /** Starts executing a run unless it executes already; how it stops is reported to the waiters. */
@@ -798,6 +810,9 @@ export class Engine {
       }
       , async (error: unknown) => {
         this.#executors.delete(run.id);
+        // Counted against the run (host-faults.ts): the fault that reaches the limit fails it now, by executing it once more.
+        const faults = this.#closed || !countsAsHostFault(error) ? 0 : await this.#store.noteHostFault(run.id, describeFault(error)).catch(() => 0);
+        if (faults === MAX_HOST_FAULTS) return this.#execute(run, toolset);
         // Left `running` for `resume`, by this engine or another: released before anyone hears of it.
         if (!this.#closed) await this.#leases.release(run.id).catch(() => {});
         this.#waiters.fail(run.id, error);
@@ -1052,10 +1067,21 @@ export class Engine {
     return run;
   }
 
-  #loadChecker(): Promise<ScriptChecker> {
-    // TypeScript takes a second to load: only commands that check scripts pay for it.
-    this.#checker ??= import("./script/checker.js").then((m) => new m.ScriptChecker());
+  #checks(): ScriptCheck {
+    // Its threads load TypeScript (a second) at the first check: only commands that check scripts pay for it.
+    if (this.#checker === undefined) this.#checker = this.#ownChecker = new CheckerPool();
     return this.#checker;
+  }
+
+  async #checkScript(source: string, declarations: ScriptDeclarations, options: CheckOptions): Promise<CheckResult> {
+    const tooLarge = scriptSizeDiagnostic(source);
+    if (tooLarge !== undefined) return { ok: false, diagnostics: [tooLarge] };
+    try {
+      return await this.#checks().check(source, declarations, options);
+    } catch (error) {
+      if (!(error instanceof CheckTimeoutError)) throw error;
+      return { ok: false, diagnostics: [{ line: 1, column: 1, code: "check-timeout", category: "error", message: error.message, frame: "" }] };
+    }
   }
 
   #open(): void {

@@ -36,8 +36,25 @@ export const SANDBOX_STACK_BYTES = 256 * 1024;
 /** CPU a script may spend between two host interactions before it is stopped. */
 export const SANDBOX_CPU_MS_PER_STEP = 10_000;
 
-/** Sandboxes rebuilt (by replay) for one run after their worker died, before the run is left for `resume`. */
+/**
+ * Sandboxes rebuilt (by replay) for one run after their worker died while running that run's own
+ * script: past it the run is failed, since its script is what kills its sandbox.
+ */
 export const MAX_SANDBOX_REBUILDS = 3;
+
+/**
+ * Sandboxes rebuilt for one run after their worker died under another run's script: a run is not
+ * failed for its neighbours' faults, but past this many in one execution it is left for `resume`.
+ */
+export const MAX_NEIGHBOUR_LOSSES = 50;
+
+/**
+ * Executions of a run that may end in a fault of the host (its process died under it, the
+ * engine failed) in a row, without the run making progress, before it is failed instead of
+ * executed again: one fault may be bad luck (a crash elsewhere), three in a row at the same
+ * point are the run itself. So a run that takes a server down does so at most this many times.
+ */
+export const MAX_HOST_FAULTS = 3;
 
 /** Longest log line kept. */
 export const LOG_LINE_CHARS = 8 * 1024;

@@ -1,28 +1,40 @@
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { SandboxLostError, type Sandbox, type SandboxFactory } from "./sandbox/sandbox.js";
+import { SandboxLostError, SandboxStoppedError, type Sandbox, type SandboxFactory } from "./sandbox/sandbox.js";
 import { harnessToolset, ToolHarness } from "./test-support/tool-harness.js";
 import { runScript, testEngine, testSandboxes } from "./test-support/engines.js";
 
 after(() => testSandboxes().close());
 
-/** Sandboxes whose worker "dies" at chosen deliveries (counted across the factory). */
-function dyingSandboxes(dieAt: ReadonlySet<number>): SandboxFactory & { created: number } {
+/**
+ * Sandboxes whose worker "dies" at chosen deliveries (counted across the factory), or at chosen
+ * starts (counted the same way). `culprit`: the run's own request was running (its script may be
+ * the cause), rather than a neighbour's.
+ */
+function dyingSandboxes(dieAt: ReadonlySet<number>, options: { culprit?: boolean; dieAtStart?: ReadonlySet<number> } = {}): SandboxFactory & { created: number } {
   let deliveries = 0;
+  let starts = 0;
+  const culprit = options.culprit === true;
   const factory = {
     created: 0,
     close: () => Promise.resolve(),
-    create: async (options: Parameters<SandboxFactory["create"]>[0]): Promise<Sandbox> => {
+    create: async (sandboxOptions: Parameters<SandboxFactory["create"]>[0]): Promise<Sandbox> => {
       factory.created++;
-      const real = await testSandboxes().create(options);
+      const real = await testSandboxes().create(sandboxOptions);
       return {
-        start: () => real.start(),
+        start: async () => {
+          if (options.dieAtStart?.has(++starts)) {
+            await real.dispose();
+            throw new SandboxLostError("its worker ended unexpectedly (simulated, while replaying)", culprit);
+          }
+          return real.start();
+        },
         replay: (d) => real.replay(d),
         dispose: () => real.dispose(),
         deliver: async (delivery) => {
           if (dieAt.has(++deliveries)) {
             await real.dispose();
-            throw new SandboxLostError("its worker ended unexpectedly (simulated)");
+            throw new SandboxLostError("its worker ended unexpectedly (simulated)", culprit);
           }
           return real.deliver(delivery);
         },
@@ -32,7 +44,7 @@ function dyingSandboxes(dieAt: ReadonlySet<number>): SandboxFactory & { created:
           deliveries += batch.length;
           if (batch.some((_, i) => dieAt.has(first + i))) {
             await real.dispose();
-            throw new SandboxLostError("its worker ended unexpectedly (simulated, during a batch)");
+            throw new SandboxLostError("its worker ended unexpectedly (simulated, during a batch)", culprit);
           }
           return real.deliverEach!(batch);
         },
@@ -94,23 +106,79 @@ describe("a sandbox lost under a run", () => {
     }
   });
 
-  it("past the rebuild limit, the run is left running for resume, intact", async () => {
+  it("a run whose own script keeps losing its sandbox is failed past the rebuild limit, with an error that says so", async () => {
     const tools = new ToolHarness({ "n.next": (a: { i: number }) => a.i });
-    const t = await testEngine({ hostTools: tools.module(), sandboxes: dyingSandboxes(new Set([1, 2, 3, 4, 5, 6, 7, 8])) });
+    const sandboxes = dyingSandboxes(new Set([1, 2, 3, 4, 5, 6, 7, 8]), { culprit: true });
+    const t = await testEngine({ hostTools: tools.module(), sandboxes });
     try {
-      const { id } = await t.engine.registerToolset(harnessToolset(["n.next"]));
-      const started = await t.engine.start({ toolset: id, source: `import { n } from "tapedeck:tools";\nexport default async () => n.next({ i: 1 });` });
-      if (started.kind !== "started") throw new Error("refused");
-      await assert.rejects(started.end, SandboxLostError);
-      assert.equal((await t.engine.getRun(started.runId)).status, "running");
-      const reopened = await t.reopen({ hostTools: tools.module() });
-      try {
-        const [resumed] = await reopened.resume(started.runId);
-        assert.deepEqual(await resumed!.end, { status: "completed", output: 1 });
-        assert.equal(tools.calls.length, 2, "the one call was interrupted by the stop and re-sent once on resume");
-      } finally {
-        await reopened.close();
-      }
+      const { runId, end } = await runScript(t.engine, harnessToolset(["n.next"]), `import { n } from "tapedeck:tools";\nexport default async () => n.next({ i: 1 });`);
+      assert.equal(end.status, "failed", JSON.stringify(end));
+      if (end.status !== "failed") return;
+      assert.equal(end.error.kind, "internal");
+      assert.match(end.error.message, /The sandbox running this script was lost 4 times while running it .*simulated.*fork the run/);
+      assert.equal(sandboxes.created, 4, "three rebuilds, then no more");
+      assert.equal(tools.calls.length, 1, "the call was sent once");
+      assert.equal((await t.engine.getRun(runId)).status, "failed");
+    } finally {
+      await t.cleanup();
+    }
+  });
+
+  it("losses caused by a neighbour's script are not held against the run: it is rebuilt as often as that happens", async () => {
+    const tools = new ToolHarness({ "n.next": (a: { i: number }) => a.i });
+    const sandboxes = dyingSandboxes(new Set([1, 2, 3, 4, 5, 6, 7, 8]));
+    const t = await testEngine({ hostTools: tools.module(), sandboxes });
+    try {
+      const { end } = await runScript(t.engine, harnessToolset(["n.next"]), `import { n } from "tapedeck:tools";\nexport default async () => n.next({ i: 1 });`);
+      assert.deepEqual(end, { status: "completed", output: 1 });
+      assert.equal(sandboxes.created, 9);
+      assert.equal(tools.calls.length, 1, "the call was sent once");
+    } finally {
+      await t.cleanup();
+    }
+  });
+
+  it("a sandbox lost while the journal is replayed into it (a resume, a wake) is rebuilt too, not left running", async () => {
+    const tools = new ToolHarness({ "n.next": (a: { i: number }) => a.i + 1 });
+    const sandboxes = dyingSandboxes(new Set(), { dieAtStart: new Set([1, 2]) });
+    const t = await testEngine({ hostTools: tools.module(), sandboxes });
+    try {
+      const { end } = await runScript(t.engine, harnessToolset(["n.next"]), `import { n } from "tapedeck:tools";\nexport default async () => n.next({ i: 1 });`);
+      assert.deepEqual(end, { status: "completed", output: 2 });
+      assert.equal(sandboxes.created, 3);
+    } finally {
+      await t.cleanup();
+    }
+  });
+
+  it("a sandbox the watchdog stopped is not rebuilt: the run fails with the limit, and its last outcome is journaled with the end", async () => {
+    const tools = new ToolHarness({ "n.next": (a: { i: number }) => a.i });
+    let created = 0;
+    const stopping: SandboxFactory = {
+      close: () => Promise.resolve(),
+      create: async (options) => {
+        created++;
+        const real = await testSandboxes().create(options);
+        return {
+          start: () => real.start(),
+          replay: (d) => real.replay(d),
+          dispose: () => real.dispose(),
+          deliver: async () => {
+            await real.dispose();
+            throw new SandboxStoppedError({ kind: "limit", name: "LimitError", message: "stuck inside a built-in (simulated)" });
+          },
+        };
+      },
+    };
+    const t = await testEngine({ hostTools: tools.module(), sandboxes: stopping });
+    try {
+      const { runId, end } = await runScript(t.engine, harnessToolset(["n.next"]), `import { n } from "tapedeck:tools";\nexport default async () => n.next({ i: 1 });`);
+      assert.equal(end.status, "failed");
+      if (end.status !== "failed") return;
+      assert.deepEqual([end.error.kind, end.error.message], ["limit", "stuck inside a built-in (simulated)"]);
+      assert.equal(created, 1, "not rebuilt");
+      const kinds = (await t.engine.journal(runId)).map((e) => e.kind);
+      assert.deepEqual(kinds.slice(-2), ["call.completed", "run.failed"]);
     } finally {
       await t.cleanup();
     }

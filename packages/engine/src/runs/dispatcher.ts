@@ -4,6 +4,7 @@ import { MAX_ATTEMPTS, MAX_VALUE_BYTES, RUN_CONCURRENCY } from "../limits.js";
 import { SHAPE_SCANNER, type LeakScanner } from "../secrets/leak-scanner.js";
 import type { Park, QueueWatcher, ToolOutcome, ToolSource } from "../sources/tool-source.js";
 import { Semaphore } from "./semaphore.js";
+import { valueProblem } from "../util/value-bounds.js";
 import { callTraceparent, runTraceId } from "./trace-context.js";
 
 /**
@@ -130,8 +131,9 @@ export class RunDispatcher {
       const scanner = outcome.secrets === undefined || outcome.secrets.length === 0 ? this.scanner : this.scanner.with(outcome.secrets);
       if (outcome.kind === "park") return { parked: { ...outcome.park, message: scanner.scanText(outcome.park.message).value } };
       const later = outcome.kind !== "interrupted" && outcome.notBefore !== undefined ? { notBefore: outcome.notBefore } : {};
-      if (outcome.kind === "result") return { ...this.checkSize(scanner.scanValue(outcome.value).value), ...later };
-      if (outcome.kind === "failure") return { ok: false, error: scanFailure(scanner, outcome.failure), ...later };
+      // Bounded before the leak scan walks it (recursively) and the journal stringifies it.
+      if (outcome.kind === "result") return { ...(boundsFailure(outcome.value) ?? this.checkSize(scanner.scanValue(outcome.value).value)), ...later };
+      if (outcome.kind === "failure") return { ok: false, error: scanFailure(scanner, boundedFailure(outcome.failure)), ...later };
       // The reason is journaled (`call.attempt`) and may end up in the script's error.
       const reason = scanner.scanText(outcome.reason).value;
       if (tool.policy.onInterruption === "at_most_once") return { ok: false, error: outcomeUnknown(reason) };
@@ -269,6 +271,19 @@ export function outcomeUnknown(reason: string): ToolFailure {
 
 export function tooManyAttempts(attempts: number, reason: string): ToolFailure {
   return toolFailure("too_many_attempts", `The call was interrupted ${attempts} times (last: ${reason}); it was not sent again.`);
+}
+
+/** A result out of the value bounds (nested too deep), as the call's failure. */
+function boundsFailure(value: JsonValue): Settled | undefined {
+  const problem = valueProblem(value);
+  if (problem === undefined) return undefined;
+  return { ok: false, error: toolFailure("result_too_large", `The tool's result is refused: ${problem}. Ask the tool for less, or for a flatter shape.`) };
+}
+
+/** A failure whose details are out of the value bounds loses them (its code and message stay). */
+function boundedFailure(failure: ToolFailure): ToolFailure {
+  if (failure.details === undefined || valueProblem(failure.details) === undefined) return failure;
+  return toolFailure(failure.code, failure.message, { retryable: failure.retryable });
 }
 
 /** A failure with secrets redacted from its message and details (a tool may echo what it was sent). */

@@ -54,7 +54,10 @@ function findDivergence(history: History, first: Step, replayed: ReplayStep | un
     return divergenceMessage(replayed.stalledAt, `the journal recorded ${what}, but the script now ends up waiting without making it (it made ${issued.length} calls)`);
   }
   const end = first.end ?? replayed?.end;
-  if (end) {
+  // Stopped by a limit or by QuickJS failing, the script ends as it would have live: that end is
+  // what the run gets, not a divergence (the recorded outcomes it did not reach stay unread).
+  const stopped = end !== undefined && !end.ok && (end.error.kind === "limit" || end.error.kind === "crash");
+  if (end && !stopped) {
     const delivered = replayed?.delivered ?? 0;
     const missing = [...history.calls.values()].find((c) => c.seq > issued.length);
     if (missing) return divergenceMessage(missing.seq, `the journal recorded ${describeCall(missing.tool, missing.args)}, but the script now ends before making it`);

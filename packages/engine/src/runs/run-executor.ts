@@ -14,21 +14,35 @@
  *   returned) before that batch is durable. So a crash can lose only work that had no effect.
  * - A call is sent only once its `call.scheduled` entry is durable; the same key on every attempt.
  * - After the end is journaled, nothing else is: late results are dropped.
+ * - The journal never holds more than `maxJournalEntries`, the end included: a step that would
+ *   pass it ends the run with a limit error instead of being journaled.
+ * - What crosses into the engine from the sandbox is checked within the value bounds before it
+ *   is canonicalised or stringified (see `util/value-bounds.ts`).
+ * - A run's error reports a call's failure only for a failure this executor delivered (see
+ *   `run-error.ts`).
+ * - A sandbox lost under the run is rebuilt by replay, whether it was lost while replaying or live;
+ *   a run whose own script kills its sandbox again and again, or gets it stopped by the watchdog,
+ *   is failed, never rebuilt into the same fault (see `sandboxFailure`).
+ * - Host faults counted against the run (see `host-faults.ts`) are checked before any of its
+ *   script runs, and cleared by the first commit in which it gets past where it was (an
+ *   outcome, a park, the end); re-sending an interrupted call is not that.
  */
-import type { Decision, DecisionWait, JournalEvent, JsonValue, PinnedTool, PinnedWorkflow, RunEnd, RunEvent, RunWait, ToolFailure } from "@tapedeck/protocol";
+import type { Decision, DecisionWait, JournalEvent, JsonValue, PinnedTool, PinnedWorkflow, RunEnd, RunError, RunEvent, RunWait, ToolFailure } from "@tapedeck/protocol";
 import { decisionEvent, toolFailure, toolPath } from "@tapedeck/protocol";
 import type { Clock } from "../clock.js";
 import { EngineError } from "../errors.js";
-import { SandboxLostError, type Delivery, type IssuedCall, type LogLine, type Sandbox, type SandboxFactory, type SandboxFeature, type SandboxLimits, type SandboxOptions, type Step } from "../sandbox/sandbox.js";
-import { MAX_SANDBOX_REBUILDS, UNSERVED_NOTICE_MS } from "../limits.js";
+import { SandboxLostError, SandboxStoppedError, type Delivery, type IssuedCall, type LogLine, type Sandbox, type SandboxFactory, type SandboxFeature, type SandboxLimits, type SandboxOptions, type Step } from "../sandbox/sandbox.js";
+import { MAX_NEIGHBOUR_LOSSES, MAX_SANDBOX_REBUILDS, UNSERVED_NOTICE_MS } from "../limits.js";
+import { valueProblem } from "../util/value-bounds.js";
+import { hostFaultError, tooManyHostFaults } from "./host-faults.js";
 import type { RunPatch, RunRecord, Store } from "../store/store.js";
 import type { Park, ToolSource } from "../sources/tool-source.js";
 import { canonicalValue } from "../util/canonical-json.js";
 import type { ArgsValidator } from "./args-validator.js";
 import { outcomeUnknown, RunDispatcher, tooManyAttempts, type Settled } from "./dispatcher.js";
-import { guestErrorToRunError, runError } from "./run-error.js";
+import { guestErrorToRunError, runError, type DeliveredFailure } from "./run-error.js";
 import { readHistory, type History } from "./history.js";
-import { replayHistory } from "./replay.js";
+import { replayHistory, type ReplayResult } from "./replay.js";
 import { ReusePool } from "./reuse-pool.js";
 import { approvalRejected, describeWaits, earliestDue, isBuiltin, parkedRejected, parseBuiltin, signalTimedOut, type OpenWait } from "./waits.js";
 import { UnservedCalls } from "./unserved-calls.js";
@@ -144,8 +158,14 @@ export class RunExecutor {
    */
   private writes = 0;
   private ended = false;
-  /** Sandboxes rebuilt after their worker died. */
+  /** Sandboxes rebuilt after their worker died while running this run's own request. */
   private rebuilds = 0;
+  /** Sandboxes lost because another sandbox's script ended their shared worker. */
+  private neighbourLosses = 0;
+  /** Failures delivered to the script, by seq: what its error may report as a call's failure. */
+  private readonly failuresDelivered = new Map<number, ToolFailure>();
+  /** The run had host faults counted when this execution began: its first commit of progress clears them. */
+  private faultsToClear = false;
   /** Settles when the latest append is durable (or failed): what a rebuild waits for. */
   private lastWrite: Promise<void> = Promise.resolve();
   /** For a fork: the parent's results its calls may take instead of being sent. */
@@ -206,14 +226,15 @@ export class RunExecutor {
       this.resolveDone(endOf(history.end));
       return;
     }
-    const sandbox = await this.deps.sandboxes.create(this.sandboxOptions(history));
-    if (this.ended) {
-      // Cancelled (or stopped) while the sandbox was being made.
-      await sandbox.dispose();
+    // Read now: taking the lease over from a process that died under the run counted a fault.
+    const faults = (await this.deps.store.getRun(this.run.id))?.hostFaults;
+    if (faults !== undefined && tooManyHostFaults(faults)) {
+      this.endWith([], { status: "failed", error: hostFaultError(faults) }, this.deps.clock.now());
       return;
     }
-    this.sandbox = sandbox;
-    const replayed = await replayHistory(sandbox, history);
+    this.faultsToClear = faults !== undefined;
+    const replayed = await this.replayed(history);
+    if (replayed === undefined) return;
     if (!replayed.ok) {
       this.endWith([], { status: "failed", error: runError("divergence", replayed.divergence) }, this.deps.clock.now());
       return;
@@ -227,6 +248,67 @@ export class RunExecutor {
     // Requests that arrived while the journal was replayed (a decision) apply before the run can park.
     for (const request of this.whenReady.splice(0)) request();
     this.onStep(fresh, undefined);
+  }
+
+  /**
+   * A new sandbox with the journal replayed into it (`this.sandbox` once it is there). A sandbox
+   * lost meanwhile is made again, as `sandboxFailure` decides; undefined when the run ended
+   * meanwhile (cancelled, stopped, or failed by its sandbox).
+   */
+  private async replayed(history: History): Promise<ReplayResult | undefined> {
+    for (const delivery of history.deliveries) this.noteDelivered(delivery);
+    for (;;) {
+      let sandbox: Sandbox | undefined;
+      try {
+        sandbox = await this.deps.sandboxes.create(this.sandboxOptions(history));
+        if (this.ended) {
+          // Cancelled (or stopped) while the sandbox was being made.
+          await sandbox.dispose();
+          return undefined;
+        }
+        this.sandbox = sandbox;
+        return await replayHistory(sandbox, history);
+      } catch (error) {
+        this.sandbox = undefined;
+        void sandbox?.dispose().catch(() => {});
+        const next = this.sandboxFailure(error);
+        if (next.action === "fault") throw error;
+        if (next.action === "end") {
+          this.endWith([], next.end, this.deps.clock.now());
+          return undefined;
+        }
+        if (this.ended) return undefined;
+      }
+    }
+  }
+
+  /**
+   * What a sandbox's failure means for the run. Stopped by the watchdog: the script ran past its
+   * budget where it cannot be interrupted, and would again: the run fails with that limit. Lost
+   * while running this run's own request: rebuilt, at most `MAX_SANDBOX_REBUILDS` times, then the
+   * run fails (its script is what kills it). Lost because a neighbour's script ended the worker:
+   * rebuilt (up to `MAX_NEIGHBOUR_LOSSES`, then left for `resume`). Anything else is a fault.
+   */
+  private sandboxFailure(error: unknown): { readonly action: "rebuild" | "fault" } | { readonly action: "end"; readonly end: RunEnd } {
+    if (error instanceof SandboxStoppedError) {
+      return { action: "end", end: { status: "failed", error: guestErrorToRunError(error.error, this.run, (seq) => this.deliveredFailure(seq)) } };
+    }
+    if (!(error instanceof SandboxLostError)) return { action: "fault" };
+    if (!error.culprit) return ++this.neighbourLosses > MAX_NEIGHBOUR_LOSSES ? { action: "fault" } : { action: "rebuild" };
+    if (++this.rebuilds <= MAX_SANDBOX_REBUILDS) return { action: "rebuild" };
+    const message =
+      `The sandbox running this script was lost ${this.rebuilds} times while running it (the last time: ${error.message}). ` +
+      "The script itself is what makes it fail (through a fault of the sandbox); change what it does at its last step, and fork the run (retry_run).";
+    return { action: "end", end: { status: "failed", error: runError("internal", message) } };
+  }
+
+  private noteDelivered(delivery: Delivery): void {
+    if (!delivery.ok) this.failuresDelivered.set(delivery.seq, delivery.error);
+  }
+
+  private deliveredFailure(seq: number): DeliveredFailure | undefined {
+    const failure = this.failuresDelivered.get(seq);
+    return failure === undefined ? undefined : { tool: this.toolOfSeq.get(seq) ?? "", failure };
   }
 
   private sandboxOptions(history: History): SandboxOptions {
@@ -318,7 +400,7 @@ export class RunExecutor {
     if (step.end) {
       const end: RunEnd = step.end.ok
         ? this.checkOutput(step.end.output)
-        : { status: "failed", error: guestErrorToRunError(step.end.error, this.run, (seq) => this.toolOfSeq.get(seq)) };
+        : { status: "failed", error: guestErrorToRunError(step.end.error, this.run, (seq) => this.deliveredFailure(seq)) };
       // The signal the last outcome took is consumed with the end too, or it would stay pending.
       this.endWith(events, end, at, outcome?.signalId === undefined ? undefined : [{ id: outcome.signalId, seq: outcome.seq }]);
       return;
@@ -340,6 +422,9 @@ export class RunExecutor {
 
   /** A call that may be scheduled (`tool` is undefined for a built-in), or why it is rejected. */
   private checkCall(call: IssuedCall): { tool: PinnedTool | undefined; args: JsonValue } | { failure: ToolFailure; args: JsonValue } {
+    // The sandbox refuses such arguments already; a sandbox that did not must not fault the engine.
+    const problem = valueProblem(call.args, { refuseLoneSurrogates: true });
+    if (problem !== undefined) return { args: null, failure: toolFailure("invalid_arguments", `The arguments of ${call.tool} are refused: ${problem}.`) };
     const args = canonicalValue(call.args);
     if (isBuiltin(call.tool)) {
       const parsed = parseBuiltin(call.tool, args);
@@ -359,6 +444,8 @@ export class RunExecutor {
   }
 
   private checkOutput(output: JsonValue): RunEnd {
+    const problem = valueProblem(output);
+    if (problem !== undefined) return { status: "failed", error: runError("output", `The script's output is refused: ${problem}.`) };
     const bytes = Buffer.byteLength(JSON.stringify(output));
     if (bytes <= this.deps.limits.maxValueBytes) return { status: "completed", output };
     return {
@@ -456,19 +543,15 @@ export class RunExecutor {
       entry = { event, at, seq, ...(signalId === undefined ? {} : { signalId }) };
     }
     this.delivering = true;
+    this.noteDelivered(delivery);
     this.sandbox.deliver(delivery).then(
       (step) => {
         this.delivering = false;
         this.onStep(step, entry);
       },
-      (error: unknown) => {
-        if (!(error instanceof SandboxLostError) || this.rebuilds >= MAX_SANDBOX_REBUILDS) return this.fault(error);
-        this.rebuilds++;
-        // A live outcome is journaled only with the step that reacts to it: deliver it again.
-        // A pre-journaled one is in the journal, and the replay delivers it.
-        if (outcome) this.outcomes.unshift(outcome);
-        this.rebuild().catch((failure: unknown) => this.fault(failure));
-      },
+      // A live outcome is journaled only with the step that reacts to it: deliver it again (or
+      // journal it with the end). A pre-journaled one is in the journal, and the replay delivers it.
+      (error: unknown) => this.onSandboxError(error, outcome ? [outcome] : [], entry ? [entry.event] : []),
     );
   }
 
@@ -488,6 +571,7 @@ export class RunExecutor {
       ...(signalId === undefined ? {} : { signalId }),
     }));
     this.delivering = true;
+    for (const delivery of deliveries) this.noteDelivered(delivery);
     deliverEach(deliveries).then(
       (steps) => {
         // Still `delivering` while the steps are journaled one by one: the run is not idle (nor
@@ -496,13 +580,25 @@ export class RunExecutor {
         this.delivering = false;
         this.pump();
       },
-      (error: unknown) => {
-        if (!(error instanceof SandboxLostError) || this.rebuilds >= MAX_SANDBOX_REBUILDS) return this.fault(error);
-        this.rebuilds++;
-        this.outcomes.unshift(...batch);
-        this.rebuild().catch((failure: unknown) => this.fault(failure));
-      },
+      (error: unknown) => this.onSandboxError(error, batch, entries.map((entry) => entry.event)),
     );
+  }
+
+  /**
+   * The sandbox failed under a delivery of `outcomes` (live, not journaled yet): rebuilt, they
+   * are delivered again; if the run ends instead, they are journaled with the end (`events`), so
+   * that its journal replays to the same end.
+   */
+  private onSandboxError(error: unknown, outcomes: readonly PendingOutcome[], events: readonly JournalEvent[]): void {
+    const next = this.sandboxFailure(error);
+    if (next.action === "fault") return this.fault(error);
+    if (next.action === "end") {
+      this.delivering = false;
+      return this.endWith([...events], next.end, this.deps.clock.now());
+    }
+    this.outcomes.unshift(...outcomes);
+    // Still `delivering` until the new sandbox has replayed the journal: nothing is delivered into it meanwhile.
+    this.rebuild().catch((failure: unknown) => this.fault(failure));
   }
 
   /**
@@ -516,16 +612,12 @@ export class RunExecutor {
     void lost?.dispose().catch(() => {});
     await this.lastWrite;
     const history = readHistory(this.run.id, await this.deps.store.readJournal(this.run.id));
-    const sandbox = await this.deps.sandboxes.create(this.sandboxOptions(history));
-    if (this.ended) {
-      await sandbox.dispose();
-      return;
-    }
-    const replayed = await replayHistory(sandbox, history);
+    if (this.ended) return;
+    const replayed = await this.replayed(history);
+    if (replayed === undefined) return;
     if (!replayed.ok) throw new Error(`rebuilding the lost sandbox of ${this.run.id} diverged: ${replayed.divergence}`);
     // Every pre-journaled delivery is durable by now, so the replay has just delivered it.
     this.prejournaled.length = 0;
-    this.sandbox = sandbox;
     this.delivering = false;
     this.onStep(replayed.fresh, undefined);
   }
@@ -761,6 +853,12 @@ export class RunExecutor {
 
   private endWith(events: JournalEvent[], end: RunEnd, at: number, consumeSignals?: RunPatch["consumeSignals"]): void {
     if (this.ended || this.parking) return;
+    if (this.nextIndex + events.length + 1 > this.deps.limits.maxJournalEntries) {
+      // The last step does not fit: only the end is journaled (the slot kept free for it).
+      events = [];
+      end = { status: "failed", error: journalLimitError(this.deps.limits.maxJournalEntries) };
+      consumeSignals = undefined;
+    }
     this.ended = true;
     // At once, not when the end is durable: an interruption arriving meanwhile must not make
     // the dispatcher journal and send another attempt after the end.
@@ -791,13 +889,17 @@ export class RunExecutor {
     const limit = this.deps.limits.maxJournalEntries;
     if (this.nextIndex + events.length > limit - 1 && !final) {
       // Keep one entry free for the end, so a run at its limit still ends cleanly.
-      const error = runError("limit", `The run's journal reached its limit of ${limit} entries. Split the work into several runs, or make fewer calls and log fewer lines.`);
-      this.endWith([], { status: "failed", error }, at);
+      this.endWith([], { status: "failed", error: journalLimitError(limit) }, at);
       return new Promise<void>(() => {});
     }
     const entries = events.map((event, i) => ({ ...event, index: this.nextIndex + i, at }));
     this.nextIndex += entries.length;
     patch = this.withRunState(patch, at);
+    if (this.faultsToClear && (patch?.status !== undefined || events.some((event) => event.kind === "call.completed" || event.kind === "call.failed"))) {
+      // The run gets past where it was: it parks, ends or takes an outcome. Its host faults are forgotten.
+      this.faultsToClear = false;
+      patch = { updatedAt: at, ...patch, clearHostFaults: true };
+    }
     if (entries.length === 0 && !patch) return Promise.resolve();
     const written = this.deps.store.append(this.run.id, entries, patch);
     this.lastWrite = written.catch(() => {});
@@ -875,6 +977,10 @@ export class RunExecutor {
     this.sandbox = undefined;
     await sandbox?.dispose().catch(() => {});
   }
+}
+
+function journalLimitError(limit: number): RunError {
+  return runError("limit", `The run's journal reached its limit of ${limit} entries. Split the work into several runs, or make fewer calls and log fewer lines.`);
 }
 
 function unsentWarning(call: IssuedCall): JournalEvent {

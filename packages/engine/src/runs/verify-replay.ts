@@ -1,10 +1,10 @@
-import type { JournalEntry, RunEnd } from "@tapedeck/protocol";
-import type { SandboxFactory, SandboxLimits } from "../sandbox/sandbox.js";
+import type { JournalEntry, JsonValue, RunEnd, ToolFailure } from "@tapedeck/protocol";
+import { SandboxStoppedError, type SandboxFactory, type SandboxLimits } from "../sandbox/sandbox.js";
 import type { RunRecord } from "../store/store.js";
 import { canonicalJson } from "../util/canonical-json.js";
-import { readHistory } from "./history.js";
+import { readHistory, type History } from "./history.js";
 import { replayHistory } from "./replay.js";
-import { guestErrorToRunError } from "./run-error.js";
+import { guestErrorToRunError, type DeliveredFailure } from "./run-error.js";
 import { endOf, type LoadedToolset } from "./run-executor.js";
 
 /**
@@ -45,7 +45,11 @@ export async function verifyReplay(
     limits,
   });
   try {
-    const replayed = await replayHistory(sandbox, history);
+    const replayed = await replayHistory(sandbox, history).catch((error: unknown) => {
+      // Stuck again where the live run was stuck: the watchdog's limit error is how it ends.
+      if (error instanceof SandboxStoppedError) return { ok: true as const, fresh: { calls: [], logs: [], end: { ok: false as const, error: error.error } } };
+      throw error;
+    });
     if (!replayed.ok) return { ok: false, problem: replayed.divergence };
     const { fresh } = replayed;
     const [call] = fresh.calls;
@@ -55,12 +59,12 @@ export async function verifyReplay(
     if (!fresh.end) return { ok: false, problem: "the journal says the run ended, but the replayed script waits for more" };
     const end: RunEnd = fresh.end.ok
       ? { status: "completed", output: fresh.end.output }
-      : { status: "failed", error: guestErrorToRunError(fresh.end.error, run, (seq) => history.calls.get(seq)?.tool) };
+      : { status: "failed", error: guestErrorToRunError(fresh.end.error, run, deliveredFailures(history)) };
     const recorded: RunEnd = endOf(history.end);
     if (recorded.status === "cancelled") return { ok: false, problem: "the run was cancelled: its script did not end, so there is no end to compare" };
     const same =
       end.status === "completed" && recorded.status === "completed"
-        ? canonicalJson(end.output) === canonicalJson(recorded.output)
+        ? comparableJson(end.output) === comparableJson(recorded.output)
         : end.status === "failed" && recorded.status === "failed" && end.error.message === recorded.error.message;
     if (!same) return { ok: false, problem: `the replayed script ends differently: recorded ${describe(recorded)}, replayed ${describe(end)}` };
     return { ok: true, end };
@@ -71,5 +75,24 @@ export async function verifyReplay(
 
 function describe(end: RunEnd): string {
   if (end.status === "cancelled") return "cancelled";
-  return end.status === "completed" ? `output ${canonicalJson(end.output).slice(0, 200)}` : `error "${end.error.message.slice(0, 200)}"`;
+  return end.status === "completed" ? `output ${comparableJson(end.output).slice(0, 200)}` : `error "${end.error.message.slice(0, 200)}"`;
+}
+
+/** Canonical JSON, or plain JSON for an output canonical JSON cannot write (a lone surrogate). */
+function comparableJson(value: JsonValue): string {
+  try {
+    return canonicalJson(value);
+  } catch {
+    return JSON.stringify(value);
+  }
+}
+
+/** The failures the journal delivered, by seq: the only ToolErrors a run's error may report as a call's. */
+function deliveredFailures(history: History): (seq: number) => DeliveredFailure | undefined {
+  const failures = new Map<number, ToolFailure>();
+  for (const delivery of history.deliveries) if (!delivery.ok) failures.set(delivery.seq, delivery.error);
+  return (seq) => {
+    const failure = failures.get(seq);
+    return failure === undefined ? undefined : { tool: history.calls.get(seq)?.tool ?? "", failure };
+  };
 }

@@ -2,11 +2,13 @@ import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from "quickjs-emsc
 import { setGuestNow } from "./guest-clock.js";
 import { cleanStack } from "./guest-stack.js";
 import { HostBugError } from "./host-bug-error.js";
-import { guardedLimitError, quickJsLimitError } from "./limit-errors.js";
+import { MAX_VALUE_DEPTH } from "../util/value-bounds.js";
+import { boundStep } from "./guest-values.js";
+import { explainStackOverflow, guardedLimitError } from "./limit-errors.js";
 import { DeliverStatus } from "./prelude.js";
 import { disposeRealm, expectValue, readError, type Realm } from "./realm.js";
 import type { Delivery, GuestError, ReplayStep, SandboxLimits, SandboxOptions, ScriptEnd, Step } from "./sandbox.js";
-import { StepGuard, type WasmMemory } from "./step-guard.js";
+import { StepGuard } from "./step-guard.js";
 import { TOOLS_MODULE, forbiddenImportMessage, toolsModuleSource } from "./tools-module.js";
 
 /**
@@ -17,7 +19,13 @@ import { TOOLS_MODULE, forbiddenImportMessage, toolsModuleSource } from "./tools
  *   everything the script did in reaction;
  * - once the script has ended (output, error or limit), no guest code runs again: later
  *   deliveries are ignored without touching the context;
- * - a `HostBugError` leaves the sandbox as it was, except mid-replay (then it is `broken`).
+ * - a `HostBugError` leaves the sandbox as it was, except mid-replay (then it is `broken`);
+ * - any other exception out of QuickJS (an Emscripten abort, such as a failed assertion; the
+ *   host's stack overflowing inside WASM) ends the script with a `crash` error and the sandbox
+ *   is never entered again, not even to free it: its module instance is only dropped. Nothing
+ *   outside the sandbox's own heap was touched, so its worker and neighbours go on;
+ * - everything the script hands over (calls, output, error) is checked within the bounds of
+ *   `guest-values.ts` before it leaves: nothing too deep reaches the host's recursive code.
  */
 
 /** More than this overflows Node's own stack inside WASM, and the next dispose aborts (measured). */
@@ -27,10 +35,8 @@ const EMPTY_STEP: Step = { calls: [], logs: [] };
 
 /** What a guest sandbox needs from its worker. */
 export interface GuestHost {
-  /** The module's memory (`WebAssembly.Memory`; only its size is read). */
-  readonly memory: WasmMemory;
-  /** See `StepGuard`. */
-  readonly heapLimitBytes: number;
+  /** Told when the sandbox starts a new CPU budget, and until when (wall-clock ms): see `worker-watch.ts`. */
+  onBudget(deadline: number): void;
 }
 
 /** The prelude's functions the host calls (see `prelude.ts`). */
@@ -53,6 +59,8 @@ type Phase =
   | "ended"
   /** A host bug interrupted a replay halfway: the engine no longer knows the script's state. */
   | "broken"
+  /** QuickJS failed under the script (see the invariants): the sandbox is never entered again. */
+  | "crashed"
   | "disposed";
 
 export class GuestRuntime {
@@ -67,7 +75,7 @@ export class GuestRuntime {
     private readonly guard: StepGuard,
     private readonly options: SandboxOptions,
     private readonly limits: SandboxLimits,
-    private readonly heapLimitBytes: number,
+    private readonly realm: Realm,
   ) {
     this.now = options.startedAt;
   }
@@ -81,16 +89,17 @@ export class GuestRuntime {
     try {
       const toolsSource = toolsModuleSource(Object.keys(options.tools));
       const limits: SandboxLimits = { ...options.limits, stackBytes: Math.min(options.limits.stackBytes, MAX_STACK_BYTES) };
-      const guard = new StepGuard(limits.cpuMsPerStep, host.heapLimitBytes, host.memory);
+      const guard = new StepGuard(limits.cpuMsPerStep, realm.heap, (deadline) => host.onBudget(deadline));
       guard.begin();
-      runtime.setMemoryLimit(limits.memoryBytes);
+      // The heap itself is the limit (QuickJS's own `setMemoryLimit` misses most allocations in WASM).
+      realm.heap.limitTo(limits.memoryBytes);
       runtime.setMaxStackSize(limits.stackBytes);
       runtime.setInterruptHandler(guard.shouldInterrupt);
       runtime.setModuleLoader((name) =>
         name === TOOLS_MODULE ? toolsSource : { error: new Error(forbiddenImportMessage(name)) },
       );
       const internals = installPrelude(realm, options);
-      return new GuestRuntime(runtime, context, internals, guard, options, limits, host.heapLimitBytes);
+      return new GuestRuntime(runtime, context, internals, guard, options, limits, realm);
     } catch (error) {
       disposeRealm(realm);
       throw error;
@@ -101,7 +110,7 @@ export class GuestRuntime {
   start(): Step {
     this.expectPhase("created");
     this.phase = "running";
-    return this.step(() => {
+    return this.contained(() => this.step(() => {
       const evaluated = this.context.evalCode(this.options.js, this.options.filename, { type: "module" });
       if (evaluated.error && this.guard.exceeded !== undefined) {
         this.noteEscaped(evaluated.error);
@@ -115,14 +124,14 @@ export class GuestRuntime {
         evaluated.value.dispose();
       }
       this.drain();
-    });
+    }));
   }
 
   /** Settles one call and runs every job. Throws `HostBugError` for a seq not pending. */
   deliver(delivery: Delivery): Step {
-    if (this.phase === "ended") return EMPTY_STEP;
+    if (this.phase === "ended" || this.phase === "crashed") return EMPTY_STEP;
     this.expectPhase("running");
-    return this.step(() => {
+    return this.contained(() => this.step(() => {
       const status = this.deliverOne(delivery);
       if (status === DeliverStatus.notIssued) {
         throw new HostBugError(`Cannot deliver seq ${delivery.seq}: the script has not issued that call yet.`);
@@ -131,16 +140,16 @@ export class GuestRuntime {
         throw new HostBugError(`Cannot deliver seq ${delivery.seq}: that call was already settled, or never existed.`);
       }
       if (status === DeliverStatus.delivered) this.drain();
-    });
+    }));
   }
 
   /** Delivers in order, each followed by every job; stops at the end or at a seq not issued. */
   replay(deliveries: readonly Delivery[]): ReplayStep {
-    if (this.phase === "ended") return { ...EMPTY_STEP, delivered: 0 };
+    if (this.phase === "ended" || this.phase === "crashed") return { ...EMPTY_STEP, delivered: 0 };
     this.expectPhase("running");
     let delivered = 0;
     let stalledAt: number | undefined;
-    const step = this.step(() => {
+    const step = this.contained(() => this.step(() => {
       for (const delivery of deliveries) {
         if (this.stopped()) break;
         this.guard.begin();
@@ -157,18 +166,29 @@ export class GuestRuntime {
         delivered++;
         this.drain();
       }
-    });
+    }));
     return { ...step, delivered, ...(stalledAt === undefined ? {} : { stalledAt }) };
   }
 
   /** Frees every handle, the context and the runtime. Safe to call twice. */
   dispose(): void {
     if (this.phase === "disposed") return;
+    const crashed = this.phase === "crashed";
     this.phase = "disposed";
-    const { run, fail, deliver, collect } = this.internals;
-    for (const handle of [run, fail, deliver, collect]) handle.dispose();
-    this.context.dispose();
-    this.runtime.dispose();
+    // A crashed module is only dropped: calling into it again could abort once more.
+    if (crashed) return;
+    try {
+      const { run, fail, deliver, collect } = this.internals;
+      for (const handle of [run, fail, deliver, collect]) handle.dispose();
+    } catch {
+      // A module that aborts while freeing (QuickJS asserts that nothing is left): it is dropped.
+    }
+    disposeRealm(this.realm);
+  }
+
+  /** The CPU budget of one step, ms. */
+  get cpuMs(): number {
+    return this.limits.cpuMsPerStep;
   }
 
   private expectPhase(expected: "created" | "running"): void {
@@ -178,6 +198,7 @@ export class GuestRuntime {
       running: "start() was already called",
       ended: "the script has ended",
       broken: "an earlier replay failed halfway, so the sandbox's state is unknown; dispose it",
+      crashed: "QuickJS failed under the script",
       disposed: "the sandbox was disposed",
     };
     throw new HostBugError(`Sandbox of run ${this.options.runId}: ${why[this.phase]}.`);
@@ -185,6 +206,20 @@ export class GuestRuntime {
 
   private stopped(): boolean {
     return this.guard.exceeded !== undefined || this.escaped !== undefined;
+  }
+
+  /**
+   * Runs one request's work; an exception out of QuickJS other than our own `HostBugError` means
+   * the module failed under the script: the script ends with a `crash` error (see the invariants).
+   */
+  private contained(work: () => Step): Step {
+    try {
+      return work();
+    } catch (error) {
+      if (error instanceof HostBugError) throw error;
+      this.phase = "crashed";
+      return { calls: [], logs: [], end: { ok: false, error: crashError(error, this.realm.heap.lastError) } };
+    }
   }
 
   /** Runs `action` as one step with a fresh CPU budget, then reports what the script did. */
@@ -243,43 +278,51 @@ export class GuestRuntime {
       collected = JSON.parse(this.context.getString(result.value)) as Step;
       result.value.dispose();
     }
-    const end = this.decideEnd(collected.end);
-    if (end === undefined) return { calls: collected.calls, logs: collected.logs };
+    const bounded = boundStep(collected);
+    const end = this.decideEnd(bounded.end);
+    if (end === undefined) return { calls: bounded.calls, logs: bounded.logs };
     this.phase = "ended";
-    return { calls: collected.calls, logs: collected.logs, end };
+    return { calls: bounded.calls, logs: bounded.logs, end };
   }
 
+  /**
+   * How the script ended, if it did. A limit is decided by the guard alone (an error the script
+   * threw is its own, whatever its name: `InternalError("out of memory")` included).
+   */
   private decideEnd(guestEnd: ScriptEnd | undefined): ScriptEnd | undefined {
-    if (guestEnd?.ok === true) return guestEnd;
-    if (guestEnd !== undefined && !isInterrupt(guestEnd.error)) return { ok: false, error: this.refine(guestEnd.error) };
     const stack = this.escaped?.stack === undefined ? undefined : cleanStack(this.escaped.stack, 10);
-    if (this.guard.exceeded !== undefined) {
-      return { ok: false, error: guardedLimitError(this.guard.exceeded, this.limits, this.heapLimitBytes, stack) };
-    }
-    if (this.escaped !== undefined) {
-      return { ok: false, error: this.refine({ kind: "script", ...this.escaped }) };
-    }
+    if (this.guard.exceeded !== undefined) return { ok: false, error: guardedLimitError(this.guard.exceeded, this.limits, stack) };
+    if (guestEnd?.ok === true) return guestEnd;
+    if (guestEnd !== undefined) return { ok: false, error: this.refine(guestEnd.error) };
+    if (this.escaped !== undefined) return { ok: false, error: this.refine({ kind: "script", ...this.escaped }) };
     return undefined;
   }
 
-  /** Turns QuickJS's own limit errors into limit errors, and cleans stacks. */
+  /** Cleans stacks, and says what a stack overflow usually means. */
   private refine(error: GuestError): GuestError {
     const stack = error.stack === undefined ? undefined : cleanStack(error.stack);
-    const limit = quickJsLimitError({ name: error.name, message: error.message, stack: error.stack }, this.limits);
-    if (limit !== undefined) return { ...limit, ...(limit.stack === undefined ? {} : { stack: cleanStack(limit.stack, 10) }) };
-    return { ...error, ...(stack === undefined ? {} : { stack }) };
+    return explainStackOverflow({ ...error, ...(stack === undefined ? {} : { stack }) }, this.limits);
   }
 }
 
-function isInterrupt(error: GuestError): boolean {
-  return error.name === "InternalError" && error.message === "interrupted";
+/** The end of a script whose sandbox's QuickJS failed under it. */
+function crashError(error: unknown, printed: string | undefined): GuestError {
+  const what = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  const said = printed !== undefined && !what.includes(printed) ? ` (${printed})` : "";
+  return {
+    kind: "crash",
+    name: "SandboxCrash",
+    message:
+      `The sandbox's JavaScript engine (QuickJS) failed while running the script: ${what}${said}. ` +
+      "Running the same script again would fail the same way: change what it does at this point (very deep recursion or nesting, endless chains of promise jobs).",
+  };
 }
 
 /** Calls the prelude with this sandbox's config and keeps the functions it returns. */
 function installPrelude(realm: Realm, options: SandboxOptions): Internals {
   const { context, prelude } = realm;
   try {
-    const config = JSON.stringify({ tools: options.tools, features: options.features ?? [], workflows: options.workflows ?? [], seed: options.seed, logLineChars: options.limits.logLineChars });
+    const config = JSON.stringify({ tools: options.tools, features: options.features ?? [], workflows: options.workflows ?? [], seed: options.seed, logLineChars: options.limits.logLineChars, maxDepth: MAX_VALUE_DEPTH });
     const configHandle = context.newString(config);
     const result = context.callFunction(prelude, context.undefined, configHandle);
     configHandle.dispose();

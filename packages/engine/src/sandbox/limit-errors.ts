@@ -2,50 +2,53 @@ import type { GuestError, SandboxLimits } from "./sandbox.js";
 
 /**
  * The errors a script ends with when it goes past a limit: each says which limit, its value
- * and what to do, because the reader is usually the model that wrote the script.
+ * and what to do, because the reader is usually the model that wrote the script. A limit error
+ * is made only from the host's own knowledge (the guard tripped, the watchdog stopped the
+ * worker): an error the script throws is the script's own, whatever its name and message.
  */
 
-/** A limit the interrupt handler enforces (see `step-guard.ts`). */
-export type GuardedLimit = "cpu" | "heap";
+/**
+ * A limit the sandbox's guard enforces (see `step-guard.ts`). `cpu`: the interrupt handler
+ * stopped the step; `memory`: the sandbox's heap refused to grow; `stuck`: the step ran on past
+ * its budget where the interrupt handler never runs (inside a built-in), and the main thread
+ * ended its worker.
+ */
+export type GuardedLimit = "cpu" | "memory" | "stuck";
 
 const MiB = 1024 * 1024;
 const KEEP_LESS =
   "Keep less data in the script: ask tools for smaller results (filters, pages, fewer fields) and drop what you no longer need.";
+const MOVE_CPU = "Scripts orchestrate tool calls; move heavy computation into a tool.";
 
 function limitError(message: string, stack?: string): GuestError {
   return { kind: "limit", name: "LimitError", message, ...(stack === undefined ? {} : { stack }) };
 }
 
-export function guardedLimitError(limit: GuardedLimit, limits: SandboxLimits, heapLimitBytes: number, stack?: string): GuestError {
-  if (limit === "cpu") {
-    return limitError(
-      `The script used more than ${limits.cpuMsPerStep} ms of CPU without waiting for a tool call. ` +
-        "Scripts orchestrate tool calls; move heavy computation into a tool.",
-      stack,
-    );
+export function guardedLimitError(limit: GuardedLimit, limits: SandboxLimits, stack?: string): GuestError {
+  switch (limit) {
+    case "cpu":
+      return limitError(`The script used more than ${limits.cpuMsPerStep} ms of CPU without waiting for a tool call. ${MOVE_CPU}`, stack);
+    case "stuck":
+      return limitError(
+        `The script used more than ${limits.cpuMsPerStep} ms of CPU without waiting for a tool call, inside a built-in function ` +
+          "that cannot be interrupted (such as join, lastIndexOf or sort over an array millions of elements long), so its sandbox was stopped. " +
+          MOVE_CPU,
+      );
+    case "memory":
+      return limitError(`The script used more than ${Math.round(limits.memoryBytes / MiB)} MiB of memory, its sandbox's limit. ${KEEP_LESS}`, stack);
   }
-  return limitError(
-    `The script used more memory than its sandbox allows (the sandbox worker's heap grew past ` +
-      `${Math.round(heapLimitBytes / MiB)} MiB). ${KEEP_LESS}`,
-    stack,
-  );
 }
 
 /**
- * QuickJS reports its own limits as `InternalError`s: "out of memory" (the runtime's memory
- * limit) and "stack overflow". Returns the limit error for such an error, else undefined.
+ * QuickJS's "stack overflow" `InternalError` is the script's own error (it recursed too deep),
+ * and a script can throw one itself: it stays a script error, with what it usually means added.
  */
-export function quickJsLimitError(error: { name: string; message: string; stack?: string }, limits: SandboxLimits): GuestError | undefined {
-  if (error.name !== "InternalError") return undefined;
-  if (error.message === "out of memory") {
-    return limitError(`The script used more than ${Math.round(limits.memoryBytes / MiB)} MiB of memory. ${KEEP_LESS}`, error.stack);
-  }
-  if (error.message === "stack overflow") {
-    return limitError(
-      `The script overflowed its stack (${Math.round(limits.stackBytes / 1024)} KiB, about 1,500 calls deep), ` +
-        "usually through deep or endless recursion. Use a loop instead.",
-      error.stack,
-    );
-  }
-  return undefined;
+export function explainStackOverflow(error: GuestError, limits: SandboxLimits): GuestError {
+  if (error.kind !== "script" || error.name !== "InternalError" || error.message !== "stack overflow") return error;
+  return {
+    ...error,
+    message:
+      `stack overflow: the script nested calls deeper than its stack allows (${Math.round(limits.stackBytes / 1024)} KiB, about 1,500 calls), ` +
+      "usually through deep or endless recursion. Use a loop instead.",
+  };
 }

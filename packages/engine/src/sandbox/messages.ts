@@ -4,15 +4,16 @@ import type { Delivery, ReplayStep, SandboxOptions, Step } from "./sandbox.js";
  * The messages between the main thread and a sandbox worker. Invariants:
  * - every request carries an `id` unique per worker, and gets exactly one `result` with it,
  *   unless the worker dies first (then the main thread rejects it with `SandboxLostError`);
- * - the worker handles requests one at a time, in the order they were posted;
+ * - the worker handles requests one at a time, in the order they were posted, and says which
+ *   one it runs in its watch (`worker-watch.ts`);
  * - a `result` with `ok: false` is a host bug reported by the worker (a delivery for a seq
  *   already settled, a second `start`…): the worker and its other sandboxes stay healthy.
  */
 
 /** What the worker needs before its first request (`workerData`). */
 export interface SandboxWorkerData {
-  /** The WASM heap size past which the script running is stopped (see `step-guard.ts`). */
-  readonly heapLimitBytes: number;
+  /** The shared state the worker writes about the request it runs (see `worker-watch.ts`). */
+  readonly watch: SharedArrayBuffer;
 }
 
 export type WorkerRequest =
@@ -37,11 +38,9 @@ export interface ResultValues {
 
 export type WorkerMessage =
   /** The worker loaded and warmed its WASM module; sent once, before any result. */
-  | { readonly type: "ready"; readonly heapBytes: number }
+  | { readonly type: "ready" }
   | {
       readonly type: "result";
       readonly id: number;
-      /** The WASM heap after the request: the main thread retires the worker past its limit. */
-      readonly heapBytes: number;
       readonly outcome: { readonly ok: true; readonly value: ResultValues[WorkerRequest["type"]] } | { readonly ok: false; readonly message: string };
     };

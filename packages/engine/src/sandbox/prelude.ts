@@ -12,8 +12,16 @@
  *   that replaces built-ins breaks only itself: `collect()` still returns valid JSON.
  * - `seq` counts calls from 1 in issue order; each seq is settled at most once.
  * - Once the script has ended, calls are no longer recorded and deliveries are ignored.
+ * - Every value handed to the host (arguments, output, an error's details) nests at most
+ *   `maxDepth` levels, and arguments hold no lone surrogate (they must be canonical JSON): the
+ *   script gets a clear error where it made such a value (the worker checks again).
+ * - Nothing the script throws can make the prelude throw: any value, a Proxy whose traps throw
+ *   included, ends the script with an error that says what it could read of it.
+ * - A `ToolError` is reported with the seq of the call it failed only when the prelude itself
+ *   delivered it (a private registry, out of the script's reach): a script can make and throw a
+ *   ToolError of its own, but never one that passes for a tool's failure.
  *
- * `config` is `{ tools: { group: [name…] }, features: ["fetch"?], workflows: [name…], seed: string, logLineChars: number }`.
+ * `config` is `{ tools: { group: [name…] }, features: ["fetch"?], workflows: [name…], seed: string, logLineChars: number, maxDepth: number }`.
  * `fetch` exists only when `features` has it: a toolset without `http` has no network at all.
  * `workflows` exists only when the toolset pins workflows.
  */
@@ -49,12 +57,15 @@ const DateCtor = Date;
 const ErrorCtor = Error, TypeErrorCtor = TypeError, ReferenceErrorCtor = ReferenceError;
 const InternalErrorCtor = InternalError;
 const WeakSetCtor = WeakSet, weakSetAdd = WeakSet.prototype.add, weakSetHas = WeakSet.prototype.has;
+const WeakMapCtor = WeakMap, weakMapSet = WeakMap.prototype.set, weakMapGet = WeakMap.prototype.get;
 const imul = Math.imul;
 const dateNow = Date.now;
 const regExpExec = RegExp.prototype.exec;
 const numberIsFinite = Number.isFinite;
 const config = JSONParse(configText);
 const logLineChars = config.logLineChars;
+const maxDepth = config.maxDepth;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 function list() { const a = []; setPrototypeOf(a, null); return a; }
 function push(a, value) { a[a.length] = value; }
@@ -63,7 +74,8 @@ function define(target, key, value) {
   defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true });
 }
 function read(object, key) { try { return object[key]; } catch { return undefined; } }
-function isLimit(e) { return e instanceof InternalErrorCtor; }
+function isLimit(e) { try { return e instanceof InternalErrorCtor; } catch { return false; } }
+function isError(e) { try { return e instanceof ErrorCtor; } catch { return false; } }
 // Drops the prelude's own frames (issue, the tool function, main) from a stack.
 function scriptFrames(stack) {
   if (typeof stack !== "string") return stack;
@@ -99,8 +111,9 @@ function inspectJson(root) {
       case "symbol": return apply(symbolToString, value, []);
       case "object":
         if (value === null) return value;
-        if (key !== "" && value instanceof ErrorCtor) return errorText(value);
+        if (key !== "" && isError(value)) return errorText(value);
         for (let i = 0; i < ancestors.length; i++) if (ancestors[i] === value) return "[Circular]";
+        if (ancestors.length >= maxDepth) return "[nested too deep]";
         push(ancestors, value);
     }
     return value;
@@ -111,6 +124,12 @@ function inspectJson(root) {
   }
 }
 function formatValue(v) {
+  try { return formatAny(v); } catch (e) {
+    if (isLimit(e)) throw e;
+    return "[unprintable]";
+  }
+}
+function formatAny(v) {
   switch (typeof v) {
     case "string": return v;
     case "number": case "boolean": case "undefined": return "" + v;
@@ -119,19 +138,41 @@ function formatValue(v) {
     case "function": return functionText(v);
   }
   if (v === null) return "null";
-  if (v instanceof ErrorCtor) return errorText(v);
+  if (isError(v)) return errorText(v);
   return inspectJson(v);
 }
-function strictReplacer(key, value) {
-  const where = key === "" ? "it is" : "the value at key " + JSONStringify(key) + " is";
-  switch (typeof value) {
-    case "function": throw new TypeErrorCtor(where + " a function");
-    case "symbol": throw new TypeErrorCtor(where + " a symbol");
-    case "bigint": throw new TypeErrorCtor(where + " a BigInt (convert it to a string)");
-  }
-  return value;
+// Errors that say a value is out of bounds (too deep, a lone surrogate): their message is the whole story.
+const boundsErrors = new WeakSetCtor();
+function boundsError(message) {
+  const error = new TypeErrorCtor(message);
+  apply(weakSetAdd, boundsErrors, [error]);
+  return error;
 }
-function strictJson(value) { return JSONStringify(value, strictReplacer); }
+function isBoundsError(e) { try { return apply(weakSetHas, boundsErrors, [e]); } catch { return false; } }
+// JSON text of plain data, nested at most maxDepth levels; with canonical set, without lone surrogates.
+function strictJson(value, canonical) {
+  const ancestors = list();
+  function strictReplacer(key, value) {
+    const where = key === "" ? "it is" : "the value at key " + JSONStringify(key) + " is";
+    switch (typeof value) {
+      case "function": throw new TypeErrorCtor(where + " a function");
+      case "symbol": throw new TypeErrorCtor(where + " a symbol");
+      case "bigint": throw new TypeErrorCtor(where + " a BigInt (convert it to a string)");
+      case "string":
+        if (canonical && apply(regExpExec, LONE_SURROGATE, [value]) !== null) throw boundsError("hold a lone UTF-16 surrogate (in " + (key === "" ? "the value itself" : "the string at key " + JSONStringify(key)) + "), which JSON text cannot carry; pass well-formed Unicode.");
+        break;
+      case "object":
+        if (value === null) break;
+        // JSON.stringify walks depth-first: 'this' (the holder) is the last ancestor still open.
+        while (ancestors.length > 0 && ancestors[ancestors.length - 1] !== this) ancestors.length--;
+        if (ancestors.length >= maxDepth) throw boundsError("nest arrays and objects more than " + maxDepth + " levels deep; pass flatter data.");
+        push(ancestors, value);
+    }
+    if (canonical && key !== "" && apply(regExpExec, LONE_SURROGATE, [key]) !== null) throw boundsError("hold a lone UTF-16 surrogate in a key, which JSON text cannot carry; pass well-formed Unicode.");
+    return value;
+  }
+  return JSONStringify(value, strictReplacer);
+}
 const PLAIN_DATA = "plain data: objects, arrays, strings, numbers, booleans and null";
 
 // ---- state ----
@@ -144,6 +185,8 @@ let endReported = false;
 
 // ---- ToolError ----
 const toolErrors = new WeakSetCtor();
+// The ToolErrors this prelude delivered as the failure of a call, to that call's seq.
+const deliveredFailures = new WeakMapCtor();
 class ToolError extends ErrorCtor {
   constructor(code, message, options) {
     super(message);
@@ -169,14 +212,16 @@ function failedCall(failure, entry, seq) {
   define(error, "seq", seq);
   // The stack of the call site: where the script asked for this call.
   defineProperty(error, "stack", { value: scriptFrames(entry.site), writable: true, configurable: true });
+  apply(weakMapSet, deliveredFailures, [error, seq]);
   return error;
 }
 
 // ---- calls ----
 function issue(tool, args) {
   let argsJson;
-  try { argsJson = args === undefined ? "{}" : strictJson(args); } catch (e) {
+  try { argsJson = args === undefined ? "{}" : strictJson(args, true); } catch (e) {
     if (isLimit(e)) throw e;
+    if (isBoundsError(e)) throw new TypeErrorCtor(tool + ": the arguments " + read(e, "message"));
     throw new TypeErrorCtor(tool + ": the arguments are not JSON (" + errorText(e) + "). Pass " + PLAIN_DATA + ".");
   }
   if (argsJson === undefined) argsJson = "{}";
@@ -203,6 +248,13 @@ function deliver(text) {
 
 // ---- the end ----
 function describeError(e) {
+  try { return describeAny(e); } catch (e2) {
+    if (isLimit(e2)) throw e2;
+    // A value whose every read throws (a Proxy with throwing traps): say what it is, no more.
+    return JSONStringify({ kind: "script", name: "Error", message: "Uncaught exception: the script threw a value that cannot be read (" + errorText(e2) + ")." });
+  }
+}
+function describeAny(e) {
   if (e === null || (typeof e !== "object" && typeof e !== "function")) {
     return JSONStringify({ kind: "script", name: "Error", message: "Uncaught " + formatValue(e) });
   }
@@ -216,18 +268,21 @@ function describeError(e) {
     seq: undefined,
   };
   if (apply(weakSetHas, toolErrors, [e])) {
-    const code = read(e, "code"), seq = read(e, "seq");
+    const code = read(e, "code");
     info.failure = {
       code: typeof code === "string" ? code : formatValue(code),
       message: info.message,
       retryable: read(e, "retryable") === true ? true : read(e, "retryable") === false ? false : undefined,
       details: read(e, "details"),
     };
+    // Only from the registry: a seq the script set on an error of its own is not believed.
+    const seq = apply(weakMapGet, deliveredFailures, [e]);
     if (typeof seq === "number") info.seq = seq;
   }
-  try { return strictJson(info); } catch (e2) {
+  try { return strictJson(info, false); } catch (e2) {
+    if (isLimit(e2)) throw e2;
     if (info.failure !== undefined) info.failure.details = undefined;
-    return strictJson(info);
+    return strictJson(info, false);
   }
 }
 function finishError(e) {
@@ -237,12 +292,12 @@ function finishError(e) {
 function finishOk(value) {
   if (endText !== undefined) return;
   let json;
-  try { json = strictJson(value === undefined ? null : value); } catch (e) {
+  try { json = strictJson(value === undefined ? null : value, false); } catch (e) {
     if (isLimit(e)) return finishError(e);
     endText = '{"ok":false,"error":' + JSONStringify({
       kind: "output",
       name: "TypeError",
-      message: "The script's output is not JSON: " + errorText(e) + ". Return " + PLAIN_DATA + ".",
+      message: isBoundsError(e) ? "The script's output must not " + read(e, "message") : "The script's output is not JSON: " + errorText(e) + ". Return " + PLAIN_DATA + ".",
     }) + "}";
     return;
   }
@@ -403,7 +458,7 @@ function fetchArgs(url, init) {
   if (args.method === "GET" || args.method === "HEAD") throw new TypeErrorCtor("fetch: a " + args.method + " request cannot have a body.");
   if (typeof body === "string") { define(args, "body", body); return args; }
   let json;
-  try { json = strictJson(body); } catch (e) {
+  try { json = strictJson(body, false); } catch (e) {
     if (isLimit(e)) throw e;
     throw new TypeErrorCtor("fetch: the body is neither a string nor JSON (" + errorText(e) + ").");
   }

@@ -3,35 +3,30 @@ import type { Sandbox, SandboxFactory, SandboxOptions } from "./sandbox.js";
 import { WorkerClient, type WorkerClientEvents } from "./worker-client.js";
 
 /**
- * Sandboxes in QuickJS (WebAssembly), run by a pool of worker threads. Each worker loads one
- * WASM module and hosts many sandboxes (one QuickJS runtime each). Invariants:
- * - a new sandbox goes to the live, non-retired worker with the fewest sandboxes;
- * - the pool keeps `workers` workers that take new sandboxes: it starts one when a worker is
- *   retired (its heap passed `workerHeapLimitBytes`) or dies after having loaded (a worker that
- *   fails to load is not restarted in a loop; the next `create` starts one instead);
- * - a retired worker is ended once its last sandbox is disposed: WASM memory never shrinks,
- *   and ending the thread is the only way to return it;
+ * Sandboxes in QuickJS (WebAssembly), run by a pool of worker threads. Each worker compiles the
+ * WASM module once and hosts many sandboxes, each an instance of it with a heap of its own (one
+ * QuickJS runtime each). Invariants:
+ * - a new sandbox goes to the live worker with the fewest sandboxes;
+ * - the pool keeps `workers` workers: it starts one when a worker dies after having loaded (a
+ *   worker that fails to load is not restarted in a loop; the next `create` starts one instead);
+ * - a worker stuck in a script past its budget plus `watchdogGraceMs` is ended (see
+ *   `worker-client.ts`): the stuck sandbox ends with a limit error, the others are lost
+ *   (`SandboxLostError`) and rebuilt elsewhere by their engine;
  * - idle workers never keep the process alive.
  */
 export interface QuickJsSandboxFactoryOptions {
-  /** Worker threads taking new sandboxes. Default 2. */
+  /** Worker threads. Default 2. */
   readonly workers?: number;
-  /**
-   * A worker's WASM heap past which the script growing it is stopped with a limit error and the
-   * worker is retired. Default 512 MiB. This is what stops many small allocations, which the
-   * per-sandbox memory limit does not see.
-   */
-  readonly workerHeapLimitBytes?: number;
+  /** How long past its CPU budget a stuck script may hold its worker before the worker is ended, ms. Default `WATCHDOG_GRACE_MS` (2 s). */
+  readonly watchdogGraceMs?: number;
 }
 
 /** Two workers: sandboxes of busy runs do not wait on each other, on a small machine. */
 const DEFAULT_WORKERS = 2;
-/** Room for hundreds of runs of a few MiB each, far below WASM32's 2 GiB heap cap. */
-const DEFAULT_WORKER_HEAP_LIMIT_BYTES = 512 * 1024 * 1024;
 
 export class QuickJsSandboxFactory implements SandboxFactory {
   private readonly workers: number;
-  private readonly heapLimitBytes: number;
+  private readonly graceMs: number | undefined;
   private readonly clients = new Set<WorkerClient>();
   private readonly events: WorkerClientEvents;
   private nextSandboxId = 1;
@@ -39,12 +34,8 @@ export class QuickJsSandboxFactory implements SandboxFactory {
 
   constructor(options: QuickJsSandboxFactoryOptions = {}) {
     this.workers = Math.max(1, options.workers ?? DEFAULT_WORKERS);
-    this.heapLimitBytes = options.workerHeapLimitBytes ?? DEFAULT_WORKER_HEAP_LIMIT_BYTES;
+    this.graceMs = options.watchdogGraceMs;
     this.events = {
-      onRetired: (client) => {
-        if (client.sandboxes === 0) void client.terminate("Its worker was retired.");
-        this.fill();
-      },
       onExit: (client) => {
         this.clients.delete(client);
         if (client.ready) this.fill();
@@ -61,7 +52,6 @@ export class QuickJsSandboxFactory implements SandboxFactory {
     client.sandboxes++;
     const release = (): void => {
       client.sandboxes--;
-      if (client.retired && client.sandboxes === 0) void client.terminate("Its worker was retired.");
     };
     try {
       await client.request({ type: "create", sandboxId, options });
@@ -69,7 +59,7 @@ export class QuickJsSandboxFactory implements SandboxFactory {
       release();
       throw error;
     }
-    return new QuickJsSandbox(client, sandboxId, release);
+    return new QuickJsSandbox(client, sandboxId, options.limits, release);
   }
 
   async close(): Promise<void> {
@@ -77,19 +67,16 @@ export class QuickJsSandboxFactory implements SandboxFactory {
     await Promise.all([...this.clients].map((client) => client.terminate("The sandbox factory was closed.")));
   }
 
-  /** Starts workers until `workers` of them take new sandboxes. */
+  /** Starts workers until there are `workers` of them. */
   private fill(): void {
     if (this.closed) return;
-    let taking = [...this.clients].filter((client) => !client.retired).length;
-    for (; taking < this.workers; taking++) {
-      this.clients.add(new WorkerClient({ heapLimitBytes: this.heapLimitBytes }, this.events));
-    }
+    for (let live = this.clients.size; live < this.workers; live++) this.clients.add(new WorkerClient(this.events, this.graceMs));
   }
 
   private leastLoaded(): WorkerClient {
     let best: WorkerClient | undefined;
     for (const client of this.clients) {
-      if (client.retired || client.lost !== undefined) continue;
+      if (client.lost !== undefined) continue;
       if (best === undefined || client.sandboxes < best.sandboxes) best = client;
     }
     if (best === undefined) throw new Error("No sandbox worker is available.");

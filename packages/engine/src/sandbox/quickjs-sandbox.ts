@@ -1,12 +1,15 @@
-import type { Delivery, ReplayStep, Sandbox, Step } from "./sandbox.js";
-import type { WorkerClient } from "./worker-client.js";
+import { guardedLimitError } from "./limit-errors.js";
+import { SandboxStoppedError, type Delivery, type ReplayStep, type Sandbox, type SandboxLimits, type Step } from "./sandbox.js";
+import { StuckRequestError, type WorkerClient } from "./worker-client.js";
 
 /**
  * The main thread's handle on one sandbox living in a worker: every method is one request.
  * Invariants:
  * - after the script has ended, deliveries are answered here, empty, without a round trip:
  *   late results of abandoned calls never reach the worker, even after `dispose`;
- * - once the worker is gone, every call rejects with its `SandboxLostError` (`dispose` resolves);
+ * - once the worker is gone, every call rejects with its `SandboxLostError` (`dispose` resolves),
+ *   except the call the watchdog stopped, which rejects with `SandboxStoppedError` and the
+ *   script's CPU limit error;
  * - `release` runs exactly once, on the first `dispose`.
  */
 export class QuickJsSandbox implements Sandbox {
@@ -16,24 +19,25 @@ export class QuickJsSandbox implements Sandbox {
   constructor(
     private readonly client: WorkerClient,
     private readonly sandboxId: number,
+    private readonly limits: SandboxLimits,
     private readonly release: () => void,
   ) {}
 
   async start(): Promise<Step> {
     this.expectOpen();
-    return this.track(await this.client.request({ type: "start", sandboxId: this.sandboxId }));
+    return this.track(await this.stoppable(this.client.request({ type: "start", sandboxId: this.sandboxId })));
   }
 
   async deliver(delivery: Delivery): Promise<Step> {
     if (this.ended) return { calls: [], logs: [] };
     this.expectOpen();
-    return this.track(await this.client.request({ type: "deliver", sandboxId: this.sandboxId, delivery }));
+    return this.track(await this.stoppable(this.client.request({ type: "deliver", sandboxId: this.sandboxId, delivery })));
   }
 
   async deliverEach(deliveries: readonly Delivery[]): Promise<Step[]> {
     if (this.ended) return [];
     this.expectOpen();
-    const steps = await this.client.request({ type: "deliverEach", sandboxId: this.sandboxId, deliveries });
+    const steps = await this.stoppable(this.client.request({ type: "deliverEach", sandboxId: this.sandboxId, deliveries }));
     for (const step of steps) this.track(step);
     return steps;
   }
@@ -41,7 +45,7 @@ export class QuickJsSandbox implements Sandbox {
   async replay(deliveries: readonly Delivery[]): Promise<ReplayStep> {
     if (this.ended) return { calls: [], logs: [], delivered: 0 };
     this.expectOpen();
-    return this.track(await this.client.request({ type: "replay", sandboxId: this.sandboxId, deliveries }));
+    return this.track(await this.stoppable(this.client.request({ type: "replay", sandboxId: this.sandboxId, deliveries })));
   }
 
   async dispose(): Promise<void> {
@@ -54,6 +58,17 @@ export class QuickJsSandbox implements Sandbox {
       if (this.client.lost === undefined) throw error;
     } finally {
       this.release();
+    }
+  }
+
+  /** The request, with the watchdog's stop turned into the script's limit error. */
+  private async stoppable<T>(request: Promise<T>): Promise<T> {
+    try {
+      return await request;
+    } catch (error) {
+      if (!(error instanceof StuckRequestError)) throw error;
+      this.ended = true;
+      throw new SandboxStoppedError(guardedLimitError("stuck", this.limits));
     }
   }
 

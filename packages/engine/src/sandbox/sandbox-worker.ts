@@ -1,47 +1,58 @@
 import { parentPort, workerData } from "node:worker_threads";
-import * as releaseSync from "@jitl/quickjs-wasmfile-release-sync";
-import { newQuickJSWASMModuleFromVariant, type QuickJSSyncVariant } from "quickjs-emscripten-core";
 import { installGuestClock } from "./guest-clock.js";
 import { GuestRuntime, type GuestHost } from "./guest-runtime.js";
 import { HostBugError } from "./host-bug-error.js";
-import type { WasmMemory } from "./step-guard.js";
 import type { ResultValues, SandboxWorkerData, WorkerMessage, WorkerRequest } from "./messages.js";
 import { buildRealm, type Realm } from "./realm.js";
+import { compileQuickJs } from "./sandbox-heap.js";
 import { warmUp } from "./warm-up.js";
+import { wallNow, WorkerWatch } from "./worker-watch.js";
 import type { Step } from "./sandbox.js";
 
 /**
- * A sandbox worker: one WASM module, many sandboxes. Invariants:
- * - requests are handled one at a time, synchronously, in arrival order;
- * - a `HostBugError` is answered as an error; any other exception escapes and ends the worker
- *   (its WASM module may be corrupt): the main thread then rejects every pending request of its
- *   sandboxes with `SandboxLostError` and starts another worker.
+ * A sandbox worker: one compiled WASM module, many sandboxes, each with its own instance and heap
+ * (see `sandbox-heap.ts`). Invariants:
+ * - requests are handled one at a time, in arrival order (creating a sandbox awaits its instance,
+ *   so requests queue behind each other); the one running is in the watch, with its budget;
+ * - a `HostBugError` is answered as an error; QuickJS failing under one script ends only that
+ *   script (see `guest-runtime.ts`); any other exception escapes and ends the worker: the main
+ *   thread then rejects every pending request of its sandboxes with `SandboxLostError` and starts
+ *   another worker.
  */
 if (parentPort === null) throw new Error("sandbox-worker.js runs only as a worker thread.");
 const port = parentPort;
 const data = workerData as SandboxWorkerData;
+const watch = new WorkerWatch(data.watch);
 
-// The package's types describe it as CommonJS, so TypeScript sees one `default` too many; at
-// run time (ESM) `default` is the variant itself.
-const variant = releaseSync.default as unknown as QuickJSSyncVariant;
+/** A request's budget before its sandbox starts one of its own (creating, disposing): generous, nothing of the script runs. */
+const HOST_WORK_MS = 10_000;
 
 installGuestClock();
-const module = await newQuickJSWASMModuleFromVariant(variant);
-// `WebAssembly.Memory` is not in Node 20's types (nor in lib ES2023): read it as what we use of it.
-const memory = (module as { getWasmMemory(): WasmMemory }).getWasmMemory();
-const host: GuestHost = { memory, heapLimitBytes: data.heapLimitBytes };
+const compiled = compileQuickJs();
+const host: GuestHost = { onBudget: (deadline) => watch.extend(deadline) };
 // Run the hot paths now: V8 tiers WASM up in the background, and a fresh module stalls (notes).
-warmUp(module, host);
+await warmUp(compiled, host);
 
 const sandboxes = new Map<number, GuestRuntime>();
 
-/** One realm built ahead, so that `create` skips compiling the prelude. */
-let spare: Realm | undefined = buildRealm(module);
+/** One sandbox built ahead, so that `create` skips instantiating the module and compiling the prelude. */
+let spare: Promise<Realm> | undefined = buildSpare();
 
-function takeRealm(): Realm {
-  const realm = spare ?? buildRealm(module);
+function buildSpare(): Promise<Realm> {
+  const building = buildRealm(compiled);
+  // Awaited when taken; a failure then fails that `create`.
+  building.catch(() => {});
+  return building;
+}
+
+async function takeRealm(): Promise<Realm> {
+  const realm = spare ?? buildRealm(compiled);
   spare = undefined;
-  return realm;
+  try {
+    return await realm;
+  } catch (error) {
+    throw new HostBugError(`The sandbox could not be created: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }
 
 /**
@@ -51,7 +62,7 @@ function takeRealm(): Realm {
 function refillLater(request: WorkerRequest): void {
   if (spare !== undefined || request.type === "create") return;
   setImmediate(() => {
-    spare ??= buildRealm(module);
+    spare ??= buildSpare();
   });
 }
 
@@ -61,10 +72,10 @@ function sandbox(id: number): GuestRuntime {
   return found;
 }
 
-function handle(request: WorkerRequest): ResultValues[WorkerRequest["type"]] {
+async function handle(request: WorkerRequest): Promise<ResultValues[WorkerRequest["type"]]> {
   switch (request.type) {
     case "create":
-      sandboxes.set(request.sandboxId, GuestRuntime.create(host, takeRealm(), request.options));
+      sandboxes.set(request.sandboxId, GuestRuntime.create(host, await takeRealm(), request.options));
       return null;
     case "start":
       return sandbox(request.sandboxId).start();
@@ -89,22 +100,38 @@ function handle(request: WorkerRequest): ResultValues[WorkerRequest["type"]] {
   }
 }
 
-function heapBytes(): number {
-  return host.memory.buffer.byteLength;
+function budget(request: WorkerRequest): number {
+  if (request.type === "create" || request.type === "dispose") return HOST_WORK_MS;
+  return sandboxes.get(request.sandboxId)?.cpuMs ?? HOST_WORK_MS;
 }
 
-port.on("message", (request: WorkerRequest) => {
+async function serve(request: WorkerRequest): Promise<void> {
+  watch.begin(request.id, wallNow() + budget(request));
   let outcome: Extract<WorkerMessage, { type: "result" }>["outcome"];
   try {
-    outcome = { ok: true, value: handle(request) };
+    outcome = { ok: true, value: await handle(request) };
   } catch (error) {
     if (!(error instanceof HostBugError)) throw error;
     outcome = { ok: false, message: error.message };
+  } finally {
+    watch.idle();
   }
-  const message: WorkerMessage = { type: "result", id: request.id, heapBytes: heapBytes(), outcome };
+  const message: WorkerMessage = { type: "result", id: request.id, outcome };
   port.postMessage(message);
   refillLater(request);
+}
+
+let queue: Promise<void> = Promise.resolve();
+port.on("message", (request: WorkerRequest) => {
+  queue = queue
+    .then(() => serve(request))
+    .catch((error: unknown) => {
+      // Not a host bug: the worker's state is unknown. Ending it lets the main thread start another.
+      setImmediate(() => {
+        throw error;
+      });
+    });
 });
 
-const ready: WorkerMessage = { type: "ready", heapBytes: heapBytes() };
+const ready: WorkerMessage = { type: "ready" };
 port.postMessage(ready);

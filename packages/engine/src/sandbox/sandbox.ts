@@ -15,7 +15,10 @@ export interface SandboxFactory {
 }
 
 export interface SandboxLimits {
-  /** Guest heap (QuickJS runtime memory limit), bytes. */
+  /**
+   * The sandbox's whole heap, bytes: QuickJS itself (about 5 MiB) and everything the script
+   * allocates. Each sandbox has a heap of its own (see `sandbox-heap.ts`); at least 16 MiB.
+   */
   readonly memoryBytes: number;
   /** Guest stack, bytes. More than 256 KiB can overflow the host's own stack. */
   readonly stackBytes: number;
@@ -69,14 +72,21 @@ export interface LogLine {
 
 /** An error raised in the sandbox, positions still in the transpiled JavaScript. */
 export interface GuestError {
-  /** `script`: thrown by the script; `limit`: CPU, memory or stack; `output`: the output is not JSON. */
-  readonly kind: "script" | "limit" | "output";
+  /**
+   * `script`: thrown by the script; `limit`: CPU or memory, as the host measured it (never
+   * decided from an error's name); `output`: the output is not JSON; `crash`: QuickJS itself
+   * failed under the script (an abort), and the sandbox is gone.
+   */
+  readonly kind: "script" | "limit" | "output" | "crash";
   readonly name: string;
   readonly message: string;
   readonly stack?: string;
-  /** Set when the error is a `ToolError` (from a failed call or thrown by the script). */
+  /** Set when the error is a `ToolError`: what it says (the script may have made it, or changed it). */
   readonly failure?: ToolFailure;
-  /** For a `ToolError` of a failed call: its seq. */
+  /**
+   * For a `ToolError` the sandbox delivered as the failure of call `seq` (rethrown as it is or
+   * not): that seq. The engine reports the failure it delivered for that seq, not `failure`.
+   */
   readonly seq?: number;
 }
 
@@ -130,13 +140,32 @@ export interface Sandbox {
 }
 
 /**
- * The sandbox died under the script (its worker crashed or was retired). The run itself is
+ * The sandbox died under the script (its worker crashed, or was ended). The run itself is
  * intact: the engine may rebuild the sandbox by replaying the journal.
  */
 export class SandboxLostError extends Error {
   readonly code = "sandbox_lost";
-  constructor(message: string) {
+  /**
+   * Whether this sandbox's own request was running when its worker died: then the script may
+   * have caused it (and would again on replay). False for the neighbours that only shared the worker.
+   */
+  readonly culprit: boolean;
+  constructor(message: string, culprit = false) {
     super(message);
     this.name = "SandboxLostError";
+    this.culprit = culprit;
+  }
+}
+
+/**
+ * The script ran on past its CPU budget where the sandbox's interrupt handler never runs (a loop
+ * inside a C built-in), so its worker was ended from outside. Unlike `SandboxLostError`, the run
+ * is not to be rebuilt (the replay would get stuck the same way): it ends with `error`.
+ */
+export class SandboxStoppedError extends Error {
+  readonly code = "sandbox_stopped";
+  constructor(readonly error: GuestError) {
+    super(error.message);
+    this.name = "SandboxStoppedError";
   }
 }

@@ -1,49 +1,48 @@
 import type { GuardedLimit } from "./limit-errors.js";
+import type { SandboxHeap } from "./sandbox-heap.js";
+import { wallNow } from "./worker-watch.js";
 
 /**
- * The interrupt handler of one sandbox. QuickJS polls it while guest code runs; returning true
- * throws an error the guest cannot catch. Invariants:
- * - a step (start, or one delivery and the jobs it triggers) may run `cpuMs` before it is stopped;
- * - the WASM heap is shared by every sandbox of the worker and never shrinks, and
- *   `setMemoryLimit` does not see many small allocations: so the guard also stops the step that
- *   grows the heap past `heapLimitBytes`. Only growth during the step counts, so that the other
- *   sandboxes of a worker already past its limit (and retired) can still finish;
+ * The limits of one sandbox, as the host sees them: what decides that a script went past a
+ * limit is always this guard's own knowledge, never the name or message of an error the script
+ * could have made itself. Invariants:
+ * - a step (start, or one delivery and the jobs it triggers) may run `cpuMs` before the
+ *   interrupt handler stops it (QuickJS polls the handler while guest code runs; returning true
+ *   throws an error the guest cannot catch);
+ * - the sandbox's heap refuses to grow past its limit (see `sandbox-heap.ts`): the refusal trips
+ *   the guard at once, so the script is stopped at the next poll, whatever it catches;
  * - once tripped, it interrupts everything until the next `begin()`: the host then runs only
- *   its own bookkeeping (`collect`) and never the script again.
+ *   its own bookkeeping (`collect`) and never the script again;
+ * - every `begin()` is announced to `onBudget` (the worker's watch, which the main thread reads
+ *   to stop a step the interrupt handler cannot reach: see `worker-watch.ts`).
  *
  * CPU is measured as wall time of the synchronous step (Node 20 has no per-thread CPU clock);
  * a step never waits on I/O, so on an idle core the two are the same.
  */
-/** What the guard reads of a `WebAssembly.Memory` (Node's types do not declare WebAssembly). */
-export interface WasmMemory {
-  readonly buffer: { readonly byteLength: number };
-}
-
 export class StepGuard {
   private deadline = 0;
-  private heapAtBegin = 0;
   private stopping = false;
   /** The first limit the script went past, if any. Sticky. */
   exceeded: GuardedLimit | undefined;
 
   constructor(
     private readonly cpuMs: number,
-    private readonly heapLimitBytes: number,
-    private readonly memory: WasmMemory,
-  ) {}
+    heap: SandboxHeap,
+    private readonly onBudget: (deadline: number) => void,
+  ) {
+    heap.onRefused = () => this.trip("memory");
+  }
 
   /** Starts a new budget: call before each step, and before the host's own calls into the guest. */
   begin(): void {
     this.deadline = performance.now() + this.cpuMs;
-    this.heapAtBegin = this.memory.buffer.byteLength;
     this.stopping = false;
+    this.onBudget(wallNow() + this.cpuMs);
   }
 
   readonly shouldInterrupt = (): boolean => {
     if (this.stopping) return true;
     if (performance.now() > this.deadline) return this.trip("cpu");
-    const heap = this.memory.buffer.byteLength;
-    if (heap > this.heapLimitBytes && heap > this.heapAtBegin) return this.trip("heap");
     return false;
   };
 

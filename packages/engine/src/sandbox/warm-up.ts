@@ -1,12 +1,12 @@
-import type { QuickJSWASMModule } from "quickjs-emscripten-core";
 import { GuestRuntime, type GuestHost } from "./guest-runtime.js";
 import { buildRealm } from "./realm.js";
 import type { SandboxOptions } from "./sandbox.js";
+import type { WasmModule } from "./sandbox-heap.js";
 
 /**
  * Runs a small script through every path of a sandbox (calls, deliveries, replay, logs, a
  * little CPU) a few times when a worker starts, so that V8 has compiled the WASM and our code
- * before the first real sandbox arrives.
+ * before the first real sandbox arrives (the compiled module is shared by every sandbox's instance).
  */
 const WARM_SCRIPT = `
 import { warm } from "tapedeck:tools";
@@ -30,9 +30,9 @@ const OPTIONS: SandboxOptions = {
   limits: { memoryBytes: 16 * 1024 * 1024, stackBytes: 256 * 1024, cpuMsPerStep: 5_000, logLineChars: 1_000 },
 };
 
-export function warmUp(module: QuickJSWASMModule, host: GuestHost, rounds = 5): void {
+export async function warmUp(compiled: WasmModule, host: GuestHost, rounds = 5): Promise<void> {
   for (let round = 0; round < rounds; round++) {
-    const sandbox = GuestRuntime.create(host, buildRealm(module), OPTIONS);
+    const sandbox = GuestRuntime.create(host, await buildRealm(compiled), OPTIONS);
     try {
       sandbox.start();
       sandbox.deliver({ seq: 2, at: 1, ok: true, value: [2] });

@@ -256,6 +256,17 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX runs_by_caller ON runs (caller_run_id) WHERE caller_run_id IS NOT NULL;
     `,
   },
+  {
+    version: 14,
+    name: "host faults",
+    sql: `
+      -- Executions of the run that ended in a fault of the host (its process died under it, or
+      -- the engine failed executing it) since it last made progress, and what the last one was.
+      -- Past a few the run is failed instead of executed again: it cannot fault a server forever.
+      ALTER TABLE runs ADD COLUMN host_faults INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE runs ADD COLUMN last_fault TEXT;
+    `,
+  },
 ];
 
 /**

@@ -35,6 +35,8 @@ export interface RunRow {
   readonly expires_at: number | null;
   readonly caller_run_id: string | null;
   readonly caller_seq: number | null;
+  readonly host_faults: number;
+  readonly last_fault: string | null;
 }
 
 export interface JournalRow {
@@ -73,6 +75,8 @@ export function newRunRow(run: NewRun, journalLength: number): RunRow {
     expires_at: run.expiresAt ?? null,
     caller_run_id: run.caller?.runId ?? null,
     caller_seq: run.caller?.seq ?? null,
+    host_faults: 0,
+    last_fault: null,
   };
 }
 
@@ -100,6 +104,7 @@ export function runFromRow(row: RunRow): RunRecord {
     ...(row.waits !== null && { waits: JSON.parse(row.waits) as RunWait[] }),
     ...(row.wake_at !== null && { wakeAt: row.wake_at }),
     ...(row.owner !== null && { owner: { id: row.owner, until: row.owner_until ?? 0 } }),
+    ...(row.host_faults > 0 && { hostFaults: { count: row.host_faults, last: row.last_fault ?? "" } }),
   };
 }
 

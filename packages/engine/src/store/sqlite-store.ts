@@ -42,6 +42,9 @@ function isFilePath(path: string): boolean {
 
 const synchronousPragma = { full: "FULL", normal: "NORMAL", off: "OFF" } as const satisfies Record<Durability, string>;
 
+/** The host fault counted when a run is taken over from an owner that never released it. */
+const PROCESS_STOPPED = "the process executing it stopped without shutting down (it crashed or was killed)";
+
 interface RunUpdate {
   readonly id: string;
   readonly status: string | null;
@@ -55,6 +58,8 @@ interface RunUpdate {
   readonly decisions: number;
   readonly wake_set: number;
   readonly wake_at: number | null;
+  /** 1 when the run made progress: its host faults are forgotten. */
+  readonly clear_faults: number;
 }
 
 interface SignalRow {
@@ -142,6 +147,8 @@ export class SqliteStore implements Store {
            waits = CASE WHEN @waits_set THEN @waits ELSE waits END,
            decisions = CASE WHEN @waits_set THEN @decisions ELSE decisions END,
            wake_at = CASE WHEN @wake_set THEN @wake_at ELSE wake_at END,
+           host_faults = CASE WHEN @clear_faults THEN 0 ELSE host_faults END,
+           last_fault = CASE WHEN @clear_faults THEN NULL ELSE last_fault END,
            owner = CASE WHEN @status IN ('completed', 'failed', 'cancelled') THEN NULL ELSE owner END,
            owner_until = CASE WHEN @status IN ('completed', 'failed', 'cancelled') THEN NULL ELSE owner_until END
          WHERE id = @id`,
@@ -162,9 +169,16 @@ export class SqliteStore implements Store {
         "SELECT id, name, payload, at FROM signals WHERE run_id = ? AND name = ? AND consumed_seq IS NULL ORDER BY id",
       ),
       consumeSignal: db.prepare<[number, number, string]>("UPDATE signals SET consumed_seq = ? WHERE id = ? AND run_id = ? AND consumed_seq IS NULL"),
-      claimRun: db.prepare<[string, number, string, string, number, string]>(
-        "UPDATE runs SET owner = ?, owner_until = ? WHERE id = ? AND (owner IS NULL OR owner = ? OR owner_until < ? OR owner = ?)",
+      // Taking over a running run from another owner (dead, or its lease lapsed) means that owner
+      // stopped under it without a clean shutdown: one host fault (SET reads the row before the update).
+      claimRun: db.prepare<[{ owner: string; until: number; id: string; now: number; dead: string; fault: string }]>(
+        `UPDATE runs SET
+           host_faults = host_faults + (CASE WHEN status = 'running' AND owner IS NOT NULL AND owner <> @owner THEN 1 ELSE 0 END),
+           last_fault = CASE WHEN status = 'running' AND owner IS NOT NULL AND owner <> @owner THEN @fault ELSE last_fault END,
+           owner = @owner, owner_until = @until
+         WHERE id = @id AND (owner IS NULL OR owner = @owner OR owner_until < @now OR owner = @dead)`,
       ),
+      noteHostFault: db.prepare<[string, string], { host_faults: number }>("UPDATE runs SET host_faults = host_faults + 1, last_fault = ? WHERE id = ? RETURNING host_faults"),
       renewLeases: db.prepare<[number, string]>("UPDATE runs SET owner_until = ? WHERE owner = ?"),
       releaseRun: db.prepare<[string, string]>("UPDATE runs SET owner = NULL, owner_until = NULL WHERE id = ? AND owner = ?"),
       releaseAll: db.prepare<[string]>("UPDATE runs SET owner = NULL, owner_until = NULL WHERE owner = ?"),
@@ -287,6 +301,7 @@ export class SqliteStore implements Store {
         decisions: waits?.filter(needsDecision).length ?? 0,
         wake_set: patch?.wakeAt === undefined ? 0 : 1,
         wake_at: patch?.wakeAt ?? null,
+        clear_faults: patch?.clearHostFaults === true ? 1 : 0,
       });
     });
   }
@@ -323,8 +338,15 @@ export class SqliteStore implements Store {
   claimRun(runId: string, owner: string, until: number, now: number, takeOverFrom?: string): Promise<boolean> {
     let claimed = false;
     return this.#write(() => {
-      claimed = this.#sql.claimRun.run(owner, until, runId, owner, now, takeOverFrom ?? owner).changes === 1;
+      claimed = this.#sql.claimRun.run({ owner, until, id: runId, now, dead: takeOverFrom ?? owner, fault: PROCESS_STOPPED }).changes === 1;
     }).then(() => claimed);
+  }
+
+  noteHostFault(runId: string, message: string): Promise<number> {
+    let count = 0;
+    return this.#write(() => {
+      count = this.#sql.noteHostFault.get(message, runId)?.host_faults ?? 0;
+    }).then(() => count);
   }
 
   renewLeases(owner: string, until: number): Promise<void> {

@@ -462,6 +462,28 @@ export function describeStoreContract(name: string, open: () => Promise<OpenedSt
         assert.equal((await store.getRun("run_l"))?.owner, undefined);
       });
 
+      test("host faults: counted when a running run is taken over from an owner that never released it, or noted; cleared by progress", async ({ store }) => {
+        await store.createRun(newRun("run_h", { status: "running" }), [started(0)]);
+        await store.createRun(newRun("run_w", { status: "waiting" }), [started(0)]);
+        assert.equal(await store.claimRun("run_h", "eng_a", 1_000, 0), true);
+        assert.equal(await store.claimRun("run_h", "eng_a", 1_500, 500), true);
+        assert.equal((await store.getRun("run_h"))?.hostFaults, undefined, "its own holder claiming again is no fault");
+        assert.equal(await store.claimRun("run_h", "eng_b", 5_000, 2_000, "eng_a"), true);
+        assert.deepEqual((await store.getRun("run_h"))?.hostFaults, { count: 1, last: "the process executing it stopped without shutting down (it crashed or was killed)" });
+        await store.releaseRuns("eng_b");
+        assert.equal(await store.claimRun("run_h", "eng_c", 6_000, 5_500), true);
+        assert.equal((await store.getRun("run_h"))?.hostFaults?.count, 1, "a released run is taken without a fault");
+        assert.equal(await store.noteHostFault("run_h", "RangeError: too deep"), 2);
+        assert.deepEqual((await store.getRun("run_h"))?.hostFaults, { count: 2, last: "RangeError: too deep" });
+        await store.append("run_h", [log(1)]);
+        assert.equal((await store.getRun("run_h"))?.hostFaults?.count, 2, "an append without progress keeps them");
+        await store.append("run_h", [log(2)], { updatedAt: 3, clearHostFaults: true });
+        assert.equal((await store.getRun("run_h"))?.hostFaults, undefined);
+        assert.equal(await store.claimRun("run_w", "eng_a", 1_000, 0), true);
+        assert.equal(await store.claimRun("run_w", "eng_b", 5_000, 2_000, "eng_a"), true);
+        assert.equal((await store.getRun("run_w"))?.hostFaults, undefined, "a parked run held by a dead process was not executing");
+      });
+
       test("requests for a run are taken, in order, by the engine holding it, once", async ({ store }) => {
         await store.createRun(newRun("run_a", { status: "waiting" }), [started(0)]);
         await store.createRun(newRun("run_b", { status: "waiting" }), [started(0)]);

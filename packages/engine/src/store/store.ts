@@ -57,9 +57,12 @@ export interface Store {
   /**
    * Takes (or keeps) the lease of a run for `owner` until `until`: succeeds when the run has no
    * owner, is `owner`'s already, its lease lapsed before `now`, or it is held by `takeOverFrom`
-   * (an owner known to be dead). False when another holds it.
+   * (an owner known to be dead). False when another holds it. Taking a `running` run over from
+   * another owner counts one host fault (that owner stopped under it without releasing it).
    */
   claimRun(runId: string, owner: string, until: number, now: number, takeOverFrom?: string): Promise<boolean>;
+  /** Counts a host fault of the run (the engine failed executing it), with what it was; resolves with the count since its last progress. */
+  noteHostFault(runId: string, message: string): Promise<number>;
   /** Extends every lease `owner` holds to `until`. */
   renewLeases(owner: string, until: number): Promise<void>;
   /** Gives up `owner`'s lease of the run (or of every run it holds, without `runId`). */
@@ -147,6 +150,11 @@ export interface RunRecord extends NewRun {
    * are placeholders (`status` is the row's if it is a status, else `failed`).
    */
   readonly damaged?: string;
+  /**
+   * Executions of the run that ended in a fault of the host since it last made progress (absent:
+   * none), and what the last one was: see `runs/host-faults.ts`.
+   */
+  readonly hostFaults?: { readonly count: number; readonly last: string };
 }
 
 /** What another process asks of the engine holding a run. */
@@ -177,6 +185,8 @@ export interface RunPatch {
    * it wakes even if the process dies before telling it.
    */
   readonly wakeRun?: string;
+  /** The run made progress in this commit: its host faults are forgotten (`RunRecord.hostFaults`). */
+  readonly clearHostFaults?: boolean;
 }
 
 export interface NewSignal {

@@ -24,6 +24,7 @@
  * the tool's mocks; with neither it fails with `no_mock`. Durations are milliseconds or strings
  * like "500ms", "30s", "10m", "2h", "10d", "1w".
  */
+import { valueProblem } from "../util/value-bounds.js";
 import type { JsonValue, ToolFailure } from "@tapedeck/protocol";
 import { parseDuration } from "../util/duration.js";
 
@@ -84,6 +85,9 @@ const TOP_KEYS = new Set(["start", "tools", "signals", "approvals", "from_run", 
 /** Reads a scenario document (already parsed JSON); throws `ScenarioError` saying what is wrong. */
 export function parseScenario(value: unknown): Scenario {
   if (value === undefined || value === null) return { tools: {}, repeat: new Set(), signals: [], approvals: [], recorded: [] };
+  // Its calls are matched by canonical JSON, which cannot hold a lone surrogate.
+  const problem = valueProblem(value, { refuseLoneSurrogates: true });
+  if (problem !== undefined) throw new ScenarioError(`the scenario is refused: ${problem}`);
   const doc = object(value, "the scenario");
   for (const key of Object.keys(doc)) {
     if (!TOP_KEYS.has(key)) throw new ScenarioError(`the scenario has an unknown key "${key}"; its keys are ${[...TOP_KEYS].join(", ")}`);

@@ -3,6 +3,7 @@ import type { McpToolSource } from "../sources/mcp/mcp-tool-source.js";
 import { pinHttpTool } from "../sources/http/http-tool.js";
 import { pinMcpServers, type McpAddresses, type McpOverride } from "./pin-mcp.js";
 import { canonicalJson } from "../util/canonical-json.js";
+import { valueProblem } from "../util/value-bounds.js";
 import { sha256Hex } from "../util/ids.js";
 import { resolveHostPolicy } from "./policy.js";
 import { ToolsetSpecError } from "./spec-error.js";
@@ -71,6 +72,9 @@ export function toolsetOf(
   const pinned = { ...(base === undefined ? {} : { base }), tools: sorted, ...(hasServers ? { servers } : {}), ...(hasWorkflows ? { workflows } : {}) };
   // A plain toolset hashes as before (its sorted tools, or tools and servers): ids stay stable.
   const hashed = base === undefined && !hasServers && !hasWorkflows ? sorted : pinned;
+  // Canonical JSON (the id) cannot hold a lone surrogate, whether the spec or an MCP server's tool list brought it.
+  const problem = valueProblem(hashed, { refuseLoneSurrogates: true });
+  if (problem !== undefined) throw new ToolsetSpecError(`the toolset cannot be registered: ${problem.replace(/^it /, "it (its tools, sorted) ")}`);
   const id = `ts_${sha256Hex(canonicalJson(JSON.parse(JSON.stringify(hashed)) as never))}`;
   return { id, ...pinned };
 }

@@ -9,6 +9,7 @@ import { createKey, startServeChild, type ServeChild } from "../http/test-suppor
  * other tenant (`victim`) still starts and completes. Each suite file starts its own server.
  */
 export interface HostileServer {
+  /** The server process (a new one after `restart`). */
   readonly server: ServeChild;
   /** The operator's client (unlimited key). */
   readonly admin: Tapedeck;
@@ -19,10 +20,20 @@ export interface HostileServer {
   readonly toolset: string;
   /** Fails unless the server still serves everyone: alive, healthy, and a victim's run completes. */
   assertStillServing(): Promise<void>;
+  /**
+   * Stops the server (SIGTERM; SIGKILL with `kill`, as a crash) and starts it again on the same
+   * data folder and port, as an operator (or a supervisor) would after a fault: the runs it left
+   * are resumed at start-up. `server`, `admin` and `attacker` are the new process's afterwards.
+   */
+  restart(options?: { readonly kill?: boolean }): Promise<void>;
   close(): Promise<void>;
 }
 
-const HOST_MODULE = `export const probe = { echo: async (args) => args };`;
+/**
+ * `probe.echo` is in the shared toolset. The module also serves tools a suite may pin in a
+ * toolset of its own: `probe.hang` never answers (a call in flight whenever the server stops).
+ */
+const HOST_MODULE = `export const probe = { echo: async (args) => args, hang: () => new Promise(() => {}) };`;
 const TOOLSET = { hostTools: { probe: { echo: { description: "Answers its arguments." } } } };
 const VICTIM_SCRIPT = `import { probe } from "tapedeck:tools";
 export default async (input: { n: number }) => (await probe.echo({ n: input.n })) ;`;
@@ -33,18 +44,26 @@ export interface HostileServerOptions {
 }
 
 export async function startHostileServer(options: HostileServerOptions = {}): Promise<HostileServer> {
-  const server = await startServeChild({ hostModule: HOST_MODULE, ...(options.env ? { env: options.env } : {}) });
-  const admin = server.client(server.adminKey!);
+  const env = options.env ? { env: options.env } : {};
+  let server = await startServeChild({ hostModule: HOST_MODULE, ...env });
+  const adminKey = server.adminKey!;
+  let admin = server.client(adminKey);
   const toolset = (await admin.toolsets.create(TOOLSET)).id;
   const attackerKey = await createKey(server.dataDir, "--namespace", "mallory");
   const victimKey = await createKey(server.dataDir, "--namespace", "victim");
-  const attacker = server.client(attackerKey);
-  const victim = server.client(victimKey);
+  let attacker = server.client(attackerKey);
+  let victim = server.client(victimKey);
   let probes = 0;
   return {
-    server,
-    admin,
-    attacker,
+    get server() {
+      return server;
+    },
+    get admin() {
+      return admin;
+    },
+    get attacker() {
+      return attacker;
+    },
     attackerKey,
     toolset,
     async assertStillServing() {
@@ -57,6 +76,15 @@ export async function startHostileServer(options: HostileServerOptions = {}): Pr
       const run = await victim.runs.get(started.run.id, { wait: 30 });
       assert.equal(run.status, "completed", `the victim's run did not complete: ${JSON.stringify(run)}`);
       assert.deepEqual(run.output, { n });
+    },
+    async restart(restartOptions = {}) {
+      if (restartOptions.kill === true) await server.kill();
+      else assert.equal(await server.stop(), 0, `the server did not stop cleanly; its stderr:\n${server.stderr()}`);
+      const port = Number(new URL(server.url).port);
+      server = await startServeChild({ hostModule: HOST_MODULE, dataDir: server.dataDir, port, ...env });
+      admin = server.client(adminKey);
+      attacker = server.client(attackerKey);
+      victim = server.client(victimKey);
     },
     async close() {
       await server.stop();

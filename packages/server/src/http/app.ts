@@ -5,7 +5,7 @@ import type { ServerLogger } from "../logging/server-logger.js";
 import { ApiError } from "./api-error.js";
 import { identify } from "./auth/caller.js";
 import { bodyTooLarge, errorHandler } from "./error-handler.js";
-import { MAX_JSON_DEPTH, nestedDeeperThan } from "./json-depth.js";
+import { bodyProblem, bodyProblemMessage, MAX_JSON_DEPTH } from "./json-depth.js";
 import { BODY_LIMIT_BYTES, DRAIN_LIMIT_BYTES } from "./limits.js";
 import { approvalRoutes } from "./routes/approvals.js";
 import { checkRoutes } from "./routes/check.js";
@@ -61,7 +61,8 @@ export async function buildApp(context: ServerContext, logger: ServerLogger): Pr
     void reply.code(413).send(bodyTooLarge().body());
   });
   app.addHook("preValidation", (request, _reply, done) => {
-    done(nestedDeeperThan(request.body, MAX_JSON_DEPTH) ? new ApiError("invalid_request", `The body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep; send flatter data.`) : undefined);
+    const problem = bodyProblem(request.body, MAX_JSON_DEPTH);
+    done(problem === undefined ? undefined : new ApiError("invalid_request", bodyProblemMessage(problem)));
   });
 
   await app.register(swagger, {

@@ -6,14 +6,35 @@
  */
 export const MAX_JSON_DEPTH = 256;
 
-/** Whether `value` nests arrays and objects deeper than `max`. Iterative, so it cannot overflow itself. */
-export function nestedDeeperThan(value: unknown, max: number): boolean {
+/** A high surrogate not followed by a low one, or a low one not preceded by a high one. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * What makes a parsed body unfit to go further, or undefined: `deep` (nested past `max`), or
+ * `surrogate` (a lone UTF-16 surrogate in a string or a key: JSON escapes can spell one, but no
+ * canonical JSON, hash or well-formed text holds it). Iterative, so it cannot overflow itself.
+ */
+export function bodyProblem(value: unknown, max: number): "deep" | "surrogate" | undefined {
   const stack: { readonly value: unknown; readonly depth: number }[] = [{ value, depth: 0 }];
   for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
+    if (typeof item.value === "string") {
+      if (LONE_SURROGATE.test(item.value)) return "surrogate";
+      continue;
+    }
     if (typeof item.value !== "object" || item.value === null) continue;
     const depth = item.depth + 1;
-    if (depth > max) return true;
-    for (const child of Object.values(item.value)) stack.push({ value: child, depth });
+    if (depth > max) return "deep";
+    for (const [key, child] of Object.entries(item.value)) {
+      if (LONE_SURROGATE.test(key)) return "surrogate";
+      stack.push({ value: child, depth });
+    }
   }
-  return false;
+  return undefined;
+}
+
+/** The refusal of a body with `problem`, for whoever sent it. */
+export function bodyProblemMessage(problem: "deep" | "surrogate"): string {
+  return problem === "deep"
+    ? `The body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep; send flatter data.`
+    : "The body holds a lone UTF-16 surrogate (a \\ud800–\\udfff escape without its pair), which is not text: send well-formed Unicode (binary data as base64, for example).";
 }

@@ -1,0 +1,82 @@
+import { after, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import type { Sandbox, SandboxFactory } from "./sandbox/sandbox.js";
+import { harnessToolset, ToolHarness } from "./test-support/tool-harness.js";
+import { testEngine, testSandboxes } from "./test-support/engines.js";
+
+after(() => testSandboxes().close());
+
+/**
+ * A run that faults the host (here: its sandbox's deliveries throw, a fault of the engine) is
+ * counted, durably, at every execution that faults; at the third in a row it is failed with an
+ * error that says so, and no later engine executes it again. Progress forgets the faults.
+ */
+function faultySandboxes(faulty: () => boolean): SandboxFactory {
+  return {
+    close: () => Promise.resolve(),
+    create: async (options) => {
+      const real = await testSandboxes().create(options);
+      const sandbox: Sandbox = {
+        start: () => real.start(),
+        replay: (d) => real.replay(d),
+        dispose: () => real.dispose(),
+        deliver: (delivery) => (faulty() ? Promise.reject(new Error("a fault of the host (simulated)")) : real.deliver(delivery)),
+      };
+      return sandbox;
+    },
+  };
+}
+
+const SCRIPT = `import { n } from "tapedeck:tools";\nexport default async () => n.next({ i: 1 });`;
+
+describe("host faults", () => {
+  it("a run that faults the host three executions in a row is failed at the third, and stays failed", async () => {
+    const tools = new ToolHarness({ "n.next": (a: { i: number }) => a.i });
+    const t = await testEngine({ hostTools: tools.module(), sandboxes: faultySandboxes(() => true) });
+    try {
+      const { id } = await t.engine.registerToolset(harnessToolset(["n.next"]));
+      const started = await t.engine.start({ toolset: id, source: SCRIPT });
+      if (started.kind !== "started") throw new Error("refused");
+      await assert.rejects(started.end, /a fault of the host \(simulated\)/);
+      assert.deepEqual((await t.engine.getRun(started.runId)).hostFaults, { count: 1, last: "Error: a fault of the host (simulated)" });
+      // The next engines (restarts of a server) try again, and the count goes on across them.
+      const second = await t.reopen({ hostTools: tools.module(), sandboxes: faultySandboxes(() => true) });
+      const [again] = await second.resume(started.runId);
+      await assert.rejects(again!.end, /simulated/);
+      await second.close();
+      const third = await t.reopen({ hostTools: tools.module(), sandboxes: faultySandboxes(() => true) });
+      try {
+        const [last] = await third.resume(started.runId);
+        const end = await last!.end;
+        assert.equal(end.status, "failed");
+        if (end.status !== "failed") return;
+        assert.equal(end.error.kind, "internal");
+        assert.match(end.error.message, /^Executing this run made Tapedeck fail 3 times in a row without the run making progress \(the last time: Error: a fault of the host \(simulated\)\)\. It was failed so that it cannot do so again\./);
+        assert.equal((await third.getRun(started.runId)).status, "failed");
+        assert.deepEqual(await third.resume(), [], "nothing left to resume at the next start");
+      } finally {
+        await third.close();
+      }
+    } finally {
+      await t.cleanup();
+    }
+  });
+
+  it("progress forgets the faults: a run that faulted once and then went on completes with none counted", async () => {
+    const tools = new ToolHarness({ "n.next": (a: { i: number }) => a.i + 1 });
+    let faults = 1;
+    const t = await testEngine({ hostTools: tools.module(), sandboxes: faultySandboxes(() => faults-- > 0) });
+    try {
+      const { id } = await t.engine.registerToolset(harnessToolset(["n.next"]));
+      const started = await t.engine.start({ toolset: id, source: SCRIPT });
+      if (started.kind !== "started") throw new Error("refused");
+      await assert.rejects(started.end, /simulated/);
+      assert.equal((await t.engine.getRun(started.runId)).hostFaults?.count, 1);
+      const [resumed] = await t.engine.resume(started.runId);
+      assert.deepEqual(await resumed!.end, { status: "completed", output: 2 });
+      assert.equal((await t.engine.getRun(started.runId)).hostFaults, undefined);
+    } finally {
+      await t.cleanup();
+    }
+  });
+});

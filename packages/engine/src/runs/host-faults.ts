@@ -1,0 +1,45 @@
+import type { RunError } from "@tapedeck/protocol";
+import { EngineError } from "../errors.js";
+import { MAX_HOST_FAULTS } from "../limits.js";
+import { runError } from "./run-error.js";
+
+/**
+ * Host faults: executions of a run that ended in a fault of the host rather than in the run's
+ * own end or pause. A run whose script makes the host fail (an input nobody foresaw) would
+ * otherwise be a poison pill: resumed at every start of a server, failing it again. Invariants:
+ * - they are counted durably: by the store when a `running` run is taken over from an owner
+ *   that never released it (the process died under it), and by the engine when executing the
+ *   run fails (`countsAsHostFault`), with what the fault was;
+ * - they are forgotten when the run makes progress: the first commit of an execution that
+ *   takes an outcome, parks or ends clears them (a run a neighbour's crash interrupted goes on as
+ *   if nothing happened once its call answers). Re-sending an interrupted call is not progress:
+ *   a run that faults the host right after that would otherwise never be counted out. So a run
+ *   interrupted `MAX_HOST_FAULTS` times in a row within one call (three crashes of its server
+ *   before the call answers) is failed too, with an error that says so;
+ * - an execution that begins with `MAX_HOST_FAULTS` counted fails the run at once, before any
+ *   of its script runs, with `hostFaultError`: the fault cannot repeat at the next start.
+ */
+
+/** Whether an execution's failure is a fault of the host to count (not the engine closing, nor the run being held elsewhere). */
+export function countsAsHostFault(error: unknown): boolean {
+  return !(error instanceof EngineError && (error.code === "closed" || error.code === "conflict"));
+}
+
+/** What the fault was, in a line. */
+export function describeFault(error: unknown): string {
+  const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  return text.length > 500 ? `${text.slice(0, 500)}…` : text;
+}
+
+/** Whether a run with these faults counted must be failed rather than executed again. */
+export function tooManyHostFaults(faults: { readonly count: number } | undefined): boolean {
+  return faults !== undefined && faults.count >= MAX_HOST_FAULTS;
+}
+
+export function hostFaultError(faults: { readonly count: number; readonly last: string }): RunError {
+  return runError(
+    "internal",
+    `Executing this run made Tapedeck fail ${faults.count} times in a row without the run making progress (the last time: ${faults.last}). ` +
+      "It was failed so that it cannot do so again. Look for what the script does at its last step (the values it passes or returns), change it, and fork the run (retry_run): the calls that completed are reused.",
+  );
+}
