@@ -52,6 +52,13 @@ export async function buildApp(context: ServerContext, logger: ServerLogger): Pr
     void reply.code(404).send(new ApiError("not_found", `No route ${request.method} ${request.url.split("?")[0]}. The API is described at GET /openapi.json.`).body());
   });
   app.decorateRequest("caller", null);
+  // Answers sent once the server is stopping close their connection. A held request (a long poll)
+  // answered after the close began leaves a keep-alive connection that only then becomes idle,
+  // which Fastify's close no longer looks at: it would hold the process for its timeout (72 s).
+  app.addHook("onSend", (_request, reply, payload, done) => {
+    if (context.stopping.aborted) void reply.header("connection", "close");
+    done(null, payload);
+  });
   // A body declared too large is refused before it is read (Fastify would answer the same 413
   // but close the connection under a client still sending, which then sees a broken pipe).
   app.addHook("onRequest", (request, reply, done) => {

@@ -20,6 +20,9 @@ import type { ResolvedServeOptions } from "./serve-options.js";
 import { ServerContext } from "./server-context.js";
 
 /** The server without a socket: what `startServer` listens with and `embedded()` injects into. */
+/** How long a stopping server waits for connections to close by themselves before closing them: held requests answer in milliseconds. */
+const CLOSE_GRACE_MS = 2_000;
+
 export interface ServerCore {
   readonly context: ServerContext;
   readonly app: FastifyInstance;
@@ -105,8 +108,13 @@ class Core implements ServerCore {
 
   async close(): Promise<void> {
     this.context.stop();
+    // Held requests answer as soon as the stop is said; a connection left open after that (a
+    // client that keeps a keep-alive socket Node does not see as idle) would otherwise hold the
+    // process for the keep-alive timeout (72 s).
+    const cutoff = setTimeout(() => this.app.server.closeAllConnections(), CLOSE_GRACE_MS);
+    cutoff.unref();
     await closeAll([
-      () => this.app.close(),
+      () => this.app.close().finally(() => clearTimeout(cutoff)),
       async () => this.#expiry?.stop(),
       async () => this.#writer?.close(),
       async () => this.#deliveries?.close(),
