@@ -19,8 +19,8 @@ import { canonicalJson } from "../util/canonical-json.js";
  *   name shows as `\n` or `\"`); the server's other tools are pinned.
  */
 
-/** The MCP specification's tool name shape (2025-11-25, "Tool names"). */
-const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
+/** The MCP specification's tool name shape (2025-11-25, "Tool names"); host tools are held to it too. */
+export const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 
 /** Names a tool of a group may not have: a script's `group.<name>` would reach something else. */
 const RESERVED_NAMES: ReadonlySet<string> = new Set([

@@ -98,6 +98,18 @@ export default async () => [${PROTOTYPE_GROUPS.map((g) => `await ${g}.call()`).j
     assert.match(saved.kind === "saved" ? saved.declarations.typescript : "", /"__proto__"/);
   });
 
+  it("host tool names that cannot be declared safely are refused, naming the tool: then, __proto__, empty, a newline, a quote", async () => {
+    const before = storedToolsets();
+    for (const name of ["then", "__proto__", "", "a\nb", 'say"hi', "two words"]) {
+      const refused = await t.engine.registerToolset({ hostTools: { probe: { [name]: { description: "x" } } } }).then(
+        () => assert.fail(`${JSON.stringify(name)} registered`),
+        (e: unknown) => e as Error,
+      );
+      assert.match(refused.message, /^hostTools\.probe/, refused.message);
+    }
+    assert.equal(storedToolsets(), before, "nothing stored");
+  });
+
   it("a registration that fails stores nothing", async () => {
     const before = storedToolsets();
     await assert.rejects(t.engine.registerToolset({ hostTools: { constructor: { call: { inputSchema: { type: "object", properties: { a: { type: "no-such-type" } } } } } } }), /cannot be compiled/);

@@ -1,3 +1,4 @@
+import { TOOL_NAME } from "./mcp-tool-list.js";
 import type { HostToolSpec, JsonSchema, PolicySpec, ToolsetSpec } from "@tapedeck/protocol";
 import { parseDuration } from "../util/duration.js";
 import { nullObject } from "../util/null-object.js";
@@ -65,6 +66,9 @@ function parseHostTools(value: unknown): ToolsetSpec["hostTools"] {
     const byName: Record<string, HostToolSpec> = nullObject();
     for (const [name, tool] of Object.entries(tools)) {
       if (name.length === 0) throw new ToolsetSpecError(`hostTools.${group} has a tool with an empty name`);
+      // The names a declaration and a prompt line can carry safely, and that keep a group a plain object.
+      if (!TOOL_NAME.test(name)) throw new ToolsetSpecError(`hostTools.${group}: ${JSON.stringify(name)} is not a tool name: use 1 to 128 letters, digits, _, - or . (as MCP tool names)`);
+      if (name === "then" || name === "__proto__") throw new ToolsetSpecError(`hostTools.${group}: a tool may not be named ${JSON.stringify(name)} (a group with it would be a thenable, or reach its own prototype): rename it`);
       byName[name] = parseHostTool(tool, `hostTools.${group}["${name}"]`);
     }
     groups[group] = byName;
