@@ -42,7 +42,9 @@ try {
   );
   const bin = join(app, "node_modules", ".bin", "tapedeck");
   await step("node_modules/.bin/tapedeck --help", async () => expect((await run(bin, ["--help"], { cwd: app })).stdout, /^usage:\n {2}tapedeck check/));
-  await step("npx --no-install tapedeck --help", async () => expect((await run("npx", ["--no-install", "tapedeck", "--help"], { cwd: app })).stdout, /^usage:\n {2}tapedeck check/));
+  await step("npx --no-install tapedeck --help", async () =>
+    expect((await run("npx", ["--no-install", "tapedeck", "--help"], { cwd: app })).stdout, /^usage:\n {2}tapedeck check/),
+  );
   await step("tapedeck run with a TypeScript host module", async () => {
     const done = await run(bin, ["run", "script.ts", "--toolset", "toolset.json", "--host", "tools.ts", "--data", "cli-data"], { cwd: app });
     expect(done.stdout, /"cents": 4550/);
@@ -117,7 +119,11 @@ async function pack(destination) {
 
 /** Test files, test helpers and build state are for the repository only. */
 function noTestCode(tarballs) {
-  const shipped = tarballs.flatMap((t) => t.files.filter((f) => /\.test\.|test-support\/|hostile\/|\.tsbuildinfo|^dist\/store\/[^/]*-contract\.|^dist\/bench\/main\./.test(f)).map((f) => `${t.name}: ${f}`));
+  const shipped = tarballs.flatMap((t) =>
+    t.files
+      .filter((f) => /\.test\.|test-support\/|hostile\/|\.tsbuildinfo|^dist\/store\/[^/]*-contract\.|^dist\/bench\/main\./.test(f))
+      .map((f) => `${t.name}: ${f}`),
+  );
   if (shipped.length > 0) throw new Error(`test code is packed:\n${shipped.join("\n")}`);
 }
 

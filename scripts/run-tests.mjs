@@ -31,9 +31,7 @@ if (selected.length === 0) {
 // A test that hangs fails after this long instead of holding CI until its own time limit; the
 // slowest test today takes about 10 s.
 const TEST_TIMEOUT_MS = 120_000;
-const result = spawnSync(
-  process.execPath,
-  ["--test", "--test-concurrency=2", `--test-timeout=${TEST_TIMEOUT_MS}`, "--test-reporter=spec", ...selected],
-  { stdio: "inherit" },
-);
+const result = spawnSync(process.execPath, ["--test", "--test-concurrency=2", `--test-timeout=${TEST_TIMEOUT_MS}`, "--test-reporter=spec", ...selected], {
+  stdio: "inherit",
+});
 process.exit(result.status ?? 1);

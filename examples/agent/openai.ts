@@ -11,7 +11,11 @@ import OpenAI from "openai";
 import { agentSetup } from "./setup.ts";
 
 const chat = process.argv.includes("--chat");
-const question = process.argv.slice(2).filter((arg) => arg !== "--chat").join(" ") || "How many stars does nodejs/node have?";
+const question =
+  process.argv
+    .slice(2)
+    .filter((arg) => arg !== "--chat")
+    .join(" ") || "How many stars does nodejs/node have?";
 const { agentTools, system } = await agentSetup(chat ? "openai-chat-example" : "openai-example");
 const openai = new OpenAI({ maxRetries: 0 });
 const model = process.env.OPENAI_MODEL ?? "gpt-5";
@@ -35,7 +39,13 @@ if (chat) {
   let input: OpenAI.Responses.ResponseInput = [{ role: "user", content: question }];
   let previous: string | undefined;
   for (;;) {
-    const response = await openai.responses.create({ model, instructions: system, tools: agentTools.openai.responses.tools, input, ...(previous ? { previous_response_id: previous } : {}) });
+    const response = await openai.responses.create({
+      model,
+      instructions: system,
+      tools: agentTools.openai.responses.tools,
+      input,
+      ...(previous ? { previous_response_id: previous } : {}),
+    });
     const calls = response.output.filter((item) => item.type === "function_call");
     if (calls.length === 0) {
       console.log(response.output_text);

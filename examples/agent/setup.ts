@@ -5,7 +5,10 @@ export async function agentSetup(agent: string): Promise<{ agentTools: AgentTool
   const apiKey = process.env.TAPEDECK_API_KEY;
   if (!apiKey) throw new Error("Set TAPEDECK_API_KEY to the key `tapedeck serve` printed (or one from `tapedeck keys create`).");
   const tapedeck = new Tapedeck({ baseUrl: process.env.TAPEDECK_URL ?? "http://127.0.0.1:7700", apiKey });
-  const allow = (process.env.TAPEDECK_HTTP_ALLOW ?? "api.github.com").split(",").map((host) => host.trim()).filter(Boolean);
+  const allow = (process.env.TAPEDECK_HTTP_ALLOW ?? "api.github.com")
+    .split(",")
+    .map((host) => host.trim())
+    .filter(Boolean);
   const toolset = await tapedeck.toolsets.create({ http: { allow } });
   const conversation = `conv-${Date.now()}`;
   const agentTools = tapedeck.namespace(process.env.TAPEDECK_USER ?? "example-user").agentTools({

@@ -9,7 +9,11 @@ import { conversation, user } from "./harness.ts";
 
 const rewind = new Rewind();
 const toolset = await rewind.toolsets.create({
-  hostTools: { shop: { refund: { description: "Refunds an order in full.", inputSchema: { type: "object", properties: { order: { type: "string" } }, required: ["order"] } } } },
+  hostTools: {
+    shop: {
+      refund: { description: "Refunds an order in full.", inputSchema: { type: "object", properties: { order: { type: "string" } }, required: ["order"] } },
+    },
+  },
   policies: { "shop.refund": { approval: true } },
 });
 const agentTools = rewind.namespace(user.id).agentTools({ toolset: toolset.id, labels: { agent: "support", conversation: conversation.id } });

@@ -12,7 +12,10 @@ describe("cancel", () => {
     const t = await testEngine({ hostTools: tools.module() });
     try {
       const { id } = await t.engine.registerToolset(harnessToolset(["w.slow", "w.next"]));
-      const started = await t.engine.start({ toolset: id, source: `import { w } from "tapedeck:tools";\nexport default async () => { await w.slow(); return w.next(); };` });
+      const started = await t.engine.start({
+        toolset: id,
+        source: `import { w } from "tapedeck:tools";\nexport default async () => { await w.slow(); return w.next(); };`,
+      });
       if (started.kind !== "started") throw new Error("refused");
       await tools.heldCount(1);
       const cancelled = await t.engine.cancel(started.runId, "the user changed their mind");

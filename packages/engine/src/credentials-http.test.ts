@@ -28,13 +28,20 @@ let heldArrived: (() => void) | undefined;
 before(async () => {
   server = await startLoopbackServer({
     // Echoes what it got, credentials included, as a careless API would.
-    "/echo": (req, res) => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ auth: req.headers.authorization ?? null, path: req.path })),
+    "/echo": (req, res) =>
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ auth: req.headers.authorization ?? null, path: req.path })),
     // Takes only the fresh token: anything else is refused as an expired one would be.
     "/guarded": (req, res) =>
-      req.headers.authorization === `Bearer ${FRESH}` ? res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ ok: true })) : res.writeHead(401).end("token expired"),
+      req.headers.authorization === `Bearer ${FRESH}`
+        ? res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ ok: true }))
+        : res.writeHead(401).end("token expired"),
     // Holds each request until the test lets it go (`release`), then answers like /guarded.
     "/held": (req, res) => {
-      held.push(() => (req.headers.authorization === `Bearer ${FRESH}` ? res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ ok: true })) : res.writeHead(401).end("token expired")));
+      held.push(() =>
+        req.headers.authorization === `Bearer ${FRESH}`
+          ? res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ ok: true }))
+          : res.writeHead(401).end("token expired"),
+      );
       heldArrived?.();
     },
     "/away": (_req, res) => res.writeHead(302, { location: `http://localhost:${server.port}/echo` }).end(),
@@ -75,7 +82,12 @@ describe("credentials injected into fetch", () => {
       const engine = await t.reopen({ unsafeHttpAllowLoopbackForTests: true, masterKeyFile: join(t.dataDir, "master.key") });
       try {
         const { id } = await engine.registerToolset({ http: { allow: ["127.0.0.1", "localhost"] } });
-        await engine.credentials.set({ name: "API", scope: { kind: "toolset", toolsetId: id }, hosts: ["127.0.0.1"], secret: { kind: "bearer", token: TOKEN } });
+        await engine.credentials.set({
+          name: "API",
+          scope: { kind: "toolset", toolsetId: id },
+          hosts: ["127.0.0.1"],
+          secret: { kind: "bearer", token: TOKEN },
+        });
         const { runId, end } = await runScript(engine, { http: { allow: ["127.0.0.1", "localhost"] } }, script());
         assert.equal(server.received.at(-1)?.headers.authorization, `Bearer ${TOKEN}`);
         assert.deepEqual(end, { status: "completed", output: { auth: "Bearer [redacted: secret API]", path: "/echo?x=1" } });
@@ -83,7 +95,10 @@ describe("credentials injected into fetch", () => {
         const scheduled = journal.find((e): e is Extract<JournalEntry, { kind: "call.scheduled" }> => e.kind === "call.scheduled")!;
         assert.deepEqual(scheduled.args, { url: `${base()}/echo?x=1`, method: "GET", headers: {} });
         assert.deepEqual(await findSecrets(engine, t.dataDir, [TOKEN]), []);
-        assert.ok((await findSecrets(engine, t.dataDir, [MARKER])).some((w) => w.includes(`run ${runId}`)), "control: the scan finds what the script logged");
+        assert.ok(
+          (await findSecrets(engine, t.dataDir, [MARKER])).some((w) => w.includes(`run ${runId}`)),
+          "control: the scan finds what the script logged",
+        );
       } finally {
         await engine.close();
       }
@@ -95,11 +110,24 @@ describe("credentials injected into fetch", () => {
   it("a run's own query credential wins over the toolset's; a redirect to another origin goes without it", async () => {
     const { engine, id, spec, dataDir, close } = await vaultEngine(["127.0.0.1", "localhost"]);
     try {
-      await engine.credentials.set({ name: "TS", scope: { kind: "toolset", toolsetId: id }, hosts: ["127.0.0.1", "localhost"], secret: { kind: "bearer", token: TOKEN } });
-      const started = await engine.start({ toolset: id, source: `export default async () => { await signal("go"); return await (await fetch("${base()}/echo")).json(); };` });
+      await engine.credentials.set({
+        name: "TS",
+        scope: { kind: "toolset", toolsetId: id },
+        hosts: ["127.0.0.1", "localhost"],
+        secret: { kind: "bearer", token: TOKEN },
+      });
+      const started = await engine.start({
+        toolset: id,
+        source: `export default async () => { await signal("go"); return await (await fetch("${base()}/echo")).json(); };`,
+      });
       assert.equal(started.kind, "started");
       if (started.kind !== "started") return;
-      await engine.credentials.set({ name: "MINE", scope: { kind: "run", runId: started.runId }, hosts: ["127.0.0.1"], secret: { kind: "query", param: "key", value: QUERY } });
+      await engine.credentials.set({
+        name: "MINE",
+        scope: { kind: "run", runId: started.runId },
+        hosts: ["127.0.0.1"],
+        secret: { kind: "query", param: "key", value: QUERY },
+      });
       await engine.signal(started.runId, "go", null);
       const end = await started.end;
       assert.equal(server.received.at(-1)?.path, `/echo?key=${QUERY}`);
@@ -124,7 +152,10 @@ describe("credentials injected into fetch", () => {
       await engine.credentials.set({ name: "API", scope, hosts: ["127.0.0.1"], secret: { kind: "bearer", token: STALE } });
       const events: string[] = [];
       engine.on((event) => events.push(event.type));
-      const started = await engine.start({ toolset: id, source: `export default async () => (await fetch("${base()}/guarded", { method: "POST", body: "charge" })).json();` });
+      const started = await engine.start({
+        toolset: id,
+        source: `export default async () => (await fetch("${base()}/guarded", { method: "POST", body: "charge" })).json();`,
+      });
       assert.equal(started.kind, "started");
       if (started.kind !== "started") return;
       const parked = await engine.settled(started.runId);
@@ -143,7 +174,10 @@ describe("credentials injected into fetch", () => {
       assert.equal(second?.headers["idempotency-key"], first?.headers["idempotency-key"], "the same key on both sends");
       assert.equal(second?.headers["idempotency-key"], `${started.runId}/1`);
       const kinds = (await engine.journal(started.runId)).map((e) => e.kind);
-      assert.deepEqual(kinds.filter((k) => k.startsWith("call.")), ["call.scheduled", "call.parked", "call.decided", "call.completed"]);
+      assert.deepEqual(
+        kinds.filter((k) => k.startsWith("call.")),
+        ["call.scheduled", "call.parked", "call.decided", "call.completed"],
+      );
       assert.deepEqual(await findSecrets(engine, dataDir, [STALE, FRESH]), []);
     } finally {
       await close();
@@ -188,7 +222,13 @@ describe("credentials injected into fetch", () => {
   it("a credential past its known expiry time is not sent: the call parks at once, and renewing it sends the call", async () => {
     const { engine, id, scope, dataDir, close } = await vaultEngine();
     try {
-      const set = await engine.credentials.set({ name: "API", scope, hosts: ["127.0.0.1"], secret: { kind: "bearer", token: STALE }, expiresAt: Date.now() - 1_000 });
+      const set = await engine.credentials.set({
+        name: "API",
+        scope,
+        hosts: ["127.0.0.1"],
+        secret: { kind: "bearer", token: STALE },
+        expiresAt: Date.now() - 1_000,
+      });
       assert.equal(typeof set.expiresAt, "number");
       assert.equal((await engine.credentials.list()).find((c) => c.name === "API")?.expiresAt, set.expiresAt);
       const before = server.received.length;
@@ -226,7 +266,10 @@ describe("credentials injected into fetch", () => {
       assert.deepEqual(await started.end, { status: "completed", output: { ok: true } });
       const kinds = (await engine.journal(started.runId)).map((e) => e.kind);
       assert.ok(!kinds.includes("call.parked"), kinds.join(","));
-      assert.deepEqual(server.received.slice(-2).map((r) => r.headers.authorization), [`Bearer ${STALE}`, `Bearer ${FRESH}`]);
+      assert.deepEqual(
+        server.received.slice(-2).map((r) => r.headers.authorization),
+        [`Bearer ${STALE}`, `Bearer ${FRESH}`],
+      );
       assert.deepEqual(await findSecrets(engine, dataDir, [STALE, FRESH]), []);
     } finally {
       heldArrived = undefined;
@@ -239,7 +282,14 @@ describe("credentials injected into fetch", () => {
     try {
       const first = { id: firstId };
       // A workflow saved on it derives a toolset (what an agent's save_workflow does).
-      const derived = await engine.saveWorkflow({ toolset: first.id, name: "noop", description: "Does nothing.", source: `export default async (input: {}) => ({})`, input: { type: "object" }, output: { type: "object" } });
+      const derived = await engine.saveWorkflow({
+        toolset: first.id,
+        name: "noop",
+        description: "Does nothing.",
+        source: `export default async (input: {}) => ({})`,
+        input: { type: "object" },
+        output: { type: "object" },
+      });
       assert.equal(derived.kind, "saved");
       if (derived.kind !== "saved") return;
       assert.notEqual(derived.id, first.id);
@@ -250,7 +300,11 @@ describe("credentials injected into fetch", () => {
       if (started.kind !== "started") return;
       const parked = await engine.settled(started.runId);
       const wait = parked?.status === "waiting" ? parked.waits[0] : undefined;
-      assert.deepEqual(wait?.kind === "parked" ? [wait.reason, wait.credential] : wait, ["credentials.expired", "API"], "the base's credential was sent for the derived toolset's run");
+      assert.deepEqual(
+        wait?.kind === "parked" ? [wait.reason, wait.credential] : wait,
+        ["credentials.expired", "API"],
+        "the base's credential was sent for the derived toolset's run",
+      );
       const sent = server.received.length;
 
       await engine.credentials.set({ name: "OTHER", scope, hosts: ["other.example.com"], secret: { kind: "bearer", token: TOKEN } });

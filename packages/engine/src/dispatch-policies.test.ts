@@ -17,7 +17,8 @@ class FlakySource implements ToolSource {
   call(request: ToolCallRequest): Promise<ToolOutcome> {
     this.attempts.push({ key: request.idempotencyKey, attempt: request.attempt });
     if (request.attempt <= this.interruptions) return Promise.resolve({ kind: "interrupted", reason: "connection dropped" });
-    if ((request.args as { fail?: boolean }).fail) return Promise.resolve({ kind: "failure", failure: toolFailure("rate_limited", "slow down", { retryable: true }) });
+    if ((request.args as { fail?: boolean }).fail)
+      return Promise.resolve({ kind: "failure", failure: toolFailure("rate_limited", "slow down", { retryable: true }) });
     return Promise.resolve({ kind: "result", value: { attempt: request.attempt } });
   }
 }
@@ -42,10 +43,16 @@ describe("dispatcher policies on live interruptions", () => {
   it("retry: re-sends with the same key, journaling each new attempt, until an answer", async () => {
     const { source, end, runId, journal } = await run(2, "retry");
     assert.deepEqual(end, { status: "completed", output: { attempt: 3 } });
-    assert.deepEqual(source.attempts, [1, 2, 3].map((attempt) => ({ key: `${runId}/1`, attempt })));
+    assert.deepEqual(
+      source.attempts,
+      [1, 2, 3].map((attempt) => ({ key: `${runId}/1`, attempt })),
+    );
     assert.deepEqual(
       journal.filter((e) => e.kind === "call.attempt").map((e) => (e.kind === "call.attempt" ? [e.attempt, e.reason] : [])),
-      [[2, "connection dropped"], [3, "connection dropped"]],
+      [
+        [2, "connection dropped"],
+        [3, "connection dropped"],
+      ],
     );
   });
 
@@ -88,7 +95,11 @@ describe("engine limits and edges", () => {
     const tools = new ToolHarness({ "n.notify": () => "sent" });
     const t = await testEngine({ hostTools: tools.module() });
     try {
-      const { runId, end } = await runScript(t.engine, harnessToolset(["n.notify"]), `import { n } from "tapedeck:tools";\nexport default () => { void n.notify({}); return "done"; };`);
+      const { runId, end } = await runScript(
+        t.engine,
+        harnessToolset(["n.notify"]),
+        `import { n } from "tapedeck:tools";\nexport default () => { void n.notify({}); return "done"; };`,
+      );
       assert.deepEqual(end, { status: "completed", output: "done" });
       assert.equal(tools.calls.length, 0);
       const warning = (await t.engine.journal(runId)).find((e) => e.kind === "log");
@@ -116,7 +127,11 @@ describe("engine limits and edges", () => {
     const tools = new ToolHarness({ "a.b": () => 1 });
     const t = await testEngine({ hostTools: tools.module(), limits: { maxJournalEntries: 20 } });
     try {
-      const { runId, end } = await runScript(t.engine, harnessToolset(["a.b"]), `import { a } from "tapedeck:tools";\nexport default async () => { for (let i = 0; i < 100; i++) await a.b(); };`);
+      const { runId, end } = await runScript(
+        t.engine,
+        harnessToolset(["a.b"]),
+        `import { a } from "tapedeck:tools";\nexport default async () => { for (let i = 0; i < 100; i++) await a.b(); };`,
+      );
       assert.equal(end.status, "failed");
       if (end.status === "failed") assert.equal(end.error.kind, "limit");
       assert.ok((await t.engine.journal(runId)).length <= 20);

@@ -26,17 +26,28 @@ describe("engine: running scripts", () => {
         { n: 4 },
       );
       assert.deepEqual(end, { status: "completed", output: { total: 6 } });
-      assert.deepEqual(tools.calls.map((c) => c.key), [1, 2, 3, 4].map((seq) => `${runId}/${seq}`));
+      assert.deepEqual(
+        tools.calls.map((c) => c.key),
+        [1, 2, 3, 4].map((seq) => `${runId}/${seq}`),
+      );
       const journal = await t.engine.journal(runId);
       assert.deepEqual(kinds(journal), [
         "run.started",
         "call.scheduled",
-        "call.completed", "call.scheduled",
-        "call.completed", "call.scheduled",
-        "call.completed", "call.scheduled",
-        "call.completed", "log", "run.completed",
+        "call.completed",
+        "call.scheduled",
+        "call.completed",
+        "call.scheduled",
+        "call.completed",
+        "call.scheduled",
+        "call.completed",
+        "log",
+        "run.completed",
       ]);
-      assert.deepEqual(journal.map((e) => e.index), journal.map((_, i) => i));
+      assert.deepEqual(
+        journal.map((e) => e.index),
+        journal.map((_, i) => i),
+      );
       const run = await t.engine.getRun(runId);
       assert.equal(run.status, "completed");
       assert.deepEqual(run.output, { total: 6 });
@@ -134,7 +145,11 @@ describe("engine: running scripts", () => {
   it("reports the model's line for its own errors", async () => {
     const t = await testEngine();
     try {
-      const { end } = await runScript(t.engine, {}, [`type A = { x: number };`, ``, `export default () => {`, `  const a = JSON.parse("{}") as A;`, `  return (a as any).missing.deep;`, `};`].join("\n"));
+      const { end } = await runScript(
+        t.engine,
+        {},
+        [`type A = { x: number };`, ``, `export default () => {`, `  const a = JSON.parse("{}") as A;`, `  return (a as any).missing.deep;`, `};`].join("\n"),
+      );
       assert.equal(end.status, "failed");
       if (end.status !== "failed") return;
       assert.equal(end.error.name, "TypeError");
@@ -285,13 +300,20 @@ describe("engine: running scripts", () => {
       assert.equal(seen.length, 2);
       for (const traceparent of seen) assert.match(traceparent, /^00-4bf92f3577b34da6a3ce929d0e0e4736-[0-9a-f]{16}-01$/);
       assert.notEqual(seen[0], seen[1], "each call its own span");
-      const forked = await t.engine.fork({ parent: started.runId, source: source.replace("return 1", "await x.f(); return 2"), traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" });
+      const forked = await t.engine.fork({
+        parent: started.runId,
+        source: source.replace("return 1", "await x.f(); return 2"),
+        traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+      });
       assert.equal(forked.kind === "started" ? (await forked.end).status : forked.kind, "completed");
       assert.match(seen.at(-1) ?? "", /^00-0af7651916cd43dd8448eb211c80319c-/);
       const plain = await t.engine.start({ toolset: id, source });
       if (plain.kind === "started") await plain.end;
       assert.doesNotMatch(seen.at(-1) ?? "", /4bf92f3577b34da6a3ce929d0e0e4736|0af7651916cd43dd8448eb211c80319c/, "a run given none has a trace of its own");
-      await assert.rejects(t.engine.start({ toolset: id, source, traceparent: "00-00000000000000000000000000000000-00f067aa0ba902b7-01" }), /traceparent must be a W3C trace context/);
+      await assert.rejects(
+        t.engine.start({ toolset: id, source, traceparent: "00-00000000000000000000000000000000-00f067aa0ba902b7-01" }),
+        /traceparent must be a W3C trace context/,
+      );
     } finally {
       await t.cleanup();
     }

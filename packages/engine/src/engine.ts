@@ -17,7 +17,20 @@
 import { createHash, randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { decisionEvent, needsDecision, terminalStatuses } from "@tapedeck/protocol";
-import type { Decision, DecisionWait, JournalEntry, JsonSchema, JsonValue, PinnedTool, PinnedToolset, PinnedWorkflow, RunEnd, RunEvent, RunWait, ToolSourceKind } from "@tapedeck/protocol";
+import type {
+  Decision,
+  DecisionWait,
+  JournalEntry,
+  JsonSchema,
+  JsonValue,
+  PinnedTool,
+  PinnedToolset,
+  PinnedWorkflow,
+  RunEnd,
+  RunEvent,
+  RunWait,
+  ToolSourceKind,
+} from "@tapedeck/protocol";
 import { systemClock, VirtualClock, type Clock } from "./clock.js";
 import { EngineError } from "./errors.js";
 import {
@@ -151,8 +164,7 @@ export interface TestOptions {
 
 export type TestResult =
   /** The script did not type-check. */
-  | { readonly kind: "refused"; readonly diagnostics: readonly Diagnostic[] }
-  | ({ readonly kind: "tested" } & TestReport);
+  { readonly kind: "refused"; readonly diagnostics: readonly Diagnostic[] } | ({ readonly kind: "tested" } & TestReport);
 
 /** Where the embedded store (and the master key file) live when no `dataDir` is given. */
 const DEFAULT_DATA_DIR = ".tapedeck";
@@ -171,7 +183,12 @@ export type EngineEvent =
   | { readonly type: "engine.error"; readonly error: unknown };
 
 /** A call waiting for a decision, with its run. `id` is `<run_id>/<seq>` (the call's idempotency key). */
-export type PendingDecision = DecisionWait & { readonly id: string; readonly runId: string; readonly labels?: Readonly<Record<string, string>>; readonly namespace?: string };
+export type PendingDecision = DecisionWait & {
+  readonly id: string;
+  readonly runId: string;
+  readonly labels?: Readonly<Record<string, string>>;
+  readonly namespace?: string;
+};
 
 export interface RegisteredToolset {
   /** Problems that did not stop the registration (an optional MCP server that could not be listed). */
@@ -200,7 +217,13 @@ export type SaveWorkflowResult =
   /** The workflow's code did not type-check (or breaks its input/output contract): nothing was saved. */
   | { readonly kind: "refused"; readonly diagnostics: readonly Diagnostic[] }
   /** The derived toolset that pins the workflow: its id (new, content-addressed), what it pins, and its declarations. */
-  | { readonly kind: "saved"; readonly id: string; readonly toolset: PinnedToolset; readonly declarations: Declarations; readonly warnings: readonly Diagnostic[] };
+  | {
+      readonly kind: "saved";
+      readonly id: string;
+      readonly toolset: PinnedToolset;
+      readonly declarations: Declarations;
+      readonly warnings: readonly Diagnostic[];
+    };
 
 export interface StartOptions {
   /** The id of a registered toolset. */
@@ -292,18 +315,32 @@ export class Engine {
     this.#store = store;
     this.#sandboxes = options.sandboxes ?? new QuickJsSandboxFactory();
     this.#hostTools = options.hostTools ? new InProcessHostTools(options.hostTools) : undefined;
-    const keyFile = options.masterKeyFile ?? (options.store === undefined ? join(options.dataDir ?? DEFAULT_DATA_DIR, "master.key") : options.dataDir === undefined ? undefined : join(options.dataDir, "master.key"));
+    const keyFile =
+      options.masterKeyFile ??
+      (options.store === undefined
+        ? join(options.dataDir ?? DEFAULT_DATA_DIR, "master.key")
+        : options.dataDir === undefined
+          ? undefined
+          : join(options.dataDir, "master.key"));
     this.credentials = new CredentialVault(store.credentials, new MasterKeySource(keyFile === undefined ? {} : { keyFile }));
     // An MCP source given in the options keeps its own credentials (its options decide).
     // A stdio server that stops on its own is reported with its last stderr lines (the server logs engine errors).
-    this.#mcp = options.mcp ?? new McpToolSource({ credentials: vaultResolver(store, this.credentials), log: (message) => this.#emit({ type: "engine.error", error: new Error(message) }) });
+    this.#mcp =
+      options.mcp ??
+      new McpToolSource({
+        credentials: vaultResolver(store, this.credentials),
+        log: (message) => this.#emit({ type: "engine.error", error: new Error(message) }),
+      });
     this.#source = new SourceRouter({
       ...(this.#hostTools ? { host: this.#hostTools } : {}),
       mcp: this.#mcp,
       // `http.fetch`; it opens no connection until a run calls `fetch`.
       builtin:
         options.sources?.builtin ??
-        new HttpToolSource({ unsafeAllowLoopbackForTests: options.unsafeHttpAllowLoopbackForTests === true, credentials: vaultResolver(store, this.credentials) }),
+        new HttpToolSource({
+          unsafeAllowLoopbackForTests: options.unsafeHttpAllowLoopbackForTests === true,
+          credentials: vaultResolver(store, this.credentials),
+        }),
       ...options.sources,
     });
     this.#clock = options.clock ?? systemClock;
@@ -350,7 +387,10 @@ export class Engine {
       // Runs parked by other processes (a detached `tapedeck run`) are in the store, not in this
       // engine's timer: look for them every few seconds (wall-clock time, unref'd).
       engine.#rescan = setInterval(() => {
-        store.nextWakeAt().then((next) => engine.#wake?.schedule(next), () => {});
+        store.nextWakeAt().then(
+          (next) => engine.#wake?.schedule(next),
+          () => {},
+        );
       }, WAKE_RESCAN_MS);
       engine.#rescan.unref();
     }
@@ -372,7 +412,13 @@ export class Engine {
     let pinned: PinnedToolset;
     let warnings: string[];
     try {
-      ({ toolset: pinned, warnings } = await pinToolset(parseToolsetSpec(spec), this.#mcp, options.override, (id) => this.#store.getToolset(id), options.mcpAddresses));
+      ({ toolset: pinned, warnings } = await pinToolset(
+        parseToolsetSpec(spec),
+        this.#mcp,
+        options.override,
+        (id) => this.#store.getToolset(id),
+        options.mcpAddresses,
+      ));
     } catch (error) {
       if (error instanceof ToolsetSpecError) throw new EngineError("invalid_toolset", error.message);
       throw error;
@@ -407,7 +453,11 @@ export class Engine {
   /** Type-checks a script against a toolset's declarations (off the event loop); a script past `MAX_SCRIPT_BYTES` is refused unchecked. */
   async check(source: string, toolsetId: string): Promise<CheckResult> {
     const loaded = await this.#toolset(toolsetId);
-    return this.#checkScript(source, { id: `${loaded.id}#${loaded.version}`, text: loaded.declarations.typescript }, { extraGlobals: featureGlobals(loaded.features) });
+    return this.#checkScript(
+      source,
+      { id: `${loaded.id}#${loaded.version}`, text: loaded.declarations.typescript },
+      { extraGlobals: featureGlobals(loaded.features) },
+    );
   }
 
   /**
@@ -449,7 +499,8 @@ export class Engine {
     const key = options.idempotencyKey;
     const first = key === undefined ? undefined : await this.#store.getRunByIdempotencyKey(key, options.namespace === "" ? undefined : options.namespace);
     if (first) return this.#existing(first.id);
-    if (options.ttlMs !== undefined && !(options.ttlMs > 0 && Number.isFinite(options.ttlMs))) throw new EngineError("invalid_request", `A run's ttl must be a positive number of milliseconds, not ${options.ttlMs}.`);
+    if (options.ttlMs !== undefined && !(options.ttlMs > 0 && Number.isFinite(options.ttlMs)))
+      throw new EngineError("invalid_request", `A run's ttl must be a positive number of milliseconds, not ${options.ttlMs}.`);
     const inputProblem = options.input === undefined ? undefined : valueProblem(options.input);
     if (inputProblem !== undefined) throw new EngineError("invalid_request", `The run's input is refused: ${inputProblem}.`);
     const loaded = await this.#toolset(options.toolset);
@@ -496,7 +547,14 @@ export class Engine {
    * journal marks them `reusedFrom`. The parent is unchanged. Input: the parent's, unless given.
    * `idempotencyKey` as for `start` (in the parent's namespace); `ttlMs`: the parent's TTL unless given.
    */
-  async fork(options: { readonly parent: string; readonly source: string; readonly input?: JsonValue; readonly idempotencyKey?: string; readonly ttlMs?: number; readonly traceparent?: string }): Promise<StartResult> {
+  async fork(options: {
+    readonly parent: string;
+    readonly source: string;
+    readonly input?: JsonValue;
+    readonly idempotencyKey?: string;
+    readonly ttlMs?: number;
+    readonly traceparent?: string;
+  }): Promise<StartResult> {
     const parent = await this.#run(options.parent);
     const ttlMs = options.ttlMs ?? (parent.expiresAt === undefined ? undefined : parent.expiresAt - parent.createdAt);
     return this.start({
@@ -521,12 +579,19 @@ export class Engine {
     this.#open();
     const runs = runId
       ? [await this.#run(runId)]
-      : [...(await this.#store.listRuns({ status: ["running"], limit: 10_000 })), ...(await this.#store.listRuns({ wakeBy: this.#clock.now(), limit: 10_000 }))];
+      : [
+          ...(await this.#store.listRuns({ status: ["running"], limit: 10_000 })),
+          ...(await this.#store.listRuns({ wakeBy: this.#clock.now(), limit: 10_000 })),
+        ];
     const resumed: { runId: string; end: Promise<RunEnd> }[] = [];
     for (const run of runs) {
       if (!terminalStatuses.includes(run.status) && this.#leases.heldElsewhere(run) && !this.#executors.has(run.id)) {
         // Another live process executes or keeps it: not taken over.
-        if (runId !== undefined) throw new EngineError("conflict", `Run ${run.id} is held by another live process (${run.owner?.id}); it goes on there. Signals, decisions and cancels sent from here reach it.`);
+        if (runId !== undefined)
+          throw new EngineError(
+            "conflict",
+            `Run ${run.id} is held by another live process (${run.owner?.id}); it goes on there. Signals, decisions and cancels sent from here reach it.`,
+          );
         continue;
       }
       if (terminalStatuses.includes(run.status)) {
@@ -568,7 +633,13 @@ export class Engine {
     const { event, patch } = endRecord(cancelled, now);
     const events: RunEvent[] = this.#recordEvents ? [{ type: "run.ended", runId, end: cancelled }] : [];
     const wake = run.caller ? { wakeRun: run.caller.runId } : {};
-    await this.#store.append(runId, [{ ...event, index: run.journalLength, at: now }], { ...patch, waits: null, wakeAt: null, ...wake, ...(events.length > 0 ? { events } : {}) });
+    await this.#store.append(runId, [{ ...event, index: run.journalLength, at: now }], {
+      ...patch,
+      waits: null,
+      wakeAt: null,
+      ...wake,
+      ...(events.length > 0 ? { events } : {}),
+    });
     this.#report(runId, cancelled, run.caller);
     return cancelled;
   }
@@ -609,14 +680,25 @@ export class Engine {
    * before for this run, nothing is sent again (`duplicate`). `heldBy`: another live process
    * holds the run and takes the signal there (within a fraction of a second).
    */
-  async signal(runId: string, name: string, payload: JsonValue = null, options: { readonly key?: string } = {}): Promise<{ readonly signalId: number; readonly duplicate: boolean; readonly heldBy?: string }> {
+  async signal(
+    runId: string,
+    name: string,
+    payload: JsonValue = null,
+    options: { readonly key?: string } = {},
+  ): Promise<{ readonly signalId: number; readonly duplicate: boolean; readonly heldBy?: string }> {
     this.#open();
-    if (typeof name !== "string" || name === "") throw new EngineError("invalid_request", "A signal needs a name: a non-empty string the script waits for with signal(name).");
+    if (typeof name !== "string" || name === "")
+      throw new EngineError("invalid_request", "A signal needs a name: a non-empty string the script waits for with signal(name).");
     const problem = valueProblem(payload);
     if (problem !== undefined) throw new EngineError("invalid_request", `The signal's payload is refused: ${problem}.`);
     const bytes = jsonBytes(payload);
-    if (bytes === undefined) throw new EngineError("invalid_request", "The signal's payload is not JSON; send plain data (objects, arrays, strings, numbers, booleans, null).");
-    if (bytes > this.#limits.maxValueBytes) throw new EngineError("invalid_request", `The signal's payload is ${bytes} bytes; one recorded value may be at most ${this.#limits.maxValueBytes} bytes.`);
+    if (bytes === undefined)
+      throw new EngineError("invalid_request", "The signal's payload is not JSON; send plain data (objects, arrays, strings, numbers, booleans, null).");
+    if (bytes > this.#limits.maxValueBytes)
+      throw new EngineError(
+        "invalid_request",
+        `The signal's payload is ${bytes} bytes; one recorded value may be at most ${this.#limits.maxValueBytes} bytes.`,
+      );
     const run = await this.#run(runId);
     if (terminalStatuses.includes(run.status)) {
       // A keyed signal sent again after it ended the run (a retried request) was sent: say so.
@@ -643,13 +725,26 @@ export class Engine {
   }
 
   /** Calls waiting for a decision, oldest run first: of one run, or of every run matching `query`. */
-  async pendingDecisions(query: { readonly runId?: string; readonly namespace?: string; readonly labels?: Readonly<Record<string, string>>; readonly limit?: number } = {}): Promise<PendingDecision[]> {
+  async pendingDecisions(
+    query: { readonly runId?: string; readonly namespace?: string; readonly labels?: Readonly<Record<string, string>>; readonly limit?: number } = {},
+  ): Promise<PendingDecision[]> {
     const runs = query.runId
       ? [await this.#run(query.runId)]
-      : await this.#store.listRuns({ needsDecision: true, limit: query.limit ?? 1000, ...(query.namespace ? { namespace: query.namespace } : {}), ...(query.labels ? { labels: query.labels } : {}) });
-    return runs
-      .reverse()
-      .flatMap((run) => (run.waits ?? []).filter(needsDecision).map((wait) => ({ ...wait, id: `${run.id}/${wait.seq}`, runId: run.id, ...(run.labels ? { labels: run.labels } : {}), ...(run.namespace ? { namespace: run.namespace } : {}) })));
+      : await this.#store.listRuns({
+          needsDecision: true,
+          limit: query.limit ?? 1000,
+          ...(query.namespace ? { namespace: query.namespace } : {}),
+          ...(query.labels ? { labels: query.labels } : {}),
+        });
+    return runs.reverse().flatMap((run) =>
+      (run.waits ?? []).filter(needsDecision).map((wait) => ({
+        ...wait,
+        id: `${run.id}/${wait.seq}`,
+        runId: run.id,
+        ...(run.labels ? { labels: run.labels } : {}),
+        ...(run.namespace ? { namespace: run.namespace } : {}),
+      })),
+    );
   }
 
   /** A POST to a run-bound webhook URL: its body becomes the signal the URL was made for. Throws `not_found` for an unknown token. */
@@ -690,7 +785,11 @@ export class Engine {
       limits: { ...this.#limits, maxJournalEntries: Math.min(this.#limits.maxJournalEntries, TEST_MAX_JOURNAL_ENTRIES) },
     });
     try {
-      const report = await runTest(child, clock, source, scenario, { toolset: loaded.id, source: options.source, ...(options.input === undefined ? {} : { input: options.input }) });
+      const report = await runTest(child, clock, source, scenario, {
+        toolset: loaded.id,
+        source: options.source,
+        ...(options.input === undefined ? {} : { input: options.input }),
+      });
       return { kind: "tested", ...report };
     } finally {
       await child.close();
@@ -764,10 +863,19 @@ export class Engine {
     this.#closed = true;
     this.#wake?.stop();
     clearInterval(this.#rescan);
-    const closed = new EngineError("closed", "The engine closed while the run was executing or waiting; it resumes with `resume` (a waiting run wakes in the next engine).");
+    const closed = new EngineError(
+      "closed",
+      "The engine closed while the run was executing or waiting; it resumes with `resume` (a waiting run wakes in the next engine).",
+    );
     for (const { executor } of this.#executors.values()) executor.stop(closed);
     this.#waiters.failAll(closed);
-    await closeAll([() => this.#leases.close().catch(() => {}), () => this.#source.close(), () => this.#sandboxes.close(), async () => this.#ownChecker?.close(), () => this.#store.close()]);
+    await closeAll([
+      () => this.#leases.close().catch(() => {}),
+      () => this.#source.close(),
+      () => this.#sandboxes.close(),
+      async () => this.#ownChecker?.close(),
+      () => this.#store.close(),
+    ]);
   }
 
   /** Starts executing a run unless it executes already; how it stops is reported to the waiters. */
@@ -792,31 +900,33 @@ export class Engine {
         if (!claimed) executor.stop(new EngineError("conflict", `Run ${run.id} is held by another live process; it goes on there.`));
         return executor.execute();
       })
-      .then((result) => {
-        this.#executors.delete(run.id);
-        if (result.status === "waiting") {
-          // Kept while this engine wakes runs, so requests from other processes come here.
-          if (this.#wakeMode === false) void this.#leases.release(run.id).catch(() => {});
-          this.#waiters.report(run.id, result);
-          this.#emit({ type: "run.waiting", runId: run.id, waits: result.waits, ...(result.wakeAt === undefined ? {} : { wakeAt: result.wakeAt }) });
-          this.#wake?.schedule(result.wakeAt);
-          // Under a virtual clock a parked child no longer drives time: its caller looks again.
-          if (this.#clock.virtual) this.#tellCaller(run.caller, run.id);
-        } else {
-          // The store cleared the lease with the end; this engine forgets it.
-          void this.#leases.release(run.id).catch(() => {});
-          this.#report(run.id, result, run.caller);
-        }
-      }
-      , async (error: unknown) => {
-        this.#executors.delete(run.id);
-        // Counted against the run (host-faults.ts): the fault that reaches the limit fails it now, by executing it once more.
-        const faults = this.#closed || !countsAsHostFault(error) ? 0 : await this.#store.noteHostFault(run.id, describeFault(error)).catch(() => 0);
-        if (faults === MAX_HOST_FAULTS) return this.#execute(run, toolset);
-        // Left `running` for `resume`, by this engine or another: released before anyone hears of it.
-        if (!this.#closed) await this.#leases.release(run.id).catch(() => {});
-        this.#waiters.fail(run.id, error);
-      });
+      .then(
+        (result) => {
+          this.#executors.delete(run.id);
+          if (result.status === "waiting") {
+            // Kept while this engine wakes runs, so requests from other processes come here.
+            if (this.#wakeMode === false) void this.#leases.release(run.id).catch(() => {});
+            this.#waiters.report(run.id, result);
+            this.#emit({ type: "run.waiting", runId: run.id, waits: result.waits, ...(result.wakeAt === undefined ? {} : { wakeAt: result.wakeAt }) });
+            this.#wake?.schedule(result.wakeAt);
+            // Under a virtual clock a parked child no longer drives time: its caller looks again.
+            if (this.#clock.virtual) this.#tellCaller(run.caller, run.id);
+          } else {
+            // The store cleared the lease with the end; this engine forgets it.
+            void this.#leases.release(run.id).catch(() => {});
+            this.#report(run.id, result, run.caller);
+          }
+        },
+        async (error: unknown) => {
+          this.#executors.delete(run.id);
+          // Counted against the run (host-faults.ts): the fault that reaches the limit fails it now, by executing it once more.
+          const faults = this.#closed || !countsAsHostFault(error) ? 0 : await this.#store.noteHostFault(run.id, describeFault(error)).catch(() => 0);
+          if (faults === MAX_HOST_FAULTS) return this.#execute(run, toolset);
+          // Left `running` for `resume`, by this engine or another: released before anyone hears of it.
+          if (!this.#closed) await this.#leases.release(run.id).catch(() => {});
+          this.#waiters.fail(run.id, error);
+        },
+      );
     this.#executors.set(run.id, { executor, stopped });
   }
 
@@ -885,7 +995,9 @@ export class Engine {
     // Runs another live process holds are its to wake; this engine looks again when their lease would lapse.
     let retryAt: number | undefined;
     for (;;) {
-      const due = (await this.#store.listRuns({ wakeBy: now, limit: 500, ...(owner ? { owner } : {}) })).filter((run) => !this.#executors.has(run.id) && !skipped.has(run.id));
+      const due = (await this.#store.listRuns({ wakeBy: now, limit: 500, ...(owner ? { owner } : {}) })).filter(
+        (run) => !this.#executors.has(run.id) && !skipped.has(run.id),
+      );
       if (due.length === 0) break;
       for (const run of due) {
         if (this.#closed) return undefined;
@@ -922,7 +1034,10 @@ export class Engine {
    * started ended. A live execution looks for it; a run parked on it wakes. Resolves with the
    * holder, when another process holds the run.
    */
-  async #notify(runId: string, event: { readonly kind: "signal"; readonly name: string } | { readonly kind: "child"; readonly runId: string }): Promise<string | undefined> {
+  async #notify(
+    runId: string,
+    event: { readonly kind: "signal"; readonly name: string } | { readonly kind: "child"; readonly runId: string },
+  ): Promise<string | undefined> {
     for (let live = this.#executors.get(runId); live; live = this.#executors.get(runId)) {
       if (event.kind === "signal" ? live.executor.notifySignal(event.name) : live.executor.notifyChild(event.runId)) return undefined;
       await live.stopped; // parking: look again once it is parked
@@ -934,7 +1049,8 @@ export class Engine {
       await this.#store.putRunRequest(runId, event, this.#clock.now());
       return run.owner?.id;
     }
-    const waitsFor = (wait: RunWait) => (event.kind === "signal" ? wait.kind === "signal" && wait.name === event.name : wait.kind === "child" && wait.runId === event.runId);
+    const waitsFor = (wait: RunWait) =>
+      event.kind === "signal" ? wait.kind === "signal" && wait.name === event.name : wait.kind === "child" && wait.runId === event.runId;
     if (run.status === "waiting" && run.waits?.some(waitsFor)) await this.#unpark(runId);
     return undefined;
   }
@@ -946,7 +1062,10 @@ export class Engine {
       if (!live) {
         const run = await this.#run(runId);
         if (!(run.waits ?? []).some((wait) => wait.seq === seq && needsDecision(wait))) {
-          throw new EngineError("conflict", `Call #${seq} of run ${runId} is not waiting for a decision${terminalStatuses.includes(run.status) ? ` (the run has ended: ${run.status})` : ""}.`);
+          throw new EngineError(
+            "conflict",
+            `Call #${seq} of run ${runId} is not waiting for a decision${terminalStatuses.includes(run.status) ? ` (the run has ended: ${run.status})` : ""}.`,
+          );
         }
         if (this.#leases.heldElsewhere(run)) {
           // The process holding the run journals the decision when it reads this request.
@@ -988,13 +1107,19 @@ export class Engine {
     const host = toolset.tools.filter((t) => t.source === "host");
     if (host.length === 0 || this.#hostTools === undefined) {
       if (host.length > 0 && !this.#source.has("host")) {
-        throw new EngineError("misconfigured", `The toolset has host tools (${host.map((t) => `${t.group}.${t.name}`).join(", ")}) but this engine has no host tool implementations: pass a host module (--host ./tools.ts).`);
+        throw new EngineError(
+          "misconfigured",
+          `The toolset has host tools (${host.map((t) => `${t.group}.${t.name}`).join(", ")}) but this engine has no host tool implementations: pass a host module (--host ./tools.ts).`,
+        );
       }
       return;
     }
     const missing = this.#hostTools.missing(host);
     if (missing.length > 0) {
-      throw new EngineError("misconfigured", `The host module does not implement ${missing.join(", ")}: export { <group>: { <name>: async (args, ctx) => result } } for every host tool of the toolset.`);
+      throw new EngineError(
+        "misconfigured",
+        `The host module does not implement ${missing.join(", ")}: export { <group>: { <name>: async (args, ctx) => result } } for every host tool of the toolset.`,
+      );
     }
   }
 
@@ -1108,7 +1233,10 @@ const TRACEPARENT = /^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}
 
 function checkTraceparent(value: string): string {
   if (typeof value !== "string" || !TRACEPARENT.test(value)) {
-    throw new EngineError("invalid_request", `traceparent must be a W3C trace context such as "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01" (lower-case hex, not all zeros); got ${JSON.stringify(String(value).slice(0, 80))}.`);
+    throw new EngineError(
+      "invalid_request",
+      `traceparent must be a W3C trace context such as "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01" (lower-case hex, not all zeros); got ${JSON.stringify(String(value).slice(0, 80))}.`,
+    );
   }
   return value;
 }

@@ -34,11 +34,18 @@ describe("forks (retry_run)", () => {
       assert.equal(started.kind, "started", started.kind === "refused" ? started.diagnostics.map((d) => d.message).join("\n") : "");
       if (started.kind !== "started") return;
       assert.deepEqual(await started.end, { status: "completed", output: { ok: 350 } });
-      assert.deepEqual(tools.calls.slice(3).map((c) => c.tool), ["shop.buy"], "only the new call was sent");
+      assert.deepEqual(
+        tools.calls.slice(3).map((c) => c.tool),
+        ["shop.buy"],
+        "only the new call was sent",
+      );
 
       const journal = await t.engine.journal(started.runId);
       const reused = journal.flatMap((e) => (e.kind === "call.completed" && e.reusedFrom ? [e.reusedFrom] : []));
-      assert.deepEqual(reused.map((r) => r.run), [parent.runId, parent.runId, parent.runId]);
+      assert.deepEqual(
+        reused.map((r) => r.run),
+        [parent.runId, parent.runId, parent.runId],
+      );
       assert.deepEqual(reused.map((r) => r.seq).sort(), [1, 2, 3]);
       assert.equal((await t.engine.getRun(started.runId)).parentId, parent.runId);
       assert.deepEqual(await t.engine.journal(parent.runId), parentJournal, "the parent is unchanged");
@@ -53,7 +60,11 @@ describe("forks (retry_run)", () => {
     const t = await testEngine({ hostTools: tools.module() });
     try {
       const spec = harnessToolset(["kv.get"]);
-      const parent = await runScript(t.engine, spec, `import { kv } from "tapedeck:tools";\nexport default async () => [await kv.get({ k: "a" }), await kv.get({ k: "b" })];`);
+      const parent = await runScript(
+        t.engine,
+        spec,
+        `import { kv } from "tapedeck:tools";\nexport default async () => [await kv.get({ k: "a" }), await kv.get({ k: "b" })];`,
+      );
       assert.equal(parent.end.status, "completed");
       const started = await t.engine.fork({
         parent: parent.runId,
@@ -61,7 +72,11 @@ describe("forks (retry_run)", () => {
       });
       if (started.kind !== "started") throw new Error("refused");
       assert.deepEqual(await started.end, { status: "completed", output: ["A", "A", "C"] });
-      assert.deepEqual(tools.calls.slice(2).map((c) => c.args), [{ k: "a" }, { k: "c" }], "the second a and the c were sent");
+      assert.deepEqual(
+        tools.calls.slice(2).map((c) => c.args),
+        [{ k: "a" }, { k: "c" }],
+        "the second a and the c were sent",
+      );
     } finally {
       await t.cleanup();
     }

@@ -57,12 +57,11 @@ describe("golden journals", () => {
   });
 
   it("changed arguments fail loudly with a divergence naming the call", async () => {
-    const golden = tamper(first!.golden, (journal) =>
-      journal.map((e) => (e.kind === "call.scheduled" && e.seq === 2 ? { ...e, args: { k: "zz" } } : e)),
-    );
+    const golden = tamper(first!.golden, (journal) => journal.map((e) => (e.kind === "call.scheduled" && e.seq === 2 ? { ...e, args: { k: "zz" } } : e)));
     const result = await verify(golden);
     assert.equal(result.ok, false);
-    if (!result.ok) assert.match(result.problem, /Replay diverged at call #2: the journal recorded kv\.get\(\{"k":"zz"\}\) but the script now calls kv\.get\(\{"k":"bb"\}\)/);
+    if (!result.ok)
+      assert.match(result.problem, /Replay diverged at call #2: the journal recorded kv\.get\(\{"k":"zz"\}\) but the script now calls kv\.get\(\{"k":"bb"\}\)/);
   });
 
   it("a removed entry fails loudly", async () => {

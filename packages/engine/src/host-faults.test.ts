@@ -51,7 +51,10 @@ describe("host faults", () => {
         assert.equal(end.status, "failed");
         if (end.status !== "failed") return;
         assert.equal(end.error.kind, "internal");
-        assert.match(end.error.message, /^Executing this run made Tapedeck fail 3 times in a row without the run making progress \(the last time: Error: a fault of the host \(simulated\)\)\. It was failed so that it cannot do so again\./);
+        assert.match(
+          end.error.message,
+          /^Executing this run made Tapedeck fail 3 times in a row without the run making progress \(the last time: Error: a fault of the host \(simulated\)\)\. It was failed so that it cannot do so again\./,
+        );
         assert.equal((await third.getRun(started.runId)).status, "failed");
         assert.deepEqual(await third.resume(), [], "nothing left to resume at the next start");
       } finally {

@@ -22,8 +22,10 @@ const ANTHROPIC_KEY = `sk-ant-api03-${"Zx9Yw8".repeat(10)}`;
 let server: LoopbackServer;
 before(async () => {
   server = await startLoopbackServer({
-    "/items": (req, res) => res.writeHead(200, { "content-type": "application/json", "x-request-method": req.method }).end(JSON.stringify({ items: [1, 2, 3], got: req.body })),
-    "/leaky": (_req, res) => res.writeHead(200, { "content-type": "application/json", "x-debug": `Bearer ${ANTHROPIC_KEY}` }).end(JSON.stringify({ token: GITHUB_TOKEN })),
+    "/items": (req, res) =>
+      res.writeHead(200, { "content-type": "application/json", "x-request-method": req.method }).end(JSON.stringify({ items: [1, 2, 3], got: req.body })),
+    "/leaky": (_req, res) =>
+      res.writeHead(200, { "content-type": "application/json", "x-debug": `Bearer ${ANTHROPIC_KEY}` }).end(JSON.stringify({ token: GITHUB_TOKEN })),
     "/hello": (_req, res) => res.end("hello"),
   });
 });
@@ -47,7 +49,10 @@ describe("fetch: a journaled call of http.fetch", () => {
            return { status: response.status, ok: response.ok, type: response.headers.get("Content-Type"), items: data.items, got: data.got, text: (await response.text()).length };
          };`,
       );
-      assert.deepEqual(end, { status: "completed", output: { status: 200, ok: true, type: "application/json", items: [1, 2, 3], got: '{"q":"all"}', text: 41 } });
+      assert.deepEqual(end, {
+        status: "completed",
+        output: { status: 200, ok: true, type: "application/json", items: [1, 2, 3], got: '{"q":"all"}', text: 41 },
+      });
       assert.equal(hits("/items"), before + 1);
       const received = server.received.at(-1)!;
       assert.equal(received.headers["idempotency-key"], `${runId}/1`);
@@ -55,7 +60,12 @@ describe("fetch: a journaled call of http.fetch", () => {
       const journal = await t.engine.journal(runId);
       const scheduled = journal.find((e): e is Extract<JournalEntry, { kind: "call.scheduled" }> => e.kind === "call.scheduled")!;
       assert.equal(scheduled.tool, "http.fetch");
-      assert.deepEqual(scheduled.args, { url: `${base()}/items`, method: "POST", headers: { "x-trace": "1", "content-type": "application/json" }, body: '{"q":"all"}' });
+      assert.deepEqual(scheduled.args, {
+        url: `${base()}/items`,
+        method: "POST",
+        headers: { "x-trace": "1", "content-type": "application/json" },
+        body: '{"q":"all"}',
+      });
       const completed = journal.find((e): e is Extract<JournalEntry, { kind: "call.completed" }> => e.kind === "call.completed")!;
       assert.equal((completed.result as { status: number }).status, 200);
       assert.equal((completed.result as { body: string }).body, '{"items":[1,2,3],"got":"{\\"q\\":\\"all\\"}"}');
@@ -71,7 +81,10 @@ describe("fetch: a journaled call of http.fetch", () => {
     try {
       const before = hits("/hello");
       const { id } = await t.engine.registerToolset(httpToolset());
-      const started = await t.engine.start({ toolset: id, source: `export default async () => { const r = await fetch("${base()}/hello"); const s = await signal<number>("go"); return [await r.text(), s]; };` });
+      const started = await t.engine.start({
+        toolset: id,
+        source: `export default async () => { const r = await fetch("${base()}/hello"); const s = await signal<number>("go"); return [await r.text(), s]; };`,
+      });
       assert.equal(started.kind, "started");
       if (started.kind !== "started") return;
       assert.equal((await t.engine.settled(started.runId))?.status, "waiting");
@@ -100,7 +113,10 @@ describe("fetch: a journaled call of http.fetch", () => {
            return outcomes;
          };`,
       );
-      assert.deepEqual(end, { status: "completed", output: ["refused http.fetch address", "refused http.fetch address", "refused http.fetch host-not-allowed", "refused http.fetch credentials"] });
+      assert.deepEqual(end, {
+        status: "completed",
+        output: ["refused http.fetch address", "refused http.fetch address", "refused http.fetch host-not-allowed", "refused http.fetch credentials"],
+      });
     } finally {
       await t.cleanup();
     }
@@ -168,7 +184,10 @@ describe("fetch: a journaled call of http.fetch", () => {
         `import { vault } from "tapedeck:tools";
          export default async () => { const read = await vault.read({}); let failed = ""; try { await vault.fail({}); } catch (e) { failed = (e as Error).message; } return { read, failed }; };`,
       );
-      assert.deepEqual(end, { status: "completed", output: { read: { key: "[redacted: stripe key]", "[redacted: stripe key]": "as a key" }, failed: "cannot use [redacted: github token]" } });
+      assert.deepEqual(end, {
+        status: "completed",
+        output: { read: { key: "[redacted: stripe key]", "[redacted: stripe key]": "as a key" }, failed: "cannot use [redacted: github token]" },
+      });
       assert.deepEqual(await findSecrets(t.engine, t.dataDir, [stripe, GITHUB_TOKEN]), []);
     } finally {
       await t.cleanup();
@@ -180,7 +199,14 @@ describe("fetch: a journaled call of http.fetch", () => {
     try {
       const before = server.received.length;
       const { id } = await t.engine.registerToolset(httpToolset());
-      const mock = { status: 418, statusText: "I'm a Teapot", url: `${base()}/hello`, redirected: false, headers: { "content-type": "text/plain" }, body: "mocked" };
+      const mock = {
+        status: 418,
+        statusText: "I'm a Teapot",
+        url: `${base()}/hello`,
+        redirected: false,
+        headers: { "content-type": "text/plain" },
+        body: "mocked",
+      };
       const tested = await t.engine.test({
         toolset: id,
         source: `export default async () => { const r = await fetch("${base()}/hello"); return [r.status, r.ok, await r.text()]; };`,
@@ -269,7 +295,10 @@ describe("fetch: the toolset's http entry", () => {
   it("takes policies like any tool", async () => {
     const t = await testEngine();
     try {
-      const { toolset } = await t.engine.registerToolset({ http: { allow: ["api.github.com"] }, policies: { "http.fetch": { approval: true, timeout: "40s" } } });
+      const { toolset } = await t.engine.registerToolset({
+        http: { allow: ["api.github.com"] },
+        policies: { "http.fetch": { approval: true, timeout: "40s" } },
+      });
       assert.equal(toolset.tools[0]!.policy.approval, true);
       assert.equal(toolset.tools[0]!.policy.timeoutMs, 40_000);
     } finally {
@@ -294,9 +323,16 @@ describe("fetch: the toolset's http entry", () => {
         [{ allow: ["a.com"], deny: [] }, /http has an unknown key "deny"/],
       ];
       for (const [http, message] of cases) {
-        await assert.rejects(t.engine.registerToolset({ http }), (error: unknown) => error instanceof EngineError && error.code === "invalid_toolset" && message.test(error.message), JSON.stringify(http));
+        await assert.rejects(
+          t.engine.registerToolset({ http }),
+          (error: unknown) => error instanceof EngineError && error.code === "invalid_toolset" && message.test(error.message),
+          JSON.stringify(http),
+        );
       }
-      await assert.rejects(t.engine.registerToolset({ http: { allow: ["a.com"] }, hostTools: { http: { get: {} } } }), /the group name "http" is taken: it is the group of the built-in http tool/);
+      await assert.rejects(
+        t.engine.registerToolset({ http: { allow: ["a.com"] }, hostTools: { http: { get: {} } } }),
+        /the group name "http" is taken: it is the group of the built-in http tool/,
+      );
     } finally {
       await t.cleanup();
     }

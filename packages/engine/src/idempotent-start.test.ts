@@ -54,7 +54,10 @@ describe("idempotent starts and TTLs in the engine", () => {
       const runId = started[0]!.runId;
       await t.engine.settled(runId);
       await t.engine.signal(runId, "go", 42);
-      assert.deepEqual(await Promise.all(started.map((r) => r.end)), started.map(() => ({ status: "completed", output: 42 })));
+      assert.deepEqual(
+        await Promise.all(started.map((r) => r.end)),
+        started.map(() => ({ status: "completed", output: 42 })),
+      );
 
       const later = await t.engine.start({ toolset, source: WAITING, idempotencyKey: "k", namespace: "alice" });
       assert.deepEqual(later.kind === "started" && [later.runId, later.existing, await later.end], [runId, true, { status: "completed", output: 42 }]);
@@ -76,7 +79,10 @@ describe("idempotent starts and TTLs in the engine", () => {
       await started.end;
       const parent = await t.engine.getRun(started.runId);
       assert.equal(parent.expiresAt! - parent.createdAt, 60_000);
-      for (const [ttlMs, expected] of [[undefined, 60_000], [5_000, 5_000]] as const) {
+      for (const [ttlMs, expected] of [
+        [undefined, 60_000],
+        [5_000, 5_000],
+      ] as const) {
         const fork = await t.engine.fork({ parent: parent.id, source: `export default () => 2;`, ...(ttlMs === undefined ? {} : { ttlMs }) });
         if (fork.kind !== "started") return assert.fail("refused");
         await fork.end;

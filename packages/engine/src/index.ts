@@ -3,7 +3,20 @@
  * nothing else is.
  */
 export { Engine } from "./engine.js";
-export type { EngineEvent, EngineLimits, EngineOptions, PendingDecision, RegisteredToolset, RegisterToolsetOptions, SaveWorkflowOptions, SaveWorkflowResult, StartOptions, StartResult, TestOptions, TestResult } from "./engine.js";
+export type {
+  EngineEvent,
+  EngineLimits,
+  EngineOptions,
+  PendingDecision,
+  RegisteredToolset,
+  RegisterToolsetOptions,
+  SaveWorkflowOptions,
+  SaveWorkflowResult,
+  StartOptions,
+  StartResult,
+  TestOptions,
+  TestResult,
+} from "./engine.js";
 export { EngineError, EngineErrorCode } from "./errors.js";
 export type { ExecutionResult, RunPause } from "./runs/run-executor.js";
 export type { RunEnd, RunEvent } from "@tapedeck/protocol";
@@ -22,7 +35,16 @@ export type { HostToolContext, HostToolFunction, HostToolModule } from "./source
 export { InProcessHostTools } from "./sources/in-process-host-tools.js";
 export type { QueueWatcher, ToolCallRequest, ToolOutcome, ToolSource } from "./sources/tool-source.js";
 export type { ApiKeyRecord, Durability, NewRun, RunPatch, RunQuery, RunRecord, Store } from "./store/store.js";
-export type { DeliveryNext, DeliveryStatus, NewWebhookDelivery, RecordedRunEvent, WebhookAttemptRecord, WebhookDeliveryRecord, WebhookEndpointRecord, WebhookOutboxStore } from "./store/webhook-outbox.js";
+export type {
+  DeliveryNext,
+  DeliveryStatus,
+  NewWebhookDelivery,
+  RecordedRunEvent,
+  WebhookAttemptRecord,
+  WebhookDeliveryRecord,
+  WebhookEndpointRecord,
+  WebhookOutboxStore,
+} from "./store/webhook-outbox.js";
 export { StoreConflictError } from "./store/store.js";
 export { SqliteStore } from "./store/sqlite-store.js";
 export type { SqliteStoreOptions } from "./store/sqlite-store.js";

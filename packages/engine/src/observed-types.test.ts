@@ -22,7 +22,10 @@ describe("observed result types", () => {
       assert.match(after.declarations.prompt, /kv\.get\(.*\) → \{ secret: string, value: number \} \(observed\)/);
       assert.doesNotMatch(after.declarations.typescript, /value-of-abc/, "values are never recorded");
 
-      const check = await t.engine.check(`import { kv } from "tapedeck:tools";\nexport default async () => (await kv.get({ k: "x" })).value.toUpperCase();`, before.id);
+      const check = await t.engine.check(
+        `import { kv } from "tapedeck:tools";\nexport default async () => (await kv.get({ k: "x" })).value.toUpperCase();`,
+        before.id,
+      );
       assert.equal(check.ok, false, "scripts are now checked against the observed type");
 
       const reopened = await t.reopen({ hostTools: tools.module() });
@@ -38,7 +41,12 @@ describe("observed result types", () => {
 
   it("a result keyed by data (emails, ids) is declared as a Record: no one's data becomes a property name everyone reads", async () => {
     const tools = new ToolHarness({
-      "crm.visits": (a: { day: string }) => ({ day: a.day, "alice@example.com": { visits: 3 }, "bob@example.org": { visits: 1 }, "4f1c2a9e8b7d6c5f4a3b2c1d0e9f8a7b6c5d4e3f": { visits: 7 } }),
+      "crm.visits": (a: { day: string }) => ({
+        day: a.day,
+        "alice@example.com": { visits: 3 },
+        "bob@example.org": { visits: 1 },
+        "4f1c2a9e8b7d6c5f4a3b2c1d0e9f8a7b6c5d4e3f": { visits: 7 },
+      }),
     });
     const t = await testEngine({ hostTools: tools.module() });
     try {
@@ -51,7 +59,10 @@ describe("observed result types", () => {
         for (const key of ["alice@example.com", "bob@example.org", "4f1c2a9e8b7d"]) assert.ok(!text.includes(key), `${key} is in the declarations:\n${text}`);
       }
       assert.match(declarations.prompt, /crm\.visits\(.*\) → \{ day: string, \[key: string\]: \{ visits: number \} \| string \} \(observed\)/);
-      const check = await t.engine.check(`import { crm } from "tapedeck:tools";\nexport default async () => { const r = await crm.visits({ day: "x" }); return r["carol@example.net"]; };`, id);
+      const check = await t.engine.check(
+        `import { crm } from "tapedeck:tools";\nexport default async () => { const r = await crm.visits({ day: "x" }); return r["carol@example.net"]; };`,
+        id,
+      );
       assert.equal(check.ok, true, "any key may be read from a record");
     } finally {
       await t.cleanup();

@@ -55,7 +55,10 @@ describe("engine: recovery after the engine stops mid-call", () => {
       assert.equal(output.a, 10);
       assert.equal(output.b, "second engine");
       // Only the interrupted call went out again, with the key of its first attempt.
-      assert.deepEqual(second.calls.map((c) => [c.tool, c.key, c.attempt]), [["w.write", `${runId}/2`, 2]]);
+      assert.deepEqual(
+        second.calls.map((c) => [c.tool, c.key, c.attempt]),
+        [["w.write", `${runId}/2`, 2]],
+      );
       assert.equal(first.calls[1]!.key, `${runId}/2`);
       const journal = await engine.journal(runId);
       assert.ok(journal.some((e) => e.kind === "call.attempt" && e.seq === 2 && e.attempt === 2));

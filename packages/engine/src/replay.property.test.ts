@@ -113,7 +113,12 @@ describe("replay property", () => {
           const started = await engine.start({ toolset: id, source });
           if (started.kind !== "started") throw new Error("refused");
           const end = await started.end;
-          original = { end, entries: await engine.journal(started.runId, 0, 100_000), run: await engine.getRun(started.runId), toolset: await engine.toolset(id) };
+          original = {
+            end,
+            entries: await engine.journal(started.runId, 0, 100_000),
+            run: await engine.getRun(started.runId),
+            toolset: await engine.toolset(id),
+          };
         } finally {
           await engine.close();
         }
@@ -122,7 +127,16 @@ describe("replay property", () => {
           await store.putToolset(original.toolset.toolset);
           const { run } = original;
           await store.createRun(
-            { id: run.id, toolsetId: run.toolsetId, source: run.source, js: run.js, sourceMap: run.sourceMap, input: run.input, status: "running", createdAt: run.createdAt },
+            {
+              id: run.id,
+              toolsetId: run.toolsetId,
+              source: run.source,
+              js: run.js,
+              sourceMap: run.sourceMap,
+              input: run.input,
+              status: "running",
+              createdAt: run.createdAt,
+            },
             original.entries.slice(0, length),
           );
           const resumedEngine = await Engine.open({ store, sources: { host: new DeterministicTools(() => 0) }, clock: frozenClock, sandboxes });

@@ -11,7 +11,10 @@ after(() => testSandboxes().close());
  * starts (counted the same way). `culprit`: the run's own request was running (its script may be
  * the cause), rather than a neighbour's.
  */
-function dyingSandboxes(dieAt: ReadonlySet<number>, options: { culprit?: boolean; dieAtStart?: ReadonlySet<number> } = {}): SandboxFactory & { created: number } {
+function dyingSandboxes(
+  dieAt: ReadonlySet<number>,
+  options: { culprit?: boolean; dieAtStart?: ReadonlySet<number> } = {},
+): SandboxFactory & { created: number } {
   let deliveries = 0;
   let starts = 0;
   const culprit = options.culprit === true;
@@ -111,7 +114,11 @@ describe("a sandbox lost under a run", () => {
     const sandboxes = dyingSandboxes(new Set([1, 2, 3, 4, 5, 6, 7, 8]), { culprit: true });
     const t = await testEngine({ hostTools: tools.module(), sandboxes });
     try {
-      const { runId, end } = await runScript(t.engine, harnessToolset(["n.next"]), `import { n } from "tapedeck:tools";\nexport default async () => n.next({ i: 1 });`);
+      const { runId, end } = await runScript(
+        t.engine,
+        harnessToolset(["n.next"]),
+        `import { n } from "tapedeck:tools";\nexport default async () => n.next({ i: 1 });`,
+      );
       assert.equal(end.status, "failed", JSON.stringify(end));
       if (end.status !== "failed") return;
       assert.equal(end.error.kind, "internal");
@@ -129,7 +136,11 @@ describe("a sandbox lost under a run", () => {
     const sandboxes = dyingSandboxes(new Set([1, 2, 3, 4, 5, 6, 7, 8]));
     const t = await testEngine({ hostTools: tools.module(), sandboxes });
     try {
-      const { end } = await runScript(t.engine, harnessToolset(["n.next"]), `import { n } from "tapedeck:tools";\nexport default async () => n.next({ i: 1 });`);
+      const { end } = await runScript(
+        t.engine,
+        harnessToolset(["n.next"]),
+        `import { n } from "tapedeck:tools";\nexport default async () => n.next({ i: 1 });`,
+      );
       assert.deepEqual(end, { status: "completed", output: 1 });
       assert.equal(sandboxes.created, 9);
       assert.equal(tools.calls.length, 1, "the call was sent once");
@@ -143,7 +154,11 @@ describe("a sandbox lost under a run", () => {
     const sandboxes = dyingSandboxes(new Set(), { dieAtStart: new Set([1, 2]) });
     const t = await testEngine({ hostTools: tools.module(), sandboxes });
     try {
-      const { end } = await runScript(t.engine, harnessToolset(["n.next"]), `import { n } from "tapedeck:tools";\nexport default async () => n.next({ i: 1 });`);
+      const { end } = await runScript(
+        t.engine,
+        harnessToolset(["n.next"]),
+        `import { n } from "tapedeck:tools";\nexport default async () => n.next({ i: 1 });`,
+      );
       assert.deepEqual(end, { status: "completed", output: 2 });
       assert.equal(sandboxes.created, 3);
     } finally {
@@ -172,7 +187,11 @@ describe("a sandbox lost under a run", () => {
     };
     const t = await testEngine({ hostTools: tools.module(), sandboxes: stopping });
     try {
-      const { runId, end } = await runScript(t.engine, harnessToolset(["n.next"]), `import { n } from "tapedeck:tools";\nexport default async () => n.next({ i: 1 });`);
+      const { runId, end } = await runScript(
+        t.engine,
+        harnessToolset(["n.next"]),
+        `import { n } from "tapedeck:tools";\nexport default async () => n.next({ i: 1 });`,
+      );
       assert.equal(end.status, "failed");
       if (end.status !== "failed") return;
       assert.deepEqual([end.error.kind, end.error.message], ["limit", "stuck inside a built-in (simulated)"]);

@@ -50,7 +50,11 @@ async function setup(tools: Record<string, (args: never) => unknown> = {}, optio
   const policies = Object.fromEntries((options.approval ?? []).map((tool) => [tool, { approval: true }]));
   const { id } = await t.engine.registerToolset(harnessToolset(Object.keys(implementations), { policies }));
   const start = async (source: string, input?: unknown) => {
-    const started = await t.engine.start({ toolset: id, source: `import { w } from "tapedeck:tools";\n${source}`, ...(input === undefined ? {} : { input: input as never }) });
+    const started = await t.engine.start({
+      toolset: id,
+      source: `import { w } from "tapedeck:tools";\n${source}`,
+      ...(input === undefined ? {} : { input: input as never }),
+    });
     if (started.kind === "refused") throw new Error(started.diagnostics.map((d) => `${d.line}:${d.column} ${d.message}`).join("\n"));
     return started;
   };
@@ -63,7 +67,9 @@ describe("sleep", () => {
   it("a long sleep parks the run: no sandbox held, waiting with its wake time; the timer wakes it and the script sees the time", async () => {
     const t = await setup();
     try {
-      const started = await t.start(`export default async () => { const before = Date.now(); await sleep("10d"); return { slept: Date.now() - before, step: await w.step({ n: 1 }) }; };`);
+      const started = await t.start(
+        `export default async () => { const before = Date.now(); await sleep("10d"); return { slept: Date.now() - before, step: await w.step({ n: 1 }) }; };`,
+      );
       const pause = await t.engine.settled(started.runId);
       const until = t.clock.now() + 10 * DAY;
       assert.deepEqual(pause, { status: "waiting", waits: [{ kind: "sleep", seq: 1, until }], wakeAt: until });
@@ -71,7 +77,10 @@ describe("sleep", () => {
       assert.deepEqual([run.status, run.wakeAt], ["waiting", until]);
       assert.equal(t.sandboxes.live(), 0, "a parked run holds no sandbox");
       assert.equal(t.clock.pending, 1, "one timer for the engine, none for the run");
-      assert.deepEqual(t.events.map((e) => e.type), ["run.waiting"]);
+      assert.deepEqual(
+        t.events.map((e) => e.type),
+        ["run.waiting"],
+      );
 
       t.clock.tick(10 * DAY - 1);
       assert.equal((await t.engine.getRun(started.runId)).status, "waiting", "not a millisecond early");
@@ -80,7 +89,15 @@ describe("sleep", () => {
       assert.deepEqual(end, { status: "completed", output: { slept: 10 * DAY, step: { n: 1 } } });
       const journal = await t.engine.journal(started.runId);
       assert.deepEqual(kinds(journal), ["run.started", "call.scheduled", "call.completed", "call.scheduled", "call.completed", "run.completed"]);
-      assert.deepEqual(journal[1], { index: 1, at: until - 10 * DAY, kind: "call.scheduled", seq: 1, tool: "tapedeck.sleep", args: { ms: 10 * DAY, until }, key: `${started.runId}/1` });
+      assert.deepEqual(journal[1], {
+        index: 1,
+        at: until - 10 * DAY,
+        kind: "call.scheduled",
+        seq: 1,
+        tool: "tapedeck.sleep",
+        args: { ms: 10 * DAY, until },
+        key: `${started.runId}/1`,
+      });
       assert.equal(t.sandboxes.live(), 0);
       const done = await t.engine.getRun(started.runId);
       assert.deepEqual([done.waits, done.wakeAt], [undefined, undefined]);
@@ -100,7 +117,11 @@ describe("sleep", () => {
       await t.clock.timers(1);
       t.clock.tick(1000);
       assert.deepEqual(await started.end, { status: "completed", output: "done" });
-      assert.deepEqual(t.events.map((e) => e.type), ["run.ended"], "it never parked");
+      assert.deepEqual(
+        t.events.map((e) => e.type),
+        ["run.ended"],
+        "it never parked",
+      );
     } finally {
       await t.cleanup();
     }
@@ -140,7 +161,9 @@ describe("sleep", () => {
       t.clock.tick(DAY);
       assert.deepEqual(await started.end, { status: "completed", output: ["xy"] });
 
-      const failing = await t.start(`export default async () => { setTimeout(() => { throw new Error("boom in a timer"); }, 5); await sleep(3 * 86400000); return "unreachable"; };`);
+      const failing = await t.start(
+        `export default async () => { setTimeout(() => { throw new Error("boom in a timer"); }, 5); await sleep(3 * 86400000); return "unreachable"; };`,
+      );
       await t.clock.timers(2);
       t.clock.tick(10);
       const end = await failing.end;
@@ -224,7 +247,10 @@ describe("signals", () => {
       const pause = await t.engine.settled(started.runId);
       assert.equal(pause?.status === "waiting" ? pause.wakeAt : undefined, t.clock.now() + 3_600_000);
       t.clock.tick(3_600_000);
-      assert.deepEqual(await started.end, { status: "completed", output: { code: "timeout", message: 'No signal "late" arrived within 1h. Catch this error to go on without it, or wait longer.' } });
+      assert.deepEqual(await started.end, {
+        status: "completed",
+        output: { code: "timeout", message: 'No signal "late" arrived within 1h. Catch this error to go on without it, or wait longer.' },
+      });
       await assert.rejects(t.engine.signal(started.runId, "late", 1), { code: "conflict", message: /has ended \(completed\); the signal "late" was not sent/ });
     } finally {
       await t.cleanup();
@@ -296,11 +322,19 @@ describe("approvals", () => {
       const pause = await t.engine.settled(started.runId);
       assert.deepEqual(pause, { status: "waiting", waits: [{ kind: "approval", seq: 1, tool: "w.merge", args: { pr: 7 } }] });
       assert.equal(t.harness.calls.length, 0);
-      assert.deepEqual(await t.engine.pendingDecisions(), [{ kind: "approval", seq: 1, tool: "w.merge", args: { pr: 7 }, id: `${started.runId}/1`, runId: started.runId }]);
-      assert.deepEqual(t.events.map((e) => e.type), ["approval.requested", "run.waiting"]);
+      assert.deepEqual(await t.engine.pendingDecisions(), [
+        { kind: "approval", seq: 1, tool: "w.merge", args: { pr: 7 }, id: `${started.runId}/1`, runId: started.runId },
+      ]);
+      assert.deepEqual(
+        t.events.map((e) => e.type),
+        ["approval.requested", "run.waiting"],
+      );
       await t.engine.approve(started.runId, 1, { reason: "looks good" });
       assert.deepEqual(await started.end, { status: "completed", output: "merged 7" });
-      assert.deepEqual(t.harness.calls.map((c) => [c.tool, c.key, c.attempt]), [["w.merge", `${started.runId}/1`, 1]]);
+      assert.deepEqual(
+        t.harness.calls.map((c) => [c.tool, c.key, c.attempt]),
+        [["w.merge", `${started.runId}/1`, 1]],
+      );
       const journal = await t.engine.journal(started.runId);
       assert.deepEqual(kinds(journal), ["run.started", "call.scheduled", "call.decided", "call.completed", "run.completed"]);
       assert.deepEqual(journal[2], { index: 2, at: journal[2]!.at, kind: "call.decided", seq: 1, decision: "approved", reason: "looks good" });
@@ -325,12 +359,19 @@ describe("approvals", () => {
       await t.engine.settled(started.runId);
       await t.engine.reject(started.runId, 1, { reason: "not on a Friday" });
       await t.engine.settled(started.runId);
-      assert.deepEqual((await t.engine.pendingDecisions({ runId: started.runId })).map((d) => d.seq), [2], "the second try waits for its own decision");
+      assert.deepEqual(
+        (await t.engine.pendingDecisions({ runId: started.runId })).map((d) => d.seq),
+        [2],
+        "the second try waits for its own decision",
+      );
       await t.engine.reject(started.runId, 2);
       const end = await started.end;
       assert.deepEqual(end, {
         status: "completed",
-        output: ["approval_rejected: The call to w.merge was rejected: not on a Friday. It was not sent.", "approval_rejected: The call to w.merge was rejected. It was not sent."],
+        output: [
+          "approval_rejected: The call to w.merge was rejected: not on a Friday. It was not sent.",
+          "approval_rejected: The call to w.merge was rejected. It was not sent.",
+        ],
       });
       assert.equal(t.harness.calls.length, 0, "never sent");
     } finally {
@@ -382,7 +423,10 @@ describe("cancel and fork with waits", () => {
       await t.engine.settled(parent.runId);
       await t.engine.signal(parent.runId, "go", 4);
       await parent.end;
-      const fork = await t.engine.fork({ parent: parent.runId, source: `import { w } from "tapedeck:tools";\nexport default async () => { await sleep("7d"); const s = await signal<number>("go"); return w.step({ n: s + 1 }); };` });
+      const fork = await t.engine.fork({
+        parent: parent.runId,
+        source: `import { w } from "tapedeck:tools";\nexport default async () => { await sleep("7d"); const s = await signal<number>("go"); return w.step({ n: s + 1 }); };`,
+      });
       if (fork.kind !== "started") throw new Error("refused");
       assert.deepEqual(await fork.end, { status: "completed", output: { n: 5 } });
       const reused = (await t.engine.journal(fork.runId)).filter((e) => e.kind === "call.completed" && e.reusedFrom);

@@ -36,7 +36,11 @@ async function setup(options: EngineOptions = {}, tools: Record<string, (args: n
   const harness = new ToolHarness({ "w.step": (args: { n?: number }) => ({ n: args.n ?? 0 }), ...tools });
   const t = await testEngine({ hostTools: harness.module(), ...options });
   const spec = harnessToolset(Object.keys(tools));
-  const step = { description: "Echoes n.", inputSchema: { type: "object" }, outputSchema: { type: "object", properties: { n: { type: "number" } }, required: ["n"] } };
+  const step = {
+    description: "Echoes n.",
+    inputSchema: { type: "object" },
+    outputSchema: { type: "object", properties: { n: { type: "number" } }, required: ["n"] },
+  };
   const base = await t.engine.registerToolset({ ...spec, hostTools: { ...spec.hostTools, w: { ...spec.hostTools?.w, step } } });
   const save = async (workflow: Omit<SaveWorkflowOptions, "toolset">, toolset = base.id) => {
     const saved = await t.engine.saveWorkflow({ toolset, ...workflow });
@@ -59,7 +63,10 @@ describe("workflows: start and result", () => {
     const t = await setup();
     try {
       const saved = await t.save(DOUBLE);
-      const started = await t.start(saved.id, `export default async () => { const run = await workflows.double.start({ n: 21 }); return { id: run.id, out: await run.result() }; };`);
+      const started = await t.start(
+        saved.id,
+        `export default async () => { const run = await workflows.double.start({ n: 21 }); return { id: run.id, out: await run.result() }; };`,
+      );
       const end = await started.end;
       assert.equal(end.status, "completed");
       const output = end.output as { id: string; out: JsonValue };
@@ -71,9 +78,15 @@ describe("workflows: start and result", () => {
         [1, "tapedeck.workflow.start", { input: { n: 21 }, name: "double" }],
         [2, "tapedeck.workflow.result", { id: output.id, name: "double" }],
       ]);
-      assert.deepEqual(journal.filter((e) => e.kind === "call.completed").map((e) => (e.kind === "call.completed" ? e.result : null)), [{ id: output.id }, { doubled: 42 }]);
+      assert.deepEqual(
+        journal.filter((e) => e.kind === "call.completed").map((e) => (e.kind === "call.completed" ? e.result : null)),
+        [{ id: output.id }, { doubled: 42 }],
+      );
       assert.deepEqual(await t.engine.verify(started.runId), { ok: true, end });
-      assert.deepEqual(t.harness.calls.map((c) => [c.tool, c.args, c.key]), [["w.step", { n: 42 }, `${output.id}/1`]]);
+      assert.deepEqual(
+        t.harness.calls.map((c) => [c.tool, c.args, c.key]),
+        [["w.step", { n: 42 }, `${output.id}/1`]],
+      );
     } finally {
       await t.cleanup();
     }
@@ -129,14 +142,21 @@ describe("workflows: signals", () => {
       const journal = await t.engine.journal(started.runId);
       const [child] = await childrenOf(t.engine, started.runId);
       assert.ok(child);
-      assert.deepEqual(builtinCalls(journal).map(([seq, tool]) => [seq, tool]), [
-        [1, "tapedeck.workflow.start"],
-        [2, "tapedeck.workflow.signal"],
-        [3, "tapedeck.workflow.result"],
-      ]);
+      assert.deepEqual(
+        builtinCalls(journal).map(([seq, tool]) => [seq, tool]),
+        [
+          [1, "tapedeck.workflow.start"],
+          [2, "tapedeck.workflow.signal"],
+          [3, "tapedeck.workflow.result"],
+        ],
+      );
       assert.deepEqual(builtinCalls(journal)[1]![2], { id: child.id, name: "approval", payload: { ok: true }, signal: "approve" });
       const taken = (await t.engine.journal(child.id)).filter((e) => e.kind === "call.completed");
-      assert.deepEqual(taken.map((e) => (e.kind === "call.completed" ? e.result : null)), [{ ok: true }], "the child took the one signal");
+      assert.deepEqual(
+        taken.map((e) => (e.kind === "call.completed" ? e.result : null)),
+        [{ ok: true }],
+        "the child took the one signal",
+      );
       assert.deepEqual(await t.engine.verify(started.runId), { ok: true, end: await started.end });
     } finally {
       await t.cleanup();
@@ -165,7 +185,10 @@ export default async () => {
       const output = end.output as Record<string, string>;
       assert.match(output.badInput!, /^invalid_arguments: workflows\.approval\.start: the input does not match its schema: \/item must be string/);
       assert.match(output.badName!, /^invalid_arguments: workflows\.approval takes no signal "nope"; it declares "approve"/);
-      assert.match(output.badPayload!, /^invalid_arguments: workflows\.approval\.signal: the payload of "approve" does not match its schema: \/ok must be boolean/);
+      assert.match(
+        output.badPayload!,
+        /^invalid_arguments: workflows\.approval\.signal: the payload of "approve" does not match its schema: \/ok must be boolean/,
+      );
       assert.deepEqual(output.result, { item: "x", ok: false });
       assert.equal((await childrenOf(t.engine, started.runId)).length, 1, "the rejected start created no run");
       const kinds = (await t.engine.journal(started.runId)).filter((e) => e.kind === "call.rejected").map((e) => (e.kind === "call.rejected" ? e.tool : ""));
@@ -219,7 +242,10 @@ describe("workflows: waiting for a child", () => {
       await clock.timers(1);
       clock.tick(10 * DAY);
       assert.deepEqual(await parentEnd, { status: "completed", output: { doubled: 8 } });
-      assert.deepEqual(harness.calls.map((c) => c.key), [`${child.id}/2`]);
+      assert.deepEqual(
+        harness.calls.map((c) => c.key),
+        [`${child.id}/2`],
+      );
     } finally {
       await engine.close();
       await t.cleanup();
@@ -331,9 +357,16 @@ describe("workflows: crash-resume, replay and forks start no second child", () =
     const tools = () => new ToolHarness({ "w.step": (args: { n?: number }) => ({ n: args.n ?? 0 }) }).module();
     let parentId = "";
     // The parent's commit that would journal the start's outcome fails: the engine "dies" there.
-    const store = failingAppends(SqliteStore.open({ path, durability: "normal" }), (runId, entries) => runId === parentId && entries.some((e) => e.kind === "call.completed"));
+    const store = failingAppends(
+      SqliteStore.open({ path, durability: "normal" }),
+      (runId, entries) => runId === parentId && entries.some((e) => e.kind === "call.completed"),
+    );
     const first = await Engine.open({ store, sandboxes, hostTools: tools() });
-    const step = { description: "Echoes n.", inputSchema: { type: "object" }, outputSchema: { type: "object", properties: { n: { type: "number" } }, required: ["n"] } };
+    const step = {
+      description: "Echoes n.",
+      inputSchema: { type: "object" },
+      outputSchema: { type: "object", properties: { n: { type: "number" } }, required: ["n"] },
+    };
     const base = await first.registerToolset({ hostTools: { w: { step } } });
     const saved = await first.saveWorkflow({ toolset: base.id, ...DOUBLE });
     assert.equal(saved.kind, "saved");
@@ -350,13 +383,24 @@ describe("workflows: crash-resume, replay and forks start no second child", () =
     const second = await Engine.open({ store: SqliteStore.open({ path, durability: "normal" }), sandboxes, hostTools: tools() });
     try {
       const journal = await second.journal(parentId);
-      assert.deepEqual(journal.map((e) => e.kind), ["run.started", "call.scheduled"], "the start call is open");
+      assert.deepEqual(
+        journal.map((e) => e.kind),
+        ["run.started", "call.scheduled"],
+        "the start call is open",
+      );
       const resumed = await second.resume(parentId);
       assert.deepEqual(await resumed[0]!.end, { status: "completed", output: { doubled: 10 } });
       const children = await childrenOf(second, parentId);
-      assert.deepEqual(children.map((c) => c.id), [child.id], "the same child, not a second one");
+      assert.deepEqual(
+        children.map((c) => c.id),
+        [child.id],
+        "the same child, not a second one",
+      );
       assert.equal((await second.listRuns({ limit: 100 })).length, 2);
-      assert.deepEqual((await second.journal(parentId)).find((e) => e.kind === "call.completed"), { ...(await second.journal(parentId)).find((e) => e.kind === "call.completed")!, seq: 1, result: { id: child.id } });
+      assert.deepEqual(
+        (await second.journal(parentId)).find((e) => e.kind === "call.completed"),
+        { ...(await second.journal(parentId)).find((e) => e.kind === "call.completed")!, seq: 1, result: { id: child.id } },
+      );
       assert.ok((await second.verify(parentId)).ok);
     } finally {
       await second.close();
@@ -370,7 +414,10 @@ describe("workflows: crash-resume, replay and forks start no second child", () =
     const sandboxes = { create: (o: Parameters<ReturnType<typeof testSandboxes>["create"]>[0]) => testSandboxes().create(o), close: () => Promise.resolve() };
     let parentId = "";
     const signalled = (entries: readonly JournalEntry[]) => entries.some((e) => e.kind === "call.completed" && e.seq === 2);
-    const first = await Engine.open({ store: failingAppends(SqliteStore.open({ path, durability: "normal" }), (runId, entries) => runId === parentId && signalled(entries)), sandboxes });
+    const first = await Engine.open({
+      store: failingAppends(SqliteStore.open({ path, durability: "normal" }), (runId, entries) => runId === parentId && signalled(entries)),
+      sandboxes,
+    });
     const base = await first.registerToolset({});
     const saved = await first.saveWorkflow({ toolset: base.id, ...APPROVAL });
     assert.equal(saved.kind, "saved");
@@ -410,7 +457,10 @@ describe("workflows: crash-resume, replay and forks start no second child", () =
     const t = await setup();
     try {
       const saved = await t.save(DOUBLE);
-      const parent = await t.start(saved.id, `export default async () => { const out = await (await workflows.double.start({ n: 1 })).result(); throw new Error("bug after " + out.doubled); };`);
+      const parent = await t.start(
+        saved.id,
+        `export default async () => { const out = await (await workflows.double.start({ n: 1 })).result(); throw new Error("bug after " + out.doubled); };`,
+      );
       assert.equal((await parent.end).status, "failed");
       const fixed = `export default async () => { const out = await (await workflows.double.start({ n: 1 })).result(); return out.doubled + 1; };`;
       const fork = await t.engine.fork({ parent: parent.runId, source: fixed });
@@ -463,8 +513,14 @@ describe("workflows: saving", () => {
       assert.match(none!.message, /^A workflow must default-export a function of its input: .* The script has no default export\.$/);
       const [tool] = await refused(`import { nope } from "tapedeck:tools";\nexport default async (input: { n: number }) => ({ doubled: input.n });`);
       assert.match(tool!.message, /has no exported member 'nope'/);
-      await assert.rejects(t.engine.saveWorkflow({ toolset: t.base.id, ...DOUBLE, name: "not a name" }), { code: "invalid_request", message: /must be an identifier/ });
-      await assert.rejects(t.engine.saveWorkflow({ toolset: t.base.id, ...DOUBLE, output: { type: "nonsense" } }), { code: "invalid_toolset", message: /output cannot be compiled as a JSON Schema/ });
+      await assert.rejects(t.engine.saveWorkflow({ toolset: t.base.id, ...DOUBLE, name: "not a name" }), {
+        code: "invalid_request",
+        message: /must be an identifier/,
+      });
+      await assert.rejects(t.engine.saveWorkflow({ toolset: t.base.id, ...DOUBLE, output: { type: "nonsense" } }), {
+        code: "invalid_toolset",
+        message: /output cannot be compiled as a JSON Schema/,
+      });
     } finally {
       await t.cleanup();
     }
@@ -483,7 +539,10 @@ describe("workflows: saving", () => {
       assert.ok(ts.includes("    start(input: { item: string }): Promise<{ readonly id: string; result(): Promise<{ item: string; ok: boolean }> }>;\n"), ts);
       assert.ok(ts.includes('    signal(id: string, name: "approve", payload: { ok: boolean }): Promise<void>;\n'));
       const prompt = first.declarations.prompt.split("\n");
-      assert.ok(prompt.includes('workflows.approval.start({ item: string }) → { id, result() → { item: string, ok: boolean } } · Waits for a decision.'), prompt.join("\n"));
+      assert.ok(
+        prompt.includes("workflows.approval.start({ item: string }) → { id, result() → { item: string, ok: boolean } } · Waits for a decision."),
+        prompt.join("\n"),
+      );
       assert.ok(prompt.includes('workflows.approval.signal(id, "approve", { ok: boolean }) · Sends it to a run of approval this run started.'));
 
       const both = await t.save(DOUBLE, first.id);
@@ -507,7 +566,10 @@ describe("workflows: saving", () => {
     try {
       const checked = await t.engine.check(`export default async () => (await workflows.double.start({ n: 1 })).result();`, t.base.id);
       assert.equal(checked.ok, false);
-      assert.equal(checked.diagnostics[0]?.message, "Cannot find name 'workflows': this toolset pins no workflows. Save one first (save_workflow, or POST /v1/toolsets/<id>/workflows), then run the script on the toolset that saving it gives (a new id).");
+      assert.equal(
+        checked.diagnostics[0]?.message,
+        "Cannot find name 'workflows': this toolset pins no workflows. Save one first (save_workflow, or POST /v1/toolsets/<id>/workflows), then run the script on the toolset that saving it gives (a new id).",
+      );
       const saved = await t.save(DOUBLE);
       assert.equal((await t.engine.check(`export default async () => (await workflows.double.start({ n: 1 })).result();`, saved.id)).ok, true);
       const wrong = await t.engine.check(`export default async () => workflows.double.start({ m: 1 });`, saved.id);
@@ -529,7 +591,13 @@ describe("workflows: test_script", () => {
       assert.equal(tested.kind, "tested");
       if (tested.kind !== "tested") return;
       assert.deepEqual([tested.status, tested.output, tested.virtualMs], ["completed", { doubled: 99 }, 10 * DAY]);
-      assert.deepEqual(tested.calls.map((c) => [c.tool, c.answeredBy]), [["tapedeck.workflow.start", "builtin"], ["tapedeck.workflow.result", "builtin"]]);
+      assert.deepEqual(
+        tested.calls.map((c) => [c.tool, c.answeredBy]),
+        [
+          ["tapedeck.workflow.start", "builtin"],
+          ["tapedeck.workflow.result", "builtin"],
+        ],
+      );
       assert.equal(t.harness.calls.length, 0, "nothing was sent");
     } finally {
       await t.cleanup();

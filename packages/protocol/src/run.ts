@@ -120,7 +120,15 @@ export type RunWait =
   /** A call whose policy requires approval: approve or reject it. */
   | { readonly kind: "approval"; readonly seq: number; readonly tool: string; readonly args: JsonValue }
   /** A call held back by the engine: approve (send it against the current schema), reject, cancel or fork. */
-  | { readonly kind: "parked"; readonly seq: number; readonly tool: string; readonly args: JsonValue; readonly reason: ParkReason; readonly message: string; readonly credential?: string }
+  | {
+      readonly kind: "parked";
+      readonly seq: number;
+      readonly tool: string;
+      readonly args: JsonValue;
+      readonly reason: ParkReason;
+      readonly message: string;
+      readonly credential?: string;
+    }
   /** `result()` of a workflow the run started: the child run `runId` must end (it may itself wait, for a signal this run sends it…). */
   | { readonly kind: "child"; readonly seq: number; readonly runId: string; readonly workflow: string }
   /**

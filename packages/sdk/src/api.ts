@@ -7,7 +7,18 @@
  * These types belong in @tapedeck/protocol; they live here until the protocol package takes
  * the API's types (the server imports them type-only).
  */
-import type { DecisionWait, Diagnostic, JournalEntry, JsonSchema, JsonValue, PinnedToolset, RunError, RunStatus, RunWait, ToolsetSpec } from "@tapedeck/protocol";
+import type {
+  DecisionWait,
+  Diagnostic,
+  JournalEntry,
+  JsonSchema,
+  JsonValue,
+  PinnedToolset,
+  RunError,
+  RunStatus,
+  RunWait,
+  ToolsetSpec,
+} from "@tapedeck/protocol";
 
 /** Labels of a run, or the labels a key or token is limited to. Every key and value is a string. */
 export type Labels = Readonly<Record<string, string>>;

@@ -121,7 +121,9 @@ export class Tapedeck {
    */
   agentTools(options: AgentToolsOptions = {}): AgentTools {
     if (this.#options.namespace === undefined && !this.#options.apiKey.startsWith(END_USER_TOKEN_PREFIX)) {
-      throw new TypeError("Tapedeck.agentTools: the runs a model starts belong to an end user: call it on tapedeck.namespace(userId), or on a client holding that user's token.");
+      throw new TypeError(
+        "Tapedeck.agentTools: the runs a model starts belong to an end user: call it on tapedeck.namespace(userId), or on a client holding that user's token.",
+      );
     }
     return createAgentTools(this, options);
   }

@@ -37,8 +37,12 @@ export async function loadEmbedded(): Promise<EmbeddedModule> {
   try {
     loaded = await import(SERVER_EMBEDDED);
   } catch (error) {
-    throw new Error(`Tapedeck.embedded needs the engine: install @tapedeck/server (npm install @tapedeck/server) next to @tapedeck/sdk. (${error instanceof Error ? error.message : String(error)})`, { cause: error });
+    throw new Error(
+      `Tapedeck.embedded needs the engine: install @tapedeck/server (npm install @tapedeck/server) next to @tapedeck/sdk. (${error instanceof Error ? error.message : String(error)})`,
+      { cause: error },
+    );
   }
-  if (typeof (loaded as Partial<EmbeddedModule>).embedded !== "function") throw new Error(`${SERVER_EMBEDDED} has no embedded(): install a @tapedeck/server of the same version as @tapedeck/sdk.`);
+  if (typeof (loaded as Partial<EmbeddedModule>).embedded !== "function")
+    throw new Error(`${SERVER_EMBEDDED} has no embedded(): install a @tapedeck/server of the same version as @tapedeck/sdk.`);
   return loaded as EmbeddedModule;
 }

@@ -49,7 +49,12 @@ export class HttpClient {
     const text = await response.text();
     const body = parseJson(text);
     if (response.ok) {
-      if (body === undefined) throw new TapedeckError(response.status, "bad_response", `${method} ${path} answered ${response.status} with a body that is not JSON: ${text.slice(0, 200)}`);
+      if (body === undefined)
+        throw new TapedeckError(
+          response.status,
+          "bad_response",
+          `${method} ${path} answered ${response.status} with a body that is not JSON: ${text.slice(0, 200)}`,
+        );
       return body as T;
     }
     throw errorOf(response.status, body, text);
@@ -74,7 +79,12 @@ function errorOf(status: number, body: unknown, text: string): TapedeckError {
 function isErrorBody(body: unknown): body is ApiErrorBody {
   if (typeof body !== "object" || body === null) return false;
   const error = (body as { error?: unknown }).error;
-  return typeof error === "object" && error !== null && typeof (error as { code?: unknown }).code === "string" && typeof (error as { message?: unknown }).message === "string";
+  return (
+    typeof error === "object" &&
+    error !== null &&
+    typeof (error as { code?: unknown }).code === "string" &&
+    typeof (error as { message?: unknown }).message === "string"
+  );
 }
 
 function parseJson(text: string): unknown {
@@ -96,4 +106,3 @@ function queryString(query: RequestOptions["query"]): string {
   const text = params.toString();
   return text === "" ? "" : `?${text}`;
 }
-

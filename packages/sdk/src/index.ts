@@ -40,7 +40,16 @@ export type { ClientErrorCode } from "./errors.js";
 export type { Fetch } from "./http-client.js";
 export type { Approvals } from "./resources/approvals.js";
 export type { Credentials } from "./resources/credentials.js";
-export type { Credential, CredentialKind, CredentialList, CredentialScopeFields, CredentialValues, DeleteCredentialRequest, RotatedKey, SetCredentialRequest } from "./api-credentials.js";
+export type {
+  Credential,
+  CredentialKind,
+  CredentialList,
+  CredentialScopeFields,
+  CredentialValues,
+  DeleteCredentialRequest,
+  RotatedKey,
+  SetCredentialRequest,
+} from "./api-credentials.js";
 export type { GetRunOptions, ListRunsQuery, Runs, StartResult } from "./resources/runs.js";
 export type { Tokens } from "./resources/tokens.js";
 export type { SaveWorkflowResult, Toolsets } from "./resources/toolsets.js";
@@ -79,4 +88,15 @@ export type {
   ToolsetInfo,
 } from "./api.js";
 export { FailureCode, RunStatus, ToolError, formatRunError, isOutcome, toolFailure } from "@tapedeck/protocol";
-export type { DecisionWait, JournalEntry, JsonSchema, JsonValue, PinnedToolset, PinnedWorkflow, RunError, RunWait, ToolFailure, ToolsetSpec } from "@tapedeck/protocol";
+export type {
+  DecisionWait,
+  JournalEntry,
+  JsonSchema,
+  JsonValue,
+  PinnedToolset,
+  PinnedWorkflow,
+  RunError,
+  RunWait,
+  ToolFailure,
+  ToolsetSpec,
+} from "@tapedeck/protocol";

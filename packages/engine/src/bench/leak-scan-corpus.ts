@@ -66,4 +66,3 @@ export const KB = 1024;
 export function grow(text: string, size: number): string {
   return text.repeat(Math.ceil(size / text.length)).slice(0, size);
 }
-

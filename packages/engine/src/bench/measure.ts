@@ -32,7 +32,13 @@ export interface Row {
 export function printTable(rows: readonly Row[]): void {
   const lines = [
     ["benchmark", "value", "baseline (same run)", "ratio", "goal"],
-    ...rows.map((r) => [r.name, `${fmt(r.value)} ${r.unit}`, `${r.baselineName}: ${fmt(r.baseline)} ${r.unit}`, `${(r.value / r.baseline).toFixed(2)}×`, r.goal]),
+    ...rows.map((r) => [
+      r.name,
+      `${fmt(r.value)} ${r.unit}`,
+      `${r.baselineName}: ${fmt(r.baseline)} ${r.unit}`,
+      `${(r.value / r.baseline).toFixed(2)}×`,
+      r.goal,
+    ]),
   ];
   const widths = lines[0]!.map((_, i) => Math.max(...lines.map((l) => l[i]!.length)));
   for (const [i, line] of lines.entries()) {

@@ -23,7 +23,9 @@ import { callTraceparent, runTraceId } from "./trace-context.js";
  */
 
 /** How a call ended, as the script will see it; `notBefore`: not delivered before this (virtual) time. */
-export type Settled = ({ readonly ok: true; readonly value: JsonValue } | { readonly ok: false; readonly error: ToolFailure }) & { readonly notBefore?: number };
+export type Settled = ({ readonly ok: true; readonly value: JsonValue } | { readonly ok: false; readonly error: ToolFailure }) & {
+  readonly notBefore?: number;
+};
 
 /** How a dispatched call ends: settled, or parked until the harness acts (see `ToolOutcome` `park`). */
 export type Dispatched = Settled | { readonly parked: Park };
@@ -200,7 +202,11 @@ export class RunDispatcher {
         timeout();
       } else if (policy.queueTimeoutMs !== undefined) {
         const waited = policy.queueTimeoutMs;
-        failAt(this.clock.now() + waited, () => queueTimedOut(request.tool, waited, lastPollAt === undefined ? undefined : this.clock.now() - lastPollAt), "no worker took the call in time");
+        failAt(
+          this.clock.now() + waited,
+          () => queueTimedOut(request.tool, waited, lastPollAt === undefined ? undefined : this.clock.now() - lastPollAt),
+          "no worker took the call in time",
+        );
       }
       let sent: Promise<ToolOutcome>;
       try {
@@ -237,7 +243,10 @@ export class RunDispatcher {
     if (bytes <= this.maxValueBytes) return { ok: true, value };
     return {
       ok: false,
-      error: toolFailure("result_too_large", `The result is ${bytes} bytes; one recorded value may be at most ${this.maxValueBytes} bytes. Ask the tool for less (a page, a filter, fewer fields).`),
+      error: toolFailure(
+        "result_too_large",
+        `The result is ${bytes} bytes; one recorded value may be at most ${this.maxValueBytes} bytes. Ask the tool for less (a page, a filter, fewer fields).`,
+      ),
     };
   }
 }

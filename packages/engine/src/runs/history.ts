@@ -34,9 +34,7 @@ export interface History {
   readonly deliveries: readonly Delivery[];
   readonly logCount: number;
   readonly end?:
-    | { readonly ok: true; readonly output: JsonValue }
-    | { readonly ok: false; readonly error: RunError }
-    | { readonly ok: false; readonly cancelled: string };
+    { readonly ok: true; readonly output: JsonValue } | { readonly ok: false; readonly error: RunError } | { readonly ok: false; readonly cancelled: string };
   readonly length: number;
 }
 
@@ -95,7 +93,8 @@ export function readHistory(runId: string, entries: readonly JournalEntry[]): Hi
       case "call.parked":
       case "call.decided": {
         const call = calls.get(entry.seq);
-        if (!call || call.settled || call.rejected) throw new JournalCorruptError(runId, `entry ${index} (${entry.kind}) names call #${entry.seq}, which is not open`);
+        if (!call || call.settled || call.rejected)
+          throw new JournalCorruptError(runId, `entry ${index} (${entry.kind}) names call #${entry.seq}, which is not open`);
         if (entry.kind === "call.parked") {
           call.parked = { reason: entry.reason, message: entry.message, ...(entry.credential === undefined ? {} : { credential: entry.credential }) };
           delete call.decision;

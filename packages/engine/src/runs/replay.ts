@@ -45,13 +45,19 @@ function findDivergence(history: History, first: Step, replayed: ReplayStep | un
     const recorded = history.calls.get(call.seq);
     if (!recorded) continue;
     if (recorded.tool !== call.tool || canonicalJson(recorded.args) !== canonicalJson(canonicalValue(call.args))) {
-      return divergenceMessage(call.seq, `the journal recorded ${describeCall(recorded.tool, recorded.args)} but the script now calls ${describeCall(call.tool, call.args)}`);
+      return divergenceMessage(
+        call.seq,
+        `the journal recorded ${describeCall(recorded.tool, recorded.args)} but the script now calls ${describeCall(call.tool, call.args)}`,
+      );
     }
   }
   if (replayed?.stalledAt !== undefined) {
     const recorded = history.calls.get(replayed.stalledAt);
     const what = recorded ? describeCall(recorded.tool, recorded.args) : "a call";
-    return divergenceMessage(replayed.stalledAt, `the journal recorded ${what}, but the script now ends up waiting without making it (it made ${issued.length} calls)`);
+    return divergenceMessage(
+      replayed.stalledAt,
+      `the journal recorded ${what}, but the script now ends up waiting without making it (it made ${issued.length} calls)`,
+    );
   }
   const end = first.end ?? replayed?.end;
   // Stopped by a limit or by QuickJS failing, the script ends as it would have live: that end is
@@ -60,7 +66,8 @@ function findDivergence(history: History, first: Step, replayed: ReplayStep | un
   if (end && !stopped) {
     const delivered = replayed?.delivered ?? 0;
     const missing = [...history.calls.values()].find((c) => c.seq > issued.length);
-    if (missing) return divergenceMessage(missing.seq, `the journal recorded ${describeCall(missing.tool, missing.args)}, but the script now ends before making it`);
+    if (missing)
+      return divergenceMessage(missing.seq, `the journal recorded ${describeCall(missing.tool, missing.args)}, but the script now ends before making it`);
     if (delivered < history.deliveries.length) {
       const next = history.deliveries[delivered]!;
       return divergenceMessage(next.seq, `the journal recorded an outcome for this call that the script now ends before receiving`);

@@ -28,7 +28,8 @@ export class ReusePool {
   ) {
     const scheduled = new Map<number, { tool: string; args: string }>();
     for (const entry of parent) {
-      if (entry.kind === "call.scheduled" && entry.tool !== BuiltinTool.webhook) scheduled.set(entry.seq, { tool: entry.tool, args: matchKey(entry.tool, entry.args) });
+      if (entry.kind === "call.scheduled" && entry.tool !== BuiltinTool.webhook)
+        scheduled.set(entry.seq, { tool: entry.tool, args: matchKey(entry.tool, entry.args) });
       if (entry.kind === "call.completed") {
         const call = scheduled.get(entry.seq);
         if (call) this.calls.push({ seq: entry.seq, ...call, result: entry.result, used: false });

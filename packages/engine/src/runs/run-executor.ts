@@ -27,11 +27,35 @@
  *   script runs, and cleared by the first commit in which it gets past where it was (an
  *   outcome, a park, the end); re-sending an interrupted call is not that.
  */
-import type { Decision, DecisionWait, JournalEvent, JsonValue, PinnedTool, PinnedWorkflow, RunEnd, RunError, RunEvent, RunWait, ToolFailure } from "@tapedeck/protocol";
+import type {
+  Decision,
+  DecisionWait,
+  JournalEvent,
+  JsonValue,
+  PinnedTool,
+  PinnedWorkflow,
+  RunEnd,
+  RunError,
+  RunEvent,
+  RunWait,
+  ToolFailure,
+} from "@tapedeck/protocol";
 import { decisionEvent, toolFailure, toolPath } from "@tapedeck/protocol";
 import type { Clock } from "../clock.js";
 import { EngineError } from "../errors.js";
-import { SandboxLostError, SandboxStoppedError, type Delivery, type IssuedCall, type LogLine, type Sandbox, type SandboxFactory, type SandboxFeature, type SandboxLimits, type SandboxOptions, type Step } from "../sandbox/sandbox.js";
+import {
+  SandboxLostError,
+  SandboxStoppedError,
+  type Delivery,
+  type IssuedCall,
+  type LogLine,
+  type Sandbox,
+  type SandboxFactory,
+  type SandboxFeature,
+  type SandboxLimits,
+  type SandboxOptions,
+  type Step,
+} from "../sandbox/sandbox.js";
 import { MAX_NEIGHBOUR_LOSSES, MAX_SANDBOX_REBUILDS, UNSERVED_NOTICE_MS } from "../limits.js";
 import { valueProblem } from "../util/value-bounds.js";
 import { hostFaultError, tooManyHostFaults } from "./host-faults.js";
@@ -407,7 +431,11 @@ export class RunExecutor {
     }
     this.openCalls += toSend.length + builtins.length + workflowCalls.length;
     const consumed = outcome?.signalId === undefined ? undefined : { updatedAt: at, consumeSignals: [{ id: outcome.signalId, seq: outcome.seq }] };
-    const patch = this.withEvents(consumed, at, approvals.map((wait) => decisionEvent(this.run.id, wait)));
+    const patch = this.withEvents(
+      consumed,
+      at,
+      approvals.map((wait) => decisionEvent(this.run.id, wait)),
+    );
     this.append(events, at, patch).then(
       () => {
         for (const call of toSend) this.send(call.seq, call.tool, call.args, 1);
@@ -428,7 +456,12 @@ export class RunExecutor {
     const args = canonicalValue(call.args);
     if (isBuiltin(call.tool)) {
       const parsed = parseBuiltin(call.tool, args);
-      const workflow = "message" in parsed ? undefined : parsed.kind === "workflow.start" || parsed.kind === "workflow.result" || parsed.kind === "workflow.signal" ? parsed : undefined;
+      const workflow =
+        "message" in parsed
+          ? undefined
+          : parsed.kind === "workflow.start" || parsed.kind === "workflow.result" || parsed.kind === "workflow.signal"
+            ? parsed
+            : undefined;
       // A workflow call is checked against the toolset's workflows like a tool call against its schema.
       const failure = "message" in parsed ? parsed : workflow && checkWorkflowCall(workflow, this.toolset.workflows, this.deps.workflows.schemas);
       return failure ? { args, failure } : { tool: undefined, args };
@@ -437,7 +470,13 @@ export class RunExecutor {
     if (!tool) return { args, failure: toolFailure("unknown_tool", `The toolset has no tool ${call.tool}.`) };
     const bytes = Buffer.byteLength(JSON.stringify(args));
     if (bytes > this.deps.limits.maxValueBytes) {
-      return { args: null, failure: toolFailure("invalid_arguments", `The arguments of ${call.tool} are ${bytes} bytes; one recorded value may be at most ${this.deps.limits.maxValueBytes} bytes.`) };
+      return {
+        args: null,
+        failure: toolFailure(
+          "invalid_arguments",
+          `The arguments of ${call.tool} are ${bytes} bytes; one recorded value may be at most ${this.deps.limits.maxValueBytes} bytes.`,
+        ),
+      };
     }
     const failure = this.toolset.validator.validate(tool, args);
     return failure ? { args, failure } : { tool, args };
@@ -450,7 +489,10 @@ export class RunExecutor {
     if (bytes <= this.deps.limits.maxValueBytes) return { status: "completed", output };
     return {
       status: "failed",
-      error: runError("output", `The output is ${bytes} bytes; a run's output may be at most ${this.deps.limits.maxValueBytes} bytes. Return less (a summary, the first page) and log or store the rest.`),
+      error: runError(
+        "output",
+        `The output is ${bytes} bytes; a run's output may be at most ${this.deps.limits.maxValueBytes} bytes. Return less (a summary, the first page) and log or store the rest.`,
+      ),
     };
   }
 
@@ -484,7 +526,11 @@ export class RunExecutor {
     const credential = park.credential === undefined ? {} : { credential: park.credential };
     const described: DecisionWait = { kind: "parked", seq, tool: toolPath(tool), args, reason: park.reason, message: park.message, ...credential };
     const at = this.deps.clock.now();
-    this.append([{ kind: "call.parked", seq, reason: park.reason, message: park.message, ...credential }], at, this.withEvents(undefined, at, [decisionEvent(this.run.id, described)])).then(
+    this.append(
+      [{ kind: "call.parked", seq, reason: park.reason, message: park.message, ...credential }],
+      at,
+      this.withEvents(undefined, at, [decisionEvent(this.run.id, described)]),
+    ).then(
       () => this.deps.onDecisionNeeded?.(this.run.id, described),
       (error: unknown) => this.fault(error),
     );
@@ -524,7 +570,8 @@ export class RunExecutor {
   /** Delivers the next outcome if the sandbox is idle: pre-journaled ones first, then live outcomes. */
   private pump(): void {
     if (this.delivering || this.ended || this.stopped || !this.sandbox) return;
-    if (this.prejournaled.length === 0 && this.outcomes.length > 1 && this.sandbox.deliverEach) return this.deliverBatch(this.sandbox.deliverEach.bind(this.sandbox));
+    if (this.prejournaled.length === 0 && this.outcomes.length > 1 && this.sandbox.deliverEach)
+      return this.deliverBatch(this.sandbox.deliverEach.bind(this.sandbox));
     const prejournaled = this.prejournaled.shift();
     const outcome = prejournaled ? undefined : this.outcomes.shift();
     if (!prejournaled && !outcome) {
@@ -563,7 +610,9 @@ export class RunExecutor {
   private deliverBatch(deliverEach: (deliveries: readonly Delivery[]) => Promise<Step[]>): void {
     const batch = this.outcomes.splice(0, MAX_DELIVERIES_PER_HOP);
     const at = this.deps.clock.now();
-    const deliveries = batch.map(({ seq, settled }): Delivery => (settled.ok ? { seq, at, ok: true, value: settled.value } : { seq, at, ok: false, error: settled.error }));
+    const deliveries = batch.map(({ seq, settled }): Delivery =>
+      settled.ok ? { seq, at, ok: true, value: settled.value } : { seq, at, ok: false, error: settled.error },
+    );
     const entries = batch.map(({ seq, settled, signalId }) => ({
       event: (settled.ok ? { kind: "call.completed", seq, result: settled.value } : { kind: "call.failed", seq, error: settled.error }) satisfies JournalEvent,
       at,
@@ -580,7 +629,12 @@ export class RunExecutor {
         this.delivering = false;
         this.pump();
       },
-      (error: unknown) => this.onSandboxError(error, batch, entries.map((entry) => entry.event)),
+      (error: unknown) =>
+        this.onSandboxError(
+          error,
+          batch,
+          entries.map((entry) => entry.event),
+        ),
     );
   }
 
@@ -690,7 +744,10 @@ export class RunExecutor {
   }
 
   private armTimer(seq: number, at: number): void {
-    this.timers.set(seq, this.deps.clock.setTimer(at, () => this.onTimer(seq)));
+    this.timers.set(
+      seq,
+      this.deps.clock.setTimer(at, () => this.onTimer(seq)),
+    );
   }
 
   /** Removes an open wait (its call is about to be settled or sent); false if it is not open. */
@@ -980,7 +1037,10 @@ export class RunExecutor {
 }
 
 function journalLimitError(limit: number): RunError {
-  return runError("limit", `The run's journal reached its limit of ${limit} entries. Split the work into several runs, or make fewer calls and log fewer lines.`);
+  return runError(
+    "limit",
+    `The run's journal reached its limit of ${limit} entries. Split the work into several runs, or make fewer calls and log fewer lines.`,
+  );
 }
 
 function unsentWarning(call: IssuedCall): JournalEvent {

@@ -13,7 +13,15 @@ export type OpenWait =
   | { readonly kind: "sleep"; readonly seq: number; readonly until: number }
   | { readonly kind: "signal"; readonly seq: number; readonly name: string; readonly timeoutMs?: number; readonly until?: number }
   | { readonly kind: "approval"; readonly seq: number; readonly tool: PinnedTool; readonly args: JsonValue }
-  | { readonly kind: "parked"; readonly seq: number; readonly tool: PinnedTool; readonly args: JsonValue; readonly reason: ParkReason; readonly message: string; readonly credential?: string }
+  | {
+      readonly kind: "parked";
+      readonly seq: number;
+      readonly tool: PinnedTool;
+      readonly args: JsonValue;
+      readonly reason: ParkReason;
+      readonly message: string;
+      readonly credential?: string;
+    }
   /** A virtual-time outcome (a mock's delay): delivered when the clock reaches `until`. */
   | { readonly kind: "timed"; readonly seq: number; readonly until: number; readonly settled: Settled }
   /** `result()` of a workflow: settled by the end of the child run `runId`. */
@@ -73,7 +81,15 @@ export function describeWait(wait: OpenWait): RunWait | undefined {
     case "approval":
       return { kind: "approval", seq: wait.seq, tool: toolName(wait.tool), args: wait.args };
     case "parked":
-      return { kind: "parked", seq: wait.seq, tool: toolName(wait.tool), args: wait.args, reason: wait.reason, message: wait.message, ...(wait.credential === undefined ? {} : { credential: wait.credential }) };
+      return {
+        kind: "parked",
+        seq: wait.seq,
+        tool: toolName(wait.tool),
+        args: wait.args,
+        reason: wait.reason,
+        message: wait.message,
+        ...(wait.credential === undefined ? {} : { credential: wait.credential }),
+      };
     case "child":
       return { kind: "child", seq: wait.seq, runId: wait.runId, workflow: wait.workflow };
     case "timed":

@@ -95,9 +95,7 @@ export class GuestRuntime {
       realm.heap.limitTo(limits.memoryBytes);
       runtime.setMaxStackSize(limits.stackBytes);
       runtime.setInterruptHandler(guard.shouldInterrupt);
-      runtime.setModuleLoader((name) =>
-        name === TOOLS_MODULE ? toolsSource : { error: new Error(forbiddenImportMessage(name)) },
-      );
+      runtime.setModuleLoader((name) => (name === TOOLS_MODULE ? toolsSource : { error: new Error(forbiddenImportMessage(name)) }));
       const internals = installPrelude(realm, options);
       return new GuestRuntime(runtime, context, internals, guard, options, limits, realm);
     } catch (error) {
@@ -110,37 +108,41 @@ export class GuestRuntime {
   start(): Step {
     this.expectPhase("created");
     this.phase = "running";
-    return this.contained(() => this.step(() => {
-      const evaluated = this.context.evalCode(this.options.js, this.options.filename, { type: "module" });
-      if (evaluated.error && this.guard.exceeded !== undefined) {
-        this.noteEscaped(evaluated.error);
-      } else if (evaluated.error) {
-        this.callInternal(this.internals.fail, evaluated.error);
-        evaluated.error.dispose();
-      } else {
-        const input = this.context.newString(JSON.stringify(this.options.input));
-        this.callInternal(this.internals.run, evaluated.value, input);
-        input.dispose();
-        evaluated.value.dispose();
-      }
-      this.drain();
-    }));
+    return this.contained(() =>
+      this.step(() => {
+        const evaluated = this.context.evalCode(this.options.js, this.options.filename, { type: "module" });
+        if (evaluated.error && this.guard.exceeded !== undefined) {
+          this.noteEscaped(evaluated.error);
+        } else if (evaluated.error) {
+          this.callInternal(this.internals.fail, evaluated.error);
+          evaluated.error.dispose();
+        } else {
+          const input = this.context.newString(JSON.stringify(this.options.input));
+          this.callInternal(this.internals.run, evaluated.value, input);
+          input.dispose();
+          evaluated.value.dispose();
+        }
+        this.drain();
+      }),
+    );
   }
 
   /** Settles one call and runs every job. Throws `HostBugError` for a seq not pending. */
   deliver(delivery: Delivery): Step {
     if (this.phase === "ended" || this.phase === "crashed") return EMPTY_STEP;
     this.expectPhase("running");
-    return this.contained(() => this.step(() => {
-      const status = this.deliverOne(delivery);
-      if (status === DeliverStatus.notIssued) {
-        throw new HostBugError(`Cannot deliver seq ${delivery.seq}: the script has not issued that call yet.`);
-      }
-      if (status === DeliverStatus.alreadySettled) {
-        throw new HostBugError(`Cannot deliver seq ${delivery.seq}: that call was already settled, or never existed.`);
-      }
-      if (status === DeliverStatus.delivered) this.drain();
-    }));
+    return this.contained(() =>
+      this.step(() => {
+        const status = this.deliverOne(delivery);
+        if (status === DeliverStatus.notIssued) {
+          throw new HostBugError(`Cannot deliver seq ${delivery.seq}: the script has not issued that call yet.`);
+        }
+        if (status === DeliverStatus.alreadySettled) {
+          throw new HostBugError(`Cannot deliver seq ${delivery.seq}: that call was already settled, or never existed.`);
+        }
+        if (status === DeliverStatus.delivered) this.drain();
+      }),
+    );
   }
 
   /** Delivers in order, each followed by every job; stops at the end or at a seq not issued. */
@@ -149,24 +151,26 @@ export class GuestRuntime {
     this.expectPhase("running");
     let delivered = 0;
     let stalledAt: number | undefined;
-    const step = this.contained(() => this.step(() => {
-      for (const delivery of deliveries) {
-        if (this.stopped()) break;
-        this.guard.begin();
-        const status = this.deliverOne(delivery);
-        if (status === DeliverStatus.notIssued) {
-          stalledAt = delivery.seq;
-          break;
+    const step = this.contained(() =>
+      this.step(() => {
+        for (const delivery of deliveries) {
+          if (this.stopped()) break;
+          this.guard.begin();
+          const status = this.deliverOne(delivery);
+          if (status === DeliverStatus.notIssued) {
+            stalledAt = delivery.seq;
+            break;
+          }
+          if (status === DeliverStatus.alreadySettled) {
+            if (delivered > 0) this.phase = "broken";
+            throw new HostBugError(`Cannot replay seq ${delivery.seq}: that call was already settled, or never existed.`);
+          }
+          if (status !== DeliverStatus.delivered) break;
+          delivered++;
+          this.drain();
         }
-        if (status === DeliverStatus.alreadySettled) {
-          if (delivered > 0) this.phase = "broken";
-          throw new HostBugError(`Cannot replay seq ${delivery.seq}: that call was already settled, or never existed.`);
-        }
-        if (status !== DeliverStatus.delivered) break;
-        delivered++;
-        this.drain();
-      }
-    }));
+      }),
+    );
     return { ...step, delivered, ...(stalledAt === undefined ? {} : { stalledAt }) };
   }
 
@@ -322,7 +326,14 @@ function crashError(error: unknown, printed: string | undefined): GuestError {
 function installPrelude(realm: Realm, options: SandboxOptions): Internals {
   const { context, prelude } = realm;
   try {
-    const config = JSON.stringify({ tools: options.tools, features: options.features ?? [], workflows: options.workflows ?? [], seed: options.seed, logLineChars: options.limits.logLineChars, maxDepth: MAX_VALUE_DEPTH });
+    const config = JSON.stringify({
+      tools: options.tools,
+      features: options.features ?? [],
+      workflows: options.workflows ?? [],
+      seed: options.seed,
+      logLineChars: options.limits.logLineChars,
+      maxDepth: MAX_VALUE_DEPTH,
+    });
     const configHandle = context.newString(config);
     const result = context.callFunction(prelude, context.undefined, configHandle);
     configHandle.dispose();

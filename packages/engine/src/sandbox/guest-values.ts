@@ -22,7 +22,11 @@ export function boundStep(step: Step): Step {
     const problem = valueProblem(call.args, { refuseLoneSurrogates: true });
     if (problem === undefined) continue;
     const calls: IssuedCall[] = step.calls.slice(0, i);
-    return { calls, logs: step.logs, end: { ok: false, error: { kind: "script", name: "TypeError", message: `${call.tool}: the arguments are refused: ${problem}.` } } };
+    return {
+      calls,
+      logs: step.logs,
+      end: { ok: false, error: { kind: "script", name: "TypeError", message: `${call.tool}: the arguments are refused: ${problem}.` } },
+    };
   }
   return step.end === undefined ? step : { ...step, end: boundEnd(step.end) };
 }

@@ -16,8 +16,7 @@ import type { GuestError, SandboxLimits } from "./sandbox.js";
 export type GuardedLimit = "cpu" | "memory" | "stuck";
 
 const MiB = 1024 * 1024;
-const KEEP_LESS =
-  "Keep less data in the script: ask tools for smaller results (filters, pages, fewer fields) and drop what you no longer need.";
+const KEEP_LESS = "Keep less data in the script: ask tools for smaller results (filters, pages, fewer fields) and drop what you no longer need.";
 const MOVE_CPU = "Scripts orchestrate tool calls; move heavy computation into a tool.";
 
 function limitError(message: string, stack?: string): GuestError {

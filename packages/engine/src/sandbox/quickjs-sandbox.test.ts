@@ -132,11 +132,7 @@ describe("script output", () => {
   });
 
   it("fails with kind output when it is not JSON", async () => {
-    for (const js of [
-      "export default () => () => 1;",
-      "const o = {}; o.self = o; export default o;",
-      "export default { big: 10n };",
-    ]) {
+    for (const js of ["export default () => () => 1;", "const o = {}; o.self = o; export default o;", "export default { big: 10n };"]) {
       const error = await errorOf(js);
       assert.equal(error.kind, "output", js);
       assert.match(error.message, /output is not JSON/);
@@ -496,8 +492,7 @@ describe("hostile scripts end cleanly, and a second sandbox keeps working", () =
 
   it("while (true) {}", () => expectLimit("while (true) {}", CPU));
 
-  it("an endless loop that catches everything (the interrupt cannot be caught)", () =>
-    expectLimit("for (;;) { try { for (;;) {} } catch {} }", CPU));
+  it("an endless loop that catches everything (the interrupt cannot be caught)", () => expectLimit("for (;;) { try { for (;;) {} } catch {} }", CPU));
 
   it("an endless loop after an await", () =>
     expectLimit(
@@ -564,7 +559,9 @@ describe("the memory limit of a run", () => {
   });
 
   it("is the host's decision: a script that catches the out-of-memory error is stopped all the same", async () => {
-    const error = await errorOf(`let n = 0; const a = []; try { for (;;) a.push("y".repeat(1e6) + n++); } catch {} export default "survived " + n;`, { limits: BIG });
+    const error = await errorOf(`let n = 0; const a = []; try { for (;;) a.push("y".repeat(1e6) + n++); } catch {} export default "survived " + n;`, {
+      limits: BIG,
+    });
     assert.equal(error.kind, "limit", JSON.stringify(error));
     assert.match(error.message, /more than 32 MiB of memory/);
   });
@@ -661,7 +658,9 @@ describe("values handed to the host are bounded (depth, lone surrogates)", () =>
 
 describe("what a script throws is described, whatever it is", () => {
   it("a Proxy whose every trap throws ends the script with an error, not a stall", async () => {
-    const traps = ["get", "getPrototypeOf", "has", "ownKeys", "getOwnPropertyDescriptor", "apply"].map((t) => `${t}() { throw new Error("trap ${t}"); }`).join(", ");
+    const traps = ["get", "getPrototypeOf", "has", "ownKeys", "getOwnPropertyDescriptor", "apply"]
+      .map((t) => `${t}() { throw new Error("trap ${t}"); }`)
+      .join(", ");
     for (const js of [`throw new Proxy({}, { ${traps} });`, `export default async () => { await null; throw new Proxy(function () {}, { ${traps} }); };`]) {
       const error = await errorOf(js);
       assert.equal(error.kind, "script", JSON.stringify(error));

@@ -141,9 +141,7 @@ export class WorkerClient {
   private exited(code: number): void {
     clearInterval(this.watchdog);
     this.watchdog = undefined;
-    const why =
-      this.closing ??
-      `Its worker ended unexpectedly (exit code ${code}${this.failure === undefined ? "" : `: ${this.failure}`}).`;
+    const why = this.closing ?? `Its worker ended unexpectedly (exit code ${code}${this.failure === undefined ? "" : `: ${this.failure}`}).`;
     const message = `The sandbox was lost. ${why} Rebuild it by replaying the run's journal.`;
     this.lost = new SandboxLostError(message);
     // The request the worker was running when it died, if any: its script may be the cause.

@@ -25,7 +25,9 @@ export type CheckerRequest =
   | { readonly type: "check"; readonly id: number; readonly source: string; readonly declarations: ScriptDeclarations; readonly options?: CheckOptions }
   | { readonly type: "compile"; readonly id: number; readonly source: string };
 
-export type CheckerReply = { readonly id: number; readonly ok: true; readonly value: CheckResult | CompiledScript } | { readonly id: number; readonly ok: false; readonly message: string };
+export type CheckerReply =
+  | { readonly id: number; readonly ok: true; readonly value: CheckResult | CompiledScript }
+  | { readonly id: number; readonly ok: false; readonly message: string };
 
 export interface CheckerPoolOptions {
   /** Worker threads at most. Default 2: one tenant's slow check does not hold another's. */

@@ -110,10 +110,7 @@ export default async function (input: Input) {
   void it("explains that only tapedeck:tools can be imported, at the specifier", () => {
     const d = onlyError(check(`import { readFileSync } from "fs";\nexport default readFileSync;\n`));
     assert.deepEqual([d.line, d.column, d.code], [1, 30, "forbidden-import"]);
-    assert.equal(
-      d.message,
-      'Only "tapedeck:tools" can be imported: scripts run in a sandbox with no other modules (found "fs").',
-    );
+    assert.equal(d.message, 'Only "tapedeck:tools" can be imported: scripts run in a sandbox with no other modules (found "fs").');
     const dynamic = onlyError(check(`export default async function () {\n  return import("node:child_process");\n}\n`));
     assert.deepEqual([dynamic.line, dynamic.column, dynamic.code], [2, 17, "forbidden-import"]);
   });

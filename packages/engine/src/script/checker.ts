@@ -1,12 +1,5 @@
 import ts from "typescript";
-import {
-  checkResult,
-  fromTsDiagnostic,
-  internalDiagnostic,
-  scriptDiagnostic,
-  type CheckResult,
-  type Diagnostic,
-} from "./diagnostic.js";
+import { checkResult, fromTsDiagnostic, internalDiagnostic, scriptDiagnostic, type CheckResult, type Diagnostic } from "./diagnostic.js";
 import { isScriptLibFile, LIB_DIRECTORY, libSourceFile, SCRIPT_LIB_FILES } from "./lib-files.js";
 import { sandboxGlobals } from "./sandbox-globals.js";
 import { findRuleViolations, REPLACES_TS_DIAGNOSTICS, type RuleViolation } from "./script-rules.js";
@@ -132,7 +125,9 @@ type Parse = (text: string) => ts.SourceFile;
  */
 function createHost(withContract: boolean, getFile: (path: string, parse: Parse) => ts.SourceFile | undefined): ts.CompilerHost {
   const notResolved = <T>(names: readonly unknown[]): T[] => names.map(() => ({}) as T);
-  const script: ts.ResolvedModuleWithFailedLookupLocations = { resolvedModule: { resolvedFileName: SCRIPT_PATH, extension: ts.Extension.Ts, isExternalLibraryImport: false } };
+  const script: ts.ResolvedModuleWithFailedLookupLocations = {
+    resolvedModule: { resolvedFileName: SCRIPT_PATH, extension: ts.Extension.Ts, isExternalLibraryImport: false },
+  };
   return {
     getSourceFile: (path, languageVersionOrOptions) => {
       const options: ts.CreateSourceFileOptions =
@@ -144,8 +139,7 @@ function createHost(withContract: boolean, getFile: (path: string, parse: Parse)
       withContract && containingFile === CONTRACT_PATH
         ? literals.map((literal) => (literal.text === CONTRACT_IMPORT ? script : ({} as ts.ResolvedModuleWithFailedLookupLocations)))
         : notResolved<ts.ResolvedModuleWithFailedLookupLocations>(literals),
-    resolveTypeReferenceDirectiveReferences: (references) =>
-      notResolved<ts.ResolvedTypeReferenceDirectiveWithFailedLookupLocations>(references),
+    resolveTypeReferenceDirectiveReferences: (references) => notResolved<ts.ResolvedTypeReferenceDirectiveWithFailedLookupLocations>(references),
     // Script types never need JSDoc; skipping it makes parsing the libs faster.
     jsDocParsingMode: ts.JSDocParsingMode.ParseForTypeErrors,
     getDefaultLibFileName: () => `${LIB_DIRECTORY}/lib.es5.d.ts`,
@@ -178,17 +172,13 @@ function scriptDiagnostics(program: ts.Program, script: ts.SourceFile): Diagnost
  * Problems outside the script. A generated file's are computed the first time it is seen and
  * kept with it; option and global problems come from this program (they are cheap).
  */
-function internalDiagnostics(
-  program: ts.Program,
-  files: ReadonlyArray<readonly [GeneratedFile | undefined, string]>,
-): Diagnostic[] {
+function internalDiagnostics(program: ts.Program, files: ReadonlyArray<readonly [GeneratedFile | undefined, string]>): Diagnostic[] {
   const found: Diagnostic[] = [];
   for (const [generated, label] of files) {
     if (generated === undefined) continue;
-    generated.diagnostics ??= [
-      ...program.getSyntacticDiagnostics(generated.file),
-      ...program.getSemanticDiagnostics(generated.file),
-    ].map((d) => internalDiagnostic(d, label));
+    generated.diagnostics ??= [...program.getSyntacticDiagnostics(generated.file), ...program.getSemanticDiagnostics(generated.file)].map((d) =>
+      internalDiagnostic(d, label),
+    );
     found.push(...generated.diagnostics);
   }
   for (const d of [...program.getOptionsDiagnostics(), ...program.getGlobalDiagnostics()]) {

@@ -6,10 +6,7 @@ void describe("codeFrame", () => {
   const source = "a\nb\nc\nd\ne\nf\ng\nh\ni\nten = 1;\neleven";
 
   void it("marks the line and puts a caret under the column, with aligned line numbers", () => {
-    assert.equal(
-      codeFrame(source, 10, 5),
-      ["   8 | h", "   9 | i", "> 10 | ten = 1;", "     |     ^", "  11 | eleven"].join("\n"),
-    );
+    assert.equal(codeFrame(source, 10, 5), ["   8 | h", "   9 | i", "> 10 | ten = 1;", "     |     ^", "  11 | eleven"].join("\n"));
   });
 
   void it("honours context, tabs and out-of-range positions", () => {

@@ -76,7 +76,10 @@ void describe("createPositionMapper and mapStack", () => {
   void it("maps a line without a column, and leaves other files and unmapped lines alone", () => {
     const { sourceMap } = compileScript(SCRIPT);
     const mapper = createPositionMapper(sourceMap);
-    const jsLine = compileScript(SCRIPT).js.split("\n").findIndex((l) => l.includes("throw")) + 1;
+    const jsLine =
+      compileScript(SCRIPT)
+        .js.split("\n")
+        .findIndex((l) => l.includes("throw")) + 1;
     const stack = `    at fail (script.js:${jsLine})\n    at x (myscript.js:1:1)\n    at y (script.js:999:1)`;
     assert.equal(mapStack(stack, mapper), `    at fail (script.ts:13)\n    at x (myscript.js:1:1)\n    at y (script.js:999:1)`);
     assert.deepEqual(mapper(jsLine, 3), { line: 13, column: 3 });

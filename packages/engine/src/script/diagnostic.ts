@@ -26,13 +26,7 @@ export function checkResult(diagnostics: readonly Diagnostic[]): CheckResult {
 }
 
 /** A diagnostic at offsets `start` of the script `file`. */
-export function scriptDiagnostic(
-  file: ts.SourceFile,
-  start: number,
-  code: number | string,
-  category: Diagnostic["category"],
-  message: string,
-): Diagnostic {
+export function scriptDiagnostic(file: ts.SourceFile, start: number, code: number | string, category: Diagnostic["category"], message: string): Diagnostic {
   const { line, character } = file.getLineAndCharacterOfPosition(start);
   return { line: line + 1, column: character + 1, code, category, message, frame: codeFrame(file.text, line + 1, character + 1) };
 }
@@ -76,7 +70,10 @@ const TOOLSET_GLOBALS: ReadonlyMap<string, string> = new Map([
     "workflows",
     "this toolset pins no workflows. Save one first (save_workflow, or POST /v1/toolsets/<id>/workflows), then run the script on the toolset that saving it gives (a new id).",
   ],
-  ["fetch", 'this toolset does not enable the built-in `http` tool, so scripts have no network. Use the toolset\'s tools, or a toolset registered with "http": { "allow": [hosts] }.'],
+  [
+    "fetch",
+    'this toolset does not enable the built-in `http` tool, so scripts have no network. Use the toolset\'s tools, or a toolset registered with "http": { "allow": [hosts] }.',
+  ],
 ]);
 
 function messageFor(file: ts.SourceFile, d: ts.Diagnostic): string {

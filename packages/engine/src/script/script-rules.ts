@@ -43,11 +43,7 @@ const UNAVAILABLE_GLOBALS: ReadonlyMap<string, string> = new Map([
  * Finds every violation in `file`. `isLibFile` tells a built-in's declaration apart from the
  * script's own (a local `const Intl = …` is fine).
  */
-export function findRuleViolations(
-  file: ts.SourceFile,
-  checker: ts.TypeChecker,
-  isLibFile: (declaration: ts.SourceFile) => boolean,
-): RuleViolation[] {
+export function findRuleViolations(file: ts.SourceFile, checker: ts.TypeChecker, isLibFile: (declaration: ts.SourceFile) => boolean): RuleViolation[] {
   const found: RuleViolation[] = referenceViolations(file);
   for (const statement of file.statements) {
     const ambient = ambientViolation(statement, file);

@@ -54,13 +54,27 @@ export function contractDiagnostics(program: ts.Program, script: ts.SourceFile, 
   const at = defaultExportStart(script);
   const types = `Input = ${cut(contract.input)} (from the input schema), Output = ${cut(contract.output)} (from the output schema)`;
   if (at === undefined) {
-    return [scriptDiagnostic(script, 0, CONTRACT_CODE, "error", `A workflow must default-export a function of its input: export default async (input: Input): Promise<Output> => …, with ${types}. The script has no default export.`)];
+    return [
+      scriptDiagnostic(
+        script,
+        0,
+        CONTRACT_CODE,
+        "error",
+        `A workflow must default-export a function of its input: export default async (input: Input): Promise<Output> => …, with ${types}. The script has no default export.`,
+      ),
+    ];
   }
   return found.map((d) => {
     const line = d.start === undefined ? -1 : file.getLineAndCharacterOfPosition(d.start).line;
     const what = line === TAKES_LINE ? "take its input" : line === GIVES_LINE ? "return its output" : "take its input and return its output";
     const problem = ts.flattenDiagnosticMessageText(d.messageText, " ").replace(/\s+/g, " ");
-    return scriptDiagnostic(script, at, CONTRACT_CODE, "error", `The workflow's default export must ${what}: export default async (input: Input): Promise<Output> => …, with ${types}. ${problem}`);
+    return scriptDiagnostic(
+      script,
+      at,
+      CONTRACT_CODE,
+      "error",
+      `The workflow's default export must ${what}: export default async (input: Input): Promise<Output> => …, with ${types}. ${problem}`,
+    );
   });
 }
 /** Where the script's default export starts (`export default …` or `export default function`), if it has one. */

@@ -27,15 +27,26 @@ export class CredentialRenewal {
 
   /** Sends again the calls waiting for credential `name` of `scope`; resolves with the runs they belong to. */
   async renewed(scope: CredentialScope, name: string): Promise<string[]> {
-    const runs = await this.deps.store.listRuns({ needsDecision: true, limit: RUNS_PER_RENEWAL, ...(scope.kind === "namespace" ? { namespace: scope.namespace } : {}) });
-    if (runs.length === RUNS_PER_RENEWAL) this.deps.onError(new Error(`Setting the credential ${name} looked at the first ${RUNS_PER_RENEWAL} runs waiting for a decision only; approve the calls of the others that wait for it by hand.`));
+    const runs = await this.deps.store.listRuns({
+      needsDecision: true,
+      limit: RUNS_PER_RENEWAL,
+      ...(scope.kind === "namespace" ? { namespace: scope.namespace } : {}),
+    });
+    if (runs.length === RUNS_PER_RENEWAL)
+      this.deps.onError(
+        new Error(
+          `Setting the credential ${name} looked at the first ${RUNS_PER_RENEWAL} runs waiting for a decision only; approve the calls of the others that wait for it by hand.`,
+        ),
+      );
     const resent = await Promise.all(runs.map((run) => this.#resend(run, scope, name)));
     return runs.filter((_, i) => resent[i]).map((run) => run.id);
   }
 
   /** Approves the run's calls that wait for the credential; true when there was one. */
   async #resend(run: RunRecord, scope: CredentialScope, name: string): Promise<boolean> {
-    const waiting = (run.waits ?? []).filter((wait) => wait.kind === "parked" && wait.reason === "credentials.expired" && (wait.credential === undefined || wait.credential === name));
+    const waiting = (run.waits ?? []).filter(
+      (wait) => wait.kind === "parked" && wait.reason === "credentials.expired" && (wait.credential === undefined || wait.credential === name),
+    );
     if (waiting.length === 0 || !(await this.#inScope(run, scope))) return false;
     for (const wait of waiting) {
       await this.deps.approve(run.id, wait.seq, `the credential ${name} was renewed`).catch((error: unknown) => {

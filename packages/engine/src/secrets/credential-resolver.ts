@@ -49,12 +49,25 @@ export function vaultResolver(store: Store, vault: CredentialVault): CredentialR
       resolution = await vault.resolve({ runId, toolsetId: run.toolsetId, namespace: run.namespace, bases }, host, name);
     } catch (error) {
       // A misconfigured master key: say so to the script, never with a value (there is none here).
-      return { kind: "failure", failure: toolFailure("credential_unavailable", `A credential for ${host} could not be read, so nothing was sent: ${error instanceof Error ? error.message : String(error)}`) };
+      return {
+        kind: "failure",
+        failure: toolFailure(
+          "credential_unavailable",
+          `A credential for ${host} could not be read, so nothing was sent: ${error instanceof Error ? error.message : String(error)}`,
+        ),
+      };
     }
     switch (resolution.kind) {
       case "none":
         if (name === undefined) return { kind: "ok" };
-        return { kind: "failure", failure: toolFailure("credential_unavailable", `No credential named ${name} is set for this run, its end user or its toolset, so nothing was sent. Use a credential that exists, or ask for ${name} to be set (tapedeck credentials set).`, { details: { host, credential: name } }) };
+        return {
+          kind: "failure",
+          failure: toolFailure(
+            "credential_unavailable",
+            `No credential named ${name} is set for this run, its end user or its toolset, so nothing was sent. Use a credential that exists, or ask for ${name} to be set (tapedeck credentials set).`,
+            { details: { host, credential: name } },
+          ),
+        };
       case "expired":
         return {
           kind: "expired",
@@ -67,10 +80,22 @@ export function vaultResolver(store: Store, vault: CredentialVault): CredentialR
       case "unbound":
         return {
           kind: "failure",
-          failure: toolFailure("refused", `The credential ${name ?? resolution.name} may only be sent to ${resolution.hosts.join(", ")}, not to ${host}, so nothing was sent. Send it to one of its hosts, or drop the credential option.`, { details: { host, credential: resolution.name } }),
+          failure: toolFailure(
+            "refused",
+            `The credential ${name ?? resolution.name} may only be sent to ${resolution.hosts.join(", ")}, not to ${host}, so nothing was sent. Send it to one of its hosts, or drop the credential option.`,
+            { details: { host, credential: resolution.name } },
+          ),
         };
       case "found":
-        return { kind: "ok", credential: { name: resolution.name, secret: resolution.secret, origin, secrets: secretValues(resolution.secret).map((value) => ({ value, name: resolution.name })) } };
+        return {
+          kind: "ok",
+          credential: {
+            name: resolution.name,
+            secret: resolution.secret,
+            origin,
+            secrets: secretValues(resolution.secret).map((value) => ({ value, name: resolution.name })),
+          },
+        };
       case "ambiguous":
         return {
           kind: "failure",
@@ -81,7 +106,10 @@ export function vaultResolver(store: Store, vault: CredentialVault): CredentialR
           ),
         };
       case "unreadable":
-        return { kind: "failure", failure: toolFailure("credential_unavailable", `${resolution.reason} Nothing was sent.`, { details: { host, credential: resolution.name } }) };
+        return {
+          kind: "failure",
+          failure: toolFailure("credential_unavailable", `${resolution.reason} Nothing was sent.`, { details: { host, credential: resolution.name } }),
+        };
     }
   };
 }

@@ -17,7 +17,8 @@ export function checkSecret(secret: CredentialSecret): string | undefined {
     case "bearer":
       return checkValue(secret.token, "the token");
     case "basic":
-      if (secret.username === "" || secret.username.includes(":")) return "the basic-auth user name must be non-empty and without a colon; give the value as <user>:<password>.";
+      if (secret.username === "" || secret.username.includes(":"))
+        return "the basic-auth user name must be non-empty and without a colon; give the value as <user>:<password>.";
       return checkValue(secret.username, "the user name") ?? checkValue(secret.password, "the password");
     case "query":
       if (secret.param === "") return "the query parameter needs a name (--param).";

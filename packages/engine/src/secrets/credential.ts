@@ -77,7 +77,12 @@ export function parseCredentialScopeKey(key: string): CredentialScope | undefine
 }
 
 /** The scopes a call of run `runId` looks in, first match wins. */
-export function resolutionOrder(run: { readonly runId: string; readonly toolsetId: string; readonly namespace?: string | undefined; readonly bases?: readonly string[] }): CredentialScope[] {
+export function resolutionOrder(run: {
+  readonly runId: string;
+  readonly toolsetId: string;
+  readonly namespace?: string | undefined;
+  readonly bases?: readonly string[];
+}): CredentialScope[] {
   // The toolset, then those it derives from: an end user's credential on any of them before a toolset-wide one.
   const toolsets = [run.toolsetId, ...(run.bases ?? [])];
   const namespace = run.namespace;

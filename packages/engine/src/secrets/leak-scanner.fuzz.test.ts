@@ -32,7 +32,11 @@ describe("leak scanner on adversarial input (fuzz)", () => {
   });
 
   it("scans arbitrary near-miss text into ordered, in-bounds matches, and leaves nothing a second scan would find", () => {
-    const text = fc.array(fc.oneof(piece, fc.string({ maxLength: 8 }), fc.constantFrom("ghp_" + "a1B2c3D4e5".repeat(4), "AKIAIOSFODNN7EXAMPLE", "known-secret-value-1")), { maxLength: 40 }).map((parts) => parts.join(""));
+    const text = fc
+      .array(fc.oneof(piece, fc.string({ maxLength: 8 }), fc.constantFrom("ghp_" + "a1B2c3D4e5".repeat(4), "AKIAIOSFODNN7EXAMPLE", "known-secret-value-1")), {
+        maxLength: 40,
+      })
+      .map((parts) => parts.join(""));
     fc.assert(
       fc.property(text, (input) => {
         let previousEnd = 0;

@@ -36,7 +36,11 @@ const FOUND: readonly (readonly [text: string, secret: string, label: string])[]
   ["slack %", "xoxr-1234567890-abcdefghij", "slack token"],
   ["slack %", "xoxs-1234567890-abcdefghij", "slack token"],
   ["google %", "AIzaSyDaGmWKa4JsXZ-HjGw7ISLn_3namBGewQe", "google api key"],
-  ["jwt %", "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c", "jwt"],
+  [
+    "jwt %",
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+    "jwt",
+  ],
   ["unsigned %;", "eyJhbGciOiJub25lIn0.eyJzdWIiOiJhZG1pbiJ9.", "jwt"],
   ["Authorization: Bearer %", "abcDEF123456789xyzABC", "bearer token"],
   ["authorization: bearer %", "0123456789abcdef0123456789abcdef", "bearer token"],
@@ -48,7 +52,11 @@ const FOUND: readonly (readonly [text: string, secret: string, label: string])[]
   ],
   ["%", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n-----END OPENSSH PRIVATE KEY-----", "private key"],
   ["%", "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIC6\n-----END PRIVATE KEY-----", "private key"],
-  ["%", "-----BEGIN ENCRYPTED PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nMIIFHDBOBgkqhkiG9w0BBQ0wQTApBgkqhkiG9w0BBQwwHAQI\n-----END ENCRYPTED PRIVATE KEY-----", "private key"],
+  [
+    "%",
+    "-----BEGIN ENCRYPTED PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nMIIFHDBOBgkqhkiG9w0BBQ0wQTApBgkqhkiG9w0BBQwwHAQI\n-----END ENCRYPTED PRIVATE KEY-----",
+    "private key",
+  ],
   ["%", "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBF0xyz\n-----END PGP PRIVATE KEY BLOCK-----", "private key"],
   ["cut: %", "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBkg4LVWM9nuwNSk3yByxZpYRTBnVJk5oC7IGcqNNf1RoAoGCCqGSM49\nAwEHoUQDQgAE", "private key"],
 ];
@@ -106,7 +114,10 @@ describe("leak scanner: key shapes", () => {
   it("finds every secret of a text with many, in order", () => {
     const text = FOUND.map(([template, secret]) => template.replace("%", secret)).join("\n");
     const labels = findKeyShapes(text).map((match) => match.label);
-    assert.deepEqual(labels, FOUND.map(([, , label]) => label));
+    assert.deepEqual(
+      labels,
+      FOUND.map(([, , label]) => label),
+    );
   });
 });
 
@@ -117,7 +128,10 @@ describe("leak scanner: known secret values", () => {
   it("redacts the value, and its URL-encoded and base64 forms, naming the secret", () => {
     const text = `raw ${secret}, url ${encodeURIComponent(secret)}, b64 ${Buffer.from(secret).toString("base64")}, b64url ${Buffer.from(secret).toString("base64url")}`;
     const { value, redactions } = scanner.scanText(text);
-    assert.equal(value, "raw [redacted: secret DB_PASSWORD], url [redacted: secret DB_PASSWORD], b64 [redacted: secret DB_PASSWORD], b64url [redacted: secret DB_PASSWORD]");
+    assert.equal(
+      value,
+      "raw [redacted: secret DB_PASSWORD], url [redacted: secret DB_PASSWORD], b64 [redacted: secret DB_PASSWORD], b64url [redacted: secret DB_PASSWORD]",
+    );
     assert.equal(redactions, 4);
     assert.equal(scanner.scanText("x another-known-secret y").value, "x [redacted: secret] y");
   });
@@ -140,7 +154,12 @@ describe("leak scanner: JSON values", () => {
   it("walks strings in objects and arrays, keys too, and keeps the structure", () => {
     const value: JsonValue = { a: [1, token, { [token]: true, nested: [null, `Bearer ${token}`] }], n: 3, ok: false, s: "plain" };
     const scanned = new LeakScanner().scanValue(value);
-    assert.deepEqual(scanned.value, { a: [1, "[redacted: github token]", { "[redacted: github token]": true, nested: [null, "Bearer [redacted: bearer token]"] }], n: 3, ok: false, s: "plain" });
+    assert.deepEqual(scanned.value, {
+      a: [1, "[redacted: github token]", { "[redacted: github token]": true, nested: [null, "Bearer [redacted: bearer token]"] }],
+      n: 3,
+      ok: false,
+      s: "plain",
+    });
     assert.equal(scanned.redactions, 3);
   });
 

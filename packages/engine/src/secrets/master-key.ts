@@ -68,7 +68,9 @@ export class MasterKeySource {
     const file = this.#keyFile;
     if (file === undefined) {
       if (!create) return undefined;
-      throw misconfigured(`No master key to seal credentials with: set ${MASTER_KEY_ENV} to 32 random bytes in base64 (e.g. the output of \`openssl rand -base64 32\`), or open the engine on a data folder, where a key file is created.`);
+      throw misconfigured(
+        `No master key to seal credentials with: set ${MASTER_KEY_ENV} to 32 random bytes in base64 (e.g. the output of \`openssl rand -base64 32\`), or open the engine on a data folder, where a key file is created.`,
+      );
     }
     const existing = readKeyFile(file);
     if (existing !== undefined || !create) return existing;
@@ -110,7 +112,9 @@ export class MasterKeySource {
 
   #requireKeyFile(): string {
     if (this.#keyFile === undefined || this.fromEnvironment) {
-      throw misconfigured(`The master key comes from ${this.origin}; the vault rotates only a key file. To rotate a key set in ${MASTER_KEY_ENV}, unset it so the key file of the data folder is used.`);
+      throw misconfigured(
+        `The master key comes from ${this.origin}; the vault rotates only a key file. To rotate a key set in ${MASTER_KEY_ENV}, unset it so the key file of the data folder is used.`,
+      );
     }
     return this.#keyFile;
   }
@@ -124,7 +128,9 @@ export class MasterKeySource {
 function decodeEnvKey(value: string): Buffer {
   const key = Buffer.from(value.trim(), "base64");
   if (key.length !== MASTER_KEY_BYTES || key.toString("base64") !== value.trim()) {
-    throw misconfigured(`${MASTER_KEY_ENV} must be ${MASTER_KEY_BYTES} bytes in base64 (44 characters, e.g. the output of \`openssl rand -base64 32\`); it decodes to ${key.length} bytes. Fix or unset it.`);
+    throw misconfigured(
+      `${MASTER_KEY_ENV} must be ${MASTER_KEY_BYTES} bytes in base64 (44 characters, e.g. the output of \`openssl rand -base64 32\`); it decodes to ${key.length} bytes. Fix or unset it.`,
+    );
   }
   return key;
 }
@@ -140,11 +146,15 @@ function readKeyFile(file: string): MasterKey | undefined {
   }
   // Windows has no such bits; its ACLs are the folder's business.
   if (process.platform !== "win32" && (mode & 0o077) !== 0) {
-    throw misconfigured(`The master key file ${file} may be read by other users (mode ${(mode & 0o777).toString(8)}); refusing to use it. Run \`chmod 600 ${file}\`, and rotate the key (tapedeck credentials rotate-key) if someone else may have read it.`);
+    throw misconfigured(
+      `The master key file ${file} may be read by other users (mode ${(mode & 0o777).toString(8)}); refusing to use it. Run \`chmod 600 ${file}\`, and rotate the key (tapedeck credentials rotate-key) if someone else may have read it.`,
+    );
   }
   const key = Buffer.from(readFileSync(file, "utf8").trim(), "base64");
   if (key.length !== MASTER_KEY_BYTES) {
-    throw misconfigured(`The master key file ${file} does not hold ${MASTER_KEY_BYTES} bytes in base64; it is damaged. Restore it from a backup: credentials sealed under it cannot be read without it.`);
+    throw misconfigured(
+      `The master key file ${file} does not hold ${MASTER_KEY_BYTES} bytes in base64; it is damaged. Restore it from a backup: credentials sealed under it cannot be read without it.`,
+    );
   }
   return masterKeyOf(key);
 }

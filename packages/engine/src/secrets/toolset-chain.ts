@@ -25,6 +25,11 @@ export function toolsetChain(store: Store, toolsetId: string): Promise<readonly 
 
 async function walk(store: Store, toolsetId: string): Promise<readonly string[]> {
   const chain = [toolsetId];
-  for (let base = (await store.getToolset(toolsetId))?.base; base !== undefined && chain.length < MAX_CHAIN && !chain.includes(base); base = (await store.getToolset(base))?.base) chain.push(base);
+  for (
+    let base = (await store.getToolset(toolsetId))?.base;
+    base !== undefined && chain.length < MAX_CHAIN && !chain.includes(base);
+    base = (await store.getToolset(base))?.base
+  )
+    chain.push(base);
   return chain;
 }

@@ -18,7 +18,12 @@ export interface Sealed {
 }
 
 /** What a credential's ciphertext is bound to: everything that decides where its value is sent. */
-export function credentialAad(identity: { readonly scopeKey: string; readonly name: string; readonly kind: string; readonly hosts: readonly string[] }): Buffer {
+export function credentialAad(identity: {
+  readonly scopeKey: string;
+  readonly name: string;
+  readonly kind: string;
+  readonly hosts: readonly string[];
+}): Buffer {
   return Buffer.from(`tapedeck credential v1\n${JSON.stringify([identity.scopeKey, identity.name, identity.kind, identity.hosts])}`);
 }
 

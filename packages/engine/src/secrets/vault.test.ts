@@ -21,7 +21,15 @@ const toolset: CredentialScope = { kind: "toolset", toolsetId: "ts_1" };
 const alice: CredentialScope = { kind: "namespace", toolsetId: "ts_1", namespace: "alice" };
 const run1: CredentialScope = { kind: "run", runId: "run_1" };
 
-async function withVault(use: (v: { vault: CredentialVault; store: SqliteStore; dir: string; keyFile: string; reopen: (env?: Record<string, string>) => CredentialVault }) => Promise<void>): Promise<void> {
+async function withVault(
+  use: (v: {
+    vault: CredentialVault;
+    store: SqliteStore;
+    dir: string;
+    keyFile: string;
+    reopen: (env?: Record<string, string>) => CredentialVault;
+  }) => Promise<void>,
+): Promise<void> {
   const dir = tempDir("tapedeck-vault-");
   const store = SqliteStore.open({ path: join(dir.path, "tapedeck.db"), durability: "full" });
   const keyFile = join(dir.path, "master.key");
@@ -51,7 +59,10 @@ describe("credential vault", () => {
       assert.equal(onDisk(dir, TOKEN), false);
       assert.equal(onDisk(dir, "api.example.com"), true, "control: the scan finds what is in clear");
       assert.deepEqual(await vault.resolve(ctx, "api.example.com"), { kind: "found", name: "API", scope: toolset, secret: { kind: "bearer", token: TOKEN } });
-      assert.deepEqual((await vault.list()).map((c) => [c.name, c.kind, c.hosts]), [["API", "bearer", ["api.example.com"]]]);
+      assert.deepEqual(
+        (await vault.list()).map((c) => [c.name, c.kind, c.hosts]),
+        [["API", "bearer", ["api.example.com"]]],
+      );
       assert.ok(!JSON.stringify(await vault.list()).includes(TOKEN));
     });
   });
@@ -99,7 +110,10 @@ describe("credential vault", () => {
       const other = reopen({ [MASTER_KEY_ENV]: randomBytes(32).toString("base64") });
       const r = await other.resolve(ctx, "api.example.com");
       assert.equal(r.kind, "unreadable");
-      assert.match(r.kind === "unreadable" ? r.reason : "", /sealed under master key \w+, but the key from the environment variable TAPEDECK_MASTER_KEY is \w+/);
+      assert.match(
+        r.kind === "unreadable" ? r.reason : "",
+        /sealed under master key \w+, but the key from the environment variable TAPEDECK_MASTER_KEY is \w+/,
+      );
       await assert.rejects(other.rotate(), /rotates only a key file/);
     });
   });
@@ -113,7 +127,10 @@ describe("credential vault", () => {
       assert.equal(rewrapped, 2);
       assert.notEqual(readFileSync(keyFile, "utf8"), oldKey);
       assert.equal(statSync(keyFile).mode & 0o777, 0o600);
-      assert.deepEqual((await store.credentials.list()).map((c) => c.keyId), [keyId, keyId]);
+      assert.deepEqual(
+        (await store.credentials.list()).map((c) => c.keyId),
+        [keyId, keyId],
+      );
       assert.equal(existsSync(`${keyFile}.next`), false);
       assert.equal((await reopen().resolve(ctx, "a.example.com")).kind, "found");
 

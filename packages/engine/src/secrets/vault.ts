@@ -2,7 +2,16 @@ import { randomBytes } from "node:crypto";
 import { EngineError } from "../errors.js";
 import { AllowEntryError, isAllowedHost, normaliseAllowEntry } from "../sources/http/allow-list.js";
 import type { CredentialStore, SealedCredential } from "../store/credential-store.js";
-import { credentialScopeKey, describeScope, parseCredentialScopeKey, resolutionOrder, type CredentialInfo, type CredentialKind, type CredentialScope, type CredentialSecret } from "./credential.js";
+import {
+  credentialScopeKey,
+  describeScope,
+  parseCredentialScopeKey,
+  resolutionOrder,
+  type CredentialInfo,
+  type CredentialKind,
+  type CredentialScope,
+  type CredentialSecret,
+} from "./credential.js";
 import { checkSecret } from "./credential-secret.js";
 import { MASTER_KEY_BYTES, type MasterKey, type MasterKeySource } from "./master-key.js";
 import { credentialAad, open, seal } from "./vault-crypto.js";
@@ -79,7 +88,10 @@ export class CredentialVault {
    * `EngineError`: `invalid_request` for a bad name, host or value; `misconfigured` for the key.
    */
   async set(input: SetCredential): Promise<CredentialInfo> {
-    if (!NAME.test(input.name)) throw invalid(`The credential name ${JSON.stringify(input.name)} is not valid: use 1 to 64 letters, digits, "_", "." or "-", starting with a letter or digit.`);
+    if (!NAME.test(input.name))
+      throw invalid(
+        `The credential name ${JSON.stringify(input.name)} is not valid: use 1 to 64 letters, digits, "_", "." or "-", starting with a letter or digit.`,
+      );
     const hosts = normaliseHosts(input.hosts);
     const problem = checkSecret(input.secret);
     if (problem !== undefined) throw invalid(`The credential ${input.name}: ${problem}`);
@@ -89,7 +101,8 @@ export class CredentialVault {
     const existing = await this.#store.get(scopeKey, input.name);
     const now = this.#now();
     const identity = { scopeKey, name: input.name, kind: input.secret.kind, hosts };
-    if (input.expiresAt !== undefined && !Number.isSafeInteger(input.expiresAt)) throw invalid(`The credential ${input.name}: expiresAt must be a time in ms since the epoch.`);
+    if (input.expiresAt !== undefined && !Number.isSafeInteger(input.expiresAt))
+      throw invalid(`The credential ${input.name}: expiresAt must be a time in ms since the epoch.`);
     const record: SealedCredential = {
       ...identity,
       keyId: key.id,
@@ -157,7 +170,8 @@ export class CredentialVault {
     try {
       rewrapped = await this.#store.rewrap((credential) => {
         const secret = this.#open(credential, keyring);
-        if (typeof secret === "string") throw new EngineError("misconfigured", `Cannot rotate the master key: ${secret} Delete or set that credential again, then rotate.`);
+        if (typeof secret === "string")
+          throw new EngineError("misconfigured", `Cannot rotate the master key: ${secret} Delete or set that credential again, then rotate.`);
         return { ...credential, keyId: next.id, ...seal(next.key, credentialAad(credential), JSON.stringify(secret)) };
       });
     } catch (error) {
@@ -190,15 +204,28 @@ export class CredentialVault {
       return `${where} is sealed under master key ${credential.keyId}, but the key from ${this.#keys.origin} is ${keyring.current?.id ?? "missing"}. Restore the master key it was sealed with, or set the credential again.`;
     }
     const text = open(key.key, credentialAad(credential), credential);
-    if (text === undefined) return `${where} does not open with its master key: its stored record was changed (moved to another scope, name, kind or host?). Set it again.`;
+    if (text === undefined)
+      return `${where} does not open with its master key: its stored record was changed (moved to another scope, name, kind or host?). Set it again.`;
     return JSON.parse(text) as CredentialSecret;
   }
 }
 
 function infoOf(record: SealedCredential): CredentialInfo {
   const scope = parseCredentialScopeKey(record.scopeKey);
-  if (scope === undefined) throw new EngineError("misconfigured", `The store holds a credential (${record.name}) with a scope this Tapedeck does not know: ${record.scopeKey}. Upgrade Tapedeck.`);
-  return { name: record.name, kind: record.kind as CredentialKind, scope, hosts: record.hosts, ...(record.expiresAt === undefined ? {} : { expiresAt: record.expiresAt }), createdAt: record.createdAt, updatedAt: record.updatedAt };
+  if (scope === undefined)
+    throw new EngineError(
+      "misconfigured",
+      `The store holds a credential (${record.name}) with a scope this Tapedeck does not know: ${record.scopeKey}. Upgrade Tapedeck.`,
+    );
+  return {
+    name: record.name,
+    kind: record.kind as CredentialKind,
+    scope,
+    hosts: record.hosts,
+    ...(record.expiresAt === undefined ? {} : { expiresAt: record.expiresAt }),
+    createdAt: record.createdAt,
+    updatedAt: record.updatedAt,
+  };
 }
 
 function describeScopeKey(key: string): string {

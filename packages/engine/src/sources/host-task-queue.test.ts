@@ -13,7 +13,9 @@ async function setup(policies: Record<string, PolicySpec> = {}) {
   const clock = new ManualClock();
   const queue = new HostTaskQueue(clock);
   const t = await testEngine({ sources: { host: queue }, clock });
-  const { id } = await t.engine.registerToolset(harnessToolset(["shop.charge", "shop.price", "mail.send"], { policies: { "shop.*": { heartbeatTimeout: "30s" }, ...policies } }));
+  const { id } = await t.engine.registerToolset(
+    harnessToolset(["shop.charge", "shop.price", "mail.send"], { policies: { "shop.*": { heartbeatTimeout: "30s" }, ...policies } }),
+  );
   const start = async (source: string) => {
     const started = await t.engine.start({ toolset: id, source: `import { shop, mail } from "tapedeck:tools";\n${source}` });
     if (started.kind !== "started") throw new Error("refused");
@@ -34,7 +36,10 @@ describe("host tools served by workers", () => {
       const polling = t.take();
       const started = await t.start(`export default async () => shop.charge({ cents: 500 });`);
       const task = await polling;
-      assert.deepEqual([task.tool, task.args, task.idempotencyKey, task.attempt, task.heartbeatTimeoutMs], ["shop.charge", { cents: 500 }, `${started.runId}/1`, 1, 30_000]);
+      assert.deepEqual(
+        [task.tool, task.args, task.idempotencyKey, task.attempt, task.heartbeatTimeoutMs],
+        ["shop.charge", { cents: 500 }, `${started.runId}/1`, 1, 30_000],
+      );
       t.clock.tick(20_000);
       assert.equal(t.queue.heartbeat(task.id, task.lease), "ok");
       t.clock.tick(20_000);
@@ -80,7 +85,9 @@ describe("host tools served by workers", () => {
   it("a worker failure is the script's ToolError, never retried; workers get only the tools they serve", async () => {
     const t = await setup();
     try {
-      const started = await t.start(`export default async () => { const r = await Promise.allSettled([shop.price({}), mail.send({})]); return r.map((x) => x.status === "fulfilled" ? x.value : (x.reason as any).code); };`);
+      const started = await t.start(
+        `export default async () => { const r = await Promise.allSettled([shop.price({}), mail.send({})]); return r.map((x) => x.status === "fulfilled" ? x.value : (x.reason as any).code); };`,
+      );
       const mail = await t.take(["mail.send"]);
       assert.equal(mail.tool, "mail.send");
       const shop = await t.take(["shop.price"]);

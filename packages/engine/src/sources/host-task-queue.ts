@@ -43,8 +43,6 @@ export type LeaseAnswer = "ok" | "cancelled" | "lost";
 /** The longest a poll is held: long enough to spare requests, short enough for proxies. */
 export const MAX_POLL_MS = 30_000;
 
-
-
 interface Task {
   readonly request: ToolCallRequest;
   readonly tool: string;
@@ -108,7 +106,7 @@ export class HostTaskQueue implements ToolSource {
     const polled = this.#polls.record([...request.tools].sort().join("\n"), undefined, matches);
     const max = Math.max(1, request.max ?? 1);
     const ready: Task[] = [];
-    for (let i = 0; i < this.#queued.length && ready.length < max; ) {
+    for (let i = 0; i < this.#queued.length && ready.length < max;) {
       const task = this.#queued[i]!;
       if (matches(task.tool)) {
         this.#queued.splice(i, 1);
@@ -133,10 +131,14 @@ export class HostTaskQueue implements ToolSource {
         if (this.#pollers.delete(poller)) resolve([]);
       };
       const cancelTimer = this.clock.setTimer(this.clock.now() + Math.min(request.waitMs, MAX_POLL_MS), end);
-      request.signal?.addEventListener("abort", () => {
-        cancelTimer();
-        end();
-      }, { once: true });
+      request.signal?.addEventListener(
+        "abort",
+        () => {
+          cancelTimer();
+          end();
+        },
+        { once: true },
+      );
       this.#pollers.add(poller);
     });
   }

@@ -88,7 +88,10 @@ describe("host tools while no worker serves them", () => {
       assert.equal(t.queue.complete(task.id, task.lease, { id: "cus_1" }), "ok");
       assert.deepEqual(await within("the run's end", started.end), { status: "completed", output: { id: "cus_1" } });
       assert.equal((await t.engine.getRun(started.runId)).waits, undefined);
-      assert.deepEqual((await t.engine.journal(started.runId)).map((e) => e.kind), ["run.started", "call.scheduled", "call.completed", "run.completed"]);
+      assert.deepEqual(
+        (await t.engine.journal(started.runId)).map((e) => e.kind),
+        ["run.started", "call.scheduled", "call.completed", "run.completed"],
+      );
     } finally {
       await t.cleanup();
     }
@@ -112,7 +115,9 @@ describe("host tools while no worker serves them", () => {
   it("a timeout the policy sets counts from when a worker takes the call, never while it waits for one", async () => {
     const t = await setup();
     try {
-      const started = await t.start(`export default async () => { try { return await crm.charge({ cents: 500 }); } catch (e: any) { return [e.code, e.message]; } };`);
+      const started = await t.start(
+        `export default async () => { try { return await crm.charge({ cents: 500 }); } catch (e: any) { return [e.code, e.message]; } };`,
+      );
       await until("the call to be queued", () => (t.queue.pending.queued === 1 ? true : undefined));
       t.clock.tick(10 * MINUTE);
       assert.equal((await t.engine.getRun(started.runId)).status, "running", "ten minutes in the queue are not two minutes of an attempt");
@@ -127,7 +132,10 @@ describe("host tools while no worker serves them", () => {
       const end = await within("the timeout, two minutes after the worker took the call", started.end);
       assert.deepEqual(end, {
         status: "completed",
-        output: ["timeout", "crm.charge did not answer within 120000 ms after a worker took it (attempt 1); its outcome is unknown. Raise the tool's timeout policy, or catch this error and decide."],
+        output: [
+          "timeout",
+          "crm.charge did not answer within 120000 ms after a worker took it (attempt 1); its outcome is unknown. Raise the tool's timeout policy, or catch this error and decide.",
+        ],
       });
       assert.equal(t.queue.heartbeat(task.id, task.lease), "cancelled", "the worker hears that the attempt is over");
     } finally {
@@ -138,7 +146,9 @@ describe("host tools while no worker serves them", () => {
   it("a queueTimeout fails a call no worker took in time with queue_timeout: nothing was sent, and the queued attempt is withdrawn", async () => {
     const t = await setup({ "crm.notify": { queueTimeout: "30s" } });
     try {
-      const started = await t.start(`export default async () => { try { return await crm.notify({ to: "ann" }); } catch (e: any) { return [e.code, e.message, e.retryable]; } };`);
+      const started = await t.start(
+        `export default async () => { try { return await crm.notify({ to: "ann" }); } catch (e: any) { return [e.code, e.message, e.retryable]; } };`,
+      );
       await until("the call to be queued", () => (t.queue.pending.queued === 1 ? true : undefined));
       t.clock.tick(30_000);
       const end = await within("the queue timeout", started.end);
@@ -162,7 +172,10 @@ describe("host tools while no worker serves them", () => {
   it("refuses queueTimeout for a tool that is not a host tool", async () => {
     const t = await setup();
     try {
-      await assert.rejects(t.engine.registerToolset({ http: { allow: ["api.github.com"] }, policies: { "http.fetch": { queueTimeout: "1m" } } }), /policies\["http\.fetch"\]\.queueTimeout: http\.fetch is not a host tool/);
+      await assert.rejects(
+        t.engine.registerToolset({ http: { allow: ["api.github.com"] }, policies: { "http.fetch": { queueTimeout: "1m" } } }),
+        /policies\["http\.fetch"\]\.queueTimeout: http\.fetch is not a host tool/,
+      );
     } finally {
       await t.cleanup();
     }

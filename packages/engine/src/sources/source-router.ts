@@ -13,7 +13,10 @@ export class SourceRouter implements ToolSource {
   call(request: ToolCallRequest): Promise<ToolOutcome> {
     const source = this.sources[request.tool.source];
     if (!source) {
-      const failure = toolFailure("tool_error", `No ${request.tool.source} tool source is configured in this engine for ${request.tool.group}.${request.tool.name}.`);
+      const failure = toolFailure(
+        "tool_error",
+        `No ${request.tool.source} tool source is configured in this engine for ${request.tool.group}.${request.tool.name}.`,
+      );
       return Promise.resolve({ kind: "failure", failure });
     }
     return source.call(request);

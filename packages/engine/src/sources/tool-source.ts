@@ -60,25 +60,26 @@ export interface QueueWatcher {
  * How an attempt ended. `notBefore` (mock sources under a virtual clock): the outcome reaches
  * the script only once the clock is at this time, so a mock's delay costs no real time.
  */
-export type ToolOutcome = (
+export type ToolOutcome =
   /** The tool answered with a result. */
-  | { readonly kind: "result"; readonly value: JsonValue; readonly notBefore?: number }
-  /** The tool answered with a failure; the script gets a `ToolError`. Never retried. */
-  | { readonly kind: "failure"; readonly failure: ToolFailure; readonly notBefore?: number }
-  /** The call did not get an answer (connection dropped, worker lost); the policy decides. */
-  | { readonly kind: "interrupted"; readonly reason: string }
-  /**
-   * The call could not be made as things stand, and the harness can change that: the server
-   * refused the credential the source sent (`credentials.expired`), or the tool changed on its
-   * server since the run's toolset was pinned (`tool.schema_changed`, found before sending). The
-   * call is parked; once the credential is renewed (or the harness approves it) it is sent again
-   * with the same idempotency key. Only when the tool certainly did nothing (a 401, not sent).
-   */
-  | { readonly kind: "park"; readonly park: Park }
-) & {
-  /**
-   * Secret values this attempt sent (a credential the source injected): the dispatcher's leak
-   * scanner redacts them from the outcome, on top of what it already knows.
-   */
-  readonly secrets?: readonly KnownSecret[];
-};
+  (
+    | { readonly kind: "result"; readonly value: JsonValue; readonly notBefore?: number }
+    /** The tool answered with a failure; the script gets a `ToolError`. Never retried. */
+    | { readonly kind: "failure"; readonly failure: ToolFailure; readonly notBefore?: number }
+    /** The call did not get an answer (connection dropped, worker lost); the policy decides. */
+    | { readonly kind: "interrupted"; readonly reason: string }
+    /**
+     * The call could not be made as things stand, and the harness can change that: the server
+     * refused the credential the source sent (`credentials.expired`), or the tool changed on its
+     * server since the run's toolset was pinned (`tool.schema_changed`, found before sending). The
+     * call is parked; once the credential is renewed (or the harness approves it) it is sent again
+     * with the same idempotency key. Only when the tool certainly did nothing (a 401, not sent).
+     */
+    | { readonly kind: "park"; readonly park: Park }
+  ) & {
+    /**
+     * Secret values this attempt sent (a credential the source injected): the dispatcher's leak
+     * scanner redacts them from the outcome, on top of what it already knows.
+     */
+    readonly secrets?: readonly KnownSecret[];
+  };

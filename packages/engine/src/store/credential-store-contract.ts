@@ -40,7 +40,13 @@ export function describeCredentialStoreContract(test: Test): void {
       const renewed = credential(TOOLSET, "GITHUB", { kind: "headers", hosts: ["a.example"], keyId: "k2", iv: "bmV3", sealed: "bmV3", updatedAt: 3_000 });
       await store.credentials.put(renewed);
       assert.deepEqual(await store.credentials.get(TOOLSET, "GITHUB"), renewed, "a renewal without an expiry clears it");
-      assert.deepEqual((await store.credentials.list()).map((c) => [c.scopeKey, c.name]), [[TOOLSET, "GITHUB"], [RUN, "GITHUB"]]);
+      assert.deepEqual(
+        (await store.credentials.list()).map((c) => [c.scopeKey, c.name]),
+        [
+          [TOOLSET, "GITHUB"],
+          [RUN, "GITHUB"],
+        ],
+      );
     });
 
     test("inScopes answers the credentials of the scopes asked, and of no other", async ({ store }) => {
@@ -72,14 +78,23 @@ export function describeCredentialStoreContract(test: Test): void {
         }),
         /cannot open/,
       );
-      assert.deepEqual((await store.credentials.list()).map((c) => c.keyId), ["k1", "k1"]);
+      assert.deepEqual(
+        (await store.credentials.list()).map((c) => c.keyId),
+        ["k1", "k1"],
+      );
       assert.equal(await store.credentials.rewrap((c) => ({ ...c, keyId: "k2", sealed: `${c.sealed}2` })), 2);
       let after = store;
       if (reopen) {
         await store.close();
         after = await reopen();
       }
-      assert.deepEqual((await after.credentials.list()).map((c) => [c.keyId, c.sealed]), [["k2", "c2VhbGVk2"], ["k2", "c2VhbGVk2"]]);
+      assert.deepEqual(
+        (await after.credentials.list()).map((c) => [c.keyId, c.sealed]),
+        [
+          ["k2", "c2VhbGVk2"],
+          ["k2", "c2VhbGVk2"],
+        ],
+      );
     });
   });
 }

@@ -40,7 +40,9 @@ export class SqliteCredentialStore implements CredentialStore {
       ),
       get: db.prepare<[string, string], CredentialRow>("SELECT * FROM credentials WHERE scope_key = ? AND name = ?"),
       // One statement for any number of scopes up to MAX_SCOPES (padded with the first key).
-      inScopes: db.prepare<string[], CredentialRow>(`SELECT * FROM credentials WHERE scope_key IN (${Array.from({ length: MAX_SCOPES }, () => "?").join(", ")})`),
+      inScopes: db.prepare<string[], CredentialRow>(
+        `SELECT * FROM credentials WHERE scope_key IN (${Array.from({ length: MAX_SCOPES }, () => "?").join(", ")})`,
+      ),
       list: db.prepare<[], CredentialRow>("SELECT * FROM credentials ORDER BY created_at, rowid"),
       delete: db.prepare<[string, string]>("DELETE FROM credentials WHERE scope_key = ? AND name = ?"),
     };

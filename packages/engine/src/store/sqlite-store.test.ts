@@ -51,14 +51,20 @@ void describe("SqliteStore migrations", () => {
     const db = await tempDatabase();
     try {
       const raw = new Database(db.path);
-      assert.deepEqual(migrate(raw), migrations.map((m) => m.version));
+      assert.deepEqual(
+        migrate(raw),
+        migrations.map((m) => m.version),
+      );
       assert.deepEqual(migrate(raw), []);
       raw.close();
       await db.open().close();
       const check = new Database(db.path, { readonly: true });
       const rows = check.prepare("SELECT version FROM schema_migrations ORDER BY version").all();
       check.close();
-      assert.deepEqual(rows, migrations.map((m) => ({ version: m.version })));
+      assert.deepEqual(
+        rows,
+        migrations.map((m) => ({ version: m.version })),
+      );
     } finally {
       await db.dispose();
     }
@@ -73,7 +79,9 @@ void describe("SqliteStore migrations", () => {
         raw.exec(migration.sql);
         raw.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, 0)").run(migration.version, migration.name);
       }
-      const insert = raw.prepare("INSERT INTO webhook_endpoints (id, url, events, namespace, labels, secret, description, created_at) VALUES (?, ?, NULL, ?, ?, 'sealed', NULL, 1)");
+      const insert = raw.prepare(
+        "INSERT INTO webhook_endpoints (id, url, events, namespace, labels, secret, description, created_at) VALUES (?, ?, NULL, ?, ?, 'sealed', NULL, 1)",
+      );
       insert.run("wh_operator", "http://127.0.0.1:9/hook", null, null);
       insert.run("wh_tenant", "https://hooks.example.com/a", "alice", null);
       insert.run("wh_labelled", "https://hooks.example.com/b", null, '{"team":"red"}');
@@ -82,7 +90,14 @@ void describe("SqliteStore migrations", () => {
       const store = db.open();
       const endpoints = await store.webhookOutbox.listEndpoints();
       await store.close();
-      assert.deepEqual(endpoints.map((e) => [e.id, e.anyAddress === true]), [["wh_operator", true], ["wh_tenant", false], ["wh_labelled", false]]);
+      assert.deepEqual(
+        endpoints.map((e) => [e.id, e.anyAddress === true]),
+        [
+          ["wh_operator", true],
+          ["wh_tenant", false],
+          ["wh_labelled", false],
+        ],
+      );
     } finally {
       await db.dispose();
     }
@@ -126,7 +141,20 @@ void describe("SqliteStore on disk", () => {
       const toolset = { id: "ts_damaged", tools: [] };
       await store.putToolset(toolset);
       for (const id of ["run_a", "run_b", "run_c"]) {
-        await store.createRun({ id, toolsetId: toolset.id, source: "export default 1;", js: "export default 1;", sourceMap: "{}", input: { n: 1 }, status: "waiting", createdAt: 1_700_000_000_000, labels: { team: "red" } }, []);
+        await store.createRun(
+          {
+            id,
+            toolsetId: toolset.id,
+            source: "export default 1;",
+            js: "export default 1;",
+            sourceMap: "{}",
+            input: { n: 1 },
+            status: "waiting",
+            createdAt: 1_700_000_000_000,
+            labels: { team: "red" },
+          },
+          [],
+        );
       }
       // A column that is not what the store wrote (a damaged or hand-edited database).
       const raw = new Database(db.path);
@@ -134,7 +162,14 @@ void describe("SqliteStore on disk", () => {
       raw.close();
       await assert.rejects(store.listRuns(), SyntaxError, "without includeDamaged, an unreadable run is an error");
       const listed = await store.listRuns({ includeDamaged: true });
-      assert.deepEqual(listed.map((run) => [run.id, run.damaged === undefined]), [["run_c", true], ["run_b", false], ["run_a", true]]);
+      assert.deepEqual(
+        listed.map((run) => [run.id, run.damaged === undefined]),
+        [
+          ["run_c", true],
+          ["run_b", false],
+          ["run_a", true],
+        ],
+      );
       const damaged = listed.find((run) => run.id === "run_b")!;
       assert.match(damaged.damaged!, /^its row cannot be read \(.*JSON/);
       assert.deepEqual([damaged.status, damaged.toolsetId, damaged.createdAt], ["waiting", toolset.id, 1_700_000_000_000]);
@@ -170,7 +205,10 @@ void describe("SqliteStore on disk", () => {
       for (const [runId, last] of acknowledged) {
         const journal = await store.readJournal(runId);
         assert.ok(journal.length > last, `${runId}: entry ${last} was acknowledged but the journal has ${journal.length}`);
-        assert.deepEqual(journal, Array.from({ length: journal.length }, (_, i) => crashEntry(i)));
+        assert.deepEqual(
+          journal,
+          Array.from({ length: journal.length }, (_, i) => crashEntry(i)),
+        );
         assert.equal((await store.getRun(runId))?.journalLength, journal.length);
       }
     } finally {

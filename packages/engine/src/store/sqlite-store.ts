@@ -20,7 +20,20 @@ import type { ApiKeyRow, JournalRow, RunRow } from "./sqlite-rows.js";
 import { SqliteCredentialStore } from "./sqlite-credential-store.js";
 import { SqliteWebhookOutbox } from "./sqlite-webhook-outbox.js";
 import { StoreConflictError } from "./store.js";
-import type { ApiKeyRecord, CreateRunResult, Durability, NewRun, NewSignal, RunPatch, RunQuery, RunRecord, RunRequest, Store, StoredSignal, WebhookBinding } from "./store.js";
+import type {
+  ApiKeyRecord,
+  CreateRunResult,
+  Durability,
+  NewRun,
+  NewSignal,
+  RunPatch,
+  RunQuery,
+  RunRecord,
+  RunRequest,
+  Store,
+  StoredSignal,
+  WebhookBinding,
+} from "./store.js";
 
 export interface SqliteStoreOptions {
   /** The database file (created if missing), or `":memory:"` for a private in-memory database. */
@@ -157,7 +170,9 @@ export class SqliteStore implements Store {
       wakeRun: db.prepare<[number, number, string]>(
         "UPDATE runs SET wake_at = CASE WHEN wake_at IS NULL OR wake_at > ? THEN ? ELSE wake_at END WHERE id = ? AND status = 'waiting'",
       ),
-      nextWake: db.prepare<[number], { wake_at: number | null }>("SELECT min(wake_at) AS wake_at FROM runs WHERE status = 'waiting' AND wake_at IS NOT NULL AND wake_at > ?"),
+      nextWake: db.prepare<[number], { wake_at: number | null }>(
+        "SELECT min(wake_at) AS wake_at FROM runs WHERE status = 'waiting' AND wake_at IS NOT NULL AND wake_at > ?",
+      ),
       nextOwnedWake: db.prepare<[number, string], { wake_at: number | null }>(
         "SELECT min(wake_at) AS wake_at FROM runs WHERE status = 'waiting' AND wake_at IS NOT NULL AND wake_at > ? AND owner = ?",
       ),
@@ -178,7 +193,9 @@ export class SqliteStore implements Store {
            owner = @owner, owner_until = @until
          WHERE id = @id AND (owner IS NULL OR owner = @owner OR owner_until < @now OR owner = @dead)`,
       ),
-      noteHostFault: db.prepare<[string, string], { host_faults: number }>("UPDATE runs SET host_faults = host_faults + 1, last_fault = ? WHERE id = ? RETURNING host_faults"),
+      noteHostFault: db.prepare<[string, string], { host_faults: number }>(
+        "UPDATE runs SET host_faults = host_faults + 1, last_fault = ? WHERE id = ? RETURNING host_faults",
+      ),
       renewLeases: db.prepare<[number, string]>("UPDATE runs SET owner_until = ? WHERE owner = ?"),
       releaseRun: db.prepare<[string, string]>("UPDATE runs SET owner = NULL, owner_until = NULL WHERE id = ? AND owner = ?"),
       releaseAll: db.prepare<[string]>("UPDATE runs SET owner = NULL, owner_until = NULL WHERE owner = ?"),
@@ -187,16 +204,16 @@ export class SqliteStore implements Store {
         "DELETE FROM run_requests WHERE run_id IN (SELECT id FROM runs WHERE owner = ?) RETURNING id, run_id, body",
       ),
       putWebhook: db.prepare<[string, string, string, number]>("INSERT INTO webhooks (token_hash, run_id, name, created_at) VALUES (?, ?, ?, ?)"),
-      getWebhook: db.prepare<[string], { run_id: string; name: string; created_at: number }>("SELECT run_id, name, created_at FROM webhooks WHERE token_hash = ?"),
+      getWebhook: db.prepare<[string], { run_id: string; name: string; created_at: number }>(
+        "SELECT run_id, name, created_at FROM webhooks WHERE token_hash = ?",
+      ),
       insertApiKey: db.prepare<[ApiKeyRow]>(
         "INSERT INTO api_keys (id, hash, namespace, labels, created_at) VALUES (@id, @hash, @namespace, @labels, @created_at)",
       ),
       apiKeyByHash: db.prepare<[string], ApiKeyRow>("SELECT * FROM api_keys WHERE hash = ?"),
       apiKeys: db.prepare<[], ApiKeyRow>("SELECT * FROM api_keys ORDER BY created_at, rowid"),
       // LIMIT -1 is SQLite for "no limit".
-      readJournal: db.prepare<[string, number, number], EntryRow>(
-        "SELECT idx, at, kind, body FROM journal WHERE run_id = ? AND idx >= ? ORDER BY idx LIMIT ?",
-      ),
+      readJournal: db.prepare<[string, number, number], EntryRow>("SELECT idx, at, kind, body FROM journal WHERE run_id = ? AND idx >= ? ORDER BY idx LIMIT ?"),
     };
   }
 
@@ -258,7 +275,10 @@ export class SqliteStore implements Store {
   listRuns(query: RunQuery = {}): Promise<RunRecord[]> {
     return this.#read(() => {
       const { sql, params } = listRunsSql(query);
-      return this.#db.prepare<unknown[], RunRow>(sql).all(...params).map(query.includeDamaged === true ? runOrDamaged : runFromRow);
+      return this.#db
+        .prepare<unknown[], RunRow>(sql)
+        .all(...params)
+        .map(query.includeDamaged === true ? runOrDamaged : runFromRow);
     });
   }
 
@@ -308,7 +328,9 @@ export class SqliteStore implements Store {
 
   nextWakeAt(options: { readonly after?: number; readonly owner?: string } = {}): Promise<number | undefined> {
     const after = options.after ?? Number.MIN_SAFE_INTEGER;
-    return this.#read(() => (options.owner === undefined ? this.#sql.nextWake.get(after) : this.#sql.nextOwnedWake.get(after, options.owner))?.wake_at ?? undefined);
+    return this.#read(
+      () => (options.owner === undefined ? this.#sql.nextWake.get(after) : this.#sql.nextOwnedWake.get(after, options.owner))?.wake_at ?? undefined,
+    );
   }
 
   putSignal(signal: NewSignal): Promise<{ id: number; duplicate: boolean }> {

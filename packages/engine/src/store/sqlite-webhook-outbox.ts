@@ -10,7 +10,15 @@
  */
 import type Database from "better-sqlite3";
 import type { RunEvent } from "@tapedeck/protocol";
-import type { DeliveryNext, NewWebhookDelivery, RecordedRunEvent, WebhookAttemptRecord, WebhookDeliveryRecord, WebhookEndpointRecord, WebhookOutboxStore } from "./webhook-outbox.js";
+import type {
+  DeliveryNext,
+  NewWebhookDelivery,
+  RecordedRunEvent,
+  WebhookAttemptRecord,
+  WebhookDeliveryRecord,
+  WebhookEndpointRecord,
+  WebhookOutboxStore,
+} from "./webhook-outbox.js";
 
 interface EndpointRow {
   readonly id: string;
@@ -133,7 +141,15 @@ export class SqliteWebhookOutbox implements WebhookOutboxStore {
   }
 
   #insert(d: NewWebhookDelivery): void {
-    this.#sql.insertDelivery.run({ id: d.id, endpoint_id: d.endpointId, event_id: d.eventId, event_type: d.eventType, body: d.body, next_attempt_at: d.nextAttemptAt, created_at: d.createdAt });
+    this.#sql.insertDelivery.run({
+      id: d.id,
+      endpoint_id: d.endpointId,
+      event_id: d.eventId,
+      event_type: d.eventType,
+      body: d.body,
+      next_attempt_at: d.nextAttemptAt,
+      created_at: d.createdAt,
+    });
   }
 
   dueDeliveries(now: number, limit: number): Promise<WebhookDeliveryRecord[]> {
@@ -146,13 +162,20 @@ export class SqliteWebhookOutbox implements WebhookOutboxStore {
 
   recordAttempt(deliveryId: string, attempt: WebhookAttemptRecord, next: DeliveryNext): Promise<void> {
     return this.#access.write(() => {
-      this.#sql.recordAttempt.run(JSON.stringify(attempt), next.status, next.status === "pending" ? next.nextAttemptAt : null, attempt.at + attempt.durationMs, deliveryId);
+      this.#sql.recordAttempt.run(
+        JSON.stringify(attempt),
+        next.status,
+        next.status === "pending" ? next.nextAttemptAt : null,
+        attempt.at + attempt.durationMs,
+        deliveryId,
+      );
     });
   }
 
   listDeliveries(endpointId: string, options: { readonly limit: number; readonly before?: string }): Promise<WebhookDeliveryRecord[]> {
     return this.#access.read(() => {
-      const rows = options.before === undefined ? this.#sql.list.all(endpointId, options.limit) : this.#sql.listBefore.all(endpointId, options.before, options.limit);
+      const rows =
+        options.before === undefined ? this.#sql.list.all(endpointId, options.limit) : this.#sql.listBefore.all(endpointId, options.before, options.limit);
       return rows.map(deliveryFromRow);
     });
   }

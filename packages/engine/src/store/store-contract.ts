@@ -102,14 +102,30 @@ export function describeStoreContract(name: string, open: () => Promise<OpenedSt
         await assert.rejects(store.append("run_ev", [started(5)], { updatedAt: 25, events: [ended] }), (e: unknown) => e instanceof StoreConflictError);
         await store.append("run_ev", [started(1)], { updatedAt: 30, status: "completed", events: [ended] });
         const recorded = await store.webhookOutbox.recordedEvents(10);
-        assert.deepEqual(recorded.map(({ event, at }) => [event, at]), [[waiting, 20], [ended, 30]]);
+        assert.deepEqual(
+          recorded.map(({ event, at }) => [event, at]),
+          [
+            [waiting, 20],
+            [ended, 30],
+          ],
+        );
         assert.ok(recorded[0]!.id < recorded[1]!.id);
-        assert.deepEqual((await store.webhookOutbox.recordedEvents(1)).map((r) => r.event.type), ["run.waiting"]);
+        assert.deepEqual(
+          (await store.webhookOutbox.recordedEvents(1)).map((r) => r.event.type),
+          ["run.waiting"],
+        );
         await store.webhookOutbox.putEndpoint({ id: "wh_ev", url: "https://example.com/ev", secret: "sealed:x", createdAt: 1 });
         const delivery = { id: "dlv_ev", endpointId: "wh_ev", eventId: "evt_1", eventType: "run.waiting", body: "{}", createdAt: 20, nextAttemptAt: 20 };
         assert.equal(await store.webhookOutbox.fanOut([{ recorded: recorded[0]!.id, deliveries: [delivery] }]), 1);
-        assert.equal(await store.webhookOutbox.fanOut([{ recorded: recorded[0]!.id, deliveries: [{ ...delivery, id: "dlv_again" }] }]), 0, "fanned out once: a second server gets nothing to send");
-        assert.deepEqual((await store.webhookOutbox.recordedEvents(10)).map((r) => r.event.type), ["run.ended"]);
+        assert.equal(
+          await store.webhookOutbox.fanOut([{ recorded: recorded[0]!.id, deliveries: [{ ...delivery, id: "dlv_again" }] }]),
+          0,
+          "fanned out once: a second server gets nothing to send",
+        );
+        assert.deepEqual(
+          (await store.webhookOutbox.recordedEvents(10)).map((r) => r.event.type),
+          ["run.ended"],
+        );
         assert.equal((await store.webhookOutbox.dueDeliveries(20, 10)).length, 1);
         assert.equal(await store.webhookOutbox.fanOut([{ recorded: recorded[1]!.id, deliveries: [] }]), 1);
         assert.deepEqual(await store.webhookOutbox.recordedEvents(10), []);
@@ -136,7 +152,10 @@ export function describeStoreContract(name: string, open: () => Promise<OpenedSt
     void describe("idempotency keys", () => {
       test("a key repeated in a namespace writes nothing and answers the first run; namespaces (and none) keep keys apart", async ({ store }) => {
         assert.deepEqual(await store.createRun(newRun("run_k1", { namespace: "alice", idempotencyKey: "k" }), [started(0)]), { kind: "created" });
-        assert.deepEqual(await store.createRun(newRun("run_k2", { namespace: "alice", idempotencyKey: "k", source: "other" }), [started(0), log(1)]), { kind: "duplicate", runId: "run_k1" });
+        assert.deepEqual(await store.createRun(newRun("run_k2", { namespace: "alice", idempotencyKey: "k", source: "other" }), [started(0), log(1)]), {
+          kind: "duplicate",
+          runId: "run_k1",
+        });
         assert.equal(await store.getRun("run_k2"), undefined);
         assert.deepEqual(await store.readJournal("run_k2"), []);
         assert.deepEqual(await store.createRun(newRun("run_k3", { namespace: "bob", idempotencyKey: "k" }), []), { kind: "created" });
@@ -153,11 +172,19 @@ export function describeStoreContract(name: string, open: () => Promise<OpenedSt
       });
 
       test("of concurrent creations with one key, one is created and the others get its id", async ({ store }) => {
-        const results = await Promise.all(Array.from({ length: 8 }, (_, i) => store.createRun(newRun(`run_c${i}`, { namespace: "alice", idempotencyKey: "same" }), [started(0)])));
+        const results = await Promise.all(
+          Array.from({ length: 8 }, (_, i) => store.createRun(newRun(`run_c${i}`, { namespace: "alice", idempotencyKey: "same" }), [started(0)])),
+        );
         const created = results.flatMap((result, i) => (result.kind === "created" ? [`run_c${i}`] : []));
         assert.equal(created.length, 1);
-        assert.deepEqual(results.filter((r) => r.kind === "duplicate"), Array.from({ length: 7 }, () => ({ kind: "duplicate", runId: created[0] })));
-        assert.deepEqual((await store.listRuns({ namespace: "alice" })).map((r) => r.id), created);
+        assert.deepEqual(
+          results.filter((r) => r.kind === "duplicate"),
+          Array.from({ length: 7 }, () => ({ kind: "duplicate", runId: created[0] })),
+        );
+        assert.deepEqual(
+          (await store.listRuns({ namespace: "alice" })).map((r) => r.id),
+          created,
+        );
       });
 
       test("listRuns({ expiredBy }) lists the runs not ended whose expiry has come, soonest first", async ({ store }) => {
@@ -168,8 +195,14 @@ export function describeStoreContract(name: string, open: () => Promise<OpenedSt
         await store.createRun(newRun("run_never", { status: "waiting" }), []);
         await store.createRun(newRun("run_done", { status: "running", expiresAt: 50 }), []);
         await store.append("run_done", [], { status: "completed", output: 1, updatedAt: 60 });
-        assert.deepEqual((await store.listRuns({ expiredBy: 300 })).map((r) => r.id), ["run_e1", "run_e2", "run_e3"]);
-        assert.deepEqual((await store.listRuns({ expiredBy: 150, limit: 5 })).map((r) => r.id), ["run_e1"]);
+        assert.deepEqual(
+          (await store.listRuns({ expiredBy: 300 })).map((r) => r.id),
+          ["run_e1", "run_e2", "run_e3"],
+        );
+        assert.deepEqual(
+          (await store.listRuns({ expiredBy: 150, limit: 5 })).map((r) => r.id),
+          ["run_e1"],
+        );
         assert.deepEqual(await store.listRuns({ expiredBy: 99 }), []);
       });
     });
@@ -210,7 +243,10 @@ export function describeStoreContract(name: string, open: () => Promise<OpenedSt
           store.append("run_z", [log(1)]),
           store.append("run_x", [log(1)]), // a second writer of run_x, same index: loses
         ]);
-        assert.deepEqual(results.map((r) => r.status), ["fulfilled", "rejected", "fulfilled", "rejected"]);
+        assert.deepEqual(
+          results.map((r) => r.status),
+          ["fulfilled", "rejected", "fulfilled", "rejected"],
+        );
         for (const result of results) if (result.status === "rejected") assert.ok(isConflict(result.reason));
         assert.deepEqual(await store.readJournal("run_x"), [started(0), log(1)]);
         assert.deepEqual(await store.readJournal("run_y"), [started(0)]);
@@ -223,7 +259,10 @@ export function describeStoreContract(name: string, open: () => Promise<OpenedSt
           store.append("run_h", [log(1), unserializable(2)], { status: "running", updatedAt: 5 }),
           store.append("run_i", [log(1)]),
         ]);
-        assert.deepEqual(results.map((r) => r.status), ["rejected", "fulfilled"]);
+        assert.deepEqual(
+          results.map((r) => r.status),
+          ["rejected", "fulfilled"],
+        );
         assert.deepEqual(await store.readJournal("run_h"), [started(0)]);
         assert.equal((await store.getRun("run_h"))?.status, "queued");
         assert.deepEqual(await store.readJournal("run_i"), [started(0), log(1)]);
@@ -304,8 +343,7 @@ export function describeStoreContract(name: string, open: () => Promise<OpenedSt
         newRun("r2", { createdAt: 2000, status: "running", namespace: "alice", labels: { env: "dev" } }),
         newRun("r4", { createdAt: 4000, status: "running" }),
       ];
-      const list = async (store: Store, query?: Parameters<Store["listRuns"]>[0]): Promise<string[]> =>
-        (await store.listRuns(query)).map((run) => run.id);
+      const list = async (store: Store, query?: Parameters<Store["listRuns"]>[0]): Promise<string[]> => (await store.listRuns(query)).map((run) => run.id);
 
       test("filters by status, labels (all must match) and namespace, newest first", async ({ store }) => {
         await Promise.all(runs.map((run) => store.createRun(run, [])));
@@ -353,7 +391,12 @@ export function describeStoreContract(name: string, open: () => Promise<OpenedSt
 
       test("due runs are listed by wake time; nextWakeAt is the earliest waiting one", async ({ store }) => {
         assert.equal(await store.nextWakeAt(), undefined);
-        for (const [id, wakeAt, status] of [["run_late", 9_000, "waiting"], ["run_soon", 3_000, "waiting"], ["run_mid", 5_000, "waiting"], ["run_gone", 1_000, "cancelled"]] as const) {
+        for (const [id, wakeAt, status] of [
+          ["run_late", 9_000, "waiting"],
+          ["run_soon", 3_000, "waiting"],
+          ["run_mid", 5_000, "waiting"],
+          ["run_gone", 1_000, "cancelled"],
+        ] as const) {
           await store.createRun(newRun(id, { status: "running" }), [started(0)]);
           await store.append(id, [], { status, updatedAt: 1, waits: [{ ...sleep, until: wakeAt }], wakeAt });
         }
@@ -362,13 +405,21 @@ export function describeStoreContract(name: string, open: () => Promise<OpenedSt
         assert.equal(await store.nextWakeAt({ owner: "eng_x" }), undefined);
         await store.claimRun("run_mid", "eng_x", 99_999, 0);
         assert.equal(await store.nextWakeAt({ owner: "eng_x" }), 5_000);
-        assert.deepEqual((await store.listRuns({ wakeBy: 5_000 })).map((r) => r.id), ["run_soon", "run_mid"]);
+        assert.deepEqual(
+          (await store.listRuns({ wakeBy: 5_000 })).map((r) => r.id),
+          ["run_soon", "run_mid"],
+        );
         assert.deepEqual(await store.listRuns({ wakeBy: 2_999 }), []);
       });
 
       test("a patch's wakeRun brings the wake time of another waiting run forward, in its commit; never a running or ended one", async ({ store }) => {
         const child = { kind: "child", seq: 2, runId: "run_child", workflow: "triage" } as const;
-        for (const [id, status, wakeAt] of [["run_parked", "waiting", null], ["run_later", "waiting", 9_000], ["run_sooner", "waiting", 100], ["run_live", "running", null]] as const) {
+        for (const [id, status, wakeAt] of [
+          ["run_parked", "waiting", null],
+          ["run_later", "waiting", 9_000],
+          ["run_sooner", "waiting", 100],
+          ["run_live", "running", null],
+        ] as const) {
           await store.createRun(newRun(id, { status: "running" }), [started(0)]);
           await store.append(id, [], { status, updatedAt: 1, waits: [child], wakeAt });
         }
@@ -377,7 +428,10 @@ export function describeStoreContract(name: string, open: () => Promise<OpenedSt
         assert.equal((await store.getRun("run_parked"))?.wakeAt, undefined, "nothing of a conflicting batch is written");
         await store.append("run_child", [log(1)], { status: "completed", output: 1, updatedAt: 500, wakeRun: "run_parked" });
         assert.equal((await store.getRun("run_parked"))?.wakeAt, 500);
-        assert.deepEqual((await store.listRuns({ wakeBy: 500 })).map((r) => r.id), ["run_sooner", "run_parked"]);
+        assert.deepEqual(
+          (await store.listRuns({ wakeBy: 500 })).map((r) => r.id),
+          ["run_sooner", "run_parked"],
+        );
         for (const id of ["run_later", "run_sooner", "run_live"]) await store.append("run_child", [], { updatedAt: 600, wakeRun: id });
         assert.deepEqual(
           await Promise.all(["run_later", "run_sooner", "run_live"].map(async (id) => (await store.getRun(id))?.wakeAt)),
@@ -391,7 +445,10 @@ export function describeStoreContract(name: string, open: () => Promise<OpenedSt
         await store.createRun(newRun("run_b", { status: "running" }), [started(0)]);
         await store.append("run_a", [], { updatedAt: 1, waits: [approval] });
         await store.append("run_b", [], { updatedAt: 1, waits: [sleep] });
-        assert.deepEqual((await store.listRuns({ needsDecision: true })).map((r) => r.id), ["run_a"]);
+        assert.deepEqual(
+          (await store.listRuns({ needsDecision: true })).map((r) => r.id),
+          ["run_a"],
+        );
         await store.append("run_a", [], { updatedAt: 2, waits: [] });
         assert.deepEqual(await store.listRuns({ needsDecision: true }), []);
       });
@@ -409,7 +466,10 @@ export function describeStoreContract(name: string, open: () => Promise<OpenedSt
         ]);
         const outcome = entry(1, { kind: "call.scheduled", seq: 1, tool: "tapedeck.signal", args: { name: "go" }, key: "run_s/1" });
         await store.append("run_s", [outcome], { updatedAt: 13, consumeSignals: [{ id: a.id, seq: 1 }] });
-        assert.deepEqual((await store.pendingSignals("run_s", "go")).map((s) => s.id), [b.id]);
+        assert.deepEqual(
+          (await store.pendingSignals("run_s", "go")).map((s) => s.id),
+          [b.id],
+        );
       });
 
       test("consuming a signal twice conflicts and writes nothing of the batch", async ({ store }) => {
@@ -429,7 +489,10 @@ export function describeStoreContract(name: string, open: () => Promise<OpenedSt
         assert.deepEqual(again, { id: first.id, duplicate: true });
         assert.equal(first.duplicate, false);
         assert.equal(elsewhere.duplicate, false);
-        assert.deepEqual((await store.pendingSignals("run_s", "go")).map((s) => s.payload), [1]);
+        assert.deepEqual(
+          (await store.pendingSignals("run_s", "go")).map((s) => s.payload),
+          [1],
+        );
       });
 
       test("signalByKey finds the signal kept for the run with a key, taken or not", async ({ store }) => {
@@ -455,7 +518,10 @@ export function describeStoreContract(name: string, open: () => Promise<OpenedSt
         assert.equal(await store.claimRun("run_l", "eng_c", 5_000, 2_000, "eng_a"), true, "taken over from an owner known to be dead");
         assert.equal(await store.claimRun("run_l", "eng_b", 5_000, 4_000), false);
         assert.equal(await store.claimRun("run_l", "eng_b", 5_000, 5_001), true, "lapsed: taken over");
-        assert.deepEqual((await store.listRuns({ owner: "eng_b" })).map((r) => r.id), ["run_l"]);
+        assert.deepEqual(
+          (await store.listRuns({ owner: "eng_b" })).map((r) => r.id),
+          ["run_l"],
+        );
         await store.releaseRuns("eng_a", "run_l");
         assert.equal((await store.getRun("run_l"))?.owner?.id, "eng_b", "only the holder releases");
         await store.releaseRuns("eng_b");
@@ -469,7 +535,10 @@ export function describeStoreContract(name: string, open: () => Promise<OpenedSt
         assert.equal(await store.claimRun("run_h", "eng_a", 1_500, 500), true);
         assert.equal((await store.getRun("run_h"))?.hostFaults, undefined, "its own holder claiming again is no fault");
         assert.equal(await store.claimRun("run_h", "eng_b", 5_000, 2_000, "eng_a"), true);
-        assert.deepEqual((await store.getRun("run_h"))?.hostFaults, { count: 1, last: "the process executing it stopped without shutting down (it crashed or was killed)" });
+        assert.deepEqual((await store.getRun("run_h"))?.hostFaults, {
+          count: 1,
+          last: "the process executing it stopped without shutting down (it crashed or was killed)",
+        });
         await store.releaseRuns("eng_b");
         assert.equal(await store.claimRun("run_h", "eng_c", 6_000, 5_500), true);
         assert.equal((await store.getRun("run_h"))?.hostFaults?.count, 1, "a released run is taken without a fault");
@@ -500,7 +569,11 @@ export function describeStoreContract(name: string, open: () => Promise<OpenedSt
         ]);
         assert.deepEqual(await store.takeRunRequests("eng_a"), []);
         await store.claimRun("run_b", "eng_a", 10_000, 0);
-        assert.deepEqual(await store.takeRunRequests("eng_a"), [{ runId: "run_b", request: { kind: "cancel", reason: "x" } }], "kept for whoever holds the run next");
+        assert.deepEqual(
+          await store.takeRunRequests("eng_a"),
+          [{ runId: "run_b", request: { kind: "cancel", reason: "x" } }],
+          "kept for whoever holds the run next",
+        );
       });
     });
 
@@ -608,8 +681,7 @@ const entry = (index: number, event: JournalEvent): JournalEntry => ({ index, at
 const started = (index: number): JournalEntry => entry(index, { kind: "run.started", input: { n: 1 }, replayVersion: 1 });
 const log = (index: number): JournalEntry => entry(index, { kind: "log", level: "info", message: `line ${index}` });
 /** An entry JSON cannot encode (a BigInt): writing it throws part-way through a write. */
-const unserializable = (index: number): JournalEntry =>
-  entry(index, { kind: "call.completed", seq: 1, result: { n: 10n } as unknown as JsonValue });
+const unserializable = (index: number): JournalEntry => entry(index, { kind: "call.completed", seq: 1, result: { n: 10n } as unknown as JsonValue });
 const failed = (index: number): JournalEntry => entry(index, { kind: "run.failed", error: runError });
 
 const runError = {

@@ -8,7 +8,12 @@ import type { Engine } from "../engine.js";
  * `printed`: what else left the process (CLI output, log lines, error messages), by source.
  * Returns where each secret was found; an empty list means nothing leaked.
  */
-export async function findSecrets(engine: Engine, dataDir: string, secrets: readonly string[], printed: Readonly<Record<string, string>> = {}): Promise<string[]> {
+export async function findSecrets(
+  engine: Engine,
+  dataDir: string,
+  secrets: readonly string[],
+  printed: Readonly<Record<string, string>> = {},
+): Promise<string[]> {
   const found: string[] = [];
   for (const [where, text] of Object.entries(printed)) {
     for (const secret of secrets) if (text.includes(secret)) found.push(`${secret} in ${where}`);

@@ -58,7 +58,9 @@ export async function startLoopbackServer(routes: Readonly<Record<string, Route>
 }
 
 /** A resolver answering from a table (a name → its answers, or a function of the lookup count), counting lookups. */
-export function tableResolver(table: Readonly<Record<string, readonly string[] | ((lookup: number) => readonly string[])>>): HostResolver & { readonly lookups: string[] } {
+export function tableResolver(
+  table: Readonly<Record<string, readonly string[] | ((lookup: number) => readonly string[])>>,
+): HostResolver & { readonly lookups: string[] } {
   const lookups: string[] = [];
   const resolver = (hostname: string): Promise<readonly string[]> => {
     lookups.push(hostname);
@@ -80,7 +82,12 @@ export function fetchCall(
 ): ToolCallRequest {
   const tool: PinnedTool = pinHttpTool(allow, {});
   seq++;
-  const value: JsonValue = { url: args.url, method: args.method ?? "GET", headers: { ...args.headers }, ...(args.body === undefined ? {} : { body: args.body }) };
+  const value: JsonValue = {
+    url: args.url,
+    method: args.method ?? "GET",
+    headers: { ...args.headers },
+    ...(args.body === undefined ? {} : { body: args.body }),
+  };
   return {
     tool,
     args: value,

@@ -23,7 +23,11 @@ export class ScenarioSource implements ToolSource {
     private readonly clock: Clock,
   ) {
     this.#recorded = scenario.recorded.map((call) => ({ call, key: `${call.tool} ${canonicalJson(call.args)}`, used: false }));
-    for (const [tool, mocks] of Object.entries(scenario.tools)) this.#mocks.set(tool, mocks.map((mock) => ({ mock, used: false })));
+    for (const [tool, mocks] of Object.entries(scenario.tools))
+      this.#mocks.set(
+        tool,
+        mocks.map((mock) => ({ mock, used: false })),
+      );
   }
 
   /** Where the call with this idempotency key was answered from. */
@@ -52,7 +56,10 @@ export class ScenarioSource implements ToolSource {
     const why = mocks === undefined ? `has no mock for ${tool}` : `has no more results for ${tool} (it gives ${mocks.length}) matching these arguments`;
     return Promise.resolve({
       kind: "failure",
-      failure: toolFailure("no_mock", `The test scenario ${why}: ${tool}(${args.length > 200 ? `${args.slice(0, 200)}…` : args}). Add tools["${tool}"] to the scenario.`),
+      failure: toolFailure(
+        "no_mock",
+        `The test scenario ${why}: ${tool}(${args.length > 200 ? `${args.slice(0, 200)}…` : args}). Add tools["${tool}"] to the scenario.`,
+      ),
     });
   }
 

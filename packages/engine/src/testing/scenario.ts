@@ -115,13 +115,23 @@ export function parseScenario(value: unknown): Scenario {
     onlyKeys(o, ["tool", "decision", "reason", "after"], where);
     if (o.decision !== "approve" && o.decision !== "reject") throw new ScenarioError(`${where}.decision must be "approve" or "reject"`);
     const reason = o.reason === undefined ? undefined : nonEmpty(o.reason, `${where}.reason`);
-    return { tool: nonEmpty(o.tool, `${where}.tool`), decision: o.decision, ...(reason === undefined ? {} : { reason }), afterMs: duration(o.after ?? 0, `${where}.after`) };
+    return {
+      tool: nonEmpty(o.tool, `${where}.tool`),
+      decision: o.decision,
+      ...(reason === undefined ? {} : { reason }),
+      afterMs: duration(o.after ?? 0, `${where}.after`),
+    };
   });
   const recorded = list(doc.recorded, "recorded").map((r, i): RecordedOutcome => {
     const where = `recorded[${i}]`;
     const o = object(r, where);
     onlyKeys(o, ["tool", "args", "result", "error", "ms"], where);
-    return { tool: nonEmpty(o.tool, `${where}.tool`), args: json(o.args ?? {}, `${where}.args`), outcome: outcome(o, where), ms: duration(o.ms ?? 0, `${where}.ms`) };
+    return {
+      tool: nonEmpty(o.tool, `${where}.tool`),
+      args: json(o.args ?? {}, `${where}.args`),
+      outcome: outcome(o, where),
+      ms: duration(o.ms ?? 0, `${where}.ms`),
+    };
   });
   const start = doc.start === undefined ? undefined : startTime(doc.start);
   const fromRun = doc.from_run === undefined ? undefined : nonEmpty(doc.from_run, "from_run");
@@ -131,7 +141,11 @@ export function parseScenario(value: unknown): Scenario {
 function mockResult(value: unknown, where: string): MockResult {
   const o = object(value, where);
   onlyKeys(o, ["args", "result", "error", "delay"], where);
-  return { ...(o.args === undefined ? {} : { args: json(o.args, `${where}.args`) }), outcome: outcome(o, where), delayMs: duration(o.delay ?? 0, `${where}.delay`) };
+  return {
+    ...(o.args === undefined ? {} : { args: json(o.args, `${where}.args`) }),
+    outcome: outcome(o, where),
+    delayMs: duration(o.delay ?? 0, `${where}.delay`),
+  };
 }
 
 function outcome(o: Record<string, unknown>, where: string): MockResult["outcome"] {

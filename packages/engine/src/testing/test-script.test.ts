@@ -18,7 +18,12 @@ async function setup() {
   const t = await testEngine({ hostTools: harness.module() });
   const { id } = await t.engine.registerToolset(harnessToolset(TOOLS, { policies: { "gh.merge": { approval: true } } }));
   const test = async (source: string, scenario?: unknown, input?: unknown): Promise<Extract<TestResult, { kind: "tested" }>> => {
-    const result = await t.engine.test({ toolset: id, source: `import { gh, slack } from "tapedeck:tools";\n${source}`, ...(scenario === undefined ? {} : { scenario }), ...(input === undefined ? {} : { input: input as never }) });
+    const result = await t.engine.test({
+      toolset: id,
+      source: `import { gh, slack } from "tapedeck:tools";\n${source}`,
+      ...(scenario === undefined ? {} : { scenario }),
+      ...(input === undefined ? {} : { input: input as never }),
+    });
     if (result.kind !== "tested") throw new Error(result.diagnostics.map((d) => `${d.line}:${d.column} ${d.message}`).join("\n"));
     return result;
   };
@@ -29,11 +34,19 @@ describe("test_script", () => {
   it("a year of sleep passes in virtual time; the script sees the virtual clock; nothing is sent or stored", async () => {
     const t = await setup();
     try {
-      const result = await t.test(`export default async () => { const t0 = Date.now(); await sleep("1y"); await sleep(1000); return Date.now() - t0; };`, { start: "2027-01-01T00:00:00Z" });
+      const result = await t.test(`export default async () => { const t0 = Date.now(); await sleep("1y"); await sleep(1000); return Date.now() - t0; };`, {
+        start: "2027-01-01T00:00:00Z",
+      });
       assert.equal(result.status, "completed");
       assert.equal(result.output, YEAR + 1000);
       assert.equal(result.virtualMs, YEAR + 1000);
-      assert.deepEqual(result.calls.map((c) => [c.tool, c.answeredBy, c.atMs, c.endedAtMs]), [["tapedeck.sleep", "builtin", 0, YEAR], ["tapedeck.sleep", "builtin", YEAR, YEAR + 1000]]);
+      assert.deepEqual(
+        result.calls.map((c) => [c.tool, c.answeredBy, c.atMs, c.endedAtMs]),
+        [
+          ["tapedeck.sleep", "builtin", 0, YEAR],
+          ["tapedeck.sleep", "builtin", YEAR, YEAR + 1000],
+        ],
+      );
       assert.equal(t.harness.calls.length, 0);
       assert.deepEqual(await t.engine.listRuns(), [], "the test run lives in its own store");
     } finally {
@@ -59,7 +72,10 @@ describe("test_script", () => {
         {
           tools: {
             "gh.issue": { result: { title: "Bug" }, delay: "2s" },
-            "gh.search": [{ result: [1], delay: "1m" }, { error: { code: "rate_limited", message: "slow down", retryable: true }, delay: "30s" }],
+            "gh.search": [
+              { result: [1], delay: "1m" },
+              { error: { code: "rate_limited", message: "slow down", retryable: true }, delay: "30s" },
+            ],
             "slack.post": [{ args: { channel: "#ops" }, result: { ok: true } }],
           },
         },
@@ -67,8 +83,14 @@ describe("test_script", () => {
       assert.deepEqual(result.output, { a: { title: "Bug" }, b: { title: "Bug" }, first: [1], second: "rate_limited", ops: { ok: true }, other: "no_mock" });
       assert.equal(result.virtualMs, 2000 + 60_000 + 30_000, "concurrent delays overlap; sequential ones add up");
       const noMock = result.calls.find((c) => c.error?.code === "no_mock");
-      assert.match(noMock?.error?.message ?? "", /has no more results for slack\.post .* matching these arguments: slack\.post\(\{"channel":"#dev","text":"hi"\}\)\. Add tools\["slack\.post"\]/);
-      assert.deepEqual(result.calls.map((c) => c.answeredBy), ["mock", "mock", "mock", "mock", "mock", "none"]);
+      assert.match(
+        noMock?.error?.message ?? "",
+        /has no more results for slack\.post .* matching these arguments: slack\.post\(\{"channel":"#dev","text":"hi"\}\)\. Add tools\["slack\.post"\]/,
+      );
+      assert.deepEqual(
+        result.calls.map((c) => c.answeredBy),
+        ["mock", "mock", "mock", "mock", "mock", "none"],
+      );
       assert.equal(t.harness.calls.length, 0);
     } finally {
       await t.cleanup();
@@ -102,7 +124,10 @@ describe("test_script", () => {
     const t = await setup();
     try {
       const script = `export default async () => { try { return await gh.merge({ pr: 1 }); } catch (e: any) { return e.code + ": " + e.message; } };`;
-      const approved = await t.test(script, { tools: { "gh.merge": { result: "merged" } }, approvals: [{ tool: "gh.merge", decision: "approve", after: "10m" }] });
+      const approved = await t.test(script, {
+        tools: { "gh.merge": { result: "merged" } },
+        approvals: [{ tool: "gh.merge", decision: "approve", after: "10m" }],
+      });
       assert.deepEqual([approved.output, approved.virtualMs, approved.calls[0]?.decision], ["merged", 600_000, "approved"]);
       const rejected = await t.test(script, { approvals: [{ tool: "gh.merge", decision: "reject", reason: "freeze" }] });
       assert.equal(rejected.output, "approval_rejected: The call to gh.merge was rejected: freeze. It was not sent.");
@@ -117,16 +142,25 @@ describe("test_script", () => {
   it("from_run answers calls from what a real run recorded, so a corrected script is tested without sending anything", async () => {
     const t = await setup();
     try {
-      const started = await t.engine.start({ toolset: t.toolsetId, source: `import { gh } from "tapedeck:tools";\nexport default async () => { const i = await gh.issue({ n: 7 }); await sleep(10); return i; };` });
+      const started = await t.engine.start({
+        toolset: t.toolsetId,
+        source: `import { gh } from "tapedeck:tools";\nexport default async () => { const i = await gh.issue({ n: 7 }); await sleep(10); return i; };`,
+      });
       if (started.kind !== "started") throw new Error("refused");
       await started.end;
       const sent = t.harness.calls.length;
-      const result = await t.test(`export default async () => { const i: any = await gh.issue({ n: 7 }); const s = await gh.search({ q: "other" }); return { real: i.real, s }; };`, {
-        from_run: started.runId,
-        tools: { "gh.search": { result: "mocked" } },
-      });
+      const result = await t.test(
+        `export default async () => { const i: any = await gh.issue({ n: 7 }); const s = await gh.search({ q: "other" }); return { real: i.real, s }; };`,
+        {
+          from_run: started.runId,
+          tools: { "gh.search": { result: "mocked" } },
+        },
+      );
       assert.deepEqual(result.output, { real: "gh.issue", s: "mocked" });
-      assert.deepEqual(result.calls.map((c) => c.answeredBy), ["recorded", "mock"]);
+      assert.deepEqual(
+        result.calls.map((c) => c.answeredBy),
+        ["recorded", "mock"],
+      );
       assert.equal(t.harness.calls.length, sent, "nothing sent");
     } finally {
       await t.cleanup();
@@ -136,8 +170,14 @@ describe("test_script", () => {
   it("a bad scenario or script is refused with what to fix", async () => {
     const t = await setup();
     try {
-      await assert.rejects(t.test(`export default 1;`, { tools: { "gh.issue": { result: 1, reslt: 2 } } }), { code: "invalid_request", message: /tools\["gh\.issue"\] has an unknown key "reslt"; allowed: args, result, error, delay/ });
-      await assert.rejects(t.test(`export default 1;`, { signals: [{ name: "x", at: "soon" }] }), { code: "invalid_request", message: /signals\[0\]\.at "soon" is not a duration/ });
+      await assert.rejects(t.test(`export default 1;`, { tools: { "gh.issue": { result: 1, reslt: 2 } } }), {
+        code: "invalid_request",
+        message: /tools\["gh\.issue"\] has an unknown key "reslt"; allowed: args, result, error, delay/,
+      });
+      await assert.rejects(t.test(`export default 1;`, { signals: [{ name: "x", at: "soon" }] }), {
+        code: "invalid_request",
+        message: /signals\[0\]\.at "soon" is not a duration/,
+      });
       await assert.rejects(t.test(`export default 1;`, { from_run: "run_missing" }), { code: "not_found" });
       const refused = await t.engine.test({ toolset: t.toolsetId, source: `export default nope;` });
       assert.equal(refused.kind, "refused");
@@ -167,15 +207,24 @@ describe("cassettes", () => {
       const cassette = await t.engine.cassette(started.runId);
       const text = JSON.stringify(cassette);
       assert.ok(!text.includes(secret), "no credential in the cassette");
-      assert.deepEqual(cassette.recorded.map((r) => r.tool), ["fx.echo", "fx.echo"]);
-      assert.deepEqual(cassette.signals.map((s) => [s.name, s.payload]), [["go", "two"]]);
+      assert.deepEqual(
+        cassette.recorded.map((r) => r.tool),
+        ["fx.echo", "fx.echo"],
+      );
+      assert.deepEqual(
+        cassette.signals.map((s) => [s.name, s.payload]),
+        [["go", "two"]],
+      );
       await fixture.close();
 
       const replayed = await t.engine.test({ toolset: id, source, scenario: JSON.parse(text) as unknown });
       assert.equal(replayed.kind, "tested");
       if (replayed.kind !== "tested") return;
       assert.deepEqual([replayed.status, replayed.output], ["completed", end.status === "completed" ? end.output : undefined]);
-      assert.deepEqual(replayed.calls.filter((c) => c.tool === "fx.echo").map((c) => c.answeredBy), ["recorded", "recorded"]);
+      assert.deepEqual(
+        replayed.calls.filter((c) => c.tool === "fx.echo").map((c) => c.answeredBy),
+        ["recorded", "recorded"],
+      );
       assert.deepEqual(await findSecrets(t.engine, t.dataDir, [secret]), []);
     } finally {
       delete process.env.TAPEDECK_TEST_CASSETTE_TOKEN;

@@ -5,7 +5,15 @@
  * duration. Sleeps, mock delays and scenario events cost no real time: whenever the run has
  * nothing to do but wait, the clock jumps to the next timer.
  */
-import { BuiltinTool, type JournalEntry, type JsonValue, type RunWait, type TestCall, type TestReport as ProtocolTestReport, type ToolFailure } from "@tapedeck/protocol";
+import {
+  BuiltinTool,
+  type JournalEntry,
+  type JsonValue,
+  type RunWait,
+  type TestCall,
+  type TestReport as ProtocolTestReport,
+  type ToolFailure,
+} from "@tapedeck/protocol";
 import type { VirtualClock } from "../clock.js";
 import type { ExecutionResult } from "../runs/run-executor.js";
 import type { ScenarioSource } from "./scenario-source.js";
@@ -16,7 +24,11 @@ export type TestReport = ProtocolTestReport & { readonly runId: string };
 
 /** What the test needs of its engine (the engine passes itself, opened for the test). */
 export interface TestEngine {
-  start(options: { readonly toolset: string; readonly source: string; readonly input?: JsonValue }): Promise<{ readonly kind: "started"; readonly runId: string } | { readonly kind: "refused" }>;
+  start(options: {
+    readonly toolset: string;
+    readonly source: string;
+    readonly input?: JsonValue;
+  }): Promise<{ readonly kind: "started"; readonly runId: string } | { readonly kind: "refused" }>;
   settled(runId: string): Promise<ExecutionResult | undefined>;
   journal(runId: string, from?: number, limit?: number): Promise<JournalEntry[]>;
   signal(runId: string, name: string, payload: JsonValue): Promise<unknown>;
@@ -46,7 +58,10 @@ export async function runTest(
     if (index < 0) return;
     const [approval] = approvals.splice(index, 1) as [ScenarioApproval];
     clock.setTimer(clock.now() + approval.afterMs, () =>
-      (approval.decision === "approve" ? engine.approve(runId, seq, approval.reason === undefined ? {} : { reason: approval.reason }) : engine.reject(runId, seq, approval.reason === undefined ? {} : { reason: approval.reason })).catch((error: unknown) => errors.push(error)),
+      (approval.decision === "approve"
+        ? engine.approve(runId, seq, approval.reason === undefined ? {} : { reason: approval.reason })
+        : engine.reject(runId, seq, approval.reason === undefined ? {} : { reason: approval.reason })
+      ).catch((error: unknown) => errors.push(error)),
     );
   });
   const started = await engine.start(options);
@@ -121,7 +136,12 @@ export function cassetteOf(journal: readonly JournalEntry[]): CassetteDocument {
     if (entry.kind === "call.decided") {
       const call = scheduled.get(entry.seq);
       if (!call) continue;
-      approvals.push({ tool: call.tool, decision: entry.decision === "approved" ? "approve" : "reject", ...(entry.reason === undefined ? {} : { reason: entry.reason }), after: entry.at - call.at });
+      approvals.push({
+        tool: call.tool,
+        decision: entry.decision === "approved" ? "approve" : "reject",
+        ...(entry.reason === undefined ? {} : { reason: entry.reason }),
+        after: entry.at - call.at,
+      });
       call.at = entry.at;
     }
     if (entry.kind !== "call.completed" && entry.kind !== "call.failed") continue;
@@ -141,7 +161,9 @@ export function cassetteOf(journal: readonly JournalEntry[]): CassetteDocument {
 /** A cassette is a scenario document: `tapedeck test --scenario cassette.json` replays it. */
 export interface CassetteDocument {
   readonly start: number;
-  readonly recorded: readonly ({ readonly tool: string; readonly args: JsonValue; readonly ms: number } & ({ readonly result: JsonValue } | { readonly error: ToolFailure }))[];
+  readonly recorded: readonly ({ readonly tool: string; readonly args: JsonValue; readonly ms: number } & (
+    { readonly result: JsonValue } | { readonly error: ToolFailure }
+  ))[];
   readonly signals: readonly { readonly name: string; readonly payload: JsonValue; readonly at: number }[];
   readonly approvals: readonly { readonly tool: string; readonly decision: "approve" | "reject"; readonly reason?: string; readonly after: number }[];
 }

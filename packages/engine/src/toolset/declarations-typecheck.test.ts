@@ -23,7 +23,10 @@ const libCache = new Map<string, ts.SourceFile | undefined>();
 
 /** Diagnostics of compiling `script` against `declarations`, as `file:line: message`. */
 function typeCheck(declarations: string, script: string): string[] {
-  const files = new Map([["/virtual/tools.d.ts", declarations], ["/virtual/script.ts", script]]);
+  const files = new Map([
+    ["/virtual/tools.d.ts", declarations],
+    ["/virtual/script.ts", script],
+  ]);
   const program = ts.createProgram([...files.keys()], OPTIONS, {
     ...host,
     fileExists: (name) => files.has(name) || host.fileExists(name),
@@ -176,7 +179,10 @@ void describe("the generated .d.ts", () => {
     void it(`rejects ${name}`, () => {
       const errors = typeCheck(typescript, `import { github, slack } from "tapedeck:tools";\nvoid slack;\n${line}\n`);
       assert.ok(errors.length > 0, "expected a type error");
-      assert.ok(errors.every((e) => e.startsWith("/virtual/script.ts:3:")), errors.join("\n"));
+      assert.ok(
+        errors.every((e) => e.startsWith("/virtual/script.ts:3:")),
+        errors.join("\n"),
+      );
     });
   }
 
@@ -245,7 +251,10 @@ void describe("declarations of random schemas", () => {
       // The prompt style is meant for reading, but it is still TypeScript syntax.
       const aliases = tools.map((t, i) => `type T${i} = ${schemaToType(t.inputSchema, { style: "prompt" })};`).join("\n");
       const syntax = ts.transpileModule(aliases, { reportDiagnostics: true }).diagnostics ?? [];
-      assert.deepEqual(syntax.map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n")), []);
+      assert.deepEqual(
+        syntax.map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n")),
+        [],
+      );
     });
     fc.assert(property, { numRuns: 20 });
   });

@@ -45,11 +45,7 @@ void describe("schemaToType", () => {
     ["prefixItems", { prefixItems: [{ type: "number" }, { type: "string" }], items: false }, "[number, string]"],
     ["prefixItems + rest", { prefixItems: [{ type: "number" }], items: { type: "string" } }, "[number, ...string[]]"],
     ["prefixItems, open", { prefixItems: [{ type: "number" }] }, "[number, ...unknown[]]"],
-    [
-      "prefixItems + minItems",
-      { prefixItems: [{ type: "number" }, { enum: ["a", "b"] }], minItems: 1, items: false },
-      '[number, ("a" | "b")?]',
-    ],
+    ["prefixItems + minItems", { prefixItems: [{ type: "number" }, { enum: ["a", "b"] }], minItems: 1, items: false }, '[number, ("a" | "b")?]'],
     ["draft-07 tuple", { items: [{ type: "string" }], additionalItems: false }, "[string]"],
     ["anyOf", { anyOf: [{ type: "string" }, { type: "array", items: { type: "string" } }] }, "string | string[]"],
     ["oneOf flattens", { oneOf: [{ enum: ["a", "b"] }, { enum: ["b", "c"] }] }, '"a" | "b" | "c"'],
@@ -59,10 +55,22 @@ void describe("schemaToType", () => {
       { allOf: [{ properties: { a: { type: "string" } } }, { properties: { b: { anyOf: [{ type: "number" }, { type: "null" }] } } }] },
       "{ a?: string } & { b?: number | null }",
     ],
-    ["allOf of union", { type: "object", properties: { a: { type: "string" } }, anyOf: [{ type: "object" }, { type: "null" }] }, "{ a?: string } & ({ [key: string]: unknown } | null)"],
-    ["oneOf branches that only require", { type: "object", properties: { a: { type: "string" } }, oneOf: [{ required: ["a"] }, { required: ["b"] }] }, "{ a?: string }"],
+    [
+      "allOf of union",
+      { type: "object", properties: { a: { type: "string" } }, anyOf: [{ type: "object" }, { type: "null" }] },
+      "{ a?: string } & ({ [key: string]: unknown } | null)",
+    ],
+    [
+      "oneOf branches that only require",
+      { type: "object", properties: { a: { type: "string" } }, oneOf: [{ required: ["a"] }, { required: ["b"] }] },
+      "{ a?: string }",
+    ],
     ["object", { type: "object", properties: { repo: { type: "string" }, n: { type: "integer" } }, required: ["repo"] }, "{ repo: string, n?: number }"],
-    ["quoted keys", { properties: { "a-b": { type: "string" }, "1x": true, $ok: true, "": true }, required: ["a-b"] }, '{ "a-b": string, "1x"?: unknown, $ok?: unknown, ""?: unknown }'],
+    [
+      "quoted keys",
+      { properties: { "a-b": { type: "string" }, "1x": true, $ok: true, "": true }, required: ["a-b"] },
+      '{ "a-b": string, "1x"?: unknown, $ok?: unknown, ""?: unknown }',
+    ],
     ["open object", { type: "object" }, "{ [key: string]: unknown }"],
     ["closed empty object", { type: "object", additionalProperties: false }, "{}"],
     ["no properties", { type: "object", properties: {} }, "{}"],
@@ -98,12 +106,17 @@ void describe("schemaToType", () => {
   void it("renders a recursive ref as unknown where it recurs", () => {
     const tree: JsonSchema = {
       $ref: "#/$defs/Node",
-      $defs: { Node: { type: "object", properties: { value: { type: "number" }, children: { type: "array", items: { $ref: "#/$defs/Node" } } }, required: ["value"] } },
+      $defs: {
+        Node: { type: "object", properties: { value: { type: "number" }, children: { type: "array", items: { $ref: "#/$defs/Node" } } }, required: ["value"] },
+      },
     };
     assert.equal(prompt(tree), "{ value: number, children?: unknown[] }");
     const self: JsonSchema = { type: "object", properties: { next: { $ref: "#" } } };
     assert.equal(prompt(self), "{ next?: { next?: unknown } }");
-    const mutual: JsonSchema = { $ref: "#/$defs/A", $defs: { A: { properties: { b: { $ref: "#/$defs/B" } } }, B: { properties: { a: { $ref: "#/$defs/A" } } } } };
+    const mutual: JsonSchema = {
+      $ref: "#/$defs/A",
+      $defs: { A: { properties: { b: { $ref: "#/$defs/B" } } }, B: { properties: { a: { $ref: "#/$defs/A" } } } },
+    };
     assert.equal(prompt(mutual), "{ b?: { a?: unknown } }");
   });
 
@@ -248,19 +261,26 @@ void describe("renderDeclarations", () => {
       ),
       typescript,
     );
-    assert.ok(typescript.includes("    /** Finds a customer. */\n    find_customer(args?: {}): Promise<unknown>;"), "a tool without approval says nothing of it");
+    assert.ok(
+      typescript.includes("    /** Finds a customer. */\n    find_customer(args?: {}): Promise<unknown>;"),
+      "a tool without approval says nothing of it",
+    );
   });
 
   void it("keeps args required when the schema requires something", () => {
     const [line] = renderDeclarations([
       tool("g", "t", { inputSchema: { type: "object", allOf: [{ required: ["a"] }], properties: { a: { type: "string" } } } }),
-    ]).typescript.split("\n").filter((l) => l.includes("t(args"));
+    ])
+      .typescript.split("\n")
+      .filter((l) => l.includes("t(args"));
     assert.equal(line, "    t(args: { a?: string }): Promise<unknown>;");
   });
 
   void it("summarizes long descriptions on one line", () => {
     const summary = (description: string): string =>
-      renderDeclarations([tool("g", "t", { description })]).prompt.split("\n")[1]?.replace("g.t() → unknown · ", "") ?? "";
+      renderDeclarations([tool("g", "t", { description })])
+        .prompt.split("\n")[1]
+        ?.replace("g.t() → unknown · ", "") ?? "";
     assert.equal(summary("  Fetch   a\n  page, e.g. the front one.\nThen stop.  "), "Fetch a page, e.g. the front one.");
     assert.equal(summary("Version v1.2 of it! Later more."), "Version v1.2 of it!");
     const long = summary(`${"word ".repeat(60)}end.`);

@@ -68,12 +68,7 @@ function compare(a: string, b: string): number {
 
 function renderTypescript(groups: ReadonlyMap<string, readonly PinnedTool[]>): string {
   const body = [...groups].map(([group, tools]) =>
-    [
-      `  /** Tools of group \`${group}\`. */`,
-      `  export const ${group}: {`,
-      ...tools.map((tool) => renderMember(tool)),
-      "  };",
-    ].join("\n"),
+    [`  /** Tools of group \`${group}\`. */`, `  export const ${group}: {`, ...tools.map((tool) => renderMember(tool)), "  };"].join("\n"),
   );
   return [`declare module ${JSON.stringify(DECLARATIONS_MODULE)} {`, ...body, TOOL_ERROR, "}", ""].join("\n");
 }
@@ -93,7 +88,13 @@ function renderMember(tool: PinnedTool, indent = "    "): string {
   const optional = argsOptional(tool) ? "?" : "";
   const signature = `${indent}${propertyKey(tool.name)}(args${optional}: ${args}): Promise<${result}>;`;
   const observed = (tool as { observed?: boolean }).observed === true;
-  const doc = [tool.description.trim(), tool.policy.approval ? APPROVAL_DOC : "", observed ? "@observed The result type is inferred from recorded results (keys and types); the tool declares none." : ""].filter((s) => s !== "").join("\n\n");
+  const doc = [
+    tool.description.trim(),
+    tool.policy.approval ? APPROVAL_DOC : "",
+    observed ? "@observed The result type is inferred from recorded results (keys and types); the tool declares none." : "",
+  ]
+    .filter((s) => s !== "")
+    .join("\n\n");
   return doc === "" ? signature : `${jsDoc(doc, indent)}\n${signature}`;
 }
 

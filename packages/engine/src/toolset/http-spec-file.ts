@@ -17,7 +17,8 @@ export function parseHttpSpec(value: unknown): HttpSpec | undefined {
   }
   const allow = (value as { allow?: unknown }).allow;
   if (!Array.isArray(allow)) throw new ToolsetSpecError(`http.allow must be an array of hosts, as in "http": ${example}`);
-  if (allow.length === 0) throw new ToolsetSpecError(`http.allow is empty: list the hosts scripts may reach, or remove "http" to give scripts no network at all`);
+  if (allow.length === 0)
+    throw new ToolsetSpecError(`http.allow is empty: list the hosts scripts may reach, or remove "http" to give scripts no network at all`);
   return {
     allow: allow.map((entry: unknown, i) => {
       if (typeof entry !== "string") throw new ToolsetSpecError(`http.allow[${i}] must be a string such as "api.github.com"`);

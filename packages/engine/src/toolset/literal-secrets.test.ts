@@ -71,15 +71,33 @@ describe("literal secrets in a toolset", () => {
 
   it("every field that is stored is checked, and the message names it and says what to do instead", async () => {
     const cases: [unknown, RegExp][] = [
-      [{ mcpServers: { gh: { url: "https://mcp.example.com/mcp", headers: { "X-Custom": GITHUB } } } }, /^mcpServers\.gh\.headers\["X-Custom"\] holds what looks like a secret \(a github token\).*"credential": "NAME"/],
+      [
+        { mcpServers: { gh: { url: "https://mcp.example.com/mcp", headers: { "X-Custom": GITHUB } } } },
+        /^mcpServers\.gh\.headers\["X-Custom"\] holds what looks like a secret \(a github token\).*"credential": "NAME"/,
+      ],
       [{ mcpServers: { gh: { url: `https://bot:${PASSWORD}@mcp.example.com/mcp` } } }, /^mcpServers\.gh\.url holds .*user info.*Keep the URL free of it/],
       [{ mcpServers: { gh: { url: "https://mcp.example.com/mcp?api_key=abc123def456" } } }, /^mcpServers\.gh\.url holds .*query parameter "api_key"/],
-      [{ mcpServers: { db: { command: "psql-mcp", args: ["--url", `postgres://me:${PASSWORD}@db/x`] } } }, /^mcpServers\.db\.args\[1\] holds .*Command lines are stored as written and never expanded: put the secret in "env"/],
+      [
+        { mcpServers: { db: { command: "psql-mcp", args: ["--url", `postgres://me:${PASSWORD}@db/x`] } } },
+        /^mcpServers\.db\.args\[1\] holds .*Command lines are stored as written and never expanded: put the secret in "env"/,
+      ],
       [{ mcpServers: { db: { command: `env SLACK=${SLACK} slack-mcp` } } }, /^mcpServers\.db\.command holds .*\(a slack token\)/],
-      [{ hostTools: { crm: { lookup: { description: `Calls the CRM with ${ANTHROPIC}.` } } } }, /^hostTools\.crm\.lookup\.description holds .*\(an anthropic api key\).*shown to everyone who uses it/],
-      [{ hostTools: { crm: { lookup: { inputSchema: { type: "object", properties: { token: { type: "string", default: SLACK } } } } } } }, /^hostTools\.crm\.lookup\.inputSchema\.properties\.token\.default holds/],
-      [{ hostTools: { crm: { lookup: { outputSchema: { type: "object", examples: [{ key: GITHUB }] } } } } }, /^hostTools\.crm\.lookup\.outputSchema\.examples\[0\]\.key holds/],
-      [{ hostTools: { crm: { lookup: { inputSchema: { type: "object", properties: { [GITHUB]: {} } } } } } }, /^hostTools\.crm\.lookup\.inputSchema\.properties has a key that looks like a secret/],
+      [
+        { hostTools: { crm: { lookup: { description: `Calls the CRM with ${ANTHROPIC}.` } } } },
+        /^hostTools\.crm\.lookup\.description holds .*\(an anthropic api key\).*shown to everyone who uses it/,
+      ],
+      [
+        { hostTools: { crm: { lookup: { inputSchema: { type: "object", properties: { token: { type: "string", default: SLACK } } } } } } },
+        /^hostTools\.crm\.lookup\.inputSchema\.properties\.token\.default holds/,
+      ],
+      [
+        { hostTools: { crm: { lookup: { outputSchema: { type: "object", examples: [{ key: GITHUB }] } } } } },
+        /^hostTools\.crm\.lookup\.outputSchema\.examples\[0\]\.key holds/,
+      ],
+      [
+        { hostTools: { crm: { lookup: { inputSchema: { type: "object", properties: { [GITHUB]: {} } } } } } },
+        /^hostTools\.crm\.lookup\.inputSchema\.properties has a key that looks like a secret/,
+      ],
     ];
     for (const [spec, expected] of cases) assert.match((await refused(spec)).message, expected);
   });
@@ -107,10 +125,16 @@ describe("literal secrets in a toolset", () => {
     const before = storedToolsets();
     const save = (source: string, input: unknown = { type: "null" }) =>
       t.engine.saveWorkflow({ toolset: base.id, name: "report", description: "Reports.", source, input: input as never, output: { type: "null" } });
-    const code = await save(`export default async (input: null) => { const key = "${GITHUB}"; return input; };`).then(() => assert.fail("saved"), (e: unknown) => e as EngineError);
+    const code = await save(`export default async (input: null) => { const key = "${GITHUB}"; return input; };`).then(
+      () => assert.fail("saved"),
+      (e: unknown) => e as EngineError,
+    );
     assert.equal(code.code, "invalid_request");
     assert.match(code.message, /^Workflow report: its code holds what looks like a secret \(a github token\)\..*nothing was saved.*credential: "NAME"/);
-    const schema = await save("export default async (input: null) => input;", { type: "null", description: `pass ${SLACK}` }).then(() => assert.fail("saved"), (e: unknown) => e as EngineError);
+    const schema = await save("export default async (input: null) => input;", { type: "null", description: `pass ${SLACK}` }).then(
+      () => assert.fail("saved"),
+      (e: unknown) => e as EngineError,
+    );
     assert.match(schema.message, /^Workflow report: its input\.description holds what looks like a secret \(a slack token\)/);
     for (const error of [code, schema]) assert.ok(!error.message.includes(GITHUB) && !error.message.includes(SLACK));
     assert.equal(storedToolsets(), before);
@@ -133,7 +157,18 @@ describe("literal secrets in a toolset", () => {
   });
 
   it("ordinary text has no secret", () => {
-    for (const text of ["", "postgresql://db.example.com/app", "postgresql://admin@db/app", "https://api.example.com/?q=tokens&page=2", "sk-learn-models", "Bearer ${GITHUB_TOKEN}", "postgres://u:${PW}@h/d", "https://h/?token=${T}", "://://::@@", "a://b:@c"]) {
+    for (const text of [
+      "",
+      "postgresql://db.example.com/app",
+      "postgresql://admin@db/app",
+      "https://api.example.com/?q=tokens&page=2",
+      "sk-learn-models",
+      "Bearer ${GITHUB_TOKEN}",
+      "postgres://u:${PW}@h/d",
+      "https://h/?token=${T}",
+      "://://::@@",
+      "a://b:@c",
+    ]) {
       assert.equal(literalSecretIn(text), undefined, text);
     }
   });

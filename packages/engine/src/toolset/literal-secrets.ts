@@ -19,7 +19,8 @@ import { findKeyShapes } from "../secrets/key-shapes.js";
 
 const REFERENCE_ONLY = /^(?:\$\{[A-Za-z_][A-Za-z0-9_]*\})+$/;
 /** Query parameters that carry credentials by convention (compared lower-case, `-` as `_`). */
-const SECRET_PARAM = /^(?:access_token|refresh_token|id_token|token|api_key|apikey|key|secret|client_secret|password|passwd|pwd|auth|sig|signature|x_amz_signature|x_goog_signature)$/;
+const SECRET_PARAM =
+  /^(?:access_token|refresh_token|id_token|token|api_key|apikey|key|secret|client_secret|password|passwd|pwd|auth|sig|signature|x_amz_signature|x_goog_signature)$/;
 /** Where a URL's authority, or its query, ends. */
 const URL_END = /[\s"'<>`]/;
 
@@ -131,6 +132,8 @@ export function literalSecretRefusal(value: unknown, root = ""): string | undefi
   const found = findLiteralSecret(value, root);
   if (!found) return undefined;
   const where = found.path === "" ? "the toolset" : found.path;
-  const what = found.inKey ? `${where} has a key that looks like a secret (${found.looksLike})` : `${where} holds what looks like a secret (${found.looksLike})`;
+  const what = found.inKey
+    ? `${where} has a key that looks like a secret (${found.looksLike})`
+    : `${where} holds what looks like a secret (${found.looksLike})`;
   return `${what}. A toolset is stored as written and anyone who knows its id can read it, so it holds no secret; nothing was registered. ${adviceFor(found.path)}.`;
 }

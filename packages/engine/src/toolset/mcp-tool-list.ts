@@ -73,7 +73,8 @@ export function screenMcpTools(group: string, listed: readonly Tool[], prefix = 
     // The server's name is sent as it is; the pinned one (prefixed) is what scripts call.
     const unsafe = TOOL_NAME.test(name) ? unsafeToolName(`${prefix}${name}`) : NOT_A_NAME;
     if (unsafe) warnings.push(`${where} ${unsafe}; it was left out.`);
-    else if (entry.copies > 1 && entry.differs) warnings.push(`${where} is listed ${entry.copies} times with different definitions; it was left out, since which one the server runs is unknown.`);
+    else if (entry.copies > 1 && entry.differs)
+      warnings.push(`${where} is listed ${entry.copies} times with different definitions; it was left out, since which one the server runs is unknown.`);
     else if (entry.text === undefined) warnings.push(`${where} has a definition with no JSON form (a lone UTF-16 surrogate?); it was left out.`);
     else tools.push(entry.tool);
   }

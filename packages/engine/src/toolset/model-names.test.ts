@@ -18,12 +18,15 @@ describe("model-facing tool names", () => {
   it("never gives two tools the same name, and every name is valid (property)", () => {
     const part = fc.string({ minLength: 1, maxLength: 80 });
     fc.assert(
-      fc.property(fc.uniqueArray(fc.record({ group: fc.constantFrom("a", "a_b", "g"), name: part }), { selector: (t) => `${t.group}.${t.name}`, maxLength: 40 }), (tools) => {
-        const names = modelFacingNames(tools);
-        const values = [...names.values()];
-        assert.equal(new Set(values).size, tools.length);
-        for (const name of values) assert.match(name, /^[A-Za-z0-9_-]{1,64}$/);
-      }),
+      fc.property(
+        fc.uniqueArray(fc.record({ group: fc.constantFrom("a", "a_b", "g"), name: part }), { selector: (t) => `${t.group}.${t.name}`, maxLength: 40 }),
+        (tools) => {
+          const names = modelFacingNames(tools);
+          const values = [...names.values()];
+          assert.equal(new Set(values).size, tools.length);
+          for (const name of values) assert.match(name, /^[A-Za-z0-9_-]{1,64}$/);
+        },
+      ),
       { numRuns: 300 },
     );
   });

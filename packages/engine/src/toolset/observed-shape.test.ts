@@ -8,13 +8,19 @@ import { declarableShape, mergeShapes, shapeOf } from "./observed-shape.js";
 import { schemaToType } from "./schema-to-type.js";
 
 const render = (values: JsonValue[]) =>
-  schemaToType(values.map((v) => shapeOf(v)).reduce((a, b) => mergeShapes(a, b)), { style: "prompt" });
+  schemaToType(
+    values.map((v) => shapeOf(v)).reduce((a, b) => mergeShapes(a, b)),
+    { style: "prompt" },
+  );
 
 describe("observed result shapes", () => {
   it("records keys and types, never values", () => {
     const shape = shapeOf({ token: "sk-secret-value", count: 3, tags: ["a"], nested: { ok: true } });
     assert.doesNotMatch(JSON.stringify(shape), /sk-secret-value|"a"/);
-    assert.equal(render([{ token: "x", count: 3, tags: ["a"], nested: { ok: true } }]), "{ count: number, nested: { ok: boolean }, tags: string[], token: string }");
+    assert.equal(
+      render([{ token: "x", count: 3, tags: ["a"], nested: { ok: true } }]),
+      "{ count: number, nested: { ok: boolean }, tags: string[], token: string }",
+    );
   });
 
   it("a key missing from some results is optional; differing types become unions", () => {
@@ -67,7 +73,11 @@ function propertyNames(shape: JsonValue): string[] {
 }
 
 describe("observed shapes of objects keyed by data", () => {
-  const ts = (values: JsonValue[]) => schemaToType(values.map((v) => shapeOf(v)).reduce((a, b) => mergeShapes(a, b)), { style: "ts" });
+  const ts = (values: JsonValue[]) =>
+    schemaToType(
+      values.map((v) => shapeOf(v)).reduce((a, b) => mergeShapes(a, b)),
+      { style: "ts" },
+    );
 
   it("an object keyed by emails, ids, hashes or numbers is a Record of its values' type", () => {
     assert.equal(render([{ "alice@example.com": { visits: 3 }, "bob@example.org": { visits: 1 } }]), "{ [key: string]: { visits: number } }");
@@ -79,7 +89,9 @@ describe("observed shapes of objects keyed by data", () => {
   });
 
   it("an object with very many keys is a Record, not a list of its keys", () => {
-    const many = Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`field${String.fromCharCode(97 + (i % 26))}${String.fromCharCode(97 + Math.floor(i / 26))}`, i]));
+    const many = Object.fromEntries(
+      Array.from({ length: 60 }, (_, i) => [`field${String.fromCharCode(97 + (i % 26))}${String.fromCharCode(97 + Math.floor(i / 26))}`, i]),
+    );
     assert.equal(render([many]), "{ [key: string]: number }");
   });
 
@@ -87,16 +99,31 @@ describe("observed shapes of objects keyed by data", () => {
     const first = { total: 2, page: 1, "alice@example.com": { visits: 3 } };
     const second = { total: 5, "carol@example.net": { visits: 2 } };
     assert.equal(ts([first, second]), "{ total: number; [key: string]: { visits: number } | number }");
-    assert.equal(render([first]), "{ page: number, total: number, [key: string]: { visits: number } | number }", "names stay named until a result without them");
+    assert.equal(
+      render([first]),
+      "{ page: number, total: number, [key: string]: { visits: number } | number }",
+      "names stay named until a result without them",
+    );
     // Maps from names to values: two results sharing no key are keyed by data.
     const a = { alice: 1, bob: 2, carol: 3, dave: 4, erin: 5 };
     const b = { frank: 6, grace: 7, heidi: 8, ivan: 9 };
     assert.equal(render([a, b]), "{ [key: string]: number }");
-    assert.equal(render([{ id: 1, name: "x" }, { id: 2, email: "y" }]), "{ email?: string, id: number, name?: string }", "a structure whose keys recur stays one");
+    assert.equal(
+      render([
+        { id: 1, name: "x" },
+        { id: 2, email: "y" },
+      ]),
+      "{ email?: string, id: number, name?: string }",
+      "a structure whose keys recur stays one",
+    );
   });
 
   it("a shape recorded before keys were judged is declared without its data keys", () => {
-    const recorded = { type: "object", properties: { "alice@example.com": { type: "number" }, total: { type: "number" } }, required: ["alice@example.com", "total"] };
+    const recorded = {
+      type: "object",
+      properties: { "alice@example.com": { type: "number" }, total: { type: "number" } },
+      required: ["alice@example.com", "total"],
+    };
     assert.equal(schemaToType(declarableShape(recorded), { style: "prompt" }), "{ total: number, [key: string]: number }");
     const clean = shapeOf({ id: 1, tags: ["a"], nested: { ok: true } });
     assert.deepEqual(declarableShape(clean), clean, "a clean shape comes back unchanged");
@@ -104,7 +131,12 @@ describe("observed shapes of objects keyed by data", () => {
 
   it("no data key ever becomes a property name, wherever it is (property)", () => {
     const value = fc.letrec((tie) => ({
-      node: fc.oneof({ depthSize: "small" }, fc.jsonValue({ maxDepth: 1 }), fc.array(tie("node"), { maxLength: 3 }), fc.dictionary(fc.oneof(dataKey, fc.constantFrom("id", "name", "items")), tie("node"), { maxKeys: 5 })),
+      node: fc.oneof(
+        { depthSize: "small" },
+        fc.jsonValue({ maxDepth: 1 }),
+        fc.array(tie("node"), { maxLength: 3 }),
+        fc.dictionary(fc.oneof(dataKey, fc.constantFrom("id", "name", "items")), tie("node"), { maxKeys: 5 }),
+      ),
     })).node as fc.Arbitrary<JsonValue>;
     fc.assert(
       fc.property(fc.array(value, { minLength: 1, maxLength: 6 }), (values) => {
@@ -124,7 +156,8 @@ describe("observed shapes of objects keyed by data", () => {
       fc.property(fc.array(fc.jsonValue({ maxDepth: 4 }) as fc.Arbitrary<JsonValue>, { minLength: 1, maxLength: 8 }), (values) => {
         const shape = values.map((v) => shapeOf(v)).reduce((a, b) => mergeShapes(a, b));
         const validate = ajv.compile(shape as object);
-        for (const value of values) assert.ok(validate(value), `${JSON.stringify(value)} does not fit ${JSON.stringify(shape)}: ${ajv.errorsText(validate.errors)}`);
+        for (const value of values)
+          assert.ok(validate(value), `${JSON.stringify(value)} does not fit ${JSON.stringify(shape)}: ${ajv.errorsText(validate.errors)}`);
         assert.ok(ajv.validate(declarableShape(shape) as object, values[0]), "and to its declarable form");
       }),
       { numRuns: 300 },

@@ -33,14 +33,20 @@ export function shapeOf(value: JsonValue, depth = 0): JsonSchema {
   if (depth > MAX_DEPTH) return {};
   if (value === null) return { type: "null" };
   if (Array.isArray(value)) {
-    const items = mergeAll(value.slice(0, SAMPLE).map((item) => shapeOf(item, depth + 1)), depth + 1);
+    const items = mergeAll(
+      value.slice(0, SAMPLE).map((item) => shapeOf(item, depth + 1)),
+      depth + 1,
+    );
     return items === undefined ? { type: "array" } : { type: "array", items: items as JsonValue };
   }
   if (typeof value === "object") {
     const keys = Object.keys(value).sort();
     const shapes = new Map(keys.slice(0, keys.length > MAX_PROPERTIES ? SAMPLE : keys.length).map((key) => [key, shapeOf(value[key]!, depth + 1)]));
     // Defined, not assigned: no key reaches a setter of Object.prototype.
-    const named = (names: readonly string[]): JsonObject => ({ properties: Object.fromEntries(names.map((key) => [key, shapes.get(key)!])), required: [...names] });
+    const named = (names: readonly string[]): JsonObject => ({
+      properties: Object.fromEntries(names.map((key) => [key, shapes.get(key)!])),
+      required: [...names],
+    });
     if (keys.length <= MAX_PROPERTIES && !keys.some(looksLikeData)) return { type: "object", ...named(keys) };
     // Keyed by data: a record of its values. Among a few keys, the names stay named until a
     // result without them shows they do not recur.
@@ -116,7 +122,8 @@ function mergeObjects(a: JsonObject, b: JsonObject, depth: number): JsonObject {
     const y = Object.hasOwn(pb, key) ? pb[key] : undefined;
     return x !== undefined && y !== undefined ? mergeShapes(x, y, depth + 1) : (x ?? y)!;
   };
-  const keyedByData = isRecord(a) || isRecord(b) || keys.length > MAX_PROPERTIES || keys.some(looksLikeData) || (shared.length === 0 && keys.length > DISJOINT_KEYS);
+  const keyedByData =
+    isRecord(a) || isRecord(b) || keys.length > MAX_PROPERTIES || keys.some(looksLikeData) || (shared.length === 0 && keys.length > DISJOINT_KEYS);
   if (!keyedByData) {
     const properties: JsonObject = Object.fromEntries(keys.map((key) => [key, merged(key)]));
     return { type: "object", properties, required: keys.filter((key) => requiredA.has(key) && requiredB.has(key)) };

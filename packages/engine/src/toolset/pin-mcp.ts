@@ -53,7 +53,9 @@ export async function pinMcpServers(
         tools = await source.connection(id, group).listTools();
       } catch (error) {
         const refused = error instanceof McpAddressRefusedError;
-        const why = refused ? `mcpServers.${group}: ${error.message.replace(/\.$/, "")}` : `mcpServers.${group}: cannot list the server's tools: ${(error as Error).message}`;
+        const why = refused
+          ? `mcpServers.${group}: ${error.message.replace(/\.$/, "")}`
+          : `mcpServers.${group}: cannot list the server's tools: ${(error as Error).message}`;
         if (refused && !spec.optional) throw new ToolsetSpecError(`${why}.`);
         if (!spec.optional) throw new ToolsetSpecError(`${why}. Check the server, or mark it "optional": true to register without it.`);
         pinned.warnings.push(`${why}; it is optional, so the toolset has none of its tools.`);
@@ -71,7 +73,10 @@ export async function pinMcpServers(
         const final: PinnedTool = overridden ? { ...overridden, group, source: "mcp", remote: translated.remote! } : translated;
         // The server's names were screened; one an override chose is the operator's mistake.
         const unsafe = names.has(final.name) ? "is the name of another tool of the group" : unsafeToolName(final.name);
-        if (unsafe) throw new ToolsetSpecError(`mcpServers.${group}: the override renamed ${JSON.stringify(tool.name)} to ${JSON.stringify(final.name)}, which ${unsafe}`);
+        if (unsafe)
+          throw new ToolsetSpecError(
+            `mcpServers.${group}: the override renamed ${JSON.stringify(tool.name)} to ${JSON.stringify(final.name)}, which ${unsafe}`,
+          );
         names.add(final.name);
         pinned.tools.push(final);
       }

@@ -47,14 +47,17 @@ export async function pinToolset(
   for (const key of Object.keys(policies)) {
     const group = key.split(".")[0];
     if (base?.tools.some((t) => t.group === group)) {
-      throw new ToolsetSpecError(`policies["${key}"] targets a tool of the base toolset, whose policies stay as they were pinned; derive from a base registered with the policy you want`);
+      throw new ToolsetSpecError(
+        `policies["${key}"] targets a tool of the base toolset, whose policies stay as they were pinned; derive from a base registered with the policy you want`,
+      );
     }
   }
   checkPolicyTargets(policies, tools);
   if (!base) return { toolset: toolsetOf(tools, remote.servers), warnings: remote.warnings };
   const baseGroups = new Set(base.tools.map((t) => t.group));
   const clash = [...new Set(tools.map((t) => t.group))].find((group) => baseGroups.has(group));
-  if (clash !== undefined) throw new ToolsetSpecError(`the group "${clash}" is already in the base toolset ${base.id}; a derived toolset adds groups, it does not replace them`);
+  if (clash !== undefined)
+    throw new ToolsetSpecError(`the group "${clash}" is already in the base toolset ${base.id}; a derived toolset adds groups, it does not replace them`);
   // The base's workflows carry over: they run on the tools the derived toolset keeps.
   return { toolset: toolsetOf([...base.tools, ...tools], { ...base.servers, ...remote.servers }, base.id, base.workflows), warnings: remote.warnings };
 }

@@ -49,7 +49,9 @@ function resolve(defaults: ToolPolicy, group: string, name: string, policies: Re
     const spec = policies[key];
     if (!spec) continue;
     if (spec.queueTimeout !== undefined && !host) {
-      throw new ToolsetSpecError(`policies["${key}"].queueTimeout: ${group}.${name} is not a host tool; only host tools wait for a worker to take their calls (use timeout for an attempt's length)`);
+      throw new ToolsetSpecError(
+        `policies["${key}"].queueTimeout: ${group}.${name} is not a host tool; only host tools wait for a worker to take their calls (use timeout for an attempt's length)`,
+      );
     }
     policy = applySpec(policy, spec, key);
   }
@@ -63,9 +65,7 @@ function applySpec(policy: ToolPolicy, spec: PolicySpec, key: string): ToolPolic
     onInterruption: spec.onInterruption ?? policy.onInterruption,
     ...(timeoutMs === undefined ? {} : { timeoutMs }),
     heartbeatTimeoutMs:
-      spec.heartbeatTimeout === undefined
-        ? policy.heartbeatTimeoutMs
-        : parseDuration(spec.heartbeatTimeout, `policies["${key}"].heartbeatTimeout`),
+      spec.heartbeatTimeout === undefined ? policy.heartbeatTimeoutMs : parseDuration(spec.heartbeatTimeout, `policies["${key}"].heartbeatTimeout`),
     ...(queueTimeoutMs === undefined ? {} : { queueTimeoutMs }),
     concurrency: Math.min(spec.concurrency ?? policy.concurrency, RUN_CONCURRENCY),
     approval: spec.approval ?? policy.approval,

@@ -66,9 +66,19 @@ describe("protected names", () => {
   it("every global the sandbox gives a script is protected", async () => {
     // A toolset with every feature: `fetch` (http) and `workflows` (a saved workflow).
     const base = await t.engine.registerToolset({ hostTools: { probe: { echo: {} } }, http: { allow: ["example.com"] } });
-    const saved = await t.engine.saveWorkflow({ toolset: base.id, name: "noop", description: "Does nothing.", source: "export default async (input: null) => input;", input: { type: "null" }, output: { type: "null" } });
+    const saved = await t.engine.saveWorkflow({
+      toolset: base.id,
+      name: "noop",
+      description: "Does nothing.",
+      source: "export default async (input: null) => input;",
+      input: { type: "null" },
+      output: { type: "null" },
+    });
     assert.equal(saved.kind, "saved");
-    const started = await t.engine.start({ toolset: saved.kind === "saved" ? saved.id : "", source: "export default async () => Object.getOwnPropertyNames(globalThis);" });
+    const started = await t.engine.start({
+      toolset: saved.kind === "saved" ? saved.id : "",
+      source: "export default async () => Object.getOwnPropertyNames(globalThis);",
+    });
     assert.equal(started.kind, "started");
     const end = started.kind === "started" ? await started.end : assert.fail();
     assert.equal(end.status, "completed");

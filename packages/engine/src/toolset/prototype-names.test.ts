@@ -62,15 +62,20 @@ export default async () => [${PROTOTYPE_GROUPS.map((g) => `await ${g}.call()`).j
 
   it("a host tool named constructor that the module does not implement is missing, not answered by Object.prototype.constructor", async () => {
     const registered = await t.engine.registerToolset({ hostTools: { probe: { constructor: {}, toString: {} } } });
-    const refused = await t.engine.start({ toolset: registered.id, source: `import { probe } from "tapedeck:tools";\nexport default async () => probe.constructor({});` }).then(
-      () => assert.fail("started"),
-      (e: unknown) => e,
-    );
+    const refused = await t.engine
+      .start({ toolset: registered.id, source: `import { probe } from "tapedeck:tools";\nexport default async () => probe.constructor({});` })
+      .then(
+        () => assert.fail("started"),
+        (e: unknown) => e,
+      );
     assert.ok(refused instanceof EngineError && refused.code === "misconfigured", String(refused));
     assert.match(refused.message, /The host module does not implement probe\.constructor:/);
     assert.doesNotMatch(refused.message, /probe\.toString/, "the module's own toString is an implementation");
     const implemented = await t.engine.registerToolset({ hostTools: { probe: { toString: {} } } });
-    assert.deepEqual(await run(implemented.id, `import { probe } from "tapedeck:tools";\nexport default async () => probe.toString({});`), { status: "completed", output: "probe.toString answered" });
+    assert.deepEqual(await run(implemented.id, `import { probe } from "tapedeck:tools";\nexport default async () => probe.toString({});`), {
+      status: "completed",
+      output: "probe.toString answered",
+    });
   });
 
   it("an MCP server grouped as toString pins its own tools: no override is looked up on Object.prototype", async () => {
@@ -112,7 +117,10 @@ export default async () => [${PROTOTYPE_GROUPS.map((g) => `await ${g}.call()`).j
 
   it("a registration that fails stores nothing", async () => {
     const before = storedToolsets();
-    await assert.rejects(t.engine.registerToolset({ hostTools: { constructor: { call: { inputSchema: { type: "object", properties: { a: { type: "no-such-type" } } } } } } }), /cannot be compiled/);
+    await assert.rejects(
+      t.engine.registerToolset({ hostTools: { constructor: { call: { inputSchema: { type: "object", properties: { a: { type: "no-such-type" } } } } } } }),
+      /cannot be compiled/,
+    );
     assert.equal(storedToolsets(), before);
   });
 });

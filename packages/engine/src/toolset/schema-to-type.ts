@@ -284,7 +284,11 @@ export function propertyKey(name: string): string {
 
 /** A JSDoc comment at `indent`; `*\/` in the text is escaped so the comment cannot end early. */
 export function jsDoc(text: string, indent: string): string {
-  const lines = text.replaceAll("*/", "*\\/").trim().split(/\r?\n/).map((l) => l.trimEnd());
+  const lines = text
+    .replaceAll("*/", "*\\/")
+    .trim()
+    .split(/\r?\n/)
+    .map((l) => l.trimEnd());
   if (lines.length === 1) return `${indent}/** ${lines[0]} */`;
   return [`${indent}/**`, ...lines.map((l) => (l === "" ? `${indent} *` : `${indent} * ${l}`)), `${indent} */`].join("\n");
 }

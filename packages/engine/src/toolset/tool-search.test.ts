@@ -133,7 +133,10 @@ void describe("ToolSearch quality", () => {
     const mrr = ranks.reduce((sum, r) => sum + (r.rank === undefined ? 0 : 1 / r.rank), 0) / ranks.length;
     t.diagnostic(`recall@${RECALL_K} = ${recall.toFixed(3)} (${found}/${ranks.length}), MRR@${MRR_K} = ${mrr.toFixed(3)}`);
     for (const miss of ranks.filter((r) => r.rank === undefined || r.rank > RECALL_K)) {
-      const top = search.search(miss.query).map((hit) => hit.tool).join(", ");
+      const top = search
+        .search(miss.query)
+        .map((hit) => hit.tool)
+        .join(", ");
       t.diagnostic(`miss: "${miss.query}" wants ${miss.relevant.join(" | ")} (rank ${miss.rank ?? `>${MRR_K}`}); got ${top}`);
     }
     assert.ok(recall >= RECALL_MIN, `recall@${RECALL_K} ${recall.toFixed(3)} < ${RECALL_MIN}`);
@@ -147,10 +150,19 @@ void describe("ToolSearch quality", () => {
   });
 
   void it("keeps to a group the query names", () => {
-    for (const [query, group] of [["stripe customer", "stripe"], ["hubspot contact", "hubspot"], ["github issue", "github"], ["zendesk ticket", "zendesk"]] as const) {
+    for (const [query, group] of [
+      ["stripe customer", "stripe"],
+      ["hubspot contact", "hubspot"],
+      ["github issue", "github"],
+      ["zendesk ticket", "zendesk"],
+    ] as const) {
       const hits = search.search(query);
       assert.equal(hits.length, 5);
-      assert.deepEqual(hits.map((hit) => hit.group), Array(5).fill(group), query);
+      assert.deepEqual(
+        hits.map((hit) => hit.group),
+        Array(5).fill(group),
+        query,
+      );
     }
     assert.equal(search.search("create an issue in linear")[0]?.tool, "linear.linear_create_issue");
     assert.equal(search.search("create an issue in sentry")[0]?.group, "sentry");
@@ -175,10 +187,16 @@ void describe("ToolSearch", () => {
 
   void it("refuses a blank query or a limit that is not a positive integer, saying what to send", () => {
     for (const query of ["", "   ", "?!", "the a of"]) {
-      assert.throws(() => search.search(query), (error: unknown) => error instanceof EngineError && error.code === "invalid_request" && /search_tools/.test(error.message));
+      assert.throws(
+        () => search.search(query),
+        (error: unknown) => error instanceof EngineError && error.code === "invalid_request" && /search_tools/.test(error.message),
+      );
     }
     for (const limit of [0, -1, 2.5, Number.NaN]) {
-      assert.throws(() => search.search("slack", { limit }), (error: unknown) => error instanceof EngineError && /limit/.test(error.message));
+      assert.throws(
+        () => search.search("slack", { limit }),
+        (error: unknown) => error instanceof EngineError && /limit/.test(error.message),
+      );
     }
   });
 
@@ -210,7 +228,8 @@ void describe("ToolSearch", () => {
   });
 
   void it("reads parameters from nested objects and array items, bounded in depth", () => {
-    const deep = (n: number): JsonSchema => (n === 0 ? { type: "object", properties: { unreachable: { type: "string" } } } : { type: "array", items: deep(n - 1) });
+    const deep = (n: number): JsonSchema =>
+      n === 0 ? { type: "object", properties: { unreachable: { type: "string" } } } : { type: "array", items: deep(n - 1) };
     const nested: JsonSchema = { type: "object", properties: { outer: { type: "object", properties: { zebrafish: { type: "string" } } } } };
     const tools: PinnedTool[] = [
       { ...corpus.tools[0]!, name: "nested", description: "", inputSchema: nested },
@@ -225,6 +244,9 @@ void describe("ToolSearch", () => {
   void it("leaves out built-ins, which scripts reach through globals", () => {
     const http = { ...corpus.tools[0]!, group: "http", name: "fetch", source: "builtin" as const, description: "HTTP fetch." };
     const withHttp = ToolSearch.of(toolsetOf([...corpus.tools.slice(0, 5), http]));
-    assert.deepEqual(withHttp.search("fetch http").filter((hit) => hit.group === "http"), []);
+    assert.deepEqual(
+      withHttp.search("fetch http").filter((hit) => hit.group === "http"),
+      [],
+    );
   });
 });

@@ -108,7 +108,9 @@ export class ToolSearch {
    */
   search(query: string, options: ToolSearchOptions = {}): readonly ToolSearchHit[] {
     const limit = checkLimit(options.limit ?? DEFAULT_LIMIT);
-    const words = tokenize(query).filter((word) => processTerm(word) !== null).slice(0, MAX_QUERY_WORDS);
+    const words = tokenize(query)
+      .filter((word) => processTerm(word) !== null)
+      .slice(0, MAX_QUERY_WORDS);
     if (words.length === 0) throw new EngineError(EngineErrorCode.invalid_request, BLANK_QUERY);
     const exact = this.byName.get(query.trim().toLowerCase());
     const boostDocument = (id: number): number => (exact?.has(id) ? EXACT_BOOST : 1);
@@ -129,7 +131,10 @@ const BLANK_QUERY =
 
 function checkLimit(limit: number): number {
   if (!Number.isInteger(limit) || limit < 1) {
-    throw new EngineError(EngineErrorCode.invalid_request, `search_tools: limit must be a whole number from 1 to ${MAX_LIMIT}, not ${limit}; leave it out for ${DEFAULT_LIMIT}.`);
+    throw new EngineError(
+      EngineErrorCode.invalid_request,
+      `search_tools: limit must be a whole number from 1 to ${MAX_LIMIT}, not ${limit}; leave it out for ${DEFAULT_LIMIT}.`,
+    );
   }
   return Math.min(limit, MAX_LIMIT);
 }
@@ -176,7 +181,9 @@ function tokenize(text: string): string[] {
  * chosen for any query.
  */
 const STOP_WORDS = new Set(
-  "a an and are as at be by can do does for from has have how i in into is it its me my of on or our please that the their them then there these this to was we what when which who will with you your".split(" "),
+  "a an and are as at be by can do does for from has have how i in into is it its me my of on or our please that the their them then there these this to was we what when which who will with you your".split(
+    " ",
+  ),
 );
 
 /** A term as indexed and searched: lower case, stemmed; stop words and single letters dropped. */

@@ -55,7 +55,6 @@ function parseHostTool(value: unknown, where: string): HostToolSpec {
   };
 }
 
-
 function parseHostTools(value: unknown): ToolsetSpec["hostTools"] {
   if (value === undefined) return undefined;
   if (!isObject(value)) throw new ToolsetSpecError(`hostTools must be an object: { "<group>": { "<name>": { … } } }`);
@@ -67,8 +66,14 @@ function parseHostTools(value: unknown): ToolsetSpec["hostTools"] {
     for (const [name, tool] of Object.entries(tools)) {
       if (name.length === 0) throw new ToolsetSpecError(`hostTools.${group} has a tool with an empty name`);
       // The names a declaration and a prompt line can carry safely, and that keep a group a plain object.
-      if (!TOOL_NAME.test(name)) throw new ToolsetSpecError(`hostTools.${group}: ${JSON.stringify(name)} is not a tool name: use 1 to 128 letters, digits, _, - or . (as MCP tool names)`);
-      if (name === "then" || name === "__proto__") throw new ToolsetSpecError(`hostTools.${group}: a tool may not be named ${JSON.stringify(name)} (a group with it would be a thenable, or reach its own prototype): rename it`);
+      if (!TOOL_NAME.test(name))
+        throw new ToolsetSpecError(
+          `hostTools.${group}: ${JSON.stringify(name)} is not a tool name: use 1 to 128 letters, digits, _, - or . (as MCP tool names)`,
+        );
+      if (name === "then" || name === "__proto__")
+        throw new ToolsetSpecError(
+          `hostTools.${group}: a tool may not be named ${JSON.stringify(name)} (a group with it would be a thenable, or reach its own prototype): rename it`,
+        );
       byName[name] = parseHostTool(tool, `hostTools.${group}["${name}"]`);
     }
     groups[group] = byName;
@@ -83,7 +88,11 @@ function parsePolicy(value: unknown, where: string): PolicySpec {
   if (onInterruption !== undefined && onInterruption !== "retry" && onInterruption !== "at_most_once") {
     throw new ToolsetSpecError(`${where}.onInterruption must be "retry" or "at_most_once"`);
   }
-  for (const [key, duration] of [["timeout", timeout], ["heartbeatTimeout", heartbeatTimeout], ["queueTimeout", queueTimeout]] as const) {
+  for (const [key, duration] of [
+    ["timeout", timeout],
+    ["heartbeatTimeout", heartbeatTimeout],
+    ["queueTimeout", queueTimeout],
+  ] as const) {
     if (duration === undefined) continue;
     if (typeof duration !== "string" && typeof duration !== "number") throw new ToolsetSpecError(`${where}.${key} must be a duration such as "30s"`);
     try {
@@ -101,7 +110,7 @@ function parsePolicy(value: unknown, where: string): PolicySpec {
 
 /** Parses and checks a toolset file's content. Throws `ToolsetSpecError`. */
 export function parseToolsetSpec(value: unknown): ToolsetSpec {
-  if (!isObject(value)) throw new ToolsetSpecError("a toolset must be a JSON object such as { \"hostTools\": { … } }");
+  if (!isObject(value)) throw new ToolsetSpecError('a toolset must be a JSON object such as { "hostTools": { … } }');
   // First: the messages below quote some values, and a secret must never be in an error.
   const secret = literalSecretRefusal(value);
   if (secret !== undefined) throw new ToolsetSpecError(secret);
@@ -109,7 +118,8 @@ export function parseToolsetSpec(value: unknown): ToolsetSpec {
   const hostTools = parseHostTools(value.hostTools);
   const mcpServers = parseMcpServers(value.mcpServers);
   for (const group of Object.keys(mcpServers ?? {})) {
-    if (hostTools !== undefined && Object.hasOwn(hostTools, group)) throw new ToolsetSpecError(`"${group}" is both an MCP server and a host tool group; give them different names`);
+    if (hostTools !== undefined && Object.hasOwn(hostTools, group))
+      throw new ToolsetSpecError(`"${group}" is both an MCP server and a host tool group; give them different names`);
   }
   // No group can be named `http` (a protected name), so the built-in's group is always free.
   const http = parseHttpSpec(value.http);
@@ -132,6 +142,8 @@ export function checkPolicyTargets(policies: Readonly<Record<string, PolicySpec>
   for (const key of Object.keys(policies)) {
     const star = key.endsWith(".*") ? key.slice(0, -2) : undefined;
     if (star !== undefined ? groups.has(star) : names.has(key)) continue;
-    throw new ToolsetSpecError(`policies["${key}"] names no tool of this toolset; write "<group>.<name>" or "<group>.*" (tools: ${[...names].sort().join(", ") || "none"})`);
+    throw new ToolsetSpecError(
+      `policies["${key}"] names no tool of this toolset; write "<group>.<name>" or "<group>.*" (tools: ${[...names].sort().join(", ") || "none"})`,
+    );
   }
 }

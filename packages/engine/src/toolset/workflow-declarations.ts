@@ -65,7 +65,8 @@ export function workflowPromptLines(workflows: Workflows, summarize: (descriptio
     const summary = summarize(workflow.description);
     const start = `workflows.${name}.start(${input}) → { id, result() → ${output} }${summary === "" ? "" : ` · ${summary}`}`;
     const signals = Object.entries(workflow.signals ?? {}).map(
-      ([signal, schema]) => `workflows.${name}.signal(id, ${JSON.stringify(signal)}, ${schemaToType(schema, { style: "prompt" })}) · Sends it to a run of ${name} this run started.`,
+      ([signal, schema]) =>
+        `workflows.${name}.signal(id, ${JSON.stringify(signal)}, ${schemaToType(schema, { style: "prompt" })}) · Sends it to a run of ${name} this run started.`,
     );
     return [start, ...signals];
   });

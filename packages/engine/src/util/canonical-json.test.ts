@@ -50,11 +50,14 @@ void describe("canonicalJson", () => {
   it("canonicalValue has the canonical text, and keeps a value whose keys are in order as is", () => {
     fc.assert(
       // Through JSON, as arguments arrive: plain objects and arrays.
-      fc.property(json.map((v) => JSON.parse(JSON.stringify(v)) as JsonValue), (value) => {
-        const expected = outcome(() => canonicalize(value) ?? "");
-        if ("error" in expected) return;
-        assert.equal(canonicalize(canonicalValue(value)), expected.text);
-      }),
+      fc.property(
+        json.map((v) => JSON.parse(JSON.stringify(v)) as JsonValue),
+        (value) => {
+          const expected = outcome(() => canonicalize(value) ?? "");
+          if ("error" in expected) return;
+          assert.equal(canonicalize(canonicalValue(value)), expected.text);
+        },
+      ),
       { numRuns: 1000 },
     );
     const args = { a: 1, b: [true, null, "x", { c: -2.5 }] };

@@ -49,7 +49,8 @@ export function valueProblem(value: unknown, options: BoundsOptions = {}): strin
   for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
     const current = item.value;
     if (typeof current === "string") {
-      if (surrogates && hasLoneSurrogate(current)) return `it holds a lone UTF-16 surrogate in the string at ${pathOf(item)}, which JSON text cannot carry; send well-formed Unicode`;
+      if (surrogates && hasLoneSurrogate(current))
+        return `it holds a lone UTF-16 surrogate in the string at ${pathOf(item)}, which JSON text cannot carry; send well-formed Unicode`;
       continue;
     }
     if (typeof current !== "object" || current === null) continue;
@@ -63,7 +64,8 @@ export function valueProblem(value: unknown, options: BoundsOptions = {}): strin
     for (let i = keys.length - 1; i >= 0; i--) {
       const key = keys[i]!;
       const child: Item = { value: (current as Record<string, unknown>)[key], depth, key, parent: item };
-      if (surrogates && hasLoneSurrogate(key)) return `it holds a lone UTF-16 surrogate in a key at ${pathOf(child)}, which JSON text cannot carry; send well-formed Unicode`;
+      if (surrogates && hasLoneSurrogate(key))
+        return `it holds a lone UTF-16 surrogate in a key at ${pathOf(child)}, which JSON text cannot carry; send well-formed Unicode`;
       stack.push(child);
     }
   }

@@ -116,7 +116,8 @@ export class ChildRuns implements WorkflowHost {
     if (!child || child.caller?.runId !== callerId) return notOurs("signal", childId);
     const key = `${callerId}/${seq}`;
     // A call resumed after a crash may have sent its signal before: the child may even have taken it and ended since.
-    const endedBefore = async (status: string): Promise<Settled> => ((await this.deps.store.signalByKey(childId, key)) !== undefined ? { ok: true, value: null } : ended(signal, childId, status));
+    const endedBefore = async (status: string): Promise<Settled> =>
+      (await this.deps.store.signalByKey(childId, key)) !== undefined ? { ok: true, value: null } : ended(signal, childId, status);
     if (terminalStatuses.includes(child.status)) return endedBefore(child.status);
     try {
       await this.deps.signal(childId, signal, payload, { key });
@@ -135,7 +136,11 @@ export class ChildRuns implements WorkflowHost {
 
   /** The child a start call created before (a crash, a race): its id, if it is the caller's. */
   async #found(child: RunRecord, caller: RunRecord, key: string): Promise<Settled> {
-    if (child.caller?.runId !== caller.id) return failure("invalid_arguments", `The idempotency key ${key} names run ${child.id}, which this run did not start; keys beginning with "tapedeck:" are reserved.`);
+    if (child.caller?.runId !== caller.id)
+      return failure(
+        "invalid_arguments",
+        `The idempotency key ${key} names run ${child.id}, which this run did not start; keys beginning with "tapedeck:" are reserved.`,
+      );
     if (child.status === "running") await this.deps.resume(child);
     return { ok: true, value: { id: child.id } };
   }
@@ -176,5 +181,8 @@ function notOurs(what: string, childId: string): Settled {
 }
 
 function ended(signal: string, childId: string, status: string): Settled {
-  return failure(WorkflowFailureCode.ended, `The workflow run ${childId} has ended (${status}); the signal "${signal}" was not sent. Await its result() instead.`);
+  return failure(
+    WorkflowFailureCode.ended,
+    `The workflow run ${childId} has ended (${status}); the signal "${signal}" was not sent. Await its result() instead.`,
+  );
 }

@@ -1,4 +1,13 @@
-import { BuiltinTool, FailureCode, toolFailure, type JsonObject, type JsonValue, type PinnedWorkflow, type RunError, type ToolFailure } from "@tapedeck/protocol";
+import {
+  BuiltinTool,
+  FailureCode,
+  toolFailure,
+  type JsonObject,
+  type JsonValue,
+  type PinnedWorkflow,
+  type RunError,
+  type ToolFailure,
+} from "@tapedeck/protocol";
 import type { WorkflowSchemas } from "./workflow-schemas.js";
 
 /**
@@ -62,7 +71,10 @@ export function checkWorkflowCall(call: WorkflowCall, workflows: Readonly<Record
     return toolFailure("unknown_tool", `The toolset pins no workflow ${call.name}${known.length === 0 ? "" : ` (it pins ${known.join(", ")})`}.`);
   }
   const mismatch = (what: string, problems: readonly string[]) =>
-    toolFailure("invalid_arguments", `workflows.${call.name}.${what} does not match its schema: ${problems.join("; ")}. Fix it to match the workflow's declaration.`);
+    toolFailure(
+      "invalid_arguments",
+      `workflows.${call.name}.${what} does not match its schema: ${problems.join("; ")}. Fix it to match the workflow's declaration.`,
+    );
   if (call.kind === "workflow.start") {
     const problems = schemas.problems(workflow.input, call.input);
     return problems ? mismatch("start: the input", problems) : undefined;
@@ -71,7 +83,10 @@ export function checkWorkflowCall(call: WorkflowCall, workflows: Readonly<Record
     const schema = workflow.signals?.[call.signal];
     if (schema === undefined || !Object.hasOwn(workflow.signals ?? {}, call.signal)) {
       const declared = Object.keys(workflow.signals ?? {});
-      return toolFailure("invalid_arguments", `workflows.${call.name} takes no signal "${call.signal}"${declared.length === 0 ? "; it declares no signals" : `; it declares ${declared.map((s) => JSON.stringify(s)).join(", ")}`}.`);
+      return toolFailure(
+        "invalid_arguments",
+        `workflows.${call.name} takes no signal "${call.signal}"${declared.length === 0 ? "; it declares no signals" : `; it declares ${declared.map((s) => JSON.stringify(s)).join(", ")}`}.`,
+      );
     }
     const problems = schemas.problems(schema, call.payload);
     return problems ? mismatch(`signal: the payload of "${call.signal}"`, problems) : undefined;
@@ -80,9 +95,15 @@ export function checkWorkflowCall(call: WorkflowCall, workflows: Readonly<Record
 }
 
 /** The failure `result()` rejects with when the child run did not complete. */
-export function workflowFailed(name: string, runId: string, end: { readonly status: "failed"; readonly error: RunError } | { readonly status: "cancelled"; readonly reason: string }): ToolFailure {
+export function workflowFailed(
+  name: string,
+  runId: string,
+  end: { readonly status: "failed"; readonly error: RunError } | { readonly status: "cancelled"; readonly reason: string },
+): ToolFailure {
   if (end.status === "cancelled") {
-    return toolFailure(WorkflowFailureCode.failed, `The workflow ${name} (run ${runId}) was cancelled: ${end.reason}`, { details: { runId, status: end.status, reason: end.reason } });
+    return toolFailure(WorkflowFailureCode.failed, `The workflow ${name} (run ${runId}) was cancelled: ${end.reason}`, {
+      details: { runId, status: end.status, reason: end.reason },
+    });
   }
   const { kind, message, failure } = end.error;
   const error: JsonObject = { kind, message, ...(failure ? { code: failure.code } : {}) };

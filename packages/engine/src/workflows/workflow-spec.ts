@@ -52,10 +52,14 @@ export function pinWorkflow(options: SaveWorkflowOptions, base: PinnedToolset, s
   const { name, description, source, input, output, signals } = options;
   const bad = (message: string) => new WorkflowSpecError("invalid_request", message);
   if (typeof name !== "string" || !WORKFLOW_NAME.test(name) || name.length > WORKFLOW_NAME_MAX || name === "__proto__") {
-    throw bad(`A workflow's name must be an identifier of at most ${WORKFLOW_NAME_MAX} characters (letters, digits, _; not starting with a digit), such as "triage_issue"; got ${JSON.stringify(name)}.`);
+    throw bad(
+      `A workflow's name must be an identifier of at most ${WORKFLOW_NAME_MAX} characters (letters, digits, _; not starting with a digit), such as "triage_issue"; got ${JSON.stringify(name)}.`,
+    );
   }
-  if (typeof description !== "string" || description.trim() === "") throw bad(`Workflow ${name}: the description must say what it does, for whoever starts it.`);
-  if (typeof source !== "string" || source.trim() === "") throw bad(`Workflow ${name}: the code is empty; it must default-export an async function of its input.`);
+  if (typeof description !== "string" || description.trim() === "")
+    throw bad(`Workflow ${name}: the description must say what it does, for whoever starts it.`);
+  if (typeof source !== "string" || source.trim() === "")
+    throw bad(`Workflow ${name}: the code is empty; it must default-export an async function of its input.`);
   const secret = findLiteralSecret({ description, code: source, input, output, signals }, "");
   if (secret !== undefined) {
     throw bad(
@@ -78,11 +82,13 @@ export function pinWorkflow(options: SaveWorkflowOptions, base: PinnedToolset, s
   };
   const entries: [string, JsonSchema][] = [];
   if (signals !== undefined) {
-    if (typeof signals !== "object" || signals === null || Array.isArray(signals)) throw bad(`Workflow ${name}: signals must map each signal's name to the JSON Schema of its payload.`);
+    if (typeof signals !== "object" || signals === null || Array.isArray(signals))
+      throw bad(`Workflow ${name}: signals must map each signal's name to the JSON Schema of its payload.`);
     const given = Object.entries(signals);
     if (given.length > MAX_SIGNALS) throw bad(`Workflow ${name} declares ${given.length} signals; at most ${MAX_SIGNALS}.`);
     for (const [signal, schema] of given.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-      if (signal === "" || signal.length > WORKFLOW_NAME_MAX) throw bad(`Workflow ${name}: a signal's name must be 1 to ${WORKFLOW_NAME_MAX} characters; got ${JSON.stringify(signal)}.`);
+      if (signal === "" || signal.length > WORKFLOW_NAME_MAX)
+        throw bad(`Workflow ${name}: a signal's name must be 1 to ${WORKFLOW_NAME_MAX} characters; got ${JSON.stringify(signal)}.`);
       entries.push([signal, checkSchema(schema, `the payload schema of signal "${signal}"`)]);
     }
   }
@@ -100,6 +106,10 @@ export function pinWorkflow(options: SaveWorkflowOptions, base: PinnedToolset, s
 /** The toolset derived from `base` that pins `workflow` as `name` (replacing a workflow of that name), with the base's tools, servers and other workflows. */
 export function deriveWithWorkflow(base: PinnedToolset, name: string, workflow: PinnedWorkflow): PinnedToolset {
   const workflows = { ...base.workflows, [name]: workflow };
-  const sorted = Object.fromEntries(Object.keys(workflows).sort().map((key) => [key, workflows[key]!]));
+  const sorted = Object.fromEntries(
+    Object.keys(workflows)
+      .sort()
+      .map((key) => [key, workflows[key]!]),
+  );
   return toolsetOf(base.tools, base.servers ?? {}, base.id, sorted);
 }

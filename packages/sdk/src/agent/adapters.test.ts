@@ -27,14 +27,23 @@ describe("agentToolAdapters: types", () => {
     // OpenAI Responses.
     const responsesTools: OpenAI.Responses.FunctionTool[] = adapters.openai.responses.tools;
     const responsesParams: OpenAI.Responses.ResponseCreateParams["tools"] = adapters.openai.responses.tools;
-    const call: OpenAI.Responses.ResponseFunctionToolCall = { type: "function_call", call_id: "call_01", name: "check_script", arguments: JSON.stringify({ code: CODE }) };
+    const call: OpenAI.Responses.ResponseFunctionToolCall = {
+      type: "function_call",
+      call_id: "call_01",
+      name: "check_script",
+      arguments: JSON.stringify({ code: CODE }),
+    };
     const output: OpenAI.Responses.ResponseInputItem.FunctionCallOutput = await adapters.openai.responses.handle(call);
     const input: OpenAI.Responses.ResponseInput = [output];
 
     // OpenAI Chat Completions.
     const chatTools: OpenAI.Chat.ChatCompletionTool[] = adapters.openai.tools;
     const chatParams: OpenAI.Chat.ChatCompletionCreateParams["tools"] = adapters.openai.tools;
-    const toolCall: OpenAI.Chat.ChatCompletionMessageToolCall = { id: "call_02", type: "function", function: { name: "check_script", arguments: JSON.stringify({ code: CODE }) } };
+    const toolCall: OpenAI.Chat.ChatCompletionMessageToolCall = {
+      id: "call_02",
+      type: "function",
+      function: { name: "check_script", arguments: JSON.stringify({ code: CODE }) },
+    };
     const message: OpenAI.Chat.ChatCompletionToolMessageParam = await adapters.openai.handle(toolCall);
     const messages: OpenAI.Chat.ChatCompletionMessageParam[] = [message];
 
@@ -57,7 +66,10 @@ describe("agentToolAdapters: Anthropic", () => {
   });
 
   it("marks the model's mistakes with is_error", async () => {
-    const adapters = agentToolAdapters(agentToolDefinitions(), recording(() => ({ content: "The script was refused by the type checker", isError: true })).handle);
+    const adapters = agentToolAdapters(
+      agentToolDefinitions(),
+      recording(() => ({ content: "The script was refused by the type checker", isError: true })).handle,
+    );
     const result = await adapters.anthropic.handle({ id: "toolu_02", name: "run_script", input: { code: "x" } });
     assert.equal(result.is_error, true);
   });
@@ -97,7 +109,11 @@ describe("agentToolAdapters: OpenAI Responses", () => {
   it("tells the model when its arguments are not JSON, without calling the handler", async () => {
     const { calls, handle } = recording();
     const adapters = agentToolAdapters(agentToolDefinitions(), handle);
-    const output = await adapters.openai.responses.handle({ call_id: "call_02", name: "run_script", arguments: '{"code": "export default async () => "done"}' });
+    const output = await adapters.openai.responses.handle({
+      call_id: "call_02",
+      name: "run_script",
+      arguments: '{"code": "export default async () => "done"}',
+    });
     assert.match(output.output, /^Your arguments to run_script were not valid JSON \(.+\)\. Send them again as one JSON object/);
     assert.deepEqual(calls, []);
   });
@@ -114,7 +130,11 @@ describe("agentToolAdapters: OpenAI Chat Completions and any other API", () => {
     const { calls, handle } = recording();
     const adapters = agentToolAdapters(agentToolDefinitions(), handle);
     assert.deepEqual(adapters.openai.tools[0]?.function.name, "run_script");
-    const message = await adapters.openai.handle({ id: "call_04", type: "function", function: { name: "signal_run", arguments: '{"run_id":"run_1","name":"approved","payload":{"by":"ann"}}' } });
+    const message = await adapters.openai.handle({
+      id: "call_04",
+      type: "function",
+      function: { name: "signal_run", arguments: '{"run_id":"run_1","name":"approved","payload":{"by":"ann"}}' },
+    });
     assert.deepEqual(message, { role: "tool", tool_call_id: "call_04", content: "Run run_1 completed. Output (JSON):\n42" });
     assert.deepEqual(calls, [{ name: "signal_run", input: { run_id: "run_1", name: "approved", payload: { by: "ann" } }, toolCallId: "call_04" }]);
     const custom = await adapters.openai.handle({ id: "call_05", type: "custom", custom: { name: "shell", input: "ls" } });
@@ -126,7 +146,10 @@ describe("agentToolAdapters: OpenAI Chat Completions and any other API", () => {
     const definitions = agentToolDefinitions();
     const adapters = agentToolAdapters(definitions, handle);
     assert.equal(adapters.definitions, definitions);
-    assert.deepEqual(await adapters.handle("cancel_run", { run_id: "run_1" }, { toolCallId: "t1" }), { content: "Run run_1 completed. Output (JSON):\n42", isError: false });
+    assert.deepEqual(await adapters.handle("cancel_run", { run_id: "run_1" }, { toolCallId: "t1" }), {
+      content: "Run run_1 completed. Output (JSON):\n42",
+      isError: false,
+    });
     assert.equal((await adapters.handle("rm -rf", {}, { toolCallId: "t2" })).isError, true);
     assert.equal(calls.length, 1);
   });

@@ -22,7 +22,8 @@ export interface AgentToolAdapters {
 /** The adapters of the tools `definitions`, all running through `handle`. */
 export function agentToolAdapters(definitions: readonly AgentToolDefinition[], handle: AgentToolHandler): AgentToolAdapters {
   const offered = new Set<string>(definitions.map((d) => d.name));
-  const checked: AgentToolHandler = (name, input, context) => (offered.has(name) ? handle(name, input, context) : Promise.resolve(unknownTool(name, [...offered])));
+  const checked: AgentToolHandler = (name, input, context) =>
+    offered.has(name) ? handle(name, input, context) : Promise.resolve(unknownTool(name, [...offered]));
   return { definitions, handle: checked, anthropic: anthropicAdapter(definitions, checked), openai: openaiAdapter(definitions, checked) };
 }
 

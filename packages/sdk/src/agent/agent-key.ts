@@ -10,7 +10,8 @@ import type { Labels } from "../api.js";
  */
 export async function agentToolKey(labels: Labels, tool: string, toolCallId: string): Promise<string> {
   // Without an id, two different calls would share a key (and one of them would get the other's run).
-  if (typeof toolCallId !== "string" || toolCallId === "") throw new TypeError(`agentTools: ${tool} needs the model's tool call id ({ toolCallId }): it is the call's idempotency key.`);
+  if (typeof toolCallId !== "string" || toolCallId === "")
+    throw new TypeError(`agentTools: ${tool} needs the model's tool call id ({ toolCallId }): it is the call's idempotency key.`);
   const sorted = Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const bytes = new TextEncoder().encode(JSON.stringify(["tapedeck agent tool call v1", sorted, tool, toolCallId]));
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));

@@ -17,7 +17,9 @@ function defaultTools(options: AgentToolsOptions): readonly AgentToolName[] {
 /** What `Tapedeck.agentTools` builds (see there). */
 export function createAgentTools(client: Tapedeck, options: AgentToolsOptions): AgentTools {
   const tools = options.tools ?? defaultTools(options);
-  for (const name of tools) if (!(AGENT_TOOL_NAMES as readonly string[]).includes(name)) throw new TypeError(`agentTools: there is no agent tool ${JSON.stringify(name)}; the tools are ${AGENT_TOOL_NAMES.join(", ")}.`);
+  for (const name of tools)
+    if (!(AGENT_TOOL_NAMES as readonly string[]).includes(name))
+      throw new TypeError(`agentTools: there is no agent tool ${JSON.stringify(name)}; the tools are ${AGENT_TOOL_NAMES.join(", ")}.`);
   const handlers = new AgentToolHandlers(client, options);
   const definitions = agentToolDefinitions({ tools, waitSeconds: handlers.waitSeconds, maxWaitSeconds: handlers.maxWaitSeconds });
   const adapters = agentToolAdapters(definitions, (name, input, context) => handlers.handle(name as AgentToolName, input, context));

@@ -154,8 +154,14 @@ export class AgentToolHandlers {
     signal_run: async ({ run_id, name, payload }, { toolCallId }) => {
       const run = await this.#run(run_id, 0);
       if (run === undefined) return missing(run_id);
-      const sent = await this.#client.runs.signal(run.id, { name, ...(payload === undefined ? {} : { payload }), idempotencyKey: await agentToolKey(this.#labels, "signal_run", toolCallId) });
-      const what = sent.duplicate ? `The signal "${name}" was already sent to run ${run.id} by this tool call; it was not sent again.` : `Sent the signal "${name}" to run ${run.id}.`;
+      const sent = await this.#client.runs.signal(run.id, {
+        name,
+        ...(payload === undefined ? {} : { payload }),
+        idempotencyKey: await agentToolKey(this.#labels, "signal_run", toolCallId),
+      });
+      const what = sent.duplicate
+        ? `The signal "${name}" was already sent to run ${run.id} by this tool call; it was not sent again.`
+        : `Sent the signal "${name}" to run ${run.id}.`;
       return { content: `${what} Follow the run with get_run({ run_id: ${JSON.stringify(run.id)}, wait: ${this.#maxWaitSeconds} }).`, isError: false, run };
     },
 
@@ -163,7 +169,11 @@ export class AgentToolHandlers {
       const run = await this.#run(run_id, 0);
       if (run === undefined) return missing(run_id);
       if (terminalStatuses.includes(run.status)) {
-        return { content: `Run ${run.id} has already ended (${run.status}): there is nothing to cancel. get_run({ run_id: ${JSON.stringify(run.id)} }) shows how it ended.`, isError: true, run };
+        return {
+          content: `Run ${run.id} has already ended (${run.status}): there is nothing to cancel. get_run({ run_id: ${JSON.stringify(run.id)} }) shows how it ended.`,
+          isError: true,
+          run,
+        };
       }
       await this.#client.runs.cancel(run.id, { reason: "cancelled by the agent (cancel_run)" });
       return this.#answer(run, this.#waitSeconds, []);
@@ -172,25 +182,43 @@ export class AgentToolHandlers {
     retry_run: async ({ run_id, code }, { toolCallId }) => {
       const parent = await this.#run(run_id, 0);
       if (parent === undefined) return missing(run_id);
-      const forked = await this.#client.runs.fork(parent.id, { source: code, ttl: this.#ttlMs, ...this.#trace(), idempotencyKey: await agentToolKey(this.#labels, "retry_run", toolCallId) });
+      const forked = await this.#client.runs.fork(parent.id, {
+        source: code,
+        ttl: this.#ttlMs,
+        ...this.#trace(),
+        idempotencyKey: await agentToolKey(this.#labels, "retry_run", toolCallId),
+      });
       if (forked.kind === "refused") return text(refusedText(forked.diagnostics));
       return this.#answer(forked.run, this.#waitSeconds, forked.warnings);
     },
 
     search_tools: async ({ query }) => {
-      if (this.#toolset === undefined) return { content: "search_tools needs the agent's toolset, and these agent tools were made without one.", isError: true };
+      if (this.#toolset === undefined)
+        return { content: "search_tools needs the agent's toolset, and these agent tools were made without one.", isError: true };
       return text(searchText(query, await this.#client.toolsets.search(this.#toolset, query, { limit: SEARCH_HITS })));
     },
 
     save_workflow: async ({ name, description, code, input, output, signals }) => {
-      if (this.#toolset === undefined) return { content: "save_workflow needs the agent's toolset, and these agent tools were made without one.", isError: true };
-      const saved = await this.#client.toolsets.saveWorkflow(await this.#toolsetId(), { name, description, code, input, output, ...(signals === undefined ? {} : { signals }) });
+      if (this.#toolset === undefined)
+        return { content: "save_workflow needs the agent's toolset, and these agent tools were made without one.", isError: true };
+      const saved = await this.#client.toolsets.saveWorkflow(await this.#toolsetId(), {
+        name,
+        description,
+        code,
+        input,
+        output,
+        ...(signals === undefined ? {} : { signals }),
+      });
       if (saved.kind === "refused") return text(refusedText(saved.diagnostics));
       // The derived toolset pins the workflow: every later call of these tools uses it.
       this.#toolset = saved.id;
       const lines = saved.declarations.prompt.split("\n").filter((line) => line.startsWith(`workflows.${name}.`));
       return {
-        content: [`Saved the workflow ${name}. Scripts you run from now on can use it:`, ...lines, `Start it with workflows.${name}.start(input), which answers { id, result() }; result() waits for its output (the run holds nothing meanwhile).`].join("\n"),
+        content: [
+          `Saved the workflow ${name}. Scripts you run from now on can use it:`,
+          ...lines,
+          `Start it with workflows.${name}.start(input), which answers { id, result() }; result() waits for its output (the run holds nothing meanwhile).`,
+        ].join("\n"),
         isError: false,
       };
     },
@@ -203,10 +231,12 @@ export class AgentToolHandlers {
    */
   async #toolsetId(): Promise<string> {
     if (this.#toolset === undefined) this.#toolset = (await this.#client.toolsets.create({})).id;
-    else if (!this.#toolsetChecked) await this.#client.toolsets.get(this.#toolset).catch((error: unknown) => {
-      if (TapedeckError.is(error) && error.status === 404) throw new TypeError(`agentTools: the toolset ${this.#toolset} does not exist, or is outside this client's scope: ${error.message}`);
-      throw error;
-    });
+    else if (!this.#toolsetChecked)
+      await this.#client.toolsets.get(this.#toolset).catch((error: unknown) => {
+        if (TapedeckError.is(error) && error.status === 404)
+          throw new TypeError(`agentTools: the toolset ${this.#toolset} does not exist, or is outside this client's scope: ${error.message}`);
+        throw error;
+      });
     this.#toolsetChecked = true;
     return this.#toolset;
   }
@@ -253,7 +283,17 @@ export class AgentToolHandlers {
 
   async #describe(run: Run, wait: number | undefined): Promise<AgentToolResult> {
     const journal = await this.#journalTail(run);
-    return { ...text(runText(run, { journal, outputLimit: this.#outputLimit, maxWait: this.#maxWaitSeconds, ...(wait === undefined ? {} : { waited: this.#wait(wait, 0) }) })), run };
+    return {
+      ...text(
+        runText(run, {
+          journal,
+          outputLimit: this.#outputLimit,
+          maxWait: this.#maxWaitSeconds,
+          ...(wait === undefined ? {} : { waited: this.#wait(wait, 0) }),
+        }),
+      ),
+      run,
+    };
   }
 
   /** The run's last journal entries: its logs, its end, the calls up to a failure. */
@@ -280,7 +320,10 @@ function text(model: ModelText): AgentToolResult {
 }
 
 function missing(runId: string, where?: string): AgentToolResult {
-  return { content: `There is no run ${JSON.stringify(runId)} in this conversation${where === undefined ? "" : ` (${where})`}. list_runs shows the runs you started.`, isError: true };
+  return {
+    content: `There is no run ${JSON.stringify(runId)} in this conversation${where === undefined ? "" : ` (${where})`}. list_runs shows the runs you started.`,
+    isError: true,
+  };
 }
 
 /**

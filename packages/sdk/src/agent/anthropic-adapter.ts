@@ -49,7 +49,10 @@ export function anthropicAdapter(definitions: readonly AgentToolDefinition[], ha
     tools: definitions.map((d) => ({ name: d.name, description: d.description, input_schema: d.inputSchema })),
     async handle(block) {
       const result = await handle(block.name, block.input, { toolCallId: block.id });
-      return withRun<AnthropicToolResult>({ type: "tool_result", tool_use_id: block.id, content: result.content, ...(result.isError ? { is_error: true } : {}) }, result.run);
+      return withRun<AnthropicToolResult>(
+        { type: "tool_result", tool_use_id: block.id, content: result.content, ...(result.isError ? { is_error: true } : {}) },
+        result.run,
+      );
     },
   };
 }

@@ -19,7 +19,16 @@ export default async (input: { repo: string }) => {
 };`;
 
 function run(fields: Partial<Run> & Pick<Run, "id" | "status">): Run {
-  return { toolset: "ts_9f2c41", source: SOURCE, input: { repo: "acme/api" }, labels: { agent: "repo-analyst" }, createdAt: T0, updatedAt: T0 + 4_000, journalLength: 0, ...fields };
+  return {
+    toolset: "ts_9f2c41",
+    source: SOURCE,
+    input: { repo: "acme/api" },
+    labels: { agent: "repo-analyst" },
+    createdAt: T0,
+    updatedAt: T0 + 4_000,
+    journalLength: 0,
+    ...fields,
+  };
 }
 
 /** Numbers `index` and `at` as the journal does. */
@@ -27,7 +36,11 @@ function journal(...events: readonly object[]): JournalEntry[] {
   return events.map((event, index) => ({ index, at: T0 + index * 100, ...event }) as JournalEntry);
 }
 
-const FRAME = ["  4 |   console.log(`fetched ${issues.length} issues`);", "> 5 |   const first = await github.get_issue({ repo: input.repo, n: issues[0].number });", "    |                 ^"].join("\n");
+const FRAME = [
+  "  4 |   console.log(`fetched ${issues.length} issues`);",
+  "> 5 |   const first = await github.get_issue({ repo: input.repo, n: issues[0].number });",
+  "    |                 ^",
+].join("\n");
 
 const RATE_LIMITED: RunError = {
   kind: "script",
@@ -84,13 +97,16 @@ describe("runText: completed", () => {
   it("pages as the server does: never between the halves of a surrogate pair, and always moving on", () => {
     for (const limit of [1, 2, 3]) {
       const pages: string[] = [];
-      for (let offset: number | undefined = 0; offset !== undefined; ) {
+      for (let offset: number | undefined = 0; offset !== undefined;) {
         const page = outputPage("🎉a🎉", offset, limit);
         pages.push(page.text);
         offset = page.nextOffset;
       }
       assert.equal(pages.join(""), outputText("🎉a🎉"), `limit ${limit}`);
-      assert.ok(pages.every((page) => !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(page)), `limit ${limit}: ${JSON.stringify(pages)}`);
+      assert.ok(
+        pages.every((page) => !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(page)),
+        `limit ${limit}: ${JSON.stringify(pages)}`,
+      );
     }
     assert.deepEqual(outputPage("🎉", 1, 1), { text: "🎉", offset: 1, nextOffset: 3, total: 4 });
   });
@@ -138,7 +154,14 @@ describe("runText: waiting", () => {
         { kind: "sleep", seq: 3, until: T0 + 86_400_000 },
         { kind: "signal", seq: 4, name: "approved", until: T0 + 7 * 86_400_000 },
         { kind: "approval", seq: 5, tool: "github.merge_pr", args: { repo: "acme/api", pr: 7 } },
-        { kind: "parked", seq: 6, tool: "github.create_issue", args: { title: "x" }, reason: "tool.schema_changed", message: "the input schema of github.create_issue changed" },
+        {
+          kind: "parked",
+          seq: 6,
+          tool: "github.create_issue",
+          args: { title: "x" },
+          reason: "tool.schema_changed",
+          message: "the input schema of github.create_issue changed",
+        },
       ],
     });
     const { text, isError } = runText(waiting);
@@ -149,7 +172,10 @@ describe("runText: waiting", () => {
     assert.ok(text.includes('signal_run({ run_id: "run_w", name: "approved", payload })'));
     assert.ok(text.includes('call #5: github.merge_pr({"repo":"acme/api","pr":7}) waits for approval'));
     assert.match(text, /you cannot/);
-    assert.match(text, /call #6: github\.create_issue\(\{"title":"x"\}\) was held back before being sent: the input schema of github\.create_issue changed\. The tool's schema changed since the run started/);
+    assert.match(
+      text,
+      /call #6: github\.create_issue\(\{"title":"x"\}\) was held back before being sent: the input schema of github\.create_issue changed\. The tool's schema changed since the run started/,
+    );
     assert.ok(text.includes('get_run({ run_id: "run_w", wait: 120 })'));
   });
 
@@ -163,7 +189,10 @@ describe("runText: waiting", () => {
       hour,
     );
     const minute = runText(sleeping(60_000), { now: T0, maxWait: 120 }).text;
-    assert.ok(minute.includes('It wakes by itself at 2026-01-05T09:01:00.000Z, in 1m, and goes on then. Follow it with get_run({ run_id: "run_s", wait: 120 })'), minute);
+    assert.ok(
+      minute.includes('It wakes by itself at 2026-01-05T09:01:00.000Z, in 1m, and goes on then. Follow it with get_run({ run_id: "run_s", wait: 120 })'),
+      minute,
+    );
   });
 });
 
@@ -174,7 +203,9 @@ describe("runText: failed", () => {
     assert.match(text, /^Run run_f failed\.\nThe script did not catch a failed tool call at line 5, column 17: ToolError: slow down/);
     assert.ok(text.includes(FRAME));
     assert.ok(text.includes('The call that failed: #2 github.get_issue({"repo":"acme/api","n":42}) → failed: rate_limited: slow down (retryable)'));
-    assert.ok(text.includes('Calls up to the failure:\n#1 github.list_issues({"repo":"acme/api"}) → [{"number":42,"title":"Crash on start"}]\n#2 github.get_issue'));
+    assert.ok(
+      text.includes('Calls up to the failure:\n#1 github.list_issues({"repo":"acme/api"}) → [{"number":42,"title":"Crash on start"}]\n#2 github.get_issue'),
+    );
     assert.match(text, /Last log lines:\n\[log\] fetched 1 issues/);
     assert.ok(text.includes('retry_run({ run_id: "run_f", code })'));
   });
@@ -187,15 +218,21 @@ describe("runText: failed", () => {
       { kind: "run.failed", error: { kind: "script", name: "TypeError", message: "x is undefined", position: { line: 3, column: 1 } } },
     );
     const { text } = runText(run({ id: "run_f", status: "failed", error: { kind: "script", name: "TypeError", message: "x is undefined" } }), { journal: big });
-    assert.match(text, /#1 github\.search\(\{"q":"crash"\}\) → \{"items":"y+\[… \d+ more characters cut\] \[whole: get_run\(\{ run_id: "run_f", entry: 2 \}\)\]/);
+    assert.match(
+      text,
+      /#1 github\.search\(\{"q":"crash"\}\) → \{"items":"y+\[… \d+ more characters cut\] \[whole: get_run\(\{ run_id: "run_f", entry: 2 \}\)\]/,
+    );
     assert.doesNotMatch(text, /The call that failed/);
     assert.match(text, /Fix the script and call retry_run/);
   });
 
   it("keeps the last 30 calls of a long trace", () => {
     const entries: object[] = [{ kind: "run.started", input: null, replayVersion: 1 }];
-    for (let seq = 1; seq <= 45; seq++) entries.push({ kind: "call.scheduled", seq, tool: "db.get", args: { id: seq }, key: `k${seq}` }, { kind: "call.completed", seq, result: seq });
-    const { text } = runText(run({ id: "run_f", status: "failed", error: { kind: "limit", message: "the journal is too large" } }), { journal: journal(...entries) });
+    for (let seq = 1; seq <= 45; seq++)
+      entries.push({ kind: "call.scheduled", seq, tool: "db.get", args: { id: seq }, key: `k${seq}` }, { kind: "call.completed", seq, result: seq });
+    const { text } = runText(run({ id: "run_f", status: "failed", error: { kind: "limit", message: "the journal is too large" } }), {
+      journal: journal(...entries),
+    });
     assert.match(text, /Calls up to the failure:\n\[… 15 more earlier calls cut\]\n#16 db\.get\(\{"id":16\}\) → 16\n/);
     assert.match(text, /Make the script do less/);
   });
@@ -220,13 +257,21 @@ describe("runText: cancelled, running", () => {
     const running = run({ id: "run_r", status: "running", waits: [{ kind: "approval", seq: 2, tool: "slack.post", args: { channel: "#ops" } }] });
     const { text, isError } = runText(running, { waited: 30, maxWait: 90, journal: journal({ kind: "log", level: "warn", message: "slow page" }) });
     assert.equal(isError, false);
-    assert.ok(text.startsWith('Run run_r is still running after 30 s. It goes on without you: wait for it with get_run({ run_id: "run_r", wait: 90 }), or stop it with cancel_run({ run_id: "run_r" }).'));
+    assert.ok(
+      text.startsWith(
+        'Run run_r is still running after 30 s. It goes on without you: wait for it with get_run({ run_id: "run_r", wait: 90 }), or stop it with cancel_run({ run_id: "run_r" }).',
+      ),
+    );
     assert.match(text, /Calls waiting for a decision:\n- call #2: slack\.post\(\{"channel":"#ops"\}\) waits for approval/);
     assert.match(text, /\[warn\] slow page/);
   });
 
   it("says which calls of a running run wait for a worker, and how long no worker has polled", () => {
-    const running = run({ id: "run_r", status: "running", waits: [{ kind: "worker", seq: 1, tool: "crm.lookup_customer", since: T0, lastPollAt: T0 - 12_000 }] });
+    const running = run({
+      id: "run_r",
+      status: "running",
+      waits: [{ kind: "worker", seq: 1, tool: "crm.lookup_customer", since: T0, lastPollAt: T0 - 12_000 }],
+    });
     const { text, isError } = runText(running, { now: T0 + 300_000 });
     assert.equal(isError, false);
     assert.ok(
@@ -260,7 +305,10 @@ const diagnostic = (line: number, message: string, category: Diagnostic["categor
 
 describe("refusedText, checkText", () => {
   it("numbers the diagnostics with their code frames, errors first, and is an error", () => {
-    const { text, isError } = refusedText([diagnostic(7, "Unused variable.", "warning"), diagnostic(3, "Property 'numbr' does not exist on type 'Issue'. Did you mean 'number'?")]);
+    const { text, isError } = refusedText([
+      diagnostic(7, "Unused variable.", "warning"),
+      diagnostic(3, "Property 'numbr' does not exist on type 'Issue'. Did you mean 'number'?"),
+    ]);
     assert.equal(isError, true);
     assert.equal(
       text,
@@ -295,7 +343,7 @@ describe("entryText, runListText", () => {
   it("shows one journal entry in full", () => {
     const entry = failedJournal[2] as JournalEntry;
     const { text } = entryText("run_f", entry);
-    assert.ok(text.startsWith("Entry 2 of run run_f (call.completed, 2026-01-05T09:00:00.200Z):\n{\n  \"index\": 2,"));
+    assert.ok(text.startsWith('Entry 2 of run run_f (call.completed, 2026-01-05T09:00:00.200Z):\n{\n  "index": 2,'));
     assert.ok(text.includes('"title": "Crash on start"'));
   });
 
@@ -333,7 +381,6 @@ describe("bounds", () => {
     const { text } = runText(run({ id: "run_c", status: "completed", output }), { journal: journal(...logs) });
     assert.ok(text.length <= DEFAULT_OUTPUT_LIMIT + TEXT_OVERHEAD_CHARS);
   });
-
 });
 
 describe("testReportText, searchText", () => {
@@ -371,13 +418,35 @@ describe("testReportText, searchText", () => {
   });
 
   it("says what to add to the scenario, and marks a failed test as an error", () => {
-    const waiting = testReportText({ kind: "tested", status: "waiting", waits: [{ kind: "signal", seq: 1, name: "approved" }], calls: [], logs: [], virtualMs: 0 });
+    const waiting = testReportText({
+      kind: "tested",
+      status: "waiting",
+      waits: [{ kind: "signal", seq: 1, name: "approved" }],
+      calls: [],
+      logs: [],
+      virtualMs: 0,
+    });
     assert.ok(waiting.text.includes('add { "name": "approved", "at": "1m", "payload": … } to the scenario\'s "signals"'));
     const failed = testReportText({
       kind: "tested",
       status: "failed",
-      error: { kind: "script", name: "ToolError", message: "no mock for github.search", failure: { code: "no_mock", message: "no mock for github.search" }, call: { seq: 1, tool: "github.search" } },
-      calls: [call({ seq: 1, tool: "github.search", args: { q: "bug" }, answeredBy: "none", endedAtMs: 0, error: { code: "no_mock", message: "no mock for github.search" } })],
+      error: {
+        kind: "script",
+        name: "ToolError",
+        message: "no mock for github.search",
+        failure: { code: "no_mock", message: "no mock for github.search" },
+        call: { seq: 1, tool: "github.search" },
+      },
+      calls: [
+        call({
+          seq: 1,
+          tool: "github.search",
+          args: { q: "bug" },
+          answeredBy: "none",
+          endedAtMs: 0,
+          error: { code: "no_mock", message: "no mock for github.search" },
+        }),
+      ],
       logs: [],
       virtualMs: 90_500,
     });
@@ -389,10 +458,19 @@ describe("testReportText, searchText", () => {
 
   it("gives the declarations of the tools found, with their import", () => {
     const { text } = searchText("merge a pull request", [
-      { tool: "github.merge_pr", group: "github", score: 3.2, declaration: "declare const github: {\n  /** Merge a pull request. */\n  merge_pr(args: { pr: number }): Promise<{ ok: boolean }>;\n};" },
+      {
+        tool: "github.merge_pr",
+        group: "github",
+        score: 3.2,
+        declaration: "declare const github: {\n  /** Merge a pull request. */\n  merge_pr(args: { pr: number }): Promise<{ ok: boolean }>;\n};",
+      },
       { tool: "gitlab.merge", group: "gitlab", score: 1.1, declaration: "declare const gitlab: {\n  merge(args: { mr: number }): Promise<void>;\n};" },
     ]);
-    assert.ok(text.startsWith('2 tools match "merge a pull request", best first. Import them with:\nimport { github, gitlab } from "tapedeck:tools";\n\n// github.merge_pr\ndeclare const github'));
+    assert.ok(
+      text.startsWith(
+        '2 tools match "merge a pull request", best first. Import them with:\nimport { github, gitlab } from "tapedeck:tools";\n\n// github.merge_pr\ndeclare const github',
+      ),
+    );
     assert.match(searchText("fax", []).text, /^No tool matches "fax"\. Try other words/);
   });
 });

@@ -61,9 +61,20 @@ function statusParts(run: Run, journal: readonly JournalEntry[], limit: number, 
   if (run.status === "completed") {
     // A page of `limit` code units holds at least `limit` bytes: cutting it to bytes leaves the right page.
     const page = pageWithinBytes(options.page ?? outputPage(run.output ?? null, options.offset ?? 0, limit), limit);
-    return { parts: [outputPart(run, page, options.offset), ...section("Calls", traceLines(run.id, tracedCalls(journal))), ...section("Last log lines", logLines(journal))], isError: page.text === "" };
+    return {
+      parts: [
+        outputPart(run, page, options.offset),
+        ...section("Calls", traceLines(run.id, tracedCalls(journal))),
+        ...section("Last log lines", logLines(journal)),
+      ],
+      isError: page.text === "",
+    };
   }
-  if (run.status === "failed") return { parts: failedParts(run, run.error ?? { kind: "internal", message: "the run failed without an error (a fault of Tapedeck)" }, journal), isError: true };
+  if (run.status === "failed")
+    return {
+      parts: failedParts(run, run.error ?? { kind: "internal", message: "the run failed without an error (a fault of Tapedeck)" }, journal),
+      isError: true,
+    };
   return { parts: unfinishedParts(run, journal, options), isError: false };
 }
 
@@ -78,7 +89,9 @@ function unfinishedParts(run: Run, journal: readonly JournalEntry[], options: Ru
     }
     case "waiting":
       return [
-        run.waits?.length ? `Run ${run.id} is waiting (it holds nothing meanwhile) for:\n${waitLines(run.id, run.waits).join("\n")}` : `Run ${run.id} is waiting.`,
+        run.waits?.length
+          ? `Run ${run.id} is waiting (it holds nothing meanwhile) for:\n${waitLines(run.id, run.waits).join("\n")}`
+          : `Run ${run.id} is waiting.`,
         followUp(run, follow, options),
         ...section("Calls so far", traceLines(run.id, tracedCalls(journal))),
       ];
@@ -87,7 +100,14 @@ function unfinishedParts(run: Run, journal: readonly JournalEntry[], options: Ru
       const still = `Run ${run.id} ${run.status === "queued" ? "has not started yet" : "is still running"}${options.waited === undefined ? "" : ` after ${options.waited} s`}.`;
       return [
         `${still} It goes on without you: wait for it with ${follow}, or stop it with cancel_run({ run_id: ${id} }).`,
-        ...section("Calls waiting for a worker", waitLines(run.id, (run.waits ?? []).filter((wait) => wait.kind === "worker"), options.now)),
+        ...section(
+          "Calls waiting for a worker",
+          waitLines(
+            run.id,
+            (run.waits ?? []).filter((wait) => wait.kind === "worker"),
+            options.now,
+          ),
+        ),
         ...section("Calls waiting for a decision", waitLines(run.id, (run.waits ?? []).filter(needsDecision))),
         ...section("Calls so far", traceLines(run.id, tracedCalls(journal))),
         ...section("Last log lines", logLines(journal)),
@@ -117,7 +137,10 @@ function outputPart(run: Run, page: RunOutputPage, requested = page.offset): str
   if (page.text === "") return `Run ${run.id} completed. Its output is ${page.total} characters of JSON: offset ${requested} is past its end.`;
   if (page.offset === 0 && page.nextOffset === undefined) return `Run ${run.id} completed. Output (JSON):\n${page.text}`;
   const head = `Run ${run.id} completed. Output (JSON text, characters ${page.offset} to ${page.nextOffset ?? page.total} of ${page.total}):`;
-  const rest = page.nextOffset === undefined ? "" : `\n${cutMarker(page.total - page.nextOffset)}: read on with get_run({ run_id: ${JSON.stringify(run.id)}, offset: ${page.nextOffset} })`;
+  const rest =
+    page.nextOffset === undefined
+      ? ""
+      : `\n${cutMarker(page.total - page.nextOffset)}: read on with get_run({ run_id: ${JSON.stringify(run.id)}, offset: ${page.nextOffset} })`;
   return `${head}\n${page.text}${rest}`;
 }
 
@@ -139,7 +162,8 @@ function fixHint(runId: string, error: RunError): string {
   const reuse = "the calls that completed are reused, not made again";
   switch (error.kind) {
     case "script":
-      if (error.failure?.retryable) return `The failed call may succeed if made again: call ${retry} with the same script (${reuse}), or catch the ToolError in the script and wait before trying again.`;
+      if (error.failure?.retryable)
+        return `The failed call may succeed if made again: call ${retry} with the same script (${reuse}), or catch the ToolError in the script and wait before trying again.`;
       return `Fix the script${error.failure ? " (change the call, or catch its ToolError)" : ""} and call ${retry}: ${reuse}.`;
     case "limit":
       return `Make the script do less in one run (fewer or smaller calls and values), then call ${retry}: ${reuse}.`;
@@ -155,18 +179,28 @@ function fixHint(runId: string, error: RunError): string {
 
 /** The script did not type-check, so no run was started. */
 export function refusedText(diagnostics: readonly Diagnostic[]): ModelText {
-  return { text: `The script was refused by the type checker: nothing ran. Fix these problems and send it again.\n\n${diagnosticsText(diagnostics)}`, isError: true };
+  return {
+    text: `The script was refused by the type checker: nothing ran. Fix these problems and send it again.\n\n${diagnosticsText(diagnostics)}`,
+    isError: true,
+  };
 }
 
 /** `check_script`'s answer. */
 export function checkText(result: CheckResult): ModelText {
   if (!result.ok) return { text: `The script does not type-check. Fix these problems:\n\n${diagnosticsText(result.diagnostics)}`, isError: true };
-  return { text: result.diagnostics.length === 0 ? "ok: the script type-checks." : `ok: the script type-checks, with warnings:\n\n${diagnosticsText(result.diagnostics)}`, isError: false };
+  return {
+    text:
+      result.diagnostics.length === 0 ? "ok: the script type-checks." : `ok: the script type-checks, with warnings:\n\n${diagnosticsText(result.diagnostics)}`,
+    isError: false,
+  };
 }
 
 /** One journal entry in full (`get_run({ entry })`), cut at `outputLimit` characters. */
 export function entryText(runId: string, entry: JournalEntry, outputLimit = DEFAULT_OUTPUT_LIMIT): ModelText {
-  return { text: `Entry ${entry.index} of run ${runId} (${entry.kind}, ${isoTime(entry.at)}):\n${bound(JSON.stringify(entry, null, 2), outputLimit)}`, isError: false };
+  return {
+    text: `Entry ${entry.index} of run ${runId} (${entry.kind}, ${isoTime(entry.at)}):\n${bound(JSON.stringify(entry, null, 2), outputLimit)}`,
+    isError: false,
+  };
 }
 
 /** `list_runs`' answer: one line per run, newest first. */
@@ -185,4 +219,3 @@ export function runListText(runs: readonly Run[]): ModelText {
 function section(title: string, lines: readonly string[]): string[] {
   return lines.length === 0 ? [] : [`${title}:\n${lines.join("\n")}`];
 }
-

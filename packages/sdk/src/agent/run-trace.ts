@@ -40,10 +40,21 @@ export function tracedCalls(journal: readonly JournalEntry[]): TracedCall[] {
         calls.set(entry.seq, { seq: entry.seq, tool: entry.tool, args: entry.args, entry: entry.index });
         break;
       case "call.rejected":
-        calls.set(entry.seq, { seq: entry.seq, tool: entry.tool, args: entry.args, entry: entry.index, outcome: { kind: "rejected", error: entry.error, entry: entry.index } });
+        calls.set(entry.seq, {
+          seq: entry.seq,
+          tool: entry.tool,
+          args: entry.args,
+          entry: entry.index,
+          outcome: { kind: "rejected", error: entry.error, entry: entry.index },
+        });
         break;
       case "call.completed":
-        settle(calls, entry.seq, { kind: "completed", result: entry.result, entry: entry.index, ...(entry.reusedFrom ? { reusedFrom: entry.reusedFrom.run } : {}) });
+        settle(calls, entry.seq, {
+          kind: "completed",
+          result: entry.result,
+          entry: entry.index,
+          ...(entry.reusedFrom ? { reusedFrom: entry.reusedFrom.run } : {}),
+        });
         break;
       case "call.failed":
         settle(calls, entry.seq, { kind: "failed", error: entry.error, entry: entry.index });

@@ -15,21 +15,35 @@ import { DEFAULT_OUTPUT_LIMIT, TEXT_OVERHEAD_CHARS, bound, boundList, summarize 
 /** The answer to `test_script`: a test that failed is the model's to fix (`isError`). */
 export function testReportText(result: TestResult, outputLimit = DEFAULT_OUTPUT_LIMIT): ModelText {
   if (result.kind === "refused") return refusedText(result.diagnostics);
-  const parts = [`The test run (mocks and virtual time: nothing was sent to a tool) ended ${result.status} after ${virtual(result.virtualMs)} of virtual time.`];
+  const parts = [
+    `The test run (mocks and virtual time: nothing was sent to a tool) ended ${result.status} after ${virtual(result.virtualMs)} of virtual time.`,
+  ];
   if (result.status === "completed") parts.push(`Output (JSON):\n${bound(outputText(result.output ?? null), outputLimit)}`);
   if (result.status === "failed" && result.error) parts.push(formatRunError(result.error));
-  if (result.status === "waiting") parts.push(`It waits for what the scenario does not bring:\n${(result.waits ?? []).map((wait) => `- ${scenarioHint(wait)}`).join("\n")}`);
+  if (result.status === "waiting")
+    parts.push(`It waits for what the scenario does not bring:\n${(result.waits ?? []).map((wait) => `- ${scenarioHint(wait)}`).join("\n")}`);
   const calls = boundList(result.calls, TRACE_CALLS, "last", "earlier calls");
   if (result.calls.length > 0) parts.push(["Calls:", ...(calls.cut ? [calls.cut] : []), ...calls.items.map(callLine)].join("\n"));
   const logs = boundList(result.logs, LOG_LINES, "last", "earlier log lines");
-  if (result.logs.length > 0) parts.push(["Last log lines:", ...(logs.cut ? [logs.cut] : []), ...logs.items.map((l) => `[+${virtual(l.atMs)}] [${l.level}] ${bound(l.message, LOG_LINE_CHARS)}`)].join("\n"));
+  if (result.logs.length > 0)
+    parts.push(
+      [
+        "Last log lines:",
+        ...(logs.cut ? [logs.cut] : []),
+        ...logs.items.map((l) => `[+${virtual(l.atMs)}] [${l.level}] ${bound(l.message, LOG_LINE_CHARS)}`),
+      ].join("\n"),
+    );
   if (result.status === "failed") parts.push("Fix the script (or the scenario: every call needs a mock, else it fails no_mock) and test it again.");
   return { text: bound(parts.join("\n\n"), outputLimit + TEXT_OVERHEAD_CHARS), isError: result.status === "failed" };
 }
 
 /** `#2 +30s github.search({"q":"x"}) → mock: []`. */
 function callLine(call: TestCall): string {
-  const outcome = call.error ? `failed: ${failureText(call.error)}` : call.endedAtMs === undefined ? "(no answer)" : summarize(call.result ?? null, VALUE_CHARS);
+  const outcome = call.error
+    ? `failed: ${failureText(call.error)}`
+    : call.endedAtMs === undefined
+      ? "(no answer)"
+      : summarize(call.result ?? null, VALUE_CHARS);
   return `#${call.seq} +${virtual(call.atMs)} ${call.tool}(${summarize(call.args, VALUE_CHARS)}) → ${call.answeredBy}: ${outcome}`;
 }
 
@@ -54,7 +68,12 @@ function scenarioHint(wait: RunWait): string {
 /** A virtual duration: "250ms", "30s", "2h 5m". */
 function virtual(ms: number): string {
   if (ms < 1_000) return `${ms}ms`;
-  const units: [string, number][] = [["d", 86_400_000], ["h", 3_600_000], ["m", 60_000], ["s", 1_000]];
+  const units: [string, number][] = [
+    ["d", 86_400_000],
+    ["h", 3_600_000],
+    ["m", 60_000],
+    ["s", 1_000],
+  ];
   let rest = Math.round(ms / 1_000) * 1_000;
   const parts: string[] = [];
   for (const [unit, size] of units) {

@@ -28,7 +28,13 @@ describe("agentToolDefinitions", () => {
     for (const { name, inputSchema, description } of definitions) {
       const fields = FIELDS[name] as Record<string, boolean>;
       assert.deepEqual(Object.keys(inputSchema.properties).sort(), Object.keys(fields).sort(), name);
-      assert.deepEqual([...inputSchema.required].sort(), Object.keys(fields).filter((key) => fields[key]).sort(), name);
+      assert.deepEqual(
+        [...inputSchema.required].sort(),
+        Object.keys(fields)
+          .filter((key) => fields[key])
+          .sort(),
+        name,
+      );
       assert.equal(inputSchema.additionalProperties, false);
       // Descriptions go into every request's prompt: tight.
       assert.ok(description.length > 80 && description.length < 1_100, `${name}: ${description.length} characters`);
@@ -63,13 +69,18 @@ describe("parseToolInput", () => {
     assert.equal(parsed.ok, true);
     if (parsed.ok) assert.equal(parsed.input.wait, 10);
     assert.equal(parseToolInput("list_runs", {}).ok, true);
-    assert.equal(parseToolInput("save_workflow", { name: "triage_issue", description: "d", code: "c", input: { type: "object" }, output: {}, signals: { approved: {} } }).ok, true);
+    assert.equal(
+      parseToolInput("save_workflow", { name: "triage_issue", description: "d", code: "c", input: { type: "object" }, output: {}, signals: { approved: {} } })
+        .ok,
+      true,
+    );
   });
 
   it("says what to fix, for the model", () => {
     assert.deepEqual(parseToolInput("run_script", { source: "x", wait: "30s" }), {
       ok: false,
-      message: 'The input of run_script is not valid: "code" is missing; "source" is not one of its fields; "wait" must be a number, not a string. run_script takes { code, input?, wait? }.',
+      message:
+        'The input of run_script is not valid: "code" is missing; "source" is not one of its fields; "wait" must be a number, not a string. run_script takes { code, input?, wait? }.',
     });
     const cases: [AgentToolName, unknown, RegExp][] = [
       ["get_run", { run_id: "run_1", offset: -1 }, /"offset" must be at least 0/],

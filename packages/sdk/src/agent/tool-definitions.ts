@@ -7,7 +7,18 @@
 import { RunStatus, type JsonObject, type JsonValue } from "@tapedeck/protocol";
 
 /** The agent tools, in the order they are offered. */
-export const AGENT_TOOL_NAMES = ["run_script", "check_script", "test_script", "get_run", "list_runs", "signal_run", "cancel_run", "retry_run", "search_tools", "save_workflow"] as const;
+export const AGENT_TOOL_NAMES = [
+  "run_script",
+  "check_script",
+  "test_script",
+  "get_run",
+  "list_runs",
+  "signal_run",
+  "cancel_run",
+  "retry_run",
+  "search_tools",
+  "save_workflow",
+] as const;
 export type AgentToolName = (typeof AGENT_TOOL_NAMES)[number];
 
 export interface RunScriptInput {
@@ -121,7 +132,8 @@ export const DEFAULT_MAX_WAIT_SECONDS = 120;
 export function agentToolDefinitions(options: AgentToolDefinitionOptions = {}): AgentToolDefinition[] {
   const wanted = options.tools ?? AGENT_TOOL_NAMES;
   for (const name of wanted) {
-    if (!(AGENT_TOOL_NAMES as readonly string[]).includes(name)) throw new TypeError(`agentToolDefinitions: "${name}" is not an agent tool; they are ${AGENT_TOOL_NAMES.join(", ")}.`);
+    if (!(AGENT_TOOL_NAMES as readonly string[]).includes(name))
+      throw new TypeError(`agentToolDefinitions: "${name}" is not an agent tool; they are ${AGENT_TOOL_NAMES.join(", ")}.`);
   }
   const wait = options.waitSeconds ?? DEFAULT_WAIT_SECONDS;
   const maxWait = options.maxWaitSeconds ?? DEFAULT_MAX_WAIT_SECONDS;
@@ -135,7 +147,8 @@ export function agentToolDefinitions(options: AgentToolDefinitionOptions = {}): 
 }
 
 function toolDescriptions(wait: number, maxWait: number): Record<AgentToolName, string> {
-  const script = "Scripts are TypeScript run durably: every tool call is journaled, so a run survives restarts, can sleep or wait for a signal for days, and a retry reuses the calls already made.";
+  const script =
+    "Scripts are TypeScript run durably: every tool call is journaled, so a run survives restarts, can sleep or wait for a signal for days, and a retry reuses the calls already made.";
   const answers =
     `Waits up to ${wait} s for the run to end, then answers with the output (long outputs are cut, with the get_run call that reads the rest) and the last log lines; ` +
     "or the error with its line, code frame and the calls up to it; or what the run waits for; or, for a script that does not type-check, the errors (nothing runs).";
@@ -144,7 +157,8 @@ function toolDescriptions(wait: number, maxWait: number): Record<AgentToolName, 
       `Run a TypeScript script that does the whole task. ${script} The script imports its tools from "tapedeck:tools" and default-exports an async function of \`input\` that returns JSON: ` +
       '`import { github } from "tapedeck:tools"; export default async (input) => { …; return answer; }`. ' +
       `Make every call the task needs in one script (loops, Promise.all) and return only what you need. ${answers}`,
-    check_script: 'Type-check a script against the tools without running it. Answers "ok" or the errors with their lines and code frames. run_script checks too: use this for a script you do not want to run yet.',
+    check_script:
+      'Type-check a script against the tools without running it. Answers "ok" or the errors with their lines and code frames. run_script checks too: use this for a script you do not want to run yet.',
     test_script:
       "Run a script against mocks in virtual time: no real tool is called and sleeps cost nothing. Use it before running a script that writes, sends or waits. " +
       '`scenario`: { "tools": { "github.get_issue": { "result": {…} }, "github.search": [{ "result": [] }, { "error": { "code": "rate_limited", "message": "…" }, "delay": "30s" }] }, ' +
@@ -154,12 +168,14 @@ function toolDescriptions(wait: number, maxWait: number): Record<AgentToolName, 
       `Read a run: its status, output or error, what it waits for. \`wait\`: wait up to that many seconds (at most ${maxWait}) for it to end or to start waiting. ` +
       "`offset`: the page of a long output that starts there (a cut output gives the exact call). `entry`: one journal entry in full (a call's whole arguments or result).",
     list_runs: "List the runs of this conversation, newest first, with their status and what they wait for. Use it to find a run whose id you lost.",
-    signal_run: 'Send a signal to a run. A run waiting in signal(name) says so, with the name; `payload` is what signal() returns in the script. A signal sent before the run waits for it is kept.',
+    signal_run:
+      "Send a signal to a run. A run waiting in signal(name) says so, with the name; `payload` is what signal() returns in the script. A signal sent before the run waits for it is kept.",
     cancel_run: `Cancel a run that has not ended: it stops, and calls in flight are abandoned. Use it for a run that is stuck, looping or no longer needed. Waits up to ${wait} s for it to stop and answers its final state.`,
     retry_run:
       "Fix a failed (or wrong) run: starts a new run of the corrected `code` that reuses the results of the calls the old run already made with the same tool and arguments, so they are not made again. " +
       `Keep the calls before the failure unchanged so they are reused. ${answers}`,
-    search_tools: 'Find tools by what they do. Answers the TypeScript declarations of the best matches, to import from "tapedeck:tools". Use it when no tool you were shown does what you need; query with words its name or description would use.',
+    search_tools:
+      'Find tools by what they do. Answers the TypeScript declarations of the best matches, to import from "tapedeck:tools". Use it when no tool you were shown does what you need; query with words its name or description would use.',
     save_workflow:
       "Save a script as a workflow your later scripts can start: `workflows.<name>.start(input)` returns `{ id, result() }`, and `workflows.<name>.signal(id, signal, payload)` signals it. " +
       "`input` and `output` are the JSON Schemas of its input and output; `signals` maps each signal it waits for to the JSON Schema of its payload. The code is type-checked first. " +
@@ -170,14 +186,27 @@ function toolDescriptions(wait: number, maxWait: number): Record<AgentToolName, 
 /** The input schemas, new objects on every call. The waits only change descriptions: a longer wait is shortened, not refused. */
 function agentToolSchemas(defaultWait: number, maxWait: number): Record<AgentToolName, ToolInputSchema> {
   const runId = (): JsonObject => ({ type: "string", minLength: 1, description: "The run's id, as a result gave it." });
-  const code = (): JsonObject => ({ type: "string", minLength: 1, description: 'The script: TypeScript that imports tools from "tapedeck:tools" and default-exports an async function of `input` returning JSON.' });
-  const wait = (what: string, fallback: string): JsonObject => ({ type: "number", minimum: 0, description: `Seconds to wait for ${what} (default ${fallback}, at most ${maxWait}).` });
+  const code = (): JsonObject => ({
+    type: "string",
+    minLength: 1,
+    description: 'The script: TypeScript that imports tools from "tapedeck:tools" and default-exports an async function of `input` returning JSON.',
+  });
+  const wait = (what: string, fallback: string): JsonObject => ({
+    type: "number",
+    minimum: 0,
+    description: `Seconds to wait for ${what} (default ${fallback}, at most ${maxWait}).`,
+  });
   const json = (description: string): JsonObject => ({ description });
   const schema = (description: string): JsonObject => ({ type: "object", description: `A JSON Schema of ${description}.` });
   return {
-    run_script: object({ code: code(), input: json("Passed to the script's default export. Default null."), wait: wait("the run to end", `${defaultWait}`) }, ["code"]),
+    run_script: object({ code: code(), input: json("Passed to the script's default export. Default null."), wait: wait("the run to end", `${defaultWait}`) }, [
+      "code",
+    ]),
     check_script: object({ code: code() }, ["code"]),
-    test_script: object({ code: code(), scenario: { type: "object", description: "What the mocked tools answer, and when (see the tool's description)." } }, ["code", "scenario"]),
+    test_script: object({ code: code(), scenario: { type: "object", description: "What the mocked tools answer, and when (see the tool's description)." } }, [
+      "code",
+      "scenario",
+    ]),
     get_run: object(
       {
         run_id: runId(),
@@ -188,7 +217,14 @@ function agentToolSchemas(defaultWait: number, maxWait: number): Record<AgentToo
       ["run_id"],
     ),
     list_runs: object({ status: { type: "string", enum: Object.values(RunStatus), description: "Only runs with this status." } }, []),
-    signal_run: object({ run_id: runId(), name: { type: "string", minLength: 1, description: "The signal's name, as the script's signal(name) says." }, payload: json("What signal() returns in the script. Default null.") }, ["run_id", "name"]),
+    signal_run: object(
+      {
+        run_id: runId(),
+        name: { type: "string", minLength: 1, description: "The signal's name, as the script's signal(name) says." },
+        payload: json("What signal() returns in the script. Default null."),
+      },
+      ["run_id", "name"],
+    ),
     cancel_run: object({ run_id: runId() }, ["run_id"]),
     retry_run: object({ run_id: runId(), code: code() }, ["run_id", "code"]),
     search_tools: object({ query: { type: "string", minLength: 1, description: "Words describing what the tool does." } }, ["query"]),
@@ -199,7 +235,11 @@ function agentToolSchemas(defaultWait: number, maxWait: number): Record<AgentToo
         code: code(),
         input: schema("the input start(input) takes"),
         output: schema("the output result() resolves with"),
-        signals: { type: "object", additionalProperties: { type: "object" }, description: "Each signal the workflow waits for, mapped to a JSON Schema of its payload." },
+        signals: {
+          type: "object",
+          additionalProperties: { type: "object" },
+          description: "Each signal the workflow waits for, mapped to a JSON Schema of its payload.",
+        },
       },
       ["name", "description", "code", "input", "output"],
     ),

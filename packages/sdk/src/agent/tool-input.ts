@@ -45,11 +45,14 @@ function valueProblems(schema: JsonObject, value: unknown, where: string): strin
   if (typeof type === "string" && !hasType(value, type)) return [`${where} must be ${article(type)}, not ${kindOf(value)}`];
   const problems: string[] = [];
   const allowed = schema["enum"];
-  if (Array.isArray(allowed) && !allowed.includes(value as JsonValue)) problems.push(`${where} must be one of ${allowed.map((v) => JSON.stringify(v)).join(", ")}`);
-  if (typeof value === "number" && typeof schema["minimum"] === "number" && value < schema["minimum"]) problems.push(`${where} must be at least ${schema["minimum"]}`);
+  if (Array.isArray(allowed) && !allowed.includes(value as JsonValue))
+    problems.push(`${where} must be one of ${allowed.map((v) => JSON.stringify(v)).join(", ")}`);
+  if (typeof value === "number" && typeof schema["minimum"] === "number" && value < schema["minimum"])
+    problems.push(`${where} must be at least ${schema["minimum"]}`);
   if (typeof value === "string") {
     const { minLength, maxLength, pattern } = schema;
-    if (typeof minLength === "number" && value.length < minLength) problems.push(minLength === 1 ? `${where} must not be empty` : `${where} must have at least ${minLength} characters`);
+    if (typeof minLength === "number" && value.length < minLength)
+      problems.push(minLength === 1 ? `${where} must not be empty` : `${where} must have at least ${minLength} characters`);
     if (typeof maxLength === "number" && value.length > maxLength) problems.push(`${where} must have at most ${maxLength} characters`);
     if (typeof pattern === "string" && !new RegExp(pattern, "u").test(value)) problems.push(`${where} must match ${pattern}`);
   }

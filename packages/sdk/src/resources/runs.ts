@@ -1,6 +1,19 @@
 import type { RunStatus } from "@tapedeck/protocol";
 import type { JournalEntry } from "@tapedeck/protocol";
-import type { CancelRunRequest, Diagnostic, ForkRunRequest, JournalPage, Labels, Run, RunList, RunOutputPage, SignalRequest, SignalResult, StartedRun, StartRunRequest } from "../api.js";
+import type {
+  CancelRunRequest,
+  Diagnostic,
+  ForkRunRequest,
+  JournalPage,
+  Labels,
+  Run,
+  RunList,
+  RunOutputPage,
+  SignalRequest,
+  SignalResult,
+  StartedRun,
+  StartRunRequest,
+} from "../api.js";
 import { TapedeckError } from "../errors.js";
 import type { HttpClient } from "../http-client.js";
 
@@ -48,7 +61,10 @@ export class Runs {
 
   /** A run; with `wait`, once it ends or parks (or the wait is over). */
   get(runId: string, options: GetRunOptions = {}): Promise<Run> {
-    return this.#http.request("GET", runPath(runId), { query: { wait: options.wait, ...(options.next ? { next: "true" } : {}) }, ...(options.signal ? { signal: options.signal } : {}) });
+    return this.#http.request("GET", runPath(runId), {
+      query: { wait: options.wait, ...(options.next ? { next: "true" } : {}) },
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
   }
 
   async list(query: ListRunsQuery = {}): Promise<readonly Run[]> {

@@ -1,4 +1,14 @@
-import type { CreateToolsetRequest, Declarations, Diagnostic, RegisteredToolset, SavedWorkflow, SaveWorkflowRequest, ToolSearchHit, ToolSearchResult, ToolsetInfo } from "../api.js";
+import type {
+  CreateToolsetRequest,
+  Declarations,
+  Diagnostic,
+  RegisteredToolset,
+  SavedWorkflow,
+  SaveWorkflowRequest,
+  ToolSearchHit,
+  ToolSearchResult,
+  ToolsetInfo,
+} from "../api.js";
 import { TapedeckError } from "../errors.js";
 import type { HttpClient } from "../http-client.js";
 
@@ -53,7 +63,9 @@ export class Toolsets {
    * 400 `invalid_request`, its message written for the model.
    */
   async search(id: string, query: string, options: { readonly limit?: number } = {}): Promise<readonly ToolSearchHit[]> {
-    const found = await this.#http.request<ToolSearchResult>("GET", `/v1/toolsets/${encodeURIComponent(id)}/search`, { query: { q: query, limit: options.limit } });
+    const found = await this.#http.request<ToolSearchResult>("GET", `/v1/toolsets/${encodeURIComponent(id)}/search`, {
+      query: { q: query, limit: options.limit },
+    });
     return found.hits;
   }
 }

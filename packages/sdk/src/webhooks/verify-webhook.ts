@@ -16,17 +16,27 @@ import { WebhookHeader, type WebhookEvent } from "../api-webhooks.js";
  * so a captured delivery cannot be replayed later; deduplicate by `event.id` to make handling
  * idempotent (a delivery may come more than once).
  */
-export async function verifyWebhook(body: string | Uint8Array, headers: WebhookHeaders, secret: string, options: VerifyWebhookOptions = {}): Promise<WebhookVerification> {
+export async function verifyWebhook(
+  body: string | Uint8Array,
+  headers: WebhookHeaders,
+  secret: string,
+  options: VerifyWebhookOptions = {},
+): Promise<WebhookVerification> {
   const id = header(headers, WebhookHeader.id);
   const timestamp = header(headers, WebhookHeader.timestamp);
   const signatures = header(headers, WebhookHeader.signature);
   if (id === undefined || timestamp === undefined || signatures === undefined) {
     return refuse("missing_headers", `A Tapedeck webhook carries the headers ${Object.values(WebhookHeader).join(", ")}; this request lacks one.`);
   }
-  if (!/^\d{1,15}$/.test(timestamp)) return refuse("invalid_timestamp", `${WebhookHeader.timestamp} must be Unix seconds, not ${JSON.stringify(timestamp.slice(0, 40))}.`);
+  if (!/^\d{1,15}$/.test(timestamp))
+    return refuse("invalid_timestamp", `${WebhookHeader.timestamp} must be Unix seconds, not ${JSON.stringify(timestamp.slice(0, 40))}.`);
   const tolerance = options.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
   const skew = Math.abs((options.now ?? Date.now()) / 1000 - Number(timestamp));
-  if (skew > tolerance) return refuse("timestamp_out_of_tolerance", `The delivery was signed ${Math.round(skew)} s away from now; at most ${tolerance} s is accepted (a replayed or delayed request, or a clock off).`);
+  if (skew > tolerance)
+    return refuse(
+      "timestamp_out_of_tolerance",
+      `The delivery was signed ${Math.round(skew)} s away from now; at most ${tolerance} s is accepted (a replayed or delayed request, or a clock off).`,
+    );
   const bytes = typeof body === "string" ? encoder.encode(body) : body;
   const key = await crypto.subtle.importKey("raw", secretBytes(secret), { name: "HMAC", hash: "SHA-256" }, false, ["verify"]);
   const signed = concat(encoder.encode(`${id}.${timestamp}.`), bytes);
@@ -35,7 +45,10 @@ export async function verifyWebhook(body: string | Uint8Array, headers: WebhookH
     const mac = version === "v1" && value !== undefined ? base64Bytes(value) : undefined;
     if (mac && (await crypto.subtle.verify("HMAC", key, mac, signed))) return parsed(bytes, id);
   }
-  return refuse("invalid_signature", "No signature matches: the body was changed, or it was signed with another secret (check the endpoint's secret; pass the raw body, not re-serialised JSON).");
+  return refuse(
+    "invalid_signature",
+    "No signature matches: the body was changed, or it was signed with another secret (check the endpoint's secret; pass the raw body, not re-serialised JSON).",
+  );
 }
 
 /** Headers as a `Headers` object (fetch, edge runtimes) or a plain object (Node's `req.headers`). */
@@ -88,7 +101,8 @@ function header(headers: WebhookHeaders, name: string): string | undefined {
 
 function secretBytes(secret: string): Uint8Array<ArrayBuffer> {
   const bytes = typeof secret === "string" && secret.startsWith(SECRET_PREFIX) ? base64Bytes(secret.slice(SECRET_PREFIX.length)) : undefined;
-  if (!bytes || bytes.length === 0) throw new TypeError("verifyWebhook: the secret must be the endpoint's `whsec_…` secret, shown when the endpoint was created.");
+  if (!bytes || bytes.length === 0)
+    throw new TypeError("verifyWebhook: the secret must be the endpoint's `whsec_…` secret, shown when the endpoint was created.");
   return bytes;
 }
 

@@ -46,7 +46,10 @@ export function resultUndelivered(task: HostTask, answer: "result" | "failure", 
 
 /** The server answered, but no longer wanted the answer. */
 export function resultRefused(task: HostTask, answer: "result" | "failure", status: Exclude<LeaseStatus, "ok">): WorkerProblem {
-  const why = status === "cancelled" ? "the run no longer wants it (it was cancelled, or the attempt timed out)" : "this worker's lease had lapsed (a heartbeat came too late), so the call may go to another worker";
+  const why =
+    status === "cancelled"
+      ? "the run no longer wants it (it was cancelled, or the attempt timed out)"
+      : "this worker's lease had lapsed (a heartbeat came too late), so the call may go to another worker";
   return { kind: "result_dropped", task: refOf(task), message: `the server did not take the ${answer} of ${callName(task)}: ${why}. It is dropped.` };
 }
 

@@ -48,7 +48,8 @@ export class Worker {
     this.#tools = [...this.#handlers.keys()];
     if (this.#tools.length === 0) throw new TypeError("worker: `tools` must hold at least one function: { <group>: { <name>: async (args, ctx) => result } }.");
     const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
-    if (!Number.isInteger(concurrency) || concurrency < 1) throw new TypeError(`worker: concurrency must be a positive integer, not ${String(options.concurrency)}.`);
+    if (!Number.isInteger(concurrency) || concurrency < 1)
+      throw new TypeError(`worker: concurrency must be a positive integer, not ${String(options.concurrency)}.`);
   }
 
   /** Starts polling. A worker starts once. */
@@ -87,7 +88,12 @@ export class Worker {
         let tasks: readonly HostTask[];
         try {
           ({ tasks } = await this.#tasks.poll(
-            { tools: this.#tools, waitMs: this.#options.pollWaitMs ?? DEFAULT_POLL_WAIT_MS, max: concurrency - this.#running.size, ...(this.#options.toolset ? { toolset: this.#options.toolset } : {}) },
+            {
+              tools: this.#tools,
+              waitMs: this.#options.pollWaitMs ?? DEFAULT_POLL_WAIT_MS,
+              max: concurrency - this.#running.size,
+              ...(this.#options.toolset ? { toolset: this.#options.toolset } : {}),
+            },
             this.#stopping.signal,
           ));
           pause = 0;
@@ -125,7 +131,10 @@ export class Worker {
         controller.abort(new Error(leaseMessage(status)));
       }
     };
-    const timer = setInterval(() => heartbeat().catch((error: unknown) => this.#report(error, heartbeatFailed(task, error))), Math.max(1, task.heartbeatTimeoutMs / HEARTBEATS_PER_TIMEOUT));
+    const timer = setInterval(
+      () => heartbeat().catch((error: unknown) => this.#report(error, heartbeatFailed(task, error))),
+      Math.max(1, task.heartbeatTimeoutMs / HEARTBEATS_PER_TIMEOUT),
+    );
     try {
       const answer = await this.#call(task, { ...contextOf(task), signal: controller.signal, heartbeat });
       clearInterval(timer);
@@ -133,7 +142,10 @@ export class Worker {
       if (leaseEnded || (answer.kind === "failure" && this.#stopping.signal.aborted)) return;
       let status: LeaseStatus;
       try {
-        status = answer.kind === "result" ? await this.#tasks.complete(task.id, { lease: task.lease, result: answer.value }) : await this.#tasks.fail(task.id, { lease: task.lease, error: answer.failure });
+        status =
+          answer.kind === "result"
+            ? await this.#tasks.complete(task.id, { lease: task.lease, result: answer.value })
+            : await this.#tasks.fail(task.id, { lease: task.lease, error: answer.failure });
       } catch (error) {
         return this.#report(error, resultUndelivered(task, answer.kind, error));
       }
@@ -160,7 +172,13 @@ export class Worker {
     try {
       return { kind: "result", value: toJsonResult(value) };
     } catch (error) {
-      return { kind: "failure", failure: toolFailure("tool_error", `${task.tool} returned a value JSON cannot hold (${error instanceof Error ? error.message : String(error)}); return plain data.`) };
+      return {
+        kind: "failure",
+        failure: toolFailure(
+          "tool_error",
+          `${task.tool} returned a value JSON cannot hold (${error instanceof Error ? error.message : String(error)}); return plain data.`,
+        ),
+      };
     }
   }
 
@@ -193,9 +211,13 @@ function recoverable(error: unknown): boolean {
 function delay(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(resolve, ms);
-    signal.addEventListener("abort", () => {
-      clearTimeout(timer);
-      resolve();
-    }, { once: true });
+    signal.addEventListener(
+      "abort",
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
   });
 }

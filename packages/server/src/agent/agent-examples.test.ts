@@ -54,7 +54,14 @@ async function runExample(api: ModelApi, baseUrl: string, question: string): Pro
   const child = spawn(process.execPath, [TSX, example.file, ...example.args, question], {
     cwd: REPO,
     stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, ...example.env(baseUrl), TAPEDECK_URL: server.url, TAPEDECK_API_KEY: server.adminKey!, TAPEDECK_USER: `user-${api}`, TAPEDECK_HTTP_ALLOW: "127.0.0.1" },
+    env: {
+      ...process.env,
+      ...example.env(baseUrl),
+      TAPEDECK_URL: server.url,
+      TAPEDECK_API_KEY: server.adminKey!,
+      TAPEDECK_USER: `user-${api}`,
+      TAPEDECK_HTTP_ALLOW: "127.0.0.1",
+    },
   });
   let stdout = "";
   let stderr = "";
@@ -83,7 +90,14 @@ for (const api of Object.keys(EXAMPLES) as ModelApi[]) {
     it("a correct script: run_script answers with its output, and the model answers the user", async () => {
       const before = charges;
       const fake = await startModelFake(api, [
-        { toolCalls: [{ name: "run_script", input: { code: `export default async () => {\n  ${charge()}\n  console.log("charged", receipt.id);\n  return { amount: receipt.amount };\n};` } }] },
+        {
+          toolCalls: [
+            {
+              name: "run_script",
+              input: { code: `export default async () => {\n  ${charge()}\n  console.log("charged", receipt.id);\n  return { amount: receipt.amount };\n};` },
+            },
+          ],
+        },
         (request): ModelTurn => {
           const result = lastResult(request);
           assert.equal(result.isError, undefined, result.content);
@@ -116,7 +130,9 @@ for (const api of Object.keys(EXAMPLES) as ModelApi[]) {
           assert.match(result.content, /not assignable to type 'number'/);
           assert.match(result.content, /const total: number = "forty-two"/, "the code frame");
           assert.equal(charges, before, "a refused script runs nothing");
-          return { toolCalls: [{ name: "run_script", input: { code: `export default async () => {\n  ${charge()}\n  return receipt.total.toFixed(2);\n};` } }] };
+          return {
+            toolCalls: [{ name: "run_script", input: { code: `export default async () => {\n  ${charge()}\n  return receipt.total.toFixed(2);\n};` } }],
+          };
         },
         (request): ModelTurn => {
           const result = lastResult(request);
@@ -126,7 +142,11 @@ for (const api of Object.keys(EXAMPLES) as ModelApi[]) {
           failedRun = /\b(run_[A-Za-z0-9_-]+)/.exec(result.content)?.[1] ?? "";
           assert.notEqual(failedRun, "", `the text names the run: ${result.content}`);
           assert.equal(charges, before + 1);
-          return { toolCalls: [{ name: "retry_run", input: { run_id: failedRun, code: `export default async () => {\n  ${charge()}\n  return receipt.amount.toFixed(2);\n};` } }] };
+          return {
+            toolCalls: [
+              { name: "retry_run", input: { run_id: failedRun, code: `export default async () => {\n  ${charge()}\n  return receipt.amount.toFixed(2);\n};` } },
+            ],
+          };
         },
         (request): ModelTurn => {
           const result = lastResult(request);

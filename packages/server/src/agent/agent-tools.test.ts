@@ -17,7 +17,19 @@ let toolset: string;
 before(async () => {
   server = await startServeChild();
   admin = server.client(server.adminKey!);
-  toolset = (await admin.toolsets.create({ hostTools: { crm: { find_customer: { description: "Finds a customer by email address.", inputSchema: { type: "object", properties: { email: { type: "string", description: "The customer's email." } }, required: ["email"] } }, refund_order: { description: "Refunds an order in full.", inputSchema: { type: "object", properties: { order: { type: "string" } } } } } } })).id;
+  toolset = (
+    await admin.toolsets.create({
+      hostTools: {
+        crm: {
+          find_customer: {
+            description: "Finds a customer by email address.",
+            inputSchema: { type: "object", properties: { email: { type: "string", description: "The customer's email." } }, required: ["email"] },
+          },
+          refund_order: { description: "Refunds an order in full.", inputSchema: { type: "object", properties: { order: { type: "string" } } } },
+        },
+      },
+    })
+  ).id;
 });
 
 after(async () => {
@@ -25,7 +37,8 @@ after(async () => {
   server.cleanup();
 });
 
-const agent = (labels: Record<string, string>, user = "alice", options: Parameters<Tapedeck["agentTools"]>[0] = {}): AgentTools => admin.namespace(user).agentTools({ toolset, labels, ...options });
+const agent = (labels: Record<string, string>, user = "alice", options: Parameters<Tapedeck["agentTools"]>[0] = {}): AgentTools =>
+  admin.namespace(user).agentTools({ toolset, labels, ...options });
 
 /** The run id a tool's text names first. */
 const runIdOf = (text: string): string => /\b(run_[A-Za-z0-9_-]+)/.exec(text)?.[1] ?? assert.fail(`no run id in: ${text}`);
@@ -54,7 +67,11 @@ describe("agent tools through the server", () => {
 
   it("a run waiting for a signal says how to send it; signal_run is idempotent by tool call id and the run goes on", async () => {
     const tools = agent({ conversation: "signals" });
-    const started = await tools.handle("run_script", { code: `export default async () => { const n = await signal<number>("go"); return n * 2; }`, wait: 1 }, { toolCallId: "start" });
+    const started = await tools.handle(
+      "run_script",
+      { code: `export default async () => { const n = await signal<number>("go"); return n * 2; }`, wait: 1 },
+      { toolCallId: "start" },
+    );
     assert.equal(started.isError, false);
     assert.match(started.content, /waiting .*\n- call #1: waiting for the signal "go"\. Send it with signal_run/);
     const runId = started.run!.id;
@@ -68,19 +85,26 @@ describe("agent tools through the server", () => {
 
   it("a long output is cut at outputLimit with the get_run call that reads the rest; entry reads one journal entry; cancel_run stops a run", async () => {
     const tools = agent({ conversation: "paging" }, "alice", { outputLimit: 2_000 });
-    const long = await tools.handle("run_script", { code: `export default async () => Array.from({ length: 400 }, (_, i) => "line " + i)` }, { toolCallId: "long" });
+    const long = await tools.handle(
+      "run_script",
+      { code: `export default async () => Array.from({ length: 400 }, (_, i) => "line " + i)` },
+      { toolCallId: "long" },
+    );
     const offset = Number(/get_run\(\{ run_id: "[^"]+", offset: (\d+) \}\)/.exec(long.content)?.[1]);
     assert.ok(offset > 0 && offset <= 2_000, long.content.slice(-400));
     let text = long.content;
     const parts: string[] = [];
-    for (let next: number | undefined = offset; next !== undefined; ) {
+    for (let next: number | undefined = offset; next !== undefined;) {
       const page = await tools.handle("get_run", { run_id: long.run!.id, offset: next }, { toolCallId: `page-${next}` });
       parts.push(page.content);
       next = Number(/offset: (\d+) \}\)/.exec(page.content)?.[1]) || undefined;
       text = page.content;
     }
     assert.ok(parts.length >= 2, `read in pages (${parts.length})`);
-    assert.ok(parts.every((part) => part.length < 2_000 + 1_000), "each page is bounded");
+    assert.ok(
+      parts.every((part) => part.length < 2_000 + 1_000),
+      "each page is bounded",
+    );
     assert.match(text, /"line 399"/, "the last page holds the end");
 
     const entry = await tools.handle("get_run", { run_id: long.run!.id, entry: 0 }, { toolCallId: "entry" });
@@ -101,12 +125,19 @@ describe("agent tools through the server", () => {
     assert.equal(found.isError, false);
     assert.match(found.content.split("\n").slice(0, 6).join("\n"), /find_customer/);
     assert.match(found.content, /email: string/);
-    const checked = await tools.handle("check_script", { code: `import { crm } from "tapedeck:tools";\nexport default async () => crm.find_customer({ mail: "a@b.c" });` }, { toolCallId: "c" });
+    const checked = await tools.handle(
+      "check_script",
+      { code: `import { crm } from "tapedeck:tools";\nexport default async () => crm.find_customer({ mail: "a@b.c" });` },
+      { toolCallId: "c" },
+    );
     assert.equal(checked.isError, true);
     assert.match(checked.content, /'mail' does not exist/);
     const tested = await tools.handle(
       "test_script",
-      { code: `import { crm } from "tapedeck:tools";\nexport default async () => { await sleep("3d"); return crm.find_customer({ email: "a@b.c" }); };`, scenario: { tools: { "crm.find_customer": { result: { id: "cus_1" } } } } },
+      {
+        code: `import { crm } from "tapedeck:tools";\nexport default async () => { await sleep("3d"); return crm.find_customer({ email: "a@b.c" }); };`,
+        scenario: { tools: { "crm.find_customer": { result: { id: "cus_1" } } } },
+      },
       { toolCallId: "t" },
     );
     assert.equal(tested.isError, false, tested.content);
@@ -125,7 +156,11 @@ describe("agent tools through the server", () => {
       output: { type: "object", properties: { doubled: { type: "number" } }, required: ["doubled"] },
       signals: { approve: { type: "boolean" } },
     };
-    const wrong = await tools.handle("save_workflow", { ...workflow, code: `export default async (input: { n: number }) => ({ doubled: String(input.n) });` }, { toolCallId: "w0" });
+    const wrong = await tools.handle(
+      "save_workflow",
+      { ...workflow, code: `export default async (input: { n: number }) => ({ doubled: String(input.n) });` },
+      { toolCallId: "w0" },
+    );
     assert.equal(wrong.isError, true);
     assert.match(wrong.content, /refused by the type checker/);
     assert.equal(tools.toolset, first, "nothing saved");
@@ -135,7 +170,10 @@ describe("agent tools through the server", () => {
     assert.notEqual(tools.toolset, first, "the agent now uses the derived toolset");
     const parent = await tools.handle(
       "run_script",
-      { code: `export default async () => { const child = await workflows.double.start({ n: 21 }); await workflows.double.signal(child.id, "approve", true); return (await child.result()).doubled; };`, wait: 30 },
+      {
+        code: `export default async () => { const child = await workflows.double.start({ n: 21 }); await workflows.double.signal(child.id, "approve", true); return (await child.result()).doubled; };`,
+        wait: 30,
+      },
       { toolCallId: "w2" },
     );
     assert.equal(parent.isError, false, parent.content);
@@ -163,19 +201,41 @@ describe("agent tools through the server", () => {
     assert.deepEqual([unknown.is_error, /There is no tool "delete_everything"/.test(String(unknown.content))], [true, true]);
     assert.throws(() => admin.agentTools({ toolset }), /namespace\(userId\)/);
     const subset = admin.namespace("alice").agentTools({ toolset, tools: ["run_script", "get_run"] });
-    assert.deepEqual(subset.anthropic.tools.map((t) => t.name), ["run_script", "get_run"]);
-    assert.deepEqual(subset.openai.responses.tools.map((t) => t.name), ["run_script", "get_run"]);
+    assert.deepEqual(
+      subset.anthropic.tools.map((t) => t.name),
+      ["run_script", "get_run"],
+    );
+    assert.deepEqual(
+      subset.openai.responses.tools.map((t) => t.name),
+      ["run_script", "get_run"],
+    );
   });
 
   it("seed 001's results: content on the generic handle; run on the adapters' results too (never sent to the model); approvals.pending(result.run)", async () => {
-    const guarded = (await admin.toolsets.create({ hostTools: { crm: { refund_order: { description: "Refunds an order in full.", inputSchema: { type: "object" } } } }, policies: { "crm.refund_order": { approval: true } } })).id;
+    const guarded = (
+      await admin.toolsets.create({
+        hostTools: { crm: { refund_order: { description: "Refunds an order in full.", inputSchema: { type: "object" } } } },
+        policies: { "crm.refund_order": { approval: true } },
+      })
+    ).id;
     const tools = admin.namespace("alice").agentTools({ toolset: guarded, labels: { conversation: "seed-results" } });
     const code = `import { crm } from "tapedeck:tools";\nexport default async () => crm.refund_order({ order: "o_1" });`;
     const result = await tools.handle("run_script", { code, wait: 5 }, { toolCallId: "refund" });
     assert.equal(result.isError, false, result.content);
     assert.match(result.content, /crm\.refund_order\(\{"order":"o_1"\}\) waits for approval/);
     const run = result.run ?? assert.fail("the generic result holds the run");
-    const expected = [{ kind: "approval", seq: 1, tool: "crm.refund_order", args: { order: "o_1" }, id: `${run.id}/1`, runId: run.id, labels: { conversation: "seed-results" }, namespace: "alice" }];
+    const expected = [
+      {
+        kind: "approval",
+        seq: 1,
+        tool: "crm.refund_order",
+        args: { order: "o_1" },
+        id: `${run.id}/1`,
+        runId: run.id,
+        labels: { conversation: "seed-results" },
+        namespace: "alice",
+      },
+    ];
     assert.deepEqual(await admin.approvals.pending(run), expected, "pending() takes the run itself");
     assert.deepEqual(await admin.approvals.pending(run.id), expected, "or its id");
 
@@ -183,7 +243,11 @@ describe("agent tools through the server", () => {
     const anthropic = await tools.anthropic.handle({ id: "toolu_seed", name: "get_run", input });
     const responses = await tools.openai.responses.handle({ call_id: "call_seed", name: "get_run", arguments: JSON.stringify(input) });
     const chat = await tools.openai.handle({ id: "call_chat", type: "function", function: { name: "get_run", arguments: JSON.stringify(input) } });
-    for (const [api, answer, sent] of [["anthropic", anthropic, anthropic.content], ["responses", responses, responses.output], ["chat", chat, chat.content]] as const) {
+    for (const [api, answer, sent] of [
+      ["anthropic", anthropic, anthropic.content],
+      ["responses", responses, responses.output],
+      ["chat", chat, chat.content],
+    ] as const) {
       assert.equal(answer.run?.id, run.id, `${api}: result.run is the run`);
       assert.equal(answer.run?.status, "waiting");
       assert.ok(!Object.keys(answer).includes("run") && !JSON.stringify(answer).includes(`"run"`), `${api}: the run is not in what goes to the model API`);
@@ -210,27 +274,41 @@ describe("agent tools through the server", () => {
     try {
       const tools = agent({ conversation: "traces" });
       const header = `import { crm } from "tapedeck:tools";\n`;
-      const done = await tools.handle("run_script", { code: `${header}export default async () => ((await crm.find_customer({ email: "a@b.c" })) as { id: string }).id;`, wait: 30 }, { toolCallId: "done" });
+      const done = await tools.handle(
+        "run_script",
+        { code: `${header}export default async () => ((await crm.find_customer({ email: "a@b.c" })) as { id: string }).id;`, wait: 30 },
+        { toolCallId: "done" },
+      );
       assert.match(done.content, /completed\. Output \(JSON\):\n"cus_5"/);
       const read = await tools.handle("get_run", { run_id: done.run!.id }, { toolCallId: "read" });
       assert.match(read.content, /\n\nCalls:\n#1 crm\.find_customer\(\{"email":"a@b\.c"\}\) → \{"id":"cus_5","email":"a@b\.c"\}/);
 
       const going = await tools.handle(
         "run_script",
-        { code: `${header}export default async () => { await crm.find_customer({ email: "a@b.c" }); return ((await crm.find_customer({ email: "hold@acme.test" })) as { id: string }).id; };`, wait: 0 },
+        {
+          code: `${header}export default async () => { await crm.find_customer({ email: "a@b.c" }); return ((await crm.find_customer({ email: "hold@acme.test" })) as { id: string }).id; };`,
+          wait: 0,
+        },
         { toolCallId: "going" },
       );
       let running = await tools.handle("get_run", { run_id: going.run!.id }, { toolCallId: "running" });
       // The first call may still be answering when the run is first read: read until the second is out.
-      for (let reads = 0; reads < 50 && !running.content.includes("#2 "); reads++) running = await tools.handle("get_run", { run_id: going.run!.id, wait: 1 }, { toolCallId: `running-${reads}` });
+      for (let reads = 0; reads < 50 && !running.content.includes("#2 "); reads++)
+        running = await tools.handle("get_run", { run_id: going.run!.id, wait: 1 }, { toolCallId: `running-${reads}` });
       assert.match(running.content, /is still running/);
-      assert.match(running.content, /Calls so far:\n#1 crm\.find_customer\(\{"email":"a@b\.c"\}\) → \{"id":"cus_5","email":"a@b\.c"\}\n#2 crm\.find_customer\(\{"email":"hold@acme\.test"\}\) → \(no answer yet\)/);
+      assert.match(
+        running.content,
+        /Calls so far:\n#1 crm\.find_customer\(\{"email":"a@b\.c"\}\) → \{"id":"cus_5","email":"a@b\.c"\}\n#2 crm\.find_customer\(\{"email":"hold@acme\.test"\}\) → \(no answer yet\)/,
+      );
       release();
       await admin.runs.get(going.run!.id, { wait: 30 });
 
       const again = await tools.handle("cancel_run", { run_id: done.run!.id }, { toolCallId: "cancel-ended" });
       assert.equal(again.isError, true, again.content);
-      assert.equal(again.content, `Run ${done.run!.id} has already ended (completed): there is nothing to cancel. get_run({ run_id: "${done.run!.id}" }) shows how it ended.`);
+      assert.equal(
+        again.content,
+        `Run ${done.run!.id} has already ended (completed): there is nothing to cancel. get_run({ run_id: "${done.run!.id}" }) shows how it ended.`,
+      );
       assert.equal((await admin.runs.get(done.run!.id)).status, "completed");
     } finally {
       release();
@@ -241,14 +319,23 @@ describe("agent tools through the server", () => {
   it("outputLimit counts UTF-8 bytes of the output, not characters", async () => {
     const limit = 2_000;
     const tools = agent({ conversation: "bytes" }, "alice", { outputLimit: limit });
-    const first = await tools.handle("run_script", { code: `export default async () => Array.from({ length: 300 }, (_, i) => "été ☀ 🚀 n°" + i)` }, { toolCallId: "bytes" });
+    const first = await tools.handle(
+      "run_script",
+      { code: `export default async () => Array.from({ length: 300 }, (_, i) => "été ☀ 🚀 n°" + i)` },
+      { toolCallId: "bytes" },
+    );
     const pages: string[] = [];
-    for (let text: string | undefined = first.content; text !== undefined; ) {
-      const page: RegExpExecArray | null = /\):\n([\s\S]*?)\n\[… \d+ more characters cut\]: read on with get_run\(\{ run_id: "[^"]+", offset: (\d+) \}\)/.exec(text) ?? /\):\n([\s\S]*)$/.exec(text);
+    for (let text: string | undefined = first.content; text !== undefined;) {
+      const page: RegExpExecArray | null =
+        /\):\n([\s\S]*?)\n\[… \d+ more characters cut\]: read on with get_run\(\{ run_id: "[^"]+", offset: (\d+) \}\)/.exec(text) ??
+        /\):\n([\s\S]*)$/.exec(text);
       assert.ok(page?.[1], text.slice(0, 300));
       assert.ok(Buffer.byteLength(page[1]) <= limit, `a page of ${Buffer.byteLength(page[1])} bytes, more than outputLimit`);
       pages.push(page[1]);
-      text = page[2] === undefined ? undefined : (await tools.handle("get_run", { run_id: first.run!.id, offset: Number(page[2]) }, { toolCallId: `bytes-${page[2]}` })).content;
+      text =
+        page[2] === undefined
+          ? undefined
+          : (await tools.handle("get_run", { run_id: first.run!.id, offset: Number(page[2]) }, { toolCallId: `bytes-${page[2]}` })).content;
     }
     assert.ok(pages.length > 2);
     assert.equal(pages.join(""), JSON.stringify(first.run ? (await admin.runs.get(first.run.id)).output : null, null, 2), "the pages are the whole output");
@@ -267,7 +354,12 @@ describe("agent tools through the server", () => {
     assert.equal(answer.run?.status, "waiting");
     const id = answer.run?.id ?? assert.fail("the result holds the run");
     assert.match(answer.content, /call #1: sleeping until [^;]+; it goes on by itself then\./);
-    assert.match(answer.content, new RegExp(`It wakes by itself at \\S+, in (59m \\d+s|1h), and goes on then\\. Do not wait for it now: call get_run\\(\\{ run_id: "${id}" \\}\\) after that time`));
+    assert.match(
+      answer.content,
+      new RegExp(
+        `It wakes by itself at \\S+, in (59m \\d+s|1h), and goes on then\\. Do not wait for it now: call get_run\\(\\{ run_id: "${id}" \\}\\) after that time`,
+      ),
+    );
     assert.deepEqual(holds, [], "no hold was spent waiting for a wake an hour away");
   });
 

@@ -31,7 +31,11 @@ after(async () => {
 });
 
 /** Runs a sample to its end with the client settings in the environment only (the seed's `new Rewind()` takes no options). */
-async function runSample(file: string, args: readonly string[], env: Readonly<Record<string, string>> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+async function runSample(
+  file: string,
+  args: readonly string[],
+  env: Readonly<Record<string, string>> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, [TSX, `examples/seed-001/${file}`, ...args], {
     cwd: REPO,
     stdio: ["ignore", "pipe", "pipe"],
@@ -61,7 +65,12 @@ const MODEL_ENV: Record<"anthropic" | "openai", (baseUrl: string) => Record<stri
   openai: (baseUrl) => ({ OPENAI_BASE_URL: `${baseUrl}/v1`, OPENAI_API_KEY: "test-key" }),
 };
 
-const LOOPS: readonly { readonly api: ModelApi; readonly file: string; readonly env: (baseUrl: string) => Record<string, string>; readonly first: (request: FakeRequest) => void }[] = [
+const LOOPS: readonly {
+  readonly api: ModelApi;
+  readonly file: string;
+  readonly env: (baseUrl: string) => Record<string, string>;
+  readonly first: (request: FakeRequest) => void;
+}[] = [
   {
     api: "anthropic",
     file: "anthropic.ts",
@@ -72,8 +81,18 @@ const LOOPS: readonly { readonly api: ModelApi; readonly file: string; readonly 
       assert.match(String(request.body.system), /What scripts can use:\nfetch\(url/);
     },
   },
-  { api: "openai-responses", file: "openai-responses.ts", env: MODEL_ENV.openai, first: (request) => assert.match(String(request.body.instructions), /What scripts can use:\nfetch\(url/) },
-  { api: "openai-chat", file: "openai-chat.ts", env: MODEL_ENV.openai, first: (request) => assert.match(JSON.stringify(request.body.messages), /What scripts can use:\\nfetch\(url/) },
+  {
+    api: "openai-responses",
+    file: "openai-responses.ts",
+    env: MODEL_ENV.openai,
+    first: (request) => assert.match(String(request.body.instructions), /What scripts can use:\nfetch\(url/),
+  },
+  {
+    api: "openai-chat",
+    file: "openai-chat.ts",
+    env: MODEL_ENV.openai,
+    first: (request) => assert.match(JSON.stringify(request.body.messages), /What scripts can use:\\nfetch\(url/),
+  },
 ];
 
 describe("seed 001's samples, run as written", () => {
@@ -103,7 +122,18 @@ describe("seed 001's samples, run as written", () => {
     const { code: exit, stdout, stderr } = await runSample("any-api.ts", ["run_script", JSON.stringify({ code, wait: 10 }), "call_seed_1"]);
     assert.equal(exit, 0, stderr);
     const answer = JSON.parse(stdout) as { tools: string[]; content: string; isError: boolean; run: string; pending: PendingApproval[] };
-    assert.deepEqual(answer.tools, ["run_script", "check_script", "test_script", "get_run", "list_runs", "signal_run", "cancel_run", "retry_run", "search_tools", "save_workflow"]);
+    assert.deepEqual(answer.tools, [
+      "run_script",
+      "check_script",
+      "test_script",
+      "get_run",
+      "list_runs",
+      "signal_run",
+      "cancel_run",
+      "retry_run",
+      "search_tools",
+      "save_workflow",
+    ]);
     assert.equal(answer.isError, false, answer.content);
     assert.match(answer.content, /call #1: shop\.refund\(\{"order":"o_7"\}\) waits for approval/);
     assert.deepEqual(

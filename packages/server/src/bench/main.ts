@@ -84,8 +84,22 @@ async function httpVsEmbedded(rows: Row[]): Promise<void> {
       await engine.close();
     }
   });
-  rows.push({ name: "10-call script, start → end, through HTTP (p50)", value: http, unit: "ms", baselineName: "embedded client (no socket)", baseline: inProcess, goal: "(context)" });
-  rows.push({ name: "10-call script, start → end, embedded client (p50)", value: inProcess, unit: "ms", baselineName: "the engine called directly", baseline: engineAlone, goal: "(context)" });
+  rows.push({
+    name: "10-call script, start → end, through HTTP (p50)",
+    value: http,
+    unit: "ms",
+    baselineName: "embedded client (no socket)",
+    baseline: inProcess,
+    goal: "(context)",
+  });
+  rows.push({
+    name: "10-call script, start → end, embedded client (p50)",
+    value: inProcess,
+    unit: "ms",
+    baselineName: "the engine called directly",
+    baseline: engineAlone,
+    goal: "(context)",
+  });
 }
 
 async function longPollVsInProcess(rows: Row[]): Promise<void> {
@@ -106,7 +120,14 @@ async function longPollVsInProcess(rows: Row[]): Promise<void> {
     });
   const longPoll = await perCall(undefined);
   const local = await perCall(echo);
-  rows.push({ name: `host tool call through an SDK worker's long poll, per call (${calls} sequential)`, value: longPoll, unit: "ms", baselineName: "the tool in the server's process", baseline: local, goal: "(context)" });
+  rows.push({
+    name: `host tool call through an SDK worker's long poll, per call (${calls} sequential)`,
+    value: longPoll,
+    unit: "ms",
+    baselineName: "the tool in the server's process",
+    baseline: local,
+    goal: "(context)",
+  });
 }
 
 async function main(): Promise<void> {

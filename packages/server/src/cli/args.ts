@@ -36,7 +36,12 @@ export interface Parsed {
 /** Parses a command's arguments (every command takes `--data`, default `defaultDataDir()`); unknown flags are a `UsageError`. */
 export function parse(args: readonly string[], options: Options): Parsed {
   try {
-    const parsed = parseArgs({ args: [...args], options: { ...options, data: { type: "string", default: defaultDataDir() } }, allowPositionals: true, strict: true });
+    const parsed = parseArgs({
+      args: [...args],
+      options: { ...options, data: { type: "string", default: defaultDataDir() } },
+      allowPositionals: true,
+      strict: true,
+    });
     return parsed;
   } catch (error) {
     throw new UsageError((error as Error).message);

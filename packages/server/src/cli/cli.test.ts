@@ -40,7 +40,10 @@ describe("tapedeck CLI", () => {
   it("passes --input to the default export", async () => {
     await withDir(async (dir) => {
       const io = capture();
-      const code = await cli(["run", example("script.ts"), "--toolset", example("toolset.json"), "--host", example("tools.ts"), "--data", dir, "--input", '{"category":"music"}'], io);
+      const code = await cli(
+        ["run", example("script.ts"), "--toolset", example("toolset.json"), "--host", example("tools.ts"), "--data", dir, "--input", '{"category":"music"}'],
+        io,
+      );
       assert.equal(code, 0);
       assert.equal((JSON.parse(io.out.join("\n")) as { totalCents: number }).totalCents, 1299);
     });
@@ -78,14 +81,20 @@ describe("tapedeck CLI", () => {
   it("fork: a failed run forked with corrected code completes without repeating its calls", async () => {
     await withDir(async (dir) => {
       const broken = join(dir, "broken.ts");
-      writeFileSync(broken, `import { shop } from "tapedeck:tools";\nexport default async () => {\n  const items = await shop.list_items({ category: "books" });\n  return items[9]!.title.length;\n};\n`);
+      writeFileSync(
+        broken,
+        `import { shop } from "tapedeck:tools";\nexport default async () => {\n  const items = await shop.list_items({ category: "books" });\n  return items[9]!.title.length;\n};\n`,
+      );
       const failed = capture();
       assert.equal(await cli(["run", broken, "--toolset", example("toolset.json"), "--host", example("tools.ts"), "--data", dir], failed), 1);
       const runs = capture();
       await cli(["runs", "--data", dir], runs);
       const parent = runs.out[0]!.split(" ")[0]!;
       const fixed = join(dir, "fixed.ts");
-      writeFileSync(fixed, `import { shop } from "tapedeck:tools";\nexport default async () => {\n  const items = await shop.list_items({ category: "books" });\n  return items.length;\n};\n`);
+      writeFileSync(
+        fixed,
+        `import { shop } from "tapedeck:tools";\nexport default async () => {\n  const items = await shop.list_items({ category: "books" });\n  return items.length;\n};\n`,
+      );
       const forked = capture();
       assert.equal(await cli(["fork", parent, fixed, "--host", example("tools.ts"), "--data", dir], forked), 0, forked.err.join("\n"));
       assert.equal(JSON.parse(forked.out.join("\n")), 2);
@@ -123,7 +132,10 @@ describe("tapedeck CLI", () => {
       assert.equal(await cli(["run", script, "--toolset", example("toolset.json"), "--detach", ...host], started), 0, started.err.join("\n"));
       const [runId] = started.out;
       assert.match(runId ?? "", /^run_\w+$/);
-      assert.match(started.err.join("\n"), new RegExp(`^run ${runId} waiting: signal "a" → tapedeck signal ${runId} a --payload '<json>' --data \\S+ --host \\S+$`));
+      assert.match(
+        started.err.join("\n"),
+        new RegExp(`^run ${runId} waiting: signal "a" → tapedeck signal ${runId} a --payload '<json>' --data \\S+ --host \\S+$`),
+      );
 
       const early = capture();
       assert.equal(await cli(["signal", runId!, "b", "--payload", "2", "--data", dir], early), 0, early.err.join("\n"));
@@ -133,7 +145,10 @@ describe("tapedeck CLI", () => {
 
       const noHost = capture();
       assert.equal(await cli(["signal", runId!, "a", "--payload", "1", "--data", dir], noHost), 2);
-      assert.match(noHost.err.join("\n"), /pass a host module \(--host \.\/tools\.ts\)\. The signal was kept: do not send it again; the run takes it when it resumes/);
+      assert.match(
+        noHost.err.join("\n"),
+        /pass a host module \(--host \.\/tools\.ts\)\. The signal was kept: do not send it again; the run takes it when it resumes/,
+      );
 
       const resumed = capture();
       assert.equal(await cli(["resume", runId!, ...host], resumed), 0, resumed.err.join("\n"));
@@ -149,7 +164,10 @@ describe("tapedeck CLI", () => {
         [["signal", "run_x", "go", '{"n":1}'], /^unexpected argument "\{\\"n\\":1\}"\nusage: tapedeck signal/],
         [["signal", "run_x", "go", "--payload", "{n:1}"], /^--payload is not valid JSON: .*\nusage: tapedeck signal/],
         [["approve", "run_x"], /^missing <seq> \(or give the approval id <run_id>\/<seq>\)\nusage: tapedeck approve <approval_id> \| <run_id> <seq>/],
-        [["reject", "run_x", "#2"], /^<seq> must be the number of the call, as tapedeck approvals lists it \(a positive integer\); got "#2"\nusage: tapedeck reject/],
+        [
+          ["reject", "run_x", "#2"],
+          /^<seq> must be the number of the call, as tapedeck approvals lists it \(a positive integer\); got "#2"\nusage: tapedeck reject/,
+        ],
         [["approve", "run_x", "0"], /^<seq> must be the number of the call/],
         [["approvals", "run_x", "run_y"], /^unexpected argument "run_y"\nusage: tapedeck approvals \[<run_id>\]/],
         [["run", example("script.ts"), "--toolset", example("toolset.json"), "--detach=yes"], /^Option '--detach' does not take an argument/],
@@ -159,7 +177,12 @@ describe("tapedeck CLI", () => {
         assert.equal(await cli([...args, "--data", dir], io), 2, args.join(" "));
         assert.match(io.err.join("\n"), pattern);
       }
-      for (const args of [["signal", "run_nope", "go"], ["approve", "run_nope", "1"], ["reject", "run_nope", "1"], ["approvals", "run_nope"]]) {
+      for (const args of [
+        ["signal", "run_nope", "go"],
+        ["approve", "run_nope", "1"],
+        ["reject", "run_nope", "1"],
+        ["approvals", "run_nope"],
+      ]) {
         const io = capture();
         assert.equal(await cli([...args, "--data", dir], io), 1, args.join(" "));
         assert.equal(io.err.join("\n"), "error: No run run_nope.");

@@ -33,21 +33,51 @@ interface Command {
 }
 
 const COMMANDS: ReadonlyMap<string, Command> = new Map([
-  ["check", { run: checkCommand, usage: checkUsage, summary: "Type-checks a script against a toolset file; prints diagnostics with code frames (writes nothing)." }],
-  ["run", { run: runCommand, usage: runUsage, summary: "Runs a script to its end: the output on stdout, or the error on stderr, then the run's id. Creates the data folder if needed." }],
+  [
+    "check",
+    { run: checkCommand, usage: checkUsage, summary: "Type-checks a script against a toolset file; prints diagnostics with code frames (writes nothing)." },
+  ],
+  [
+    "run",
+    {
+      run: runCommand,
+      usage: runUsage,
+      summary: "Runs a script to its end: the output on stdout, or the error on stderr, then the run's id. Creates the data folder if needed.",
+    },
+  ],
   ["runs", { run: runsCommand, usage: runsUsage, summary: "Lists runs, newest first (a waiting run with what it waits for)." }],
   ["show", { run: showCommand, usage: showUsage, summary: "Prints a run's state and its whole journal." }],
-  ["resume", { run: resumeCommand, usage: resumeUsage, summary: "Resumes runs an engine left running and waiting runs that are due (or the run given), and keeps them as run does." }],
+  [
+    "resume",
+    {
+      run: resumeCommand,
+      usage: resumeUsage,
+      summary: "Resumes runs an engine left running and waiting runs that are due (or the run given), and keeps them as run does.",
+    },
+  ],
   ["fork", { run: forkCommand, usage: forkUsage, summary: "Reruns a run with a corrected script: calls the parent completed are reused, not sent again." }],
   ["cancel", { run: cancelCommand, usage: cancelUsage, summary: "Cancels a run that has not ended." }],
   ["signal", { run: signalCommand, usage: signalUsage, summary: "Sends a signal to a run; a run parked on it goes on here." }],
   ["approvals", { run: approvalsCommand, usage: approvalsUsage, summary: "Lists the calls waiting for a decision (approve or reject)." }],
   ["approve", { run: approveCommand, usage: approveUsage, summary: "Approves a call waiting for approval (or parked): it is sent, and the run goes on here." }],
   ["reject", { run: rejectCommand, usage: rejectUsage, summary: "Rejects a call waiting for approval (or parked): the script gets a ToolError." }],
-  ["toolset", { run: toolsetCommand, usage: toolsetUsage, summary: "Registers a toolset file: prints its id and declarations. Creates the data folder if needed." }],
-  ["verify", { run: verifyCommand, usage: verifyUsage, summary: "Replays a run's journal in a fresh sandbox, sending nothing, and says whether the script still does what was recorded." }],
+  [
+    "toolset",
+    { run: toolsetCommand, usage: toolsetUsage, summary: "Registers a toolset file: prints its id and declarations. Creates the data folder if needed." },
+  ],
+  [
+    "verify",
+    {
+      run: verifyCommand,
+      usage: verifyUsage,
+      summary: "Replays a run's journal in a fresh sandbox, sending nothing, and says whether the script still does what was recorded.",
+    },
+  ],
   ["test", { run: testCommand, usage: testUsage, summary: "Tests a script against a scenario or cassette in virtual time: nothing is sent, no run is kept." }],
-  ["cassette", { run: cassetteCommand, usage: cassetteUsage, summary: "Exports a run's recorded calls, signals and decisions as a scenario for tapedeck test." }],
+  [
+    "cassette",
+    { run: cassetteCommand, usage: cassetteUsage, summary: "Exports a run's recorded calls, signals and decisions as a scenario for tapedeck test." },
+  ],
   ["serve", { run: serveCommand, usage: serveUsage, summary: "Runs the HTTP server until SIGINT or SIGTERM. Creates the data folder if needed." }],
   ["keys", { run: keysCommand, usage: keysUsage, summary: "Creates an API key in a server's data folder, printed once." }],
   ["credentials", { run: credentialsCommand, usage: credentialsUsage, summary: "Sets, lists, deletes credentials of the vault, or rotates its master key." }],

@@ -56,7 +56,10 @@ function crashThenResume(policy: "retry" | "at_most_once") {
     assert.equal(await killHard(first), "SIGKILL");
 
     const resumed = await collect(spawn(["resume", ...common], { EFFECTS_FILE: effects }));
-    const sent = readFileSync(effects, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { key: string; attempt: number });
+    const sent = readFileSync(effects, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { key: string; attempt: number });
     return { resumed, sent };
   });
 }
@@ -69,7 +72,10 @@ describe("crash recovery through the CLI (SIGKILL)", () => {
     assert.equal(sent.length, 2);
     assert.equal(sent[0]!.key, sent[1]!.key);
     assert.match(sent[0]!.key, /^run_[0-9a-z]+\/2$/);
-    assert.deepEqual(sent.map((s) => s.attempt), [1, 2]);
+    assert.deepEqual(
+      sent.map((s) => s.attempt),
+      [1, 2],
+    );
   });
 
   it("at_most_once: the interrupted call is not sent again; the script gets outcomeUnknown", async () => {

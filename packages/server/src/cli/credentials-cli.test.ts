@@ -49,7 +49,22 @@ describe("tapedeck credentials", () => {
       assert.equal(statSync(join(dir, "master.key")).mode & 0o777, 0o600);
       process.env.TAPEDECK_TEST_CRED = ENV_SECRET;
       try {
-        const set = await run(["set", "Q", "--kind", "query", "--param", "api_key", "--host", "*.example.com", "--toolset", toolset, "--namespace", "alice", "--from-env", "TAPEDECK_TEST_CRED"]);
+        const set = await run([
+          "set",
+          "Q",
+          "--kind",
+          "query",
+          "--param",
+          "api_key",
+          "--host",
+          "*.example.com",
+          "--toolset",
+          toolset,
+          "--namespace",
+          "alice",
+          "--from-env",
+          "TAPEDECK_TEST_CRED",
+        ]);
         assert.equal(set.code, 0, set.err);
       } finally {
         delete process.env.TAPEDECK_TEST_CRED;
@@ -57,7 +72,10 @@ describe("tapedeck credentials", () => {
       const extra = await run(["set", "X", SECRET, "--kind", "bearer", "--host", "a.example.com", "--toolset", toolset]);
       assert.equal(extra.code, 2);
       assert.match(extra.err, /never from an argument/);
-      assert.deepEqual((await run(["list"])).out, [`GH\tbearer\ttoolset ${toolset}\tapi.github.com`, `Q\tquery\tnamespace "alice" of toolset ${toolset}\t*.example.com`]);
+      assert.deepEqual((await run(["list"])).out, [
+        `GH\tbearer\ttoolset ${toolset}\tapi.github.com`,
+        `Q\tquery\tnamespace "alice" of toolset ${toolset}\t*.example.com`,
+      ]);
       const rotated = await run(["rotate-key"]);
       assert.match(rotated.err, /2 credential\(s\) re-encrypted/);
       assert.equal((await run(["delete", "GH", "--toolset", toolset])).code, 0);
@@ -84,7 +102,10 @@ describe("tapedeck credentials", () => {
         return { code, out: io.out, err: io.err.join("\n") };
       };
       const toolset = await registerToolset(dir);
-      assert.equal((await run(["set", "SOON", "--kind", "bearer", "--host", "a.example.com", "--toolset", toolset, "--expires-at", "2031-01-02T03:04:05Z"])).code, 0);
+      assert.equal(
+        (await run(["set", "SOON", "--kind", "bearer", "--host", "a.example.com", "--toolset", toolset, "--expires-at", "2031-01-02T03:04:05Z"])).code,
+        0,
+      );
       const before = Date.now();
       assert.equal((await run(["set", "HOUR", "--kind", "bearer", "--host", "b.example.com", "--toolset", toolset, "--expires-in", "1h"])).code, 0);
       const listed = (await run(["list"])).out;

@@ -55,7 +55,12 @@ describe("tapedeck credentials set renews parked calls", () => {
     try {
       await withDir(async (dir) => {
         const data = join(dir, "data");
-        writeFileSync(join(dir, "toolset.json"), JSON.stringify({ mcpServers: { billing: { url: billing.url, headers: { Authorization: "Bearer ${TAPEDECK_TEST_BILLING}" }, credential: "BILLING" } } }));
+        writeFileSync(
+          join(dir, "toolset.json"),
+          JSON.stringify({
+            mcpServers: { billing: { url: billing.url, headers: { Authorization: "Bearer ${TAPEDECK_TEST_BILLING}" }, credential: "BILLING" } },
+          }),
+        );
         writeFileSync(join(dir, "script.ts"), `import { billing } from "tapedeck:tools";\nexport default async () => billing.charge({});`);
         const registered = capture();
         assert.equal(await cli(["toolset", "register", join(dir, "toolset.json"), "--data", data], registered), 0, registered.err.join("\n"));
@@ -69,7 +74,11 @@ describe("tapedeck credentials set renews parked calls", () => {
         assert.equal((await set(OLD)).code, 0);
         valid = ["registration", NEW];
         const run = capture();
-        assert.equal(await cli(["run", join(dir, "script.ts"), "--toolset", join(dir, "toolset.json"), "--detach", "--data", data], run), 0, run.err.join("\n"));
+        assert.equal(
+          await cli(["run", join(dir, "script.ts"), "--toolset", join(dir, "toolset.json"), "--detach", "--data", data], run),
+          0,
+          run.err.join("\n"),
+        );
         assert.match(run.err.join("\n"), /credentials\.expired|answered 401 Unauthorized to the credential "BILLING"/);
         assert.deepEqual(billing.keys, [], "the refused call never reached the tool");
 

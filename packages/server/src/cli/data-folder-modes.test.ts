@@ -46,7 +46,11 @@ describe("data folder modes", () => {
       assert.equal(run.code, 0, run.stderr);
       const registered = await collect(spawn(["toolset", "register", join(dir, "toolset.json"), "--data", data]));
       const toolset = registered.stdout.split("\n")[0]!;
-      const set = await collect(spawn(["credentials", "set", "API", "--kind", "bearer", "--host", "api.example.com", "--toolset", toolset, "--from-env", "TOKEN", "--data", data], { TOKEN: "t0ken" }));
+      const set = await collect(
+        spawn(["credentials", "set", "API", "--kind", "bearer", "--host", "api.example.com", "--toolset", toolset, "--from-env", "TOKEN", "--data", data], {
+          TOKEN: "t0ken",
+        }),
+      );
       assert.equal(set.code, 0, set.stderr);
       assert.equal(modes(join(dir, "new")).get(join(dir, "new"))?.toString(8), "700", "a parent it created");
       assertPrivate(data, ["tapedeck.db", "master.key"]);

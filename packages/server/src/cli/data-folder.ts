@@ -24,5 +24,8 @@ export function requireDataFolder(dir: string): void {
   const absolute = resolve(dir);
   const named = absolute === dir ? dir : `${dir} (${absolute})`;
   const what = existsSync(dir) ? "has no tapedeck.db" : "does not exist";
-  throw new EngineError("not_found", `No Tapedeck data folder at ${named}: it ${what}. Name the folder your runs are in with --data <dir> or ${DATA_ENV}=<dir>; \`tapedeck run\`, \`tapedeck toolset register\` and \`tapedeck serve\` create one.`);
+  throw new EngineError(
+    "not_found",
+    `No Tapedeck data folder at ${named}: it ${what}. Name the folder your runs are in with --data <dir> or ${DATA_ENV}=<dir>; \`tapedeck run\`, \`tapedeck toolset register\` and \`tapedeck serve\` create one.`,
+  );
 }

@@ -137,7 +137,10 @@ describe("first steps with the CLI", () => {
       const failed = await tapedeck(["run", join(dir, "fails.ts"), "--toolset", join(dir, "toolset.json"), "--data", data]);
       assert.equal(failed.code, 1);
       assert.match(failed.stderr, /boom/);
-      const hint = /^run (run_\S+) failed \(tapedeck show \1 --data \S+\)\. Fix the script and fork the run; the calls it completed are reused, not sent again: tapedeck fork \1 (\S+) --data (\S+)$/m.exec(failed.stderr);
+      const hint =
+        /^run (run_\S+) failed \(tapedeck show \1 --data \S+\)\. Fix the script and fork the run; the calls it completed are reused, not sent again: tapedeck fork \1 (\S+) --data (\S+)$/m.exec(
+          failed.stderr,
+        );
       assert.ok(hint, failed.stderr);
       assert.deepEqual([hint[2], hint[3]], [join(dir, "fails.ts"), data]);
       // The hint works as printed: the fork runs (with the script fixed).
@@ -168,7 +171,10 @@ describe("first steps with the CLI", () => {
       writeFileSync(join(dir, "toolset.json"), TOOLSET);
       const registered = await tapedeck(["toolset", "register", join(dir, "toolset.json"), "--data", data]);
       const toolset = registered.stdout.split("\n")[0]!;
-      const set = (host: string, id = toolset) => tapedeck(["credentials", "set", "API", "--kind", "bearer", "--host", host, "--toolset", id, "--from-env", "TOKEN", "--data", data], { TOKEN: "t0ken-value" });
+      const set = (host: string, id = toolset) =>
+        tapedeck(["credentials", "set", "API", "--kind", "bearer", "--host", host, "--toolset", id, "--from-env", "TOKEN", "--data", data], {
+          TOKEN: "t0ken-value",
+        });
 
       const unknown = await set("api.example.com", "ts_unknown");
       assert.equal(unknown.code, 1);
@@ -183,7 +189,10 @@ describe("first steps with the CLI", () => {
 
       const typo = await set("api.exmaple.com");
       assert.equal(typo.code, 0, "stored all the same");
-      assert.match(typo.stderr, new RegExp(`warning: API is bound to api.exmaple.com, but toolset ${toolset} never sends a request there: its requests go to api.example.com\\.`));
+      assert.match(
+        typo.stderr,
+        new RegExp(`warning: API is bound to api.exmaple.com, but toolset ${toolset} never sends a request there: its requests go to api.example.com\\.`),
+      );
       assert.ok(!`${typo.stdout}${typo.stderr}`.includes("t0ken-value"));
     });
   });

@@ -48,14 +48,18 @@ export async function followRun(engine: Engine, runId: string, out: Output, opti
  */
 export function printSettled(out: Output, runId: string, settled: Settled, flags: CommandFlags, script?: string): number {
   if (settled === undefined) {
-    out.stderr(`run ${runId} is executing in another process, or was left running by one that stopped (continue it with: tapedeck resume ${runId}${flagText(flags)})`);
+    out.stderr(
+      `run ${runId} is executing in another process, or was left running by one that stopped (continue it with: tapedeck resume ${runId}${flagText(flags)})`,
+    );
     return 0;
   }
   if (settled.status === "waiting") return 0;
   const code = printEnd(out, settled);
   const show = `tapedeck show ${runId}${flagText({ data: flags.data })}`;
   if (settled.status === "failed") {
-    out.stderr(`run ${runId} failed (${show}). Fix the script and fork the run; the calls it completed are reused, not sent again: tapedeck fork ${runId} ${script === undefined ? "<script.ts>" : shellArg(script)}${flagText(flags)}`);
+    out.stderr(
+      `run ${runId} failed (${show}). Fix the script and fork the run; the calls it completed are reused, not sent again: tapedeck fork ${runId} ${script === undefined ? "<script.ts>" : shellArg(script)}${flagText(flags)}`,
+    );
   } else {
     out.stderr(`run ${runId} ${settled.status} (${show})`);
   }

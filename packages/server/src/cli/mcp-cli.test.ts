@@ -21,7 +21,10 @@ describe("tapedeck run with an MCP server", () => {
     const dir = mkdtempSync(join(tmpdir(), "tapedeck-cli-mcp-"));
     try {
       const toolset = join(dir, "toolset.json");
-      writeFileSync(toolset, JSON.stringify({ mcpServers: { memory: { command: process.execPath, args: [MEMORY], env: { MEMORY_FILE_PATH: join(dir, "m.jsonl") } } } }));
+      writeFileSync(
+        toolset,
+        JSON.stringify({ mcpServers: { memory: { command: process.execPath, args: [MEMORY], env: { MEMORY_FILE_PATH: join(dir, "m.jsonl") } } } }),
+      );
       const script = join(dir, "script.ts");
       writeFileSync(
         script,

@@ -32,7 +32,12 @@ export function describeWait(wait: RunWait): string {
  * The line printed when a run parks. `following`: this process keeps the run, wakes it at its
  * timers, and takes the signals and decisions sent from other processes.
  */
-export function waitingLine(runId: string, pause: { readonly waits: readonly RunWait[]; readonly wakeAt?: number }, flags: CommandFlags, following: boolean): string {
+export function waitingLine(
+  runId: string,
+  pause: { readonly waits: readonly RunWait[]; readonly wakeAt?: number },
+  flags: CommandFlags,
+  following: boolean,
+): string {
   const waits = pause.waits.map((wait) => {
     const resolve = resolution(runId, wait, flags, following);
     return resolve === undefined ? describeWait(wait) : `${describeWait(wait)} → ${resolve}`;

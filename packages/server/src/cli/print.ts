@@ -34,9 +34,7 @@ export function terminalOutput(out: Output): Output {
 
 /** Diagnostics with code frames, each at `file:line:column` (the script's path as the command was given it). */
 export function formatDiagnostics(diagnostics: readonly Diagnostic[], file: string): string {
-  return diagnostics
-    .map((d) => `${file}:${d.line}:${d.column} - ${d.category} TS${d.code}: ${d.message}${d.frame ? `\n${d.frame}` : ""}`)
-    .join("\n\n");
+  return diagnostics.map((d) => `${file}:${d.line}:${d.column} - ${d.category} TS${d.code}: ${d.message}${d.frame ? `\n${d.frame}` : ""}`).join("\n\n");
 }
 
 /** Prints a run's end as `tapedeck run` does: the output JSON on stdout, or the error on stderr. Returns the exit code. */

@@ -20,9 +20,14 @@ describe("a tool schema change during a wait, seen from a new process", () => {
       await withCliTest("tapedeck-schema-", async ({ dir, spawn }) => {
         const data = join(dir, "data");
         writeFileSync(join(dir, "toolset.json"), JSON.stringify({ mcpServers: { fx: { url: server.url } } }));
-        writeFileSync(join(dir, "script.ts"), `import { fx } from "tapedeck:tools";\nexport default async () => { await signal("go"); return fx.echo({ text: "x" }); };`);
+        writeFileSync(
+          join(dir, "script.ts"),
+          `import { fx } from "tapedeck:tools";\nexport default async () => { await signal("go"); return fx.echo({ text: "x" }); };`,
+        );
         const first = spawn(["run", join(dir, "script.ts"), "--toolset", join(dir, "toolset.json"), "--data", data]);
-        const { match: [, runId] } = await stderrLine(first, /^run (run_\w+) waiting: signal "go"/);
+        const {
+          match: [, runId],
+        } = await stderrLine(first, /^run (run_\w+) waiting: signal "go"/);
         assert.equal(await killHard(first), "SIGKILL");
 
         redeployed = true;

@@ -48,7 +48,11 @@ const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u20
 
 function assertInert(text: string, where: string): void {
   const found = CONTROL.exec(text);
-  assert.equal(found, null, `${where} printed a raw control character U+${found?.[0].charCodeAt(0).toString(16).padStart(4, "0")} at ${found?.index}: ${JSON.stringify(text.slice(Math.max(0, (found?.index ?? 0) - 40), (found?.index ?? 0) + 20))}`);
+  assert.equal(
+    found,
+    null,
+    `${where} printed a raw control character U+${found?.[0].charCodeAt(0).toString(16).padStart(4, "0")} at ${found?.index}: ${JSON.stringify(text.slice(Math.max(0, (found?.index ?? 0) - 40), (found?.index ?? 0) + 20))}`,
+  );
 }
 
 describe("terminal injection", () => {
@@ -71,7 +75,12 @@ describe("terminal injection", () => {
       const runId = parked.stdout.trim();
       assert.match(runId, /^run_/);
       // Shown, escaped: the log line, and the arguments of the call waiting for approval.
-      assert.ok(parked.stderr.includes(String.raw`[log] log title \x1b]0;pwned\x07 clip \x1b]52;c;ZXZpbA==\x07 clear \x1b[2J\x1b[H fake\rREAL c1 \u009b31m bidi \u202eevil\u202c del \u007f nul \x00`), parked.stderr);
+      assert.ok(
+        parked.stderr.includes(
+          String.raw`[log] log title \x1b]0;pwned\x07 clip \x1b]52;c;ZXZpbA==\x07 clear \x1b[2J\x1b[H fake\rREAL c1 \u009b31m bidi \u202eevil\u202c del \u007f nul \x00`,
+        ),
+        parked.stderr,
+      );
       assert.match(parked.stderr, /approval of #2 term\.danger/);
 
       const listed = await tapedeck(["runs", ...readOnly]);

@@ -13,7 +13,11 @@ describe("tapedeck test and cassette", () => {
   it("a run exported with `cassette` replays under `test` without its host module, to the same output", async () => {
     await withDir(async (dir) => {
       const run = capture();
-      assert.equal(await cli(["run", example("script.ts"), "--toolset", example("toolset.json"), "--host", example("tools.ts"), "--data", dir], run), 0, run.err.join("\n"));
+      assert.equal(
+        await cli(["run", example("script.ts"), "--toolset", example("toolset.json"), "--host", example("tools.ts"), "--data", dir], run),
+        0,
+        run.err.join("\n"),
+      );
       const listed = capture();
       await cli(["runs", "--data", dir], listed);
       const runId = listed.out[0]!.split(" ")[0]!;
@@ -21,7 +25,10 @@ describe("tapedeck test and cassette", () => {
       const exported = capture();
       assert.equal(await cli(["cassette", runId, "--out", cassettePath, "--data", dir], exported), 0, exported.err.join("\n"));
       const cassette = JSON.parse(readFileSync(cassettePath, "utf8")) as { recorded: { tool: string }[] };
-      assert.deepEqual(cassette.recorded.map((r) => r.tool), ["shop.list_items", "shop.get_price", "shop.get_price"]);
+      assert.deepEqual(
+        cassette.recorded.map((r) => r.tool),
+        ["shop.list_items", "shop.get_price", "shop.get_price"],
+      );
 
       const tested = capture();
       const code = await cli(["test", example("script.ts"), "--toolset", example("toolset.json"), "--scenario", cassettePath, "--data", dir], tested);
@@ -35,9 +42,18 @@ describe("tapedeck test and cassette", () => {
   it("mocks from a scenario file, --json for the whole report; a missing mock fails the test with exit 1", async () => {
     await withDir(async (dir) => {
       const scenario = join(dir, "scenario.json");
-      writeFileSync(scenario, JSON.stringify({ tools: { "shop.list_items": { result: [{ sku: "a", title: "A" }] }, "shop.get_price": { result: { sku: "a", cents: 5 }, delay: "3s" } } }));
+      writeFileSync(
+        scenario,
+        JSON.stringify({
+          tools: { "shop.list_items": { result: [{ sku: "a", title: "A" }] }, "shop.get_price": { result: { sku: "a", cents: 5 }, delay: "3s" } },
+        }),
+      );
       const io = capture();
-      assert.equal(await cli(["test", example("script.ts"), "--toolset", example("toolset.json"), "--scenario", scenario, "--json", "--data", dir], io), 0, io.err.join("\n"));
+      assert.equal(
+        await cli(["test", example("script.ts"), "--toolset", example("toolset.json"), "--scenario", scenario, "--json", "--data", dir], io),
+        0,
+        io.err.join("\n"),
+      );
       const report = JSON.parse(io.out.join("\n")) as { status: string; output: unknown; virtualMs: number; calls: { answeredBy: string }[] };
       assert.deepEqual([report.status, report.output, report.virtualMs], ["completed", { category: "books", items: ["A"], totalCents: 5 }, 3000]);
 

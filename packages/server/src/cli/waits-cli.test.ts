@@ -67,14 +67,21 @@ function fixture({ dir, spawn }: CliTest) {
     /** `tapedeck <command> … --data … --host …` in a child process. */
     spawn: (args: readonly string[]) => spawn([...args, ...common], env),
     /** `tapedeck run <script>` in a child process. */
-    run: (script: keyof typeof SCRIPTS, ...flags: string[]) => spawn(["run", join(dir, `${script}.ts`), "--toolset", join(dir, "toolset.json"), ...flags, ...common], env),
+    run: (script: keyof typeof SCRIPTS, ...flags: string[]) =>
+      spawn(["run", join(dir, `${script}.ts`), "--toolset", join(dir, "toolset.json"), ...flags, ...common], env),
     /** A command in this process, for those that execute no run (inspecting, or refused). */
     inspect: async (args: readonly string[]) => {
       const io = capture();
       const code = await cli([...args, "--data", join(dir, "data")], io);
       return { code, stdout: io.out.join("\n"), stderr: io.err.join("\n") };
     },
-    sent: () => (existsSync(effects) ? readFileSync(effects, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { key: string; attempt: number }) : []),
+    sent: () =>
+      existsSync(effects)
+        ? readFileSync(effects, "utf8")
+            .trim()
+            .split("\n")
+            .map((l) => JSON.parse(l) as { key: string; attempt: number })
+        : [],
   };
 }
 
@@ -83,7 +90,10 @@ describe("durable waits through the CLI (SIGKILL while waiting)", { concurrency:
   it("signal: a run killed while it waits for a signal is woken by `tapedeck signal` in a new process, which prints its output", async () => {
     await withFixture(async (t) => {
       const first = t.run("signal");
-      const { line, match: [, runId] } = await stderrLine(first, /^run (run_\w+) waiting: signal "go"/);
+      const {
+        line,
+        match: [, runId],
+      } = await stderrLine(first, /^run (run_\w+) waiting: signal "go"/);
       assert.ok(line.includes(`→ tapedeck signal ${runId} go --payload '<json>' --data `), line);
       assert.match(line, /This process keeps the run: signals and decisions sent from another process reach it here$/);
       assert.equal(await killHard(first), "SIGKILL");
@@ -111,7 +121,9 @@ describe("durable waits through the CLI (SIGKILL while waiting)", { concurrency:
   it("kept: a run kept by `tapedeck run` takes a signal and a decision sent from other processes, and ends in its own process", async () => {
     await withFixture(async (t) => {
       const first = t.run("signal");
-      const { match: [, runId] } = await stderrLine(first, /^run (run_\w+) waiting: signal "go"/);
+      const {
+        match: [, runId],
+      } = await stderrLine(first, /^run (run_\w+) waiting: signal "go"/);
       const signalled = await collect(t.spawn(["signal", runId!, "go", "--payload", '{"n":2}']));
       assert.equal(signalled.code, 0, signalled.stderr);
       assert.match(signalled.stderr, /is kept by another process \(.+\), which takes the signal and goes on there$/m);
@@ -121,7 +133,9 @@ describe("durable waits through the CLI (SIGKILL while waiting)", { concurrency:
       assert.deepEqual(JSON.parse(done.stdout), { go: { n: 2 }, read: { balance: 100 } });
 
       const second = t.run("approval");
-      const { match: [, approvalRun] } = await stderrLine(second, /^run (run_\w+) waiting: approval of #2/);
+      const {
+        match: [, approvalRun],
+      } = await stderrLine(second, /^run (run_\w+) waiting: approval of #2/);
       const approved = await collect(t.spawn(["approve", `${approvalRun}/2`]));
       assert.equal(approved.code, 0, approved.stderr);
       assert.match(approved.stderr, /which journals the decision and goes on there$/m);
@@ -135,7 +149,10 @@ describe("durable waits through the CLI (SIGKILL while waiting)", { concurrency:
   it("sleep: a run killed while it sleeps past the hold is finished by `tapedeck resume <id>`, which waits for its timer", async () => {
     await withFixture(async (t) => {
       const first = t.run("sleep");
-      const { line, match: [, runId] } = await stderrLine(first, /^run (run_\w+) waiting: sleep until \S+Z/);
+      const {
+        line,
+        match: [, runId],
+      } = await stderrLine(first, /^run (run_\w+) waiting: sleep until \S+Z/);
       assert.match(line, /\(this process wakes it then\)$/);
       assert.equal(await killHard(first), "SIGKILL");
 
@@ -149,7 +166,10 @@ describe("durable waits through the CLI (SIGKILL while waiting)", { concurrency:
   it("approval: a call waiting for approval is listed, sent once when approved from a new process; a detached run's rejected call fails with approval_rejected", async () => {
     await withFixture(async (t) => {
       const first = t.run("approval");
-      const { line, match: [, runId] } = await stderrLine(first, /^run (run_\w+) waiting: approval of #2 ledger\.transfer\(\{"cents":25\}\)/);
+      const {
+        line,
+        match: [, runId],
+      } = await stderrLine(first, /^run (run_\w+) waiting: approval of #2 ledger\.transfer\(\{"cents":25\}\)/);
       assert.ok(line.includes(`→ tapedeck approve ${runId}/2 --data `), line);
       assert.equal(await killHard(first), "SIGKILL");
       assert.deepEqual(t.sent(), [], "not sent before it is approved");
@@ -169,7 +189,13 @@ describe("durable waits through the CLI (SIGKILL while waiting)", { concurrency:
       assert.equal(detached.code, 0, detached.stderr);
       const second = detached.stdout.trim();
       assert.match(second, /^run_\w+$/, "--detach prints the run's id");
-      assert.match(detached.stderr, new RegExp(`^run ${second} waiting: approval of #2 ledger\\.transfer\\(\\{"cents":25\\}\\) → tapedeck approve ${second}/2 .*\\| tapedeck reject ${second}/2 --reason <text>`, "m"));
+      assert.match(
+        detached.stderr,
+        new RegExp(
+          `^run ${second} waiting: approval of #2 ledger\\.transfer\\(\\{"cents":25\\}\\) → tapedeck approve ${second}/2 .*\\| tapedeck reject ${second}/2 --reason <text>`,
+          "m",
+        ),
+      );
       assert.doesNotMatch(detached.stderr, /keeps the run/, "a detached run is not kept by the process");
       assert.match((await t.inspect(["show", second])).stdout, /^status {3}waiting$/m);
 

@@ -46,7 +46,10 @@ describe("embedded client", () => {
       await td.runs.signal(runId, { name: "go", payload: "ann" });
       const done = await td.runs.get(runId, { wait: 30 });
       assert.deepEqual([done.status, done.output], ["completed", [{ sku: "abc", cents: 300, tool: "shop.price" }, "sent to ann"]]);
-      assert.deepEqual((await td.namespace("bob").runs.list()).map((r) => r.id), []);
+      assert.deepEqual(
+        (await td.namespace("bob").runs.list()).map((r) => r.id),
+        [],
+      );
       const missing = await td.runs.get("run_missing").catch((error: unknown) => error);
       assert.ok(TapedeckError.is(missing) && missing.status === 404 && missing.code === "not_found");
       assert.equal((await td.runs.start({ toolset, source: "export default () => shop.nope();" })).kind, "refused");

@@ -78,7 +78,9 @@ export class ExpirySweeper {
         try {
           if ((await engine.cancel(run.id, `expired: its ttl of ${ttl} passed`)).status === "cancelled") cancelled.push(run.id);
         } catch (error) {
-          this.#options.log(`tapedeck: run ${run.id} expired but could not be cancelled (the next sweep tries again): ${error instanceof Error ? error.message : String(error)}`);
+          this.#options.log(
+            `tapedeck: run ${run.id} expired but could not be cancelled (the next sweep tries again): ${error instanceof Error ? error.message : String(error)}`,
+          );
         }
       }
     }
@@ -94,7 +96,9 @@ export class ExpirySweeper {
   async #tick(): Promise<void> {
     const open = this.#options.engine() !== undefined;
     if (open) {
-      await this.sweep().catch((error: unknown) => this.#options.log(`tapedeck: sweeping expired runs failed (retried in a minute): ${error instanceof Error ? error.message : String(error)}`));
+      await this.sweep().catch((error: unknown) =>
+        this.#options.log(`tapedeck: sweeping expired runs failed (retried in a minute): ${error instanceof Error ? error.message : String(error)}`),
+      );
     }
     this.#schedule(open ? SWEEP_INTERVAL_MS : STARTING_RETRY_MS);
   }

@@ -21,11 +21,27 @@ const runs: Record<string, TaskRun> = {
 
 function tool(name: string): PinnedTool {
   const [group, tool] = name.split(".") as [string, string];
-  return { group, name: tool, source: "host", description: "", inputSchema: {}, policy: { onInterruption: "retry", timeoutMs: 3_600_000, heartbeatTimeoutMs: 3_600_000, concurrency: 16, approval: false } };
+  return {
+    group,
+    name: tool,
+    source: "host",
+    description: "",
+    inputSchema: {},
+    policy: { onInterruption: "retry", timeoutMs: 3_600_000, heartbeatTimeoutMs: 3_600_000, concurrency: 16, approval: false },
+  };
 }
 
 function call(broker: HostTaskBroker, runId: string, name: string, seq = 1, signal = new AbortController().signal) {
-  const request: ToolCallRequest = { tool: tool(name), args: { seq }, runId, seq, idempotencyKey: `${runId}/${seq}`, attempt: 1, traceparent: "00-0-0-00", signal };
+  const request: ToolCallRequest = {
+    tool: tool(name),
+    args: { seq },
+    runId,
+    seq,
+    idempotencyKey: `${runId}/${seq}`,
+    attempt: 1,
+    traceparent: "00-0-0-00",
+    signal,
+  };
   return broker.call(request);
 }
 
@@ -42,21 +58,35 @@ after(() => Promise.all(opened.map((b) => b.close())));
 describe("host task broker", () => {
   it("a poll claims only what its scope and toolset see, at most `max`", async () => {
     const b = broker();
-    const outcomes = [call(b, "run_alice", "shop.price", 1), call(b, "run_bob", "shop.price", 1), call(b, "run_alice", "shop.price", 2), call(b, "run_other", "shop.price", 1)];
+    const outcomes = [
+      call(b, "run_alice", "shop.price", 1),
+      call(b, "run_bob", "shop.price", 1),
+      call(b, "run_alice", "shop.price", 2),
+      call(b, "run_other", "shop.price", 1),
+    ];
     // One turn of the event loop (no time passes): the calls' run look-ups settle and they are queued.
     await turn();
     const alice = await b.poll({ scope: { namespace: "alice", labels: {} }, tools: ["shop.*"], waitMs: 0, max: 5 });
     assert.deepEqual(alice.map((t) => t.idempotencyKey).sort(), ["run_alice/1", "run_alice/2"]);
     assert.deepEqual(await b.poll({ scope: { labels: { team: "blue" } }, tools: ["shop.price"], waitMs: 0, max: 5 }), []);
     const one = await b.poll({ scope: UNLIMITED, tools: ["shop.price"], waitMs: 0, max: 1, toolset: "ts_b" });
-    assert.deepEqual(one.map((t) => t.idempotencyKey), ["run_other/1"]);
+    assert.deepEqual(
+      one.map((t) => t.idempotencyKey),
+      ["run_other/1"],
+    );
     const rest = await b.poll({ scope: UNLIMITED, tools: ["shop.price"], waitMs: 0, max: 5 });
-    assert.deepEqual(rest.map((t) => t.idempotencyKey), ["run_bob/1"]);
+    assert.deepEqual(
+      rest.map((t) => t.idempotencyKey),
+      ["run_bob/1"],
+    );
     for (const task of [...alice, ...one, ...rest]) {
       assert.equal(b.complete({ namespace: "mallory", labels: {} }, task.id, task.lease, "stolen"), "lost", "outside the scope: lost");
       assert.equal(b.complete(UNLIMITED, task.id, task.lease, task.idempotencyKey), "ok");
     }
-    assert.deepEqual(await Promise.all(outcomes), ["run_alice/1", "run_bob/1", "run_alice/2", "run_other/1"].map((value) => ({ kind: "result", value })));
+    assert.deepEqual(
+      await Promise.all(outcomes),
+      ["run_alice/1", "run_bob/1", "run_alice/2", "run_other/1"].map((value) => ({ kind: "result", value })),
+    );
     assert.equal(b.heartbeat(UNLIMITED, alice[0]!.id, alice[0]!.lease), "lost", "a settled run's tasks are gone");
   });
 
@@ -65,13 +95,26 @@ describe("host task broker", () => {
     const outcomes = [call(b, "run_derived", "shop.price", 1), call(b, "run_other", "shop.price", 1), call(b, "run_derived", "shop.price", 2)];
     await turn();
     const own = await b.poll({ scope: UNLIMITED, tools: ["shop.price"], waitMs: 0, max: 1, toolset: "ts_c" });
-    assert.deepEqual(own.map((t) => t.idempotencyKey), ["run_derived/1"]);
+    assert.deepEqual(
+      own.map((t) => t.idempotencyKey),
+      ["run_derived/1"],
+    );
     const derived = await b.poll({ scope: UNLIMITED, tools: ["shop.price"], waitMs: 0, max: 5, toolset: "ts_root" });
-    assert.deepEqual(derived.map((t) => t.idempotencyKey), ["run_derived/2"], "two derivations down; run_other's ts_b does not derive from ts_root");
+    assert.deepEqual(
+      derived.map((t) => t.idempotencyKey),
+      ["run_derived/2"],
+      "two derivations down; run_other's ts_b does not derive from ts_root",
+    );
     const base = await b.poll({ scope: UNLIMITED, tools: ["shop.price"], waitMs: 0, max: 5, toolset: "ts_b" });
-    assert.deepEqual(base.map((t) => t.idempotencyKey), ["run_other/1"]);
+    assert.deepEqual(
+      base.map((t) => t.idempotencyKey),
+      ["run_other/1"],
+    );
     for (const task of [...own, ...derived, ...base]) assert.equal(b.complete(UNLIMITED, task.id, task.lease, task.idempotencyKey), "ok");
-    assert.deepEqual(await Promise.all(outcomes), ["run_derived/1", "run_other/1", "run_derived/2"].map((value) => ({ kind: "result", value })));
+    assert.deepEqual(
+      await Promise.all(outcomes),
+      ["run_derived/1", "run_other/1", "run_derived/2"].map((value) => ({ kind: "result", value })),
+    );
   });
 
   it("a waiting poll is woken by a call it may see, not by one it may not", async () => {

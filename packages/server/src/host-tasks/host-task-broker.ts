@@ -15,7 +15,18 @@
  * - A call no poll takes at once is reported `waiting` with the last poll that could have taken
  *   it (its scope and toolset see the run, its tools name the call's), not any poll.
  */
-import { HostTaskQueue, PollTimes, systemClock, toolMatcher, type Clock, type HostTask, type LeaseAnswer, type ToolCallRequest, type ToolOutcome, type ToolSource } from "@tapedeck/engine";
+import {
+  HostTaskQueue,
+  PollTimes,
+  systemClock,
+  toolMatcher,
+  type Clock,
+  type HostTask,
+  type LeaseAnswer,
+  type ToolCallRequest,
+  type ToolOutcome,
+  type ToolSource,
+} from "@tapedeck/engine";
 import type { JsonValue, ToolFailure } from "@tapedeck/protocol";
 import type { Labels } from "@tapedeck/sdk";
 import { sees, type Scope } from "../http/auth/scope.js";
@@ -71,7 +82,11 @@ export class HostTaskBroker implements ToolSource {
   #closed = false;
 
   /** `lookup` reads a run's toolset and scope; `onFault` hears what should never happen (a claim that threw). */
-  constructor(options: { readonly lookup: (runId: string) => Promise<TaskRun | undefined>; readonly clock?: Clock; readonly onFault?: (error: unknown) => void }) {
+  constructor(options: {
+    readonly lookup: (runId: string) => Promise<TaskRun | undefined>;
+    readonly clock?: Clock;
+    readonly onFault?: (error: unknown) => void;
+  }) {
     this.#lookup = options.lookup;
     this.#clock = options.clock ?? systemClock;
     this.#onFault = options.onFault ?? (() => {});
@@ -84,11 +99,17 @@ export class HostTaskBroker implements ToolSource {
     try {
       entry = await this.#acquire(request.runId);
     } catch (error) {
-      return { kind: "interrupted", reason: `the server could not read run ${request.runId} to queue the call: ${error instanceof Error ? error.message : String(error)}` };
+      return {
+        kind: "interrupted",
+        reason: `the server could not read run ${request.runId} to queue the call: ${error instanceof Error ? error.message : String(error)}`,
+      };
     }
     const { queue } = request;
     // The run's queue sees only the polls that reached it; the broker knows every poll that could have.
-    const watched = queue && { taken: () => queue.taken(), waiting: () => queue.waiting(this.#polls.last(`${request.tool.group}.${request.tool.name}`, (who) => visible(who, entry))) };
+    const watched = queue && {
+      taken: () => queue.taken(),
+      waiting: () => queue.waiting(this.#polls.last(`${request.tool.group}.${request.tool.name}`, (who) => visible(who, entry))),
+    };
     const outcome = entry.queue.call(watched ? { ...request, queue: watched } : request);
     this.#serialize(() => this.#offer(entry));
     try {

@@ -16,8 +16,13 @@ let waiting: string;
 
 before(async () => {
   hostile = await startHostileServer();
-  const approving = (await hostile.admin.toolsets.create({ hostTools: { probe: { echo: { description: "Echo." } } }, policies: { "probe.echo": { approval: true } } })).id;
-  const started = await hostile.attacker.runs.start({ toolset: approving, source: `import { probe } from "tapedeck:tools";\nexport default async () => { void probe.echo({}); return signal("go"); };` });
+  const approving = (
+    await hostile.admin.toolsets.create({ hostTools: { probe: { echo: { description: "Echo." } } }, policies: { "probe.echo": { approval: true } } })
+  ).id;
+  const started = await hostile.attacker.runs.start({
+    toolset: approving,
+    source: `import { probe } from "tapedeck:tools";\nexport default async () => { void probe.echo({}); return signal("go"); };`,
+  });
   if (started.kind !== "started") throw new Error("refused");
   waiting = started.run.id;
   assert.equal((await hostile.attacker.runs.get(waiting, { wait: 30 })).status, "waiting");
@@ -36,7 +41,10 @@ function templates(): Template[] {
   return [
     ["/v1/toolsets", `{"hostTools":{"probe":{"echo":{"description":"a@S@","inputSchema":{"type":"object","default":@V@}}}}}`],
     ["/v1/check", `{"toolset":"${ts}","source":"export default '@S@';"}`],
-    ["/v1/test", `{"toolset":"${ts}","source":"import { probe } from 'tapedeck:tools';\\nexport default () => probe.echo({});","scenario":{"tools":{"probe.echo":{"result":@V@}},"signals":[{"name":"@S@","payload":1}]}}`],
+    [
+      "/v1/test",
+      `{"toolset":"${ts}","source":"import { probe } from 'tapedeck:tools';\\nexport default () => probe.echo({});","scenario":{"tools":{"probe.echo":{"result":@V@}},"signals":[{"name":"@S@","payload":1}]}}`,
+    ],
     ["/v1/runs", `{"toolset":"${ts}","source":"export default (i: unknown) => i;","input":@V@,"labels":{"k":"@S@"}}`],
     [`/v1/runs/${run}/signal`, `{"name":"other@S@","payload":@V@}`],
     [`/v1/runs/${run}/fork`, `{"source":"export default (i: unknown) => i;","input":@V@}`],
@@ -49,7 +57,10 @@ function templates(): Template[] {
     ["/v1/tasks/task_x/fail", `{"lease":"l","error":{"code":"c@S@","message":"m","details":@V@}}`],
     ["/v1/webhooks", `{"url":"https://example.com/@S@","events":["run.ended"]}`],
     ["/v1/credentials", `{"toolset":"${ts}","name":"N@S@","kind":"bearer","secret":{"token":"@S@"}}`],
-    [`/v1/toolsets/${ts}/workflows`, `{"name":"w","description":"@S@","source":"export default (i: unknown) => i;","input":{"type":"object","default":@V@},"output":{}}`],
+    [
+      `/v1/toolsets/${ts}/workflows`,
+      `{"name":"w","description":"@S@","source":"export default (i: unknown) => i;","input":{"type":"object","default":@V@},"output":{}}`,
+    ],
     [`/v1/runs/${run}/cancel`, `{"reason":"@S@"}`],
   ];
 }
@@ -63,7 +74,11 @@ function fill(template: string, value: string, text: string): string {
 }
 
 async function send(path: string, body: string, key = hostile.attackerKey): Promise<{ status: number; text: string }> {
-  const response = await fetch(new URL(path, hostile.server.url), { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body });
+  const response = await fetch(new URL(path, hostile.server.url), {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body,
+  });
   return { status: response.status, text: await response.text() };
 }
 
@@ -115,19 +130,29 @@ describe("hostile API bodies", () => {
     // Under 1 KiB, so the server has the whole request at once, and seconds to check: relating
     // unions of 10,000 object types, each to the next.
     const digits = `type D = "0"|"1"|"2"|"3"|"4"|"5"|"6"|"7"|"8"|"9";\ntype N = \`\${D}\${D}\${D}\${D}\`;\ntype O = { [K in N]: { kind: K; v: \`x\${K}\` } }[N];\n`;
-    const relations = Array.from({ length: 6 }, (_, i) => `type P${i} = { [K in N]: { kind: K; v: string; w${i}?: K } }[N];\nconst f${i} = (o: O): P${i} => o;\n`).join("");
+    const relations = Array.from(
+      { length: 6 },
+      (_, i) => `type P${i} = { [K in N]: { kind: K; v: string; w${i}?: K } }[N];\nconst f${i} = (o: O): P${i} => o;\n`,
+    ).join("");
     const source = `${digits}${relations}export default () => [f0, f1, f2, f3, f4, f5].length;\n`;
     const order: string[] = [];
     const checked = new Promise<{ status: number; body: string }>((resolve, reject) => {
       const body = JSON.stringify({ toolset: hostile.toolset, source });
-      const sent = request(new URL("/v1/check", hostile.server.url), { method: "POST", headers: { authorization: `Bearer ${hostile.attackerKey}`, "content-type": "application/json", "content-length": Buffer.byteLength(body) } }, (response) => {
-        let text = "";
-        response.on("data", (chunk: Buffer) => (text += chunk.toString()));
-        response.on("end", () => {
-          order.push("check");
-          resolve({ status: response.statusCode ?? 0, body: text });
-        });
-      });
+      const sent = request(
+        new URL("/v1/check", hostile.server.url),
+        {
+          method: "POST",
+          headers: { authorization: `Bearer ${hostile.attackerKey}`, "content-type": "application/json", "content-length": Buffer.byteLength(body) },
+        },
+        (response) => {
+          let text = "";
+          response.on("data", (chunk: Buffer) => (text += chunk.toString()));
+          response.on("end", () => {
+            order.push("check");
+            resolve({ status: response.statusCode ?? 0, body: text });
+          });
+        },
+      );
       sent.on("error", reject);
       // Once the whole body is written, the server has the check to do before anything sent later.
       sent.on("finish", () => {

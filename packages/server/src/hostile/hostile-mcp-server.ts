@@ -112,7 +112,10 @@ function answer(name: string, args: Record<string, unknown> | undefined): CallTo
       return { content: [{ type: "text", text: String(args?.text) }] };
     case "proto_keys":
       // Parsed, so `__proto__` is an own key, as it is in the JSON on the wire.
-      return { content: [], structuredContent: JSON.parse('{"__proto__":{"polluted":true},"constructor":1,"toString":"x","hasOwnProperty":null}') as Record<string, unknown> };
+      return {
+        content: [],
+        structuredContent: JSON.parse('{"__proto__":{"polluted":true},"constructor":1,"toString":"x","hasOwnProperty":null}') as Record<string, unknown>,
+      };
     case "surrogate":
       return { content: [], structuredContent: { text: "lone \ud800 surrogate", ["key \udc00"]: "value" } };
     case "huge":
@@ -120,7 +123,12 @@ function answer(name: string, args: Record<string, unknown> | undefined): CallTo
     case "huge_error":
       return { content: [{ type: "text", text: "e".repeat(HUGE_BYTES) }], isError: true };
     case "weird_content":
-      return { content: [{ type: "hologram", data: { frames: 3 } }, { type: "text", text: 42 }] } as unknown as CallToolResult;
+      return {
+        content: [
+          { type: "hologram", data: { frames: 3 } },
+          { type: "text", text: 42 },
+        ],
+      } as unknown as CallToolResult;
     default:
       return { content: [{ type: "text", text: `no tool ${name}` }], isError: true };
   }

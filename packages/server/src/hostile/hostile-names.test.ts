@@ -43,7 +43,22 @@ function marker(): string {
 
 describe("hostile names and secret-bearing toolsets (a real server, a limited key)", () => {
   it("groups named like the engine's primitives or the sandbox's globals are refused, naming the clash, and nothing is stored", async () => {
-    for (const group of ["tapedeck", "workflows", "http", "webhook", "sleep", "signal", "fetch", "console", "setTimeout", "ToolError", "JSON", "Promise", "globalThis", "__tapedeck_tools__"]) {
+    for (const group of [
+      "tapedeck",
+      "workflows",
+      "http",
+      "webhook",
+      "sleep",
+      "signal",
+      "fetch",
+      "console",
+      "setTimeout",
+      "ToolError",
+      "JSON",
+      "Promise",
+      "globalThis",
+      "__tapedeck_tools__",
+    ]) {
       const word = marker();
       const error = await failure(hostile.attacker.toolsets.create({ hostTools: { [group]: { run: { description: word } } } }));
       assert.deepEqual([error.status, error.code], [422, "invalid_toolset"], `${group}: ${error.message}`);
@@ -66,8 +81,13 @@ describe("hostile names and secret-bearing toolsets (a real server, a limited ke
 
   it("groups named constructor, toString, hasOwnProperty… register and run; a host tool named constructor is served by a worker, not by Object.prototype", async () => {
     const groups = ["constructor", "toString", "hasOwnProperty", "valueOf", "__defineGetter__", "isPrototypeOf"] as const;
-    const registered = await hostile.attacker.toolsets.create({ hostTools: { ...Object.fromEntries(groups.map((g) => [g, { call: { description: `Calls ${g}.` } }])), probe: { constructor: {} } } });
-    const tools = { ...Object.fromEntries(groups.map((g) => [g, { call: () => Promise.resolve(`${g} by the worker`) }])), probe: { constructor: () => Promise.resolve("probe.constructor by the worker") } };
+    const registered = await hostile.attacker.toolsets.create({
+      hostTools: { ...Object.fromEntries(groups.map((g) => [g, { call: { description: `Calls ${g}.` } }])), probe: { constructor: {} } },
+    });
+    const tools = {
+      ...Object.fromEntries(groups.map((g) => [g, { call: () => Promise.resolve(`${g} by the worker`) }])),
+      probe: { constructor: () => Promise.resolve("probe.constructor by the worker") },
+    };
     const worker: WorkerHandle = hostile.attacker.worker({ tools, toolset: registered.id, pollWaitMs: 1_000, onError: () => {} }).start();
     try {
       const source = `import { ${groups.join(", ")}, probe } from "tapedeck:tools";
@@ -89,11 +109,23 @@ export default async () => [${groups.map((g) => `await ${g}.call()`).join(", ")}
     const password = "Tr0ub4dor-and-3";
     const jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJtYWxsb3J5In0.c2lnbmF0dXJlLXNpZ25hdHVyZQ";
     const cases: [unknown, RegExp][] = [
-      [{ mcpServers: { gh: { url: "https://mcp.example.com/mcp", headers: { "X-Api": github } } } }, /^mcpServers\.gh\.headers\["X-Api"\] holds what looks like a secret \(a github token\)/],
-      [{ mcpServers: { db: { url: `https://mallory:${password}@mcp.example.com/mcp` } } }, /^mcpServers\.db\.url holds what looks like a secret \(a password in a URL's user info\)/],
+      [
+        { mcpServers: { gh: { url: "https://mcp.example.com/mcp", headers: { "X-Api": github } } } },
+        /^mcpServers\.gh\.headers\["X-Api"\] holds what looks like a secret \(a github token\)/,
+      ],
+      [
+        { mcpServers: { db: { url: `https://mallory:${password}@mcp.example.com/mcp` } } },
+        /^mcpServers\.db\.url holds what looks like a secret \(a password in a URL's user info\)/,
+      ],
       [{ mcpServers: { db: { url: `https://mcp.example.com/mcp?access_token=${password}` } } }, /^mcpServers\.db\.url holds .*query parameter "access_token"/],
-      [{ hostTools: { crm: { lookup: { description: `Use ${slack} to call the CRM.` } } } }, /^hostTools\.crm\.lookup\.description holds what looks like a secret \(a slack token\)/],
-      [{ hostTools: { crm: { lookup: { inputSchema: { type: "object", properties: { auth: { type: "string", default: jwt } } } } } } }, /^hostTools\.crm\.lookup\.inputSchema\.properties\.auth\.default holds what looks like a secret \(a jwt\)/],
+      [
+        { hostTools: { crm: { lookup: { description: `Use ${slack} to call the CRM.` } } } },
+        /^hostTools\.crm\.lookup\.description holds what looks like a secret \(a slack token\)/,
+      ],
+      [
+        { hostTools: { crm: { lookup: { inputSchema: { type: "object", properties: { auth: { type: "string", default: jwt } } } } } } },
+        /^hostTools\.crm\.lookup\.inputSchema\.properties\.auth\.default holds what looks like a secret \(a jwt\)/,
+      ],
     ];
     for (const [body, expected] of cases) {
       const error = await failure(hostile.attacker.toolsets.create(body as never));
@@ -104,10 +136,15 @@ export default async () => [${groups.map((g) => `await ${g}.call()`).join(", ")}
     }
     // The operator's stdio server with a connection string in its env (the key shape is not a secret name).
     const operator = await failure(
-      hostile.admin.toolsets.create({ mcpServers: { pg: { command: "postgres-mcp", env: { POSTGRES_CONNECTION_STRING: `postgresql://admin:${password}@db.internal:5432/app` } } } }),
+      hostile.admin.toolsets.create({
+        mcpServers: { pg: { command: "postgres-mcp", env: { POSTGRES_CONNECTION_STRING: `postgresql://admin:${password}@db.internal:5432/app` } } },
+      }),
     );
     assert.equal(operator.status, 422);
-    assert.match(operator.message, /^mcpServers\.pg\.env\.POSTGRES_CONNECTION_STRING holds what looks like a secret \(a password in a URL's user info\).*reference to Tapedeck's environment.*vault credential/);
+    assert.match(
+      operator.message,
+      /^mcpServers\.pg\.env\.POSTGRES_CONNECTION_STRING holds what looks like a secret \(a password in a URL's user info\).*reference to Tapedeck's environment.*vault credential/,
+    );
     for (const secret of [github, slack, password, jwt]) {
       assert.equal(dataFolderHolds(secret), false, `${secret} reached the data folder`);
       assert.ok(!hostile.server.stderr().includes(secret), `${secret} is in the server's output`);
@@ -146,7 +183,11 @@ export default async () => probe.echo({ "victim@example.com": { orders: 3 }, "0b
   });
 
   it("a run row forged with a wake time of 1e300 does not break listing: the API and tapedeck runs list every run", async () => {
-    const started = await hostile.admin.runs.start({ toolset: hostile.toolset, source: `export default async () => { await sleep("1h"); return 1; };`, namespace: "victim" });
+    const started = await hostile.admin.runs.start({
+      toolset: hostile.toolset,
+      source: `export default async () => { await sleep("1h"); return 1; };`,
+      namespace: "victim",
+    });
     const id = started.kind === "started" ? started.run.id : assert.fail("refused");
     assert.equal((await hostile.admin.runs.get(id, { wait: 30 })).status, "waiting");
     const store = SqliteStore.open({ path: join(hostile.server.dataDir, "tapedeck.db") });
@@ -159,7 +200,10 @@ export default async () => probe.echo({ "victim@example.com": { orders: 3 }, "0b
     assert.ok(listed.some((run) => run.id === id) && listed.length > 1, JSON.stringify(listed.map((r) => r.id)));
     const io = capture();
     assert.equal(await cli(["runs", "--data", hostile.server.dataDir, "--limit", "100"], io), 0, io.err.join("\n"));
-    assert.ok(io.out.some((line) => line.startsWith(id) && line.includes("damaged") && line.includes("wake time 1e+300 is not a time")), io.out.join("\n"));
+    assert.ok(
+      io.out.some((line) => line.startsWith(id) && line.includes("damaged") && line.includes("wake time 1e+300 is not a time")),
+      io.out.join("\n"),
+    );
     assert.ok(io.out.filter((line) => line.includes("completed")).length > 0, "the other runs are listed");
     await hostile.admin.runs.cancel(id);
     await hostile.assertStillServing();

@@ -52,7 +52,9 @@ describe("hostile scripts through the server", () => {
     failedWith(output, "output", /^The script's output must not nest arrays and objects more than 256 levels deep/);
     const args = await attack(`import { probe } from "tapedeck:tools";\nexport default async () => { ${DEEP} return probe.echo({ deep } as never); };`);
     failedWith(args, "script", /^probe\.echo: the arguments nest arrays and objects more than 256 levels deep/);
-    const lone = await attack(`import { probe } from "tapedeck:tools";\nexport default async () => probe.echo({ text: String.fromCharCode(0xd800) } as never);`);
+    const lone = await attack(
+      `import { probe } from "tapedeck:tools";\nexport default async () => probe.echo({ text: String.fromCharCode(0xd800) } as never);`,
+    );
     failedWith(lone, "script", /^probe\.echo: the arguments hold a lone UTF-16 surrogate/);
     const logged = await attack(`export default () => { ${DEEP} console.log(deep); return "logged"; };`);
     assert.equal(logged.status, "completed", JSON.stringify(logged.error));
@@ -69,7 +71,8 @@ describe("hostile scripts through the server", () => {
     ].map((source) => attack(source));
     // While both workers are stuck, the victim's run waits; once the watchdog ends them, it completes.
     await hostile.assertStillServing();
-    for (const run of await Promise.all(stuck)) failedWith(run, "limit", /more than 10000 ms of CPU without waiting for a tool call, inside a built-in function that cannot be interrupted/);
+    for (const run of await Promise.all(stuck))
+      failedWith(run, "limit", /more than 10000 ms of CPU without waiting for a tool call, inside a built-in function that cannot be interrupted/);
     await survivesRestart(await Promise.all(stuck));
   });
 
@@ -98,17 +101,26 @@ describe("hostile scripts through the server", () => {
         Object.defineProperty(e, "seq", { value: 1 });
         throw e;
       };`);
-    failedWith(forged, "script", /^The script threw a ToolError of its own \(code "approval_rejected"\), not the failure of a tool call: "The operator rejected/);
+    failedWith(
+      forged,
+      "script",
+      /^The script threw a ToolError of its own \(code "approval_rejected"\), not the failure of a tool call: "The operator rejected/,
+    );
     assert.equal(forged.error?.failure, undefined);
     assert.equal(forged.error?.call, undefined);
-    const memory = await attack(`export default () => { const Internal = (globalThis as unknown as { InternalError: ErrorConstructor }).InternalError; throw new Internal("out of memory"); };`);
+    const memory = await attack(
+      `export default () => { const Internal = (globalThis as unknown as { InternalError: ErrorConstructor }).InternalError; throw new Internal("out of memory"); };`,
+    );
     failedWith(memory, "script", /^out of memory$/);
     await hostile.assertStillServing();
   });
 
   it("a run its server dies under three times in a row is failed at the next start with an error that says so, and never resumed again", async () => {
     const hanging = (await hostile.admin.toolsets.create({ hostTools: { probe: { hang: { description: "Never answers." } } } })).id;
-    const started = await hostile.attacker.runs.start({ toolset: hanging, source: `import { probe } from "tapedeck:tools";\nexport default async () => probe.hang({});` });
+    const started = await hostile.attacker.runs.start({
+      toolset: hanging,
+      source: `import { probe } from "tapedeck:tools";\nexport default async () => probe.hang({});`,
+    });
     if (started.kind !== "started") throw new Error("refused");
     const id = started.run.id;
     for (let attempt = 1; attempt <= 3; attempt++) {
@@ -116,7 +128,11 @@ describe("hostile scripts through the server", () => {
       await hostile.restart({ kill: true });
     }
     const run = await hostile.attacker.runs.get(id, { wait: 30 });
-    failedWith(run, "internal", /^Executing this run made Tapedeck fail 3 times in a row without the run making progress \(the last time: the process executing it stopped without shutting down/);
+    failedWith(
+      run,
+      "internal",
+      /^Executing this run made Tapedeck fail 3 times in a row without the run making progress \(the last time: the process executing it stopped without shutting down/,
+    );
     await hostile.assertStillServing();
     await survivesRestart([run]);
   });
@@ -129,7 +145,8 @@ async function callAttempt(runId: string, attempt: number): Promise<void> {
     const { entries } = await hostile.attacker.runs.journal(runId);
     const attempts = entries.filter((e) => e.kind === "call.attempt").length + (entries.some((e) => e.kind === "call.scheduled") ? 1 : 0);
     if (attempts >= attempt) return;
-    if (Date.now() > deadline) assert.fail(`call #1 of ${runId} never reached attempt ${attempt}: ${JSON.stringify(entries.map((e) => e.kind))}\n${hostile.server.stderr()}`);
+    if (Date.now() > deadline)
+      assert.fail(`call #1 of ${runId} never reached attempt ${attempt}: ${JSON.stringify(entries.map((e) => e.kind))}\n${hostile.server.stderr()}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }

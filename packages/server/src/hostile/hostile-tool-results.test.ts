@@ -1,7 +1,15 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { startHostileServer, type HostileServer } from "./hostile-harness.js";
-import { DIFFERING_DUPLICATE, HUGE_BYTES, LONE_SURROGATE_TOOL, SAME_DUPLICATE, startHostileMcpServer, UNSAFE_NAMES, type HostileMcpServer } from "./hostile-mcp-server.js";
+import {
+  DIFFERING_DUPLICATE,
+  HUGE_BYTES,
+  LONE_SURROGATE_TOOL,
+  SAME_DUPLICATE,
+  startHostileMcpServer,
+  UNSAFE_NAMES,
+  type HostileMcpServer,
+} from "./hostile-mcp-server.js";
 
 /**
  * A hostile MCP server against a real `tapedeck serve`: its tool list (names listed twice,
@@ -42,12 +50,17 @@ async function attack(body: string) {
   assert.equal(started.kind, "started", JSON.stringify(started));
   if (started.kind !== "started") throw new Error("refused");
   const run = await hostile.attacker.runs.get(started.run.id, { wait: 30 });
-  assert.notEqual(run.status, "running", `the attacker's run did not end: ${JSON.stringify(run).slice(0, 500)}; the server's stderr:\n${hostile.server.stderr()}`);
+  assert.notEqual(
+    run.status,
+    "running",
+    `the attacker's run did not end: ${JSON.stringify(run).slice(0, 500)}; the server's stderr:\n${hostile.server.stderr()}`,
+  );
   return run;
 }
 
 /** The script's catch: `{ ok: result }`, or the ToolError's code and message. */
-const caught = (call: string) => `try { return { ok: await ${call} }; } catch (e) { return { code: (e as ToolError).code, message: (e as ToolError).message }; }`;
+const caught = (call: string) =>
+  `try { return { ok: await ${call} }; } catch (e) { return { code: (e as ToolError).code, message: (e as ToolError).message }; }`;
 
 /** The output of a run that completed with a caught ToolError. */
 function failure(run: { readonly status: string; readonly output?: unknown }): { code: string; message: string } {
@@ -64,21 +77,33 @@ describe("a hostile MCP server's tool list", () => {
       assert.equal(naming.length, 1, `one warning for ${JSON.stringify(name)}: ${JSON.stringify(registered.warnings)}`);
       assert.match(naming[0]!, /it was left out\.$/);
     }
-    assert.ok(registered.warnings.some((w) => w.startsWith(`mcpServers.h: the server's tool "${DIFFERING_DUPLICATE}" is listed 2 times with different definitions; it was left out`)), JSON.stringify(registered.warnings));
+    assert.ok(
+      registered.warnings.some((w) =>
+        w.startsWith(`mcpServers.h: the server's tool "${DIFFERING_DUPLICATE}" is listed 2 times with different definitions; it was left out`),
+      ),
+      JSON.stringify(registered.warnings),
+    );
     assert.ok(!registered.warnings.some((w) => w.includes(`"${SAME_DUPLICATE}"`)), "a tool listed twice the same way is no problem");
     // Its definition has no JSON form today; a canonical form for lone surrogates would pin it instead.
-    assert.ok(registered.tools.includes(LONE_SURROGATE_TOOL) || registered.warnings.some((w) => w.includes(`tool "${LONE_SURROGATE_TOOL}" has a definition with no JSON form`)));
+    assert.ok(
+      registered.tools.includes(LONE_SURROGATE_TOOL) ||
+        registered.warnings.some((w) => w.includes(`tool "${LONE_SURROGATE_TOOL}" has a definition with no JSON form`)),
+    );
     const pinned = registered.tools.filter((name) => name !== LONE_SURROGATE_TOOL);
     assert.deepEqual(pinned, ["deep", "echo", "garbage", "hang", "huge", "huge_error", "proto_keys", SAME_DUPLICATE, "surrogate", "weird_content"]);
     // Every line the model reads is a whole declaration: no name broke out of its line.
-    for (const line of registered.prompt.split("\n")) assert.match(line, /^(import \{ h \} from "tapedeck:tools";|h\.[a-z_]+\(|sleep\(|signal<T>\(|webhook\()/, line);
+    for (const line of registered.prompt.split("\n"))
+      assert.match(line, /^(import \{ h \} from "tapedeck:tools";|h\.[a-z_]+\(|sleep\(|signal<T>\(|webhook\()/, line);
     await hostile.assertStillServing();
   });
 
   it("a script cannot reach a tool that was left out: it is refused before it runs", async () => {
-    const started = await start(`return [await h.${DIFFERING_DUPLICATE}({}), await (h as unknown as Record<string, (a: object) => Promise<unknown>>)["then"]!({})];`);
+    const started = await start(
+      `return [await h.${DIFFERING_DUPLICATE}({}), await (h as unknown as Record<string, (a: object) => Promise<unknown>>)["then"]!({})];`,
+    );
     assert.equal(started.kind, "refused", JSON.stringify(started));
-    if (started.kind === "refused") assert.match(started.diagnostics.map((d) => d.message).join("\n"), new RegExp(`Property '${DIFFERING_DUPLICATE}' does not exist`));
+    if (started.kind === "refused")
+      assert.match(started.diagnostics.map((d) => d.message).join("\n"), new RegExp(`Property '${DIFFERING_DUPLICATE}' does not exist`));
     assert.equal(mcp.calls(DIFFERING_DUPLICATE), 0);
     await hostile.assertStillServing();
   });
@@ -103,7 +128,10 @@ describe("a hostile MCP server's results", () => {
   it("content blocks no client knows: a tool_error that says the answer could not be read", async () => {
     const { code, message } = failure(await attack(caught("h.weird_content({})")));
     assert.equal(code, "tool_error");
-    assert.equal(message, "h.weird_content: its MCP server answered something that is not a tools/call result (content of an unknown kind, or fields of the wrong type), so the answer could not be read; the tool may have run. Its owner must fix the server.");
+    assert.equal(
+      message,
+      "h.weird_content: its MCP server answered something that is not a tools/call result (content of an unknown kind, or fields of the wrong type), so the answer could not be read; the tool may have run. Its owner must fix the server.",
+    );
     await hostile.assertStillServing();
   });
 
@@ -128,7 +156,9 @@ describe("a hostile MCP server's results", () => {
   });
 
   it("keys that are Object.prototype's members come back as data, and pollute nothing", async () => {
-    const run = await attack(`const r = (await h.proto_keys({})) as Record<string, unknown>; return { keys: Object.keys(r).sort(), constructor: r.constructor, fresh: ({} as Record<string, unknown>).polluted ?? null };`);
+    const run = await attack(
+      `const r = (await h.proto_keys({})) as Record<string, unknown>; return { keys: Object.keys(r).sort(), constructor: r.constructor, fresh: ({} as Record<string, unknown>).polluted ?? null };`,
+    );
     assert.equal(run.status, "completed", JSON.stringify(run));
     // The SDK's result validation assigns keys, so `__proto__` does not survive it; the rest are plain data.
     assert.deepEqual(run.output, { keys: ["constructor", "hasOwnProperty", "toString"], constructor: 1, fresh: null });

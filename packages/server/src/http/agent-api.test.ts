@@ -19,14 +19,30 @@ const TOOLSET: ToolsetSpec = {
     shop: {
       price: {
         description: "The price of a product, in cents.",
-        inputSchema: { type: "object", properties: { sku: { type: "string", description: "The product's stock keeping unit." } }, required: ["sku"], additionalProperties: false },
+        inputSchema: {
+          type: "object",
+          properties: { sku: { type: "string", description: "The product's stock keeping unit." } },
+          required: ["sku"],
+          additionalProperties: false,
+        },
         outputSchema: { type: "object", properties: { sku: { type: "string" }, cents: { type: "integer" } }, required: ["sku", "cents"] },
       },
     },
-    slack: { post_message: { description: "Posts a message to a Slack channel.", inputSchema: { type: "object", properties: { channel: { type: "string" }, text: { type: "string" } } } } },
+    slack: {
+      post_message: {
+        description: "Posts a message to a Slack channel.",
+        inputSchema: { type: "object", properties: { channel: { type: "string" }, text: { type: "string" } } },
+      },
+    },
     github: {
-      create_issue: { description: "Opens an issue in a repository.", inputSchema: { type: "object", properties: { repo: { type: "string" }, title: { type: "string" } } } },
-      list_pull_requests: { description: "Lists the pull requests of a repository.", inputSchema: { type: "object", properties: { repo: { type: "string" } } } },
+      create_issue: {
+        description: "Opens an issue in a repository.",
+        inputSchema: { type: "object", properties: { repo: { type: "string" }, title: { type: "string" } } },
+      },
+      list_pull_requests: {
+        description: "Lists the pull requests of a repository.",
+        inputSchema: { type: "object", properties: { repo: { type: "string" } } },
+      },
     },
   },
 };
@@ -56,7 +72,11 @@ function runOf(started: StartResult): Run & { readonly existing: boolean } {
   return { ...started.run, existing: started.existing };
 }
 
-async function start(client: Tapedeck, source: string, options: { idempotencyKey?: string; ttl?: string | number; labels?: Record<string, string> } = {}): Promise<Run & { readonly existing: boolean }> {
+async function start(
+  client: Tapedeck,
+  source: string,
+  options: { idempotencyKey?: string; ttl?: string | number; labels?: Record<string, string> } = {},
+): Promise<Run & { readonly existing: boolean }> {
   return runOf(await client.runs.start({ toolset, source, ...options }));
 }
 
@@ -76,8 +96,11 @@ async function rejected(call: Promise<unknown>, status: number, code: string, me
 
 describe("the OpenAPI document", () => {
   it("describes the new routes, from the schemas that validate them", async () => {
-    const doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, { requestBody?: unknown; responses?: Record<string, unknown> }>> };
-    for (const path of ["/v1/runs/{id}/output", "/v1/runs/{id}/journal/{index}", "/v1/test", "/v1/toolsets/{id}/search"]) assert.ok(doc.paths[path], `${path} is documented`);
+    const doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, { requestBody?: unknown; responses?: Record<string, unknown> }>>;
+    };
+    for (const path of ["/v1/runs/{id}/output", "/v1/runs/{id}/journal/{index}", "/v1/test", "/v1/toolsets/{id}/search"])
+      assert.ok(doc.paths[path], `${path} is documented`);
     assert.ok(doc.paths["/v1/test"]!.post!.requestBody);
     assert.ok(doc.paths["/v1/runs"]!.post!.responses!["200"] && doc.paths["/v1/runs"]!.post!.responses!["201"], "a start documents both answers");
   });
@@ -89,13 +112,21 @@ describe("idempotent starts", () => {
     assert.equal(first.existing, false);
     const again = await start(td, `export default () => "another script";`, { idempotencyKey: "call_1", labels: { conversation: "idem" } });
     assert.deepEqual([again.id, again.existing, again.source], [first.id, true, WAITING]);
-    assert.deepEqual((await td.runs.list({ labels: { conversation: "idem" } })).map((r) => r.id), [first.id]);
+    assert.deepEqual(
+      (await td.runs.list({ labels: { conversation: "idem" } })).map((r) => r.id),
+      [first.id],
+    );
     const alice = await start(td.namespace("alice"), WAITING, { idempotencyKey: "call_1" });
     assert.notEqual(alice.id, first.id);
     assert.deepEqual([alice.existing, alice.namespace], [false, "alice"]);
     assert.equal((await start(td.namespace("alice"), WAITING, { idempotencyKey: "call_1" })).id, alice.id);
 
-    const raw = (key: string) => fetch(`${server.url}/v1/runs`, { method: "POST", headers: { authorization: `Bearer ${adminKey}`, "content-type": "application/json" }, body: JSON.stringify({ toolset, source: WAITING, idempotencyKey: key }) });
+    const raw = (key: string) =>
+      fetch(`${server.url}/v1/runs`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${adminKey}`, "content-type": "application/json" },
+        body: JSON.stringify({ toolset, source: WAITING, idempotencyKey: key }),
+      });
     const created = await raw("call_raw");
     const repeated = await raw("call_raw");
     assert.deepEqual([created.status, repeated.status], [201, 200]);
@@ -126,7 +157,12 @@ describe("idempotent starts", () => {
     assert.deepEqual([error.status, error.code], [409, "conflict"]);
     assert.ok(!error.message.includes(redRun.id));
     await rejected(td.runs.start({ toolset, source: WAITING, idempotencyKey: "" }), 400, "invalid_request", /body\.idempotencyKey/);
-    await rejected(td.runs.start({ toolset, source: WAITING, idempotencyKey: "k".repeat(201) }), 400, "invalid_request", /body\.idempotencyKey must NOT have more than 200 characters/);
+    await rejected(
+      td.runs.start({ toolset, source: WAITING, idempotencyKey: "k".repeat(201) }),
+      400,
+      "invalid_request",
+      /body\.idempotencyKey must NOT have more than 200 characters/,
+    );
   });
 });
 
@@ -137,7 +173,7 @@ describe("a run's output, page by page", () => {
     const whole = await td.runs.output(done.id);
     assert.deepEqual(whole, { text, offset: 0, total: text.length });
     let read = "";
-    for (let offset: number | undefined = 0; offset !== undefined; ) {
+    for (let offset: number | undefined = 0; offset !== undefined;) {
       const page = await td.runs.output(done.id, { offset, limit: 10_000 });
       assert.equal(page.offset, offset);
       assert.equal(page.total, text.length);
@@ -158,7 +194,10 @@ describe("a run's output, page by page", () => {
         pages.push((await td.runs.output(done.id, { offset, limit })).text);
       }
       assert.equal(pages.join(""), `"🎉a🎉"`, `limit ${limit}`);
-      assert.ok(pages.every((page) => !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(page)), `limit ${limit}: ${JSON.stringify(pages)}`);
+      assert.ok(
+        pages.every((page) => !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(page)),
+        `limit ${limit}: ${JSON.stringify(pages)}`,
+      );
     }
   });
 
@@ -181,7 +220,12 @@ describe("one journal entry", () => {
     const { entries } = await td.runs.journal(done.id);
     assert.equal(entries.length, done.journalLength);
     for (const expected of entries) assert.deepEqual(await td.runs.entry(done.id, expected.index), expected);
-    await rejected(td.runs.entry(done.id, done.journalLength), 404, "not_found", `Run ${done.id} has no journal entry ${done.journalLength}: its journal has ${done.journalLength} entries (0 to ${done.journalLength - 1}).`);
+    await rejected(
+      td.runs.entry(done.id, done.journalLength),
+      404,
+      "not_found",
+      `Run ${done.id} has no journal entry ${done.journalLength}: its journal has ${done.journalLength} entries (0 to ${done.journalLength - 1}).`,
+    );
     await rejected(td.runs.entry(done.id, -1), 400, "invalid_request", /params\.index/);
     await rejected(td.namespace("alice").runs.entry(done.id, 0), 404, "not_found", `No run ${done.id}.`);
   });
@@ -197,14 +241,27 @@ describe("tests over the API", () => {
     if (result.kind !== "tested") return;
     assert.deepEqual([result.status, result.output], ["completed", 7]);
     assert.ok(result.virtualMs >= 10 * 86_400_000);
-    assert.deepEqual(result.calls.map((c) => [c.tool, c.answeredBy]), [["tapedeck.sleep", "builtin"], ["shop.price", "mock"]]);
+    assert.deepEqual(
+      result.calls.map((c) => [c.tool, c.answeredBy]),
+      [
+        ["tapedeck.sleep", "builtin"],
+        ["shop.price", "mock"],
+      ],
+    );
     assert.ok(!("runId" in result), "the throwaway test run's id is not shown");
-    assert.deepEqual((await td.runs.list({ limit: 500 })).map((r) => r.id), before.map((r) => r.id));
+    assert.deepEqual(
+      (await td.runs.list({ limit: 500 })).map((r) => r.id),
+      before.map((r) => r.id),
+    );
   });
 
   it("from_run answers calls from what the run recorded; a run outside the scope is the 404 of a missing one", async () => {
     const recorded = await completed(`export default async () => (await shop.price({ sku: "abcd" })).cents;`);
-    const result = await td.test({ toolset, source: `${HEADER}export default async () => (await shop.price({ sku: "abcd" })).cents * 2;`, scenario: { from_run: recorded.id } });
+    const result = await td.test({
+      toolset,
+      source: `${HEADER}export default async () => (await shop.price({ sku: "abcd" })).cents * 2;`,
+      scenario: { from_run: recorded.id },
+    });
     assert.deepEqual(result.kind === "tested" && [result.status, result.output, result.calls[0]?.answeredBy], ["completed", 800, "recorded"]);
     const alice = td.namespace("alice");
     await rejected(alice.test({ toolset, source: PRICE, scenario: { from_run: recorded.id } }), 404, "not_found", `No run ${recorded.id}.`);
@@ -215,7 +272,12 @@ describe("tests over the API", () => {
     const refused = await td.test({ toolset, source: `${HEADER}export default () => shop.nope();` });
     assert.equal(refused.kind, "refused");
     assert.match(refused.kind === "refused" ? (refused.diagnostics[0]?.message ?? "") : "", /nope/);
-    await rejected(td.test({ toolset, source: PRICE, scenario: { tools: { price: {} } } }), 400, "invalid_request", /The test scenario is invalid: tools\["price"\]/);
+    await rejected(
+      td.test({ toolset, source: PRICE, scenario: { tools: { price: {} } } }),
+      400,
+      "invalid_request",
+      /The test scenario is invalid: tools\["price"\]/,
+    );
     await rejected(td.test({ toolset, source: PRICE, scenario: [] as never }), 400, "invalid_request", "body.scenario must be an object.");
     await rejected(td.test({ toolset: "ts_missing", source: PRICE }), 404, "not_found");
   });
@@ -241,11 +303,17 @@ describe("declarations of tools that need approval", () => {
     const spec: ToolsetSpec = { ...TOOLSET, policies: { "github.create_issue": { approval: true } } };
     const registered = await td.toolsets.create(spec);
     const line = registered.declarations.prompt.split("\n").find((l) => l.startsWith("github.create_issue("));
-    assert.match(line ?? "", /^github\.create_issue\(.*\) → unknown · Needs a person's approval: each call waits for it \(the run holds nothing meanwhile\) · Opens an issue in a repository\.$/);
+    assert.match(
+      line ?? "",
+      /^github\.create_issue\(.*\) → unknown · Needs a person's approval: each call waits for it \(the run holds nothing meanwhile\) · Opens an issue in a repository\.$/,
+    );
     for (const other of registered.declarations.prompt.split("\n").filter((l) => l.startsWith("github.list_pull_requests(") || l.startsWith("shop.price("))) {
       assert.doesNotMatch(other, /approval/, "tools without approval say nothing of it");
     }
-    assert.match(registered.declarations.typescript, /\* Opens an issue in a repository\.\n\s+\*\n\s+\* @approval Each call waits for a person to approve it before it is sent/);
+    assert.match(
+      registered.declarations.typescript,
+      /\* Opens an issue in a repository\.\n\s+\*\n\s+\* @approval Each call waits for a person to approve it before it is sent/,
+    );
     const [hit] = await td.toolsets.search(registered.id, "open an issue in a repository", { limit: 1 });
     assert.equal(hit?.tool, "github.create_issue");
     assert.match(hit?.declaration ?? "", /@approval Each call waits for a person/);
@@ -282,7 +350,10 @@ describe("TTLs", () => {
     }
     assert.equal(status, "cancelled");
     const { entries } = await td.runs.journal(expiring.id, { from: (await td.runs.get(expiring.id)).journalLength - 1 });
-    assert.deepEqual(entries.map((e) => e.kind === "run.cancelled" && e.reason), ["expired: its ttl of 1ms passed"]);
+    assert.deepEqual(
+      entries.map((e) => e.kind === "run.cancelled" && e.reason),
+      ["expired: its ttl of 1ms passed"],
+    );
     assert.equal((await td.runs.get(kept.id, { wait: 30 })).status, "waiting");
   });
 });

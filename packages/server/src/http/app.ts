@@ -49,7 +49,9 @@ export async function buildApp(context: ServerContext, logger: ServerLogger): Pr
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   app.setErrorHandler(errorHandler());
   app.setNotFoundHandler((request, reply) => {
-    void reply.code(404).send(new ApiError("not_found", `No route ${request.method} ${request.url.split("?")[0]}. The API is described at GET /openapi.json.`).body());
+    void reply
+      .code(404)
+      .send(new ApiError("not_found", `No route ${request.method} ${request.url.split("?")[0]}. The API is described at GET /openapi.json.`).body());
   });
   app.decorateRequest("caller", null);
   // Answers sent once the server is stopping close their connection. A held request (a long poll)
@@ -75,7 +77,12 @@ export async function buildApp(context: ServerContext, logger: ServerLogger): Pr
   await app.register(swagger, {
     openapi: {
       openapi: "3.1.0",
-      info: { title: "Tapedeck", version: "0.1.0", description: "A durable tool runtime for LLM agents. Every /v1 route takes `Authorization: Bearer <API key or end user's token>`; the `tapedeck-namespace` header narrows a request to one end user." },
+      info: {
+        title: "Tapedeck",
+        version: "0.1.0",
+        description:
+          "A durable tool runtime for LLM agents. Every /v1 route takes `Authorization: Bearer <API key or end user's token>`; the `tapedeck-namespace` header narrows a request to one end user.",
+      },
       components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
     },
   });

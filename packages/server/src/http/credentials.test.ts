@@ -38,7 +38,8 @@ const recording: Fetch = async (input, init) => {
   answers.push(`${init.method ?? "GET"} ${input} → ${response.status}: ${await response.clone().text()}`);
   return response;
 };
-const client = (apiKey: string, namespace?: string) => new Tapedeck({ baseUrl: server.url, apiKey, fetch: recording, ...(namespace === undefined ? {} : { namespace }) });
+const client = (apiKey: string, namespace?: string) =>
+  new Tapedeck({ baseUrl: server.url, apiKey, fetch: recording, ...(namespace === undefined ? {} : { namespace }) });
 
 before(async () => {
   received = [];
@@ -83,7 +84,10 @@ describe("credentials over the API", () => {
     const journal = JSON.stringify(await admin.runs.journal(id));
     assert.ok(journal.includes(MARKER), "control: the journal holds what the script logged");
     assert.ok(!journal.includes(SECRET));
-    assert.deepEqual((await admin.credentials.list()).map((c) => c.name), ["API"]);
+    assert.deepEqual(
+      (await admin.credentials.list()).map((c) => c.name),
+      ["API"],
+    );
   });
 
   it("refused writes say what is wrong without quoting the value", async () => {
@@ -92,7 +96,14 @@ describe("credentials over the API", () => {
       () => admin.credentials.set({ name: "bad name!", kind: "bearer", value: REFUSED_SECRET, hosts: ["127.0.0.1"], toolset }),
       () => admin.credentials.set({ name: "X", kind: "bearer", value: REFUSED_SECRET, hosts: ["http://127.0.0.1/"], toolset }),
       () => admin.credentials.set({ name: "X", kind: "bearer", value: `${REFUSED_SECRET}\n`, hosts: ["127.0.0.1"], toolset }),
-      () => admin.credentials.set({ name: "X", kind: "basic", value: { username: REFUSED_SECRET, password: REFUSED_SECRET, extra: REFUSED_SECRET } as never, hosts: ["127.0.0.1"], toolset }),
+      () =>
+        admin.credentials.set({
+          name: "X",
+          kind: "basic",
+          value: { username: REFUSED_SECRET, password: REFUSED_SECRET, extra: REFUSED_SECRET } as never,
+          hosts: ["127.0.0.1"],
+          toolset,
+        }),
       () => admin.credentials.set({ name: "X", kind: "headers", value: { "Bad Header": REFUSED_SECRET }, hosts: ["127.0.0.1"], toolset }),
       () => admin.credentials.set({ name: "X", kind: "query", value: REFUSED_SECRET as never, hosts: ["127.0.0.1"], toolset }),
       () => admin.credentials.set({ name: "X", kind: "bearer", value: REFUSED_SECRET, hosts: ["127.0.0.1"], toolset: "ts_missing" }),
@@ -104,7 +115,11 @@ describe("credentials over the API", () => {
       assert.ok(error.status === 400 || error.status === 404, `${error.status} ${error.message}`);
       assert.ok(!error.message.includes(REFUSED_SECRET), error.message);
     }
-    assert.deepEqual((await admin.credentials.list()).map((c) => c.name), ["API"], "nothing was set");
+    assert.deepEqual(
+      (await admin.credentials.list()).map((c) => c.name),
+      ["API"],
+      "nothing was set",
+    );
   });
 
   it("an end user's credential wins over the toolset's for their runs; namespace callers see only their own", async () => {
@@ -131,8 +146,25 @@ describe("credentials over the API", () => {
     assert.equal((await failure(alice.credentials.delete({ name: "API", toolset: toolset }))).status, 404, "its own namespace's MINE only; no toolset-wide");
 
     // Placing: another namespace or the toolset's own is 403; a run it cannot see is a missing run.
-    assert.equal((await failure(alice.credentials.set({ name: "X", kind: "bearer", value: ALICE_SECRET, hosts: ["127.0.0.1"], toolset, namespace: "bob" }))).status, 403);
-    assert.equal((await failure(client(server.adminKey!, "alice").credentials.set({ name: "X", kind: "bearer", value: ALICE_SECRET, hosts: ["127.0.0.1"], toolset, namespace: "bob" }))).status, 403);
+    assert.equal(
+      (await failure(alice.credentials.set({ name: "X", kind: "bearer", value: ALICE_SECRET, hosts: ["127.0.0.1"], toolset, namespace: "bob" }))).status,
+      403,
+    );
+    assert.equal(
+      (
+        await failure(
+          client(server.adminKey!, "alice").credentials.set({
+            name: "X",
+            kind: "bearer",
+            value: ALICE_SECRET,
+            hosts: ["127.0.0.1"],
+            toolset,
+            namespace: "bob",
+          }),
+        )
+      ).status,
+      403,
+    );
     const bobRun = await bob.runs.start({ toolset, source: `export default async () => signal("go");` });
     const bobRunId = bobRun.kind === "started" ? bobRun.run.id : assert.fail("refused");
     const hidden = await failure(alice.credentials.set({ name: "X", kind: "bearer", value: ALICE_SECRET, hosts: ["127.0.0.1"], run: bobRunId }));
@@ -163,7 +195,7 @@ describe("credentials over the API", () => {
   });
 
   it("no secret is in any answer, the server's output or the data folder", async () => {
-    const openapi = await (await fetch(`${server.url}/openapi.json`)).json() as { paths: Record<string, unknown> };
+    const openapi = (await (await fetch(`${server.url}/openapi.json`)).json()) as { paths: Record<string, unknown> };
     assert.ok(openapi.paths["/v1/credentials"] && openapi.paths["/v1/credentials/{name}"] && openapi.paths["/v1/credentials/rotate-key"]);
     const runs = await admin.runs.list({ limit: 100 });
     for (const run of runs) await admin.runs.journal(run.id);
@@ -174,12 +206,19 @@ describe("credentials over the API", () => {
     };
     answers.forEach((body, i) => scan(`answer ${i}`, body));
     scan("server stderr (its log included)", server.stderr());
-    const files = (dir: string): string[] => readdirSync(dir).flatMap((name) => (statSync(join(dir, name)).isDirectory() ? files(join(dir, name)) : [join(dir, name)]));
+    const files = (dir: string): string[] =>
+      readdirSync(dir).flatMap((name) => (statSync(join(dir, name)).isDirectory() ? files(join(dir, name)) : [join(dir, name)]));
     for (const file of files(server.dataDir)) scan(file, readFileSync(file));
     assert.deepEqual(found, []);
-    assert.ok(answers.some((a) => a.includes(MARKER)), "control: the scan sees what runs logged");
+    assert.ok(
+      answers.some((a) => a.includes(MARKER)),
+      "control: the scan sees what runs logged",
+    );
     assert.match(server.stderr(), /"path":"\/v1\/credentials".*"msg":"request"/, "control: the scan reads the server's log, one line per request");
     assert.match(server.stderr(), /"msg":"run ended"/, "control: and its run lines");
-    assert.ok(files(server.dataDir).some((f) => readFileSync(f).includes(MARKER)), "control: the scan reads the data folder");
+    assert.ok(
+      files(server.dataDir).some((f) => readFileSync(f).includes(MARKER)),
+      "control: the scan reads the data folder",
+    );
   });
 });

@@ -13,7 +13,8 @@ export function errorHandler() {
   return (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): void => {
     const api = toApiError(error);
     // The request's own line follows with its status; this one has the fault (the path as logged: no token, no query).
-    if (api.status >= 500 && api.code !== "unavailable") request.log.error({ err: error, method: request.method, path: loggedPath(request) }, "Tapedeck failed while answering");
+    if (api.status >= 500 && api.code !== "unavailable")
+      request.log.error({ err: error, method: request.method, path: loggedPath(request) }, "Tapedeck failed while answering");
     if (api.status === 401) void reply.header("www-authenticate", 'Bearer realm="tapedeck"');
     void reply.code(api.status).send(api.body());
   };
@@ -42,5 +43,8 @@ export function toApiError(error: unknown): ApiError {
 }
 
 export function bodyTooLarge(): ApiError {
-  return new ApiError("payload_too_large", `The body is larger than ${BODY_LIMIT_BYTES} bytes (4 MiB), the most this server accepts. Send less (a large input belongs in a tool the script calls).`);
+  return new ApiError(
+    "payload_too_large",
+    `The body is larger than ${BODY_LIMIT_BYTES} bytes (4 MiB), the most this server accepts. Send less (a large input belongs in a tool the script calls).`,
+  );
 }

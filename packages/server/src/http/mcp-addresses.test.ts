@@ -38,7 +38,11 @@ describe("MCP server URLs of a limited key's toolsets", () => {
       const error = await failure(alice.toolsets.create({ mcpServers: { fx: { url } } }));
       assert.equal(error.status, 422, `${url}: ${error.message}`);
       assert.equal(error.code, "invalid_toolset");
-      assert.match(error.message, /^mcpServers\.fx: MCP server fx: .* an address in a range the server does not connect to for tenants \(.+\)\. The toolset was registered with a key limited to a namespace or labels, so its MCP servers are reached only at public addresses\./, url);
+      assert.match(
+        error.message,
+        /^mcpServers\.fx: MCP server fx: .* an address in a range the server does not connect to for tenants \(.+\)\. The toolset was registered with a key limited to a namespace or labels, so its MCP servers are reached only at public addresses\./,
+        url,
+      );
     }
     assert.equal(echo.requests(), 0, "the loopback MCP server received nothing");
   });

@@ -39,7 +39,10 @@ describe("a stdio MCP server that fails to start", () => {
     const missing = join(server.dataDir, "no-such-directory");
     const error = await failure(admin.toolsets.create({ mcpServers: { fs: { command: process.execPath, args: [FILESYSTEM, missing] } } }));
     assert.equal(error.status, 422);
-    assert.match(error.message, /cannot list the server's tools: .*Connection closed\. The server's last stderr lines:\n.*\n {2}Error: None of the specified directories are accessible/);
+    assert.match(
+      error.message,
+      /cannot list the server's tools: .*Connection closed\. The server's last stderr lines:\n.*\n {2}Error: None of the specified directories are accessible/,
+    );
     const stopped = /^MCP server fs \(stdio\) stopped\. The server's last stderr lines:\n/;
     const line = await server.stderrLine((l) => stopped.test(logMessage(l) ?? ""));
     assert.match(logMessage(line) ?? "", /\n {2}Error: None of the specified directories are accessible(\n|$)/);

@@ -37,7 +37,10 @@ before(async () => {
   };
   done = await admin.runs.get((await start(`export default async () => { console.log("secret log"); return { secret: 42 }; };`)).id, { wait: 30 });
   assert.equal(done.status, "completed");
-  open = await admin.runs.get((await start(`import { ops } from "tapedeck:tools";\nexport default async () => { await ops.deploy({}); return signal<string>("go"); };`)).id, { wait: 30 });
+  open = await admin.runs.get(
+    (await start(`import { ops } from "tapedeck:tools";\nexport default async () => { await ops.deploy({}); return signal<string>("go"); };`)).id,
+    { wait: 30 },
+  );
   assert.equal(open.status, "waiting");
   const saved = await admin.toolsets.saveWorkflow(toolset, {
     name: "w",
@@ -91,7 +94,11 @@ const ROUTES: Readonly<Record<string, (id: string) => Request>> = {
   "POST /v1/runs/{id}/calls/{seq}/approve": (id) => ({ method: "POST", path: `/v1/runs/${id}/calls/1/approve`, body: {} }),
   "POST /v1/runs/{id}/calls/{seq}/reject": (id) => ({ method: "POST", path: `/v1/runs/${id}/calls/1/reject`, body: {} }),
   "POST /v1/test": (id) => ({ method: "POST", path: "/v1/test", body: { toolset, source: "export default async () => 1;", scenario: { from_run: id } } }),
-  "POST /v1/credentials": (id) => ({ method: "POST", path: "/v1/credentials", body: { name: "stolen", kind: "bearer", value: "tok_intruder", hosts: ["api.example.com"], run: id } }),
+  "POST /v1/credentials": (id) => ({
+    method: "POST",
+    path: "/v1/credentials",
+    body: { name: "stolen", kind: "bearer", value: "tok_intruder", hosts: ["api.example.com"], run: id },
+  }),
   "DELETE /v1/credentials/{name}": (id) => ({ method: "DELETE", path: `/v1/credentials/stolen?run=${id}` }),
 };
 
@@ -99,7 +106,10 @@ const ROUTES: Readonly<Record<string, (id: string) => Request>> = {
 const RUN_ID_NAMES = new Set(["run", "runId", "run_id", "from_run", "parent"]);
 
 type Schema = { readonly properties?: Readonly<Record<string, Schema>>; readonly items?: Schema };
-type Operation = { readonly parameters?: readonly { readonly name: string }[]; readonly requestBody?: { readonly content?: Readonly<Record<string, { readonly schema?: Schema }>> } };
+type Operation = {
+  readonly parameters?: readonly { readonly name: string }[];
+  readonly requestBody?: { readonly content?: Readonly<Record<string, { readonly schema?: Schema }>> };
+};
 
 function schemaNamesRunId(schema: Schema | undefined): boolean {
   if (schema === undefined) return false;
@@ -182,8 +192,16 @@ describe("a run outside the caller's scope is a run that does not exist, on ever
         .filter(([, operation]) => takesRunId(path, operation))
         .map(([method]) => `${method.toUpperCase()} ${path}`),
     );
-    assert.deepEqual(routes.filter((route) => !(route in ROUTES)), [], "routes that take a run id and that this test does not walk: add them to ROUTES");
-    assert.deepEqual(Object.keys(ROUTES).filter((route) => !routes.includes(route)), [], "routes walked here that the OpenAPI document no longer has (or no longer marks as taking a run id)");
+    assert.deepEqual(
+      routes.filter((route) => !(route in ROUTES)),
+      [],
+      "routes that take a run id and that this test does not walk: add them to ROUTES",
+    );
+    assert.deepEqual(
+      Object.keys(ROUTES).filter((route) => !routes.includes(route)),
+      [],
+      "routes walked here that the OpenAPI document no longer has (or no longer marks as taking a run id)",
+    );
     const before = await snapshot();
     for (const { name, credential } of intruders) {
       for (const route of routes) {
@@ -192,7 +210,11 @@ describe("a run outside the caller's scope is a run that does not exist, on ever
         assert.equal(missing.status, 404, `${name}, ${route} on a run that does not exist: ${missing.body}`);
         for (const victim of [done, open]) {
           const answer = await ask(walk(victim.id), credential);
-          assert.deepEqual({ status: answer.status, body: anonymous(answer.body, victim.id) }, { status: missing.status, body: anonymous(missing.body, MISSING) }, `${name}, ${route} on alice's ${victim.status} run`);
+          assert.deepEqual(
+            { status: answer.status, body: anonymous(answer.body, victim.id) },
+            { status: missing.status, body: anonymous(missing.body, MISSING) },
+            `${name}, ${route} on alice's ${victim.status} run`,
+          );
         }
       }
     }
@@ -201,7 +223,11 @@ describe("a run outside the caller's scope is a run that does not exist, on ever
 
   it("every SDK method that takes a run id fails as for a missing run, and changes nothing", async () => {
     const methods = sdkMethods(admin);
-    assert.deepEqual(methods.filter((method) => !(method in SDK)), [], "SDK methods this test does not know: walk them, or say they take no run id");
+    assert.deepEqual(
+      methods.filter((method) => !(method in SDK)),
+      [],
+      "SDK methods this test does not know: walk them, or say they take no run id",
+    );
     const before = await snapshot();
     for (const { name, credential } of intruders) {
       const client = server.client(credential);
@@ -210,7 +236,12 @@ describe("a run outside the caller's scope is a run that does not exist, on ever
         if (call === "takes no run id") continue;
         const missing = await outcome(call(client, MISSING));
         assert.match(missing, /^404 not_found: /, `${name}, ${method} on a run that does not exist`);
-        for (const victim of [done, open]) assert.equal(anonymous(await outcome(call(client, victim.id)), victim.id), anonymous(missing, MISSING), `${name}, ${method} on alice's ${victim.status} run`);
+        for (const victim of [done, open])
+          assert.equal(
+            anonymous(await outcome(call(client, victim.id)), victim.id),
+            anonymous(missing, MISSING),
+            `${name}, ${method} on alice's ${victim.status} run`,
+          );
       }
     }
     // Alice's own client (another end user's namespace) and a client of the admin key for bob.
@@ -219,7 +250,8 @@ describe("a run outside the caller's scope is a run that does not exist, on ever
       if (call === "takes no run id") continue;
       const bob = admin.namespace("bob");
       const missing = await outcome(call(bob, MISSING));
-      for (const victim of [done, open]) assert.equal(anonymous(await outcome(call(bob, victim.id)), victim.id), anonymous(missing, MISSING), `namespace("bob"), ${method}`);
+      for (const victim of [done, open])
+        assert.equal(anonymous(await outcome(call(bob, victim.id)), victim.id), anonymous(missing, MISSING), `namespace("bob"), ${method}`);
     }
     assert.deepEqual(await snapshot(), before);
   });
@@ -230,8 +262,14 @@ describe("a run outside the caller's scope is a run that does not exist, on ever
       { name: "bob's agent with alice's labels", tools: admin.namespace("bob").agentTools({ toolset, labels: { agent: "a", conversation: "victim" } }) },
     ];
     const definitions = agents[0]!.tools.definitions;
-    const takingRunIds = definitions.filter((d) => "run_id" in (d.inputSchema.properties ?? {}) || "scenario" in (d.inputSchema.properties ?? {})).map((d) => d.name);
-    assert.deepEqual(takingRunIds.filter((name) => !(name in AGENT_CALLS)), [], "agent tools that take a run id and that this test does not walk");
+    const takingRunIds = definitions
+      .filter((d) => "run_id" in (d.inputSchema.properties ?? {}) || "scenario" in (d.inputSchema.properties ?? {}))
+      .map((d) => d.name);
+    assert.deepEqual(
+      takingRunIds.filter((name) => !(name in AGENT_CALLS)),
+      [],
+      "agent tools that take a run id and that this test does not walk",
+    );
     const before = await snapshot();
     let call = 0;
     for (const { name, tools } of agents) {
@@ -241,7 +279,11 @@ describe("a run outside the caller's scope is a run that does not exist, on ever
           assert.equal(missing.isError, true, `${name}, ${tool} on a run that does not exist: ${missing.content}`);
           for (const victim of [done, open]) {
             const answer = await tools.handle(tool, input(victim.id), { toolCallId: `walk-${call++}` });
-            assert.deepEqual([answer.isError, anonymous(answer.content, victim.id), answer.run], [true, anonymous(missing.content, MISSING), undefined], `${name}, ${tool}(${JSON.stringify(input("…"))}) on alice's ${victim.status} run`);
+            assert.deepEqual(
+              [answer.isError, anonymous(answer.content, victim.id), answer.run],
+              [true, anonymous(missing.content, MISSING), undefined],
+              `${name}, ${tool}(${JSON.stringify(input("…"))}) on alice's ${victim.status} run`,
+            );
           }
         }
       }
@@ -267,7 +309,11 @@ describe("a run outside the caller's scope is a run that does not exist, on ever
   it("alice's runs go on as if no one had tried: the approval is hers to give, and no intruder's signal was kept", async () => {
     await admin.approvals.approve(open.id, 1);
     const after = await admin.runs.get(open.id, { wait: 30 });
-    assert.deepEqual([after.status, after.waits?.map((wait) => wait.kind)], ["waiting", ["signal"]], "the run waits for its own signal: none of the intruders' was kept");
+    assert.deepEqual(
+      [after.status, after.waits?.map((wait) => wait.kind)],
+      ["waiting", ["signal"]],
+      "the run waits for its own signal: none of the intruders' was kept",
+    );
     await admin.runs.signal(open.id, { name: "go", payload: "alice's" });
     assert.equal((await admin.runs.get(open.id, { wait: 30 })).output, "alice's");
   });

@@ -14,7 +14,8 @@ export const ttlSchema = {
   type: ["string", "integer"],
   minimum: 1,
   maxLength: 64,
-  description: 'How long the run may take: a duration ("30s", "10m", "2h", "30d") or milliseconds. A run that has not ended by then is cancelled. Default: none (a fork: its parent\'s).',
+  description:
+    'How long the run may take: a duration ("30s", "10m", "2h", "30d") or milliseconds. A run that has not ended by then is cancelled. Default: none (a fork: its parent\'s).',
 } as const;
 
 /** The TTL in ms; a 400 that says what to write when it is not a duration or out of range. */
@@ -25,6 +26,10 @@ export function ttlMs(value: string | number): number {
   } catch (error) {
     throw new ApiError("invalid_request", `${(error as Error).message}, or a number of milliseconds.`);
   }
-  if (!(ms > 0 && ms <= MAX_TTL_MS)) throw new ApiError("invalid_request", `body.ttl must be longer than 0 and at most ${formatDuration(MAX_TTL_MS)}; leave it out for a run that never expires.`);
+  if (!(ms > 0 && ms <= MAX_TTL_MS))
+    throw new ApiError(
+      "invalid_request",
+      `body.ttl must be longer than 0 and at most ${formatDuration(MAX_TTL_MS)}; leave it out for a run that never expires.`,
+    );
   return ms;
 }

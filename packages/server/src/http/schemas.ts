@@ -39,7 +39,8 @@ export const idempotencyKey = {
   type: "string",
   minLength: 1,
   maxLength: 200,
-  description: "Starting again with a key a run of the same namespace was started or forked with starts nothing: the answer is that run (200, `existing: true`).",
+  description:
+    "Starting again with a key a run of the same namespace was started or forked with starts nothing: the answer is that run (200, `existing: true`).",
 } as const;
 
 export const runStatus = { type: "string", enum: Object.values(RunStatus) } as const;
@@ -65,7 +66,10 @@ export const diagnostic = {
 
 export const declarations = {
   type: "object",
-  properties: { typescript: { type: "string", description: "A .d.ts module for a type-checker." }, prompt: { type: "string", description: "One line per tool, for a prompt." } },
+  properties: {
+    typescript: { type: "string", description: "A .d.ts module for a type-checker." },
+    prompt: { type: "string", description: "One line per tool, for a prompt." },
+  },
 } as const;
 
 export const run = {
@@ -84,12 +88,19 @@ export const run = {
     labels,
     namespace,
     parent: { type: "string" },
-    caller: { type: "object", properties: { run: { type: "string" }, seq: { type: "integer" } }, description: "For a workflow's child run: the run that started it and the seq of its start call." },
+    caller: {
+      type: "object",
+      properties: { run: { type: "string" }, seq: { type: "integer" } },
+      description: "For a workflow's child run: the run that started it and the seq of its start call.",
+    },
     expiresAt: { type: "integer", description: "When the run is cancelled if it has not ended (its ttl passed)." },
     createdAt: { type: "integer" },
     updatedAt: { type: "integer" },
     journalLength: { type: "integer" },
-    damaged: { type: "string", description: "In a list only: the run's stored row cannot be read (why); only its id, toolset and times are its own. The other runs are listed as usual." },
+    damaged: {
+      type: "string",
+      description: "In a list only: the run's stored row cannot be read (why); only its id, toolset and times are its own. The other runs are listed as usual.",
+    },
   },
 } as const;
 

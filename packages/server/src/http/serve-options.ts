@@ -69,7 +69,11 @@ export function resolveServeOptions(options: ServeOptions): ResolvedServeOptions
     durability: options.durability ?? "full",
     hostTools: options.hostTools,
     publicUrl: options.publicUrl?.replace(/\/+$/, ""),
-    logger: createServerLogger({ level: options.logLevel ?? "info", format: options.logFormat ?? defaultLogFormat(), write: options.log ?? ((line) => process.stderr.write(`${line}\n`)) }),
+    logger: createServerLogger({
+      level: options.logLevel ?? "info",
+      format: options.logFormat ?? defaultLogFormat(),
+      write: options.log ?? ((line) => process.stderr.write(`${line}\n`)),
+    }),
     workerLostAfterMs: options.workerLostAfterMs ?? WORKER_LOST_AFTER_MS,
     webhooks: { retry: { ...DEFAULT_RETRY_SCHEDULE, ...options.webhooks?.retry }, timeoutMs: options.webhooks?.timeoutMs ?? WEBHOOK_TIMEOUT_MS },
     unsafeHttpAllowLoopbackForTests: options.unsafeHttpAllowLoopbackForTests === true,

@@ -28,7 +28,16 @@ export class ServerContext {
   readonly #stopping = new AbortController();
   #engine: Engine | undefined;
 
-  constructor(parts: { readonly store: Store; readonly tokens: TokenSigner; readonly hostTasks: HostTaskBroker; readonly workers: WorkerPresence; readonly webhooks: WebhookEndpoints; readonly inProcess?: InProcessChannel; readonly now?: () => number; readonly dataDir: string }) {
+  constructor(parts: {
+    readonly store: Store;
+    readonly tokens: TokenSigner;
+    readonly hostTasks: HostTaskBroker;
+    readonly workers: WorkerPresence;
+    readonly webhooks: WebhookEndpoints;
+    readonly inProcess?: InProcessChannel;
+    readonly now?: () => number;
+    readonly dataDir: string;
+  }) {
     this.store = parts.store;
     this.tokens = parts.tokens;
     this.hostTasks = parts.hostTasks;

@@ -39,7 +39,10 @@ export interface ServerCore {
  * `adminKey` is asked for), the server secret, the webhook endpoints and the app. Until `open`,
  * `/v1` answers 503. Fails, closing what it opened, if the store cannot be opened.
  */
-export async function openServerCore(options: ResolvedServeOptions, extra: { readonly adminKey: boolean; readonly inProcess?: InProcessChannel }): Promise<ServerCore> {
+export async function openServerCore(
+  options: ResolvedServeOptions,
+  extra: { readonly adminKey: boolean; readonly inProcess?: InProcessChannel },
+): Promise<ServerCore> {
   const store = SqliteStore.openDataFolder(options.dataDir, { durability: options.durability });
   let context: ServerContext | undefined;
   let app: FastifyInstance | undefined;
@@ -50,7 +53,15 @@ export async function openServerCore(options: ResolvedServeOptions, extra: { rea
     const webhooks = await WebhookEndpoints.load(store.webhookOutbox, new SecretBox(secret));
     const hostTasks = new HostTaskBroker({ lookup: taskRunLookup(store), onFault: (error) => logger.error({ err: error }, "host task broker fault") });
     const workers = new WorkerPresence({ logger, lostAfterMs: options.workerLostAfterMs });
-    const opened = new ServerContext({ store, tokens: new TokenSigner(secret), hostTasks, workers, webhooks, dataDir: options.dataDir, ...(extra.inProcess ? { inProcess: extra.inProcess } : {}) });
+    const opened = new ServerContext({
+      store,
+      tokens: new TokenSigner(secret),
+      hostTasks,
+      workers,
+      webhooks,
+      dataDir: options.dataDir,
+      ...(extra.inProcess ? { inProcess: extra.inProcess } : {}),
+    });
     context = opened;
     const served = await buildApp(opened, logger);
     app = served;
@@ -93,7 +104,13 @@ class Core implements ServerCore {
     this.#engine = engine;
     const { logger } = options;
     logRunEvents(engine, logger);
-    const deliveries = new DeliveryLoop({ outbox: store.webhookOutbox, target: (id) => context.webhooks.target(id), schedule: options.webhooks.retry, timeoutMs: options.webhooks.timeoutMs, logger });
+    const deliveries = new DeliveryLoop({
+      outbox: store.webhookOutbox,
+      target: (id) => context.webhooks.target(id),
+      schedule: options.webhooks.retry,
+      timeoutMs: options.webhooks.timeoutMs,
+      logger,
+    });
     this.#deliveries = deliveries;
     this.#writer = new OutboxWriter({ store, endpoints: context.webhooks, written: () => deliveries.kick(), log: (line) => logger.error(line) });
     this.#writer.listen(engine);

@@ -65,7 +65,10 @@ async function logged(msg: string, fields: Readonly<Record<string, unknown>> = {
   };
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no log line ${JSON.stringify({ msg, ...fields })} within ${LOG_DEADLINE_MS} ms; the log:\n${server.stderr()}`)), LOG_DEADLINE_MS);
+    timer = setTimeout(
+      () => reject(new Error(`no log line ${JSON.stringify({ msg, ...fields })} within ${LOG_DEADLINE_MS} ms; the log:\n${server.stderr()}`)),
+      LOG_DEADLINE_MS,
+    );
   });
   try {
     return JSON.parse(await Promise.race([server.stderrLine(matches), deadline])) as LogLine;
@@ -96,7 +99,10 @@ describe("the server's log", () => {
     const hooked = await fetch(hookUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ marker: BODY_MARKER }) });
     assert.equal(hooked.status, 200);
 
-    const worker = server.client(workerKey).worker({ tools: { shop: { price: () => ({ cents: 100 }) } } }).start();
+    const worker = server
+      .client(workerKey)
+      .worker({ tools: { shop: { price: () => ({ cents: 100 }) } } })
+      .start();
     assert.equal((await admin.runs.get(runId, { wait: 30 })).status, "completed");
     await worker.stop();
 
@@ -146,7 +152,10 @@ describe("log options", () => {
     }
     assert.doesNotMatch(quiet.stderr(), /"msg":"request"|Server listening/);
 
-    for (const args of [["--log-level", "loud"], ["--log-format", "xml"]]) {
+    for (const args of [
+      ["--log-level", "loud"],
+      ["--log-format", "xml"],
+    ]) {
       const io = capture();
       assert.equal(await cli(["serve", ...args, "--data", "/nonexistent/never"], io), 2);
       assert.match(io.err.join("\n"), /^--log-(level|format) must be one of/);

@@ -68,9 +68,31 @@ describe("HTTP API through the SDK", () => {
   it("health, readiness and the OpenAPI document (every route, generated from the schemas)", async () => {
     assert.deepEqual(await (await fetch(`${server.url}/health`)).json(), { status: "ok" });
     assert.deepEqual(await (await fetch(`${server.url}/ready`)).json(), { status: "ok" });
-    const doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as { openapi: string; paths: Record<string, Record<string, { requestBody?: unknown }>> };
+    const doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as {
+      openapi: string;
+      paths: Record<string, Record<string, { requestBody?: unknown }>>;
+    };
     assert.equal(doc.openapi, "3.1.0");
-    for (const path of ["/v1/toolsets", "/v1/toolsets/{id}", "/v1/check", "/v1/runs", "/v1/runs/{id}", "/v1/runs/{id}/journal", "/v1/runs/{id}/signal", "/v1/runs/{id}/calls/{seq}/approve", "/v1/approvals", "/v1/tokens", "/v1/tasks/poll", "/v1/tasks/{id}/heartbeat", "/v1/tasks/{id}/complete", "/v1/tasks/{id}/fail", "/v1/webhooks", "/v1/webhooks/{id}", "/v1/webhooks/{id}/deliveries", "/hooks/{token}"]) {
+    for (const path of [
+      "/v1/toolsets",
+      "/v1/toolsets/{id}",
+      "/v1/check",
+      "/v1/runs",
+      "/v1/runs/{id}",
+      "/v1/runs/{id}/journal",
+      "/v1/runs/{id}/signal",
+      "/v1/runs/{id}/calls/{seq}/approve",
+      "/v1/approvals",
+      "/v1/tokens",
+      "/v1/tasks/poll",
+      "/v1/tasks/{id}/heartbeat",
+      "/v1/tasks/{id}/complete",
+      "/v1/tasks/{id}/fail",
+      "/v1/webhooks",
+      "/v1/webhooks/{id}",
+      "/v1/webhooks/{id}/deliveries",
+      "/hooks/{token}",
+    ]) {
       assert.ok(doc.paths[path], `${path} is documented`);
     }
     assert.ok(doc.paths["/v1/runs"]!.post!.requestBody, "request bodies come from the validating schemas");
@@ -83,7 +105,10 @@ describe("HTTP API through the SDK", () => {
     assert.match(again.declarations.prompt, /shop\.merge/);
     assert.deepEqual(again.warnings, []);
     const info = await td.toolsets.get(toolset);
-    assert.deepEqual(info.toolset.tools.map((t) => `${t.group}.${t.name}`), ["shop.merge", "shop.price"]);
+    assert.deepEqual(
+      info.toolset.tools.map((t) => `${t.group}.${t.name}`),
+      ["shop.merge", "shop.price"],
+    );
     assert.deepEqual(await td.toolsets.declarations(toolset), again.declarations);
     await rejects(td.toolsets.get("ts_nope"), 404, "not_found");
     const invalid = await rejects(td.toolsets.create({ hostTools: { "bad-group": {} } }), 422, "invalid_toolset");
@@ -101,30 +126,41 @@ describe("HTTP API through the SDK", () => {
   it("a run round trip: refused scripts create nothing; a started run completes with host tools; its journal pages", async () => {
     const refused = await td.runs.start({ toolset, source: `${HEADER}export default () => shop.nope();` });
     assert.equal(refused.kind, "refused");
-    const run = await start(`export default async (input: number) => { console.log("go"); const [a, b] = await Promise.all([shop.price({ sku: "ab" }), shop.price({ sku: "abc" })]); return a.cents + b.cents + input; };`, { input: 1 });
+    const run = await start(
+      `export default async (input: number) => { console.log("go"); const [a, b] = await Promise.all([shop.price({ sku: "ab" }), shop.price({ sku: "abc" })]); return a.cents + b.cents + input; };`,
+      { input: 1 },
+    );
     assert.equal(run.toolset, toolset);
     const done = await settled(run.id);
     assert.equal(done.status, "completed");
     assert.equal(done.output, 501);
     const entries: JournalEntry[] = [];
-    for (let from: number | undefined = 0; from !== undefined; ) {
+    for (let from: number | undefined = 0; from !== undefined;) {
       const page = await td.runs.journal(run.id, { from, limit: 2 });
       entries.push(...page.entries);
       from = page.next;
     }
     assert.equal(entries.length, done.journalLength);
-    assert.deepEqual(entries.map((e) => e.index), entries.map((_, i) => i));
+    assert.deepEqual(
+      entries.map((e) => e.index),
+      entries.map((_, i) => i),
+    );
     assert.equal(entries.at(-1)?.kind, "run.completed");
   });
 
   it("a run waiting for a signal parks; a signal through the API wakes it; the same idempotency key delivers once", async () => {
-    const run = await start(`export default async () => { const a = await signal<{ n: number }>("go"); const b = await signal<number>("go"); return a.n + b; };`);
+    const run = await start(
+      `export default async () => { const a = await signal<{ n: number }>("go"); const b = await signal<number>("go"); return a.n + b; };`,
+    );
     const parked = await settled(run.id);
     assert.equal(parked.status, "waiting");
     assert.deepEqual(parked.waits, [{ kind: "signal", seq: 1, name: "go" }]);
     const first = await td.runs.signal(run.id, { name: "go", payload: { n: 40 }, idempotencyKey: "call_1" });
     assert.equal(first.duplicate, false);
-    assert.deepEqual(await td.runs.signal(run.id, { name: "go", payload: { n: 999 }, idempotencyKey: "call_1" }), { signalId: first.signalId, duplicate: true });
+    assert.deepEqual(await td.runs.signal(run.id, { name: "go", payload: { n: 999 }, idempotencyKey: "call_1" }), {
+      signalId: first.signalId,
+      duplicate: true,
+    });
     await td.runs.signal(run.id, { name: "go", payload: 2 });
     const done = await settled(run.id);
     assert.deepEqual([done.status, done.output], ["completed", 42]);
@@ -193,9 +229,18 @@ describe("HTTP API through the SDK", () => {
     const a = await start(`export default () => 1;`, { labels: { conversation: "c1", agent: "x" } });
     const b = await start(`export default () => 2;`, { labels: { conversation: "c2", agent: "x" } });
     await Promise.all([settled(a.id), settled(b.id)]);
-    assert.deepEqual((await td.runs.list({ labels: { conversation: "c1" } })).map((r) => r.id), [a.id]);
-    assert.deepEqual((await td.runs.list({ labels: { agent: "x" } })).map((r) => r.id), [b.id, a.id]);
-    assert.deepEqual((await td.runs.list({ labels: { agent: "x" }, status: ["failed", "waiting"] })).map((r) => r.id), []);
+    assert.deepEqual(
+      (await td.runs.list({ labels: { conversation: "c1" } })).map((r) => r.id),
+      [a.id],
+    );
+    assert.deepEqual(
+      (await td.runs.list({ labels: { agent: "x" } })).map((r) => r.id),
+      [b.id, a.id],
+    );
+    assert.deepEqual(
+      (await td.runs.list({ labels: { agent: "x" }, status: ["failed", "waiting"] })).map((r) => r.id),
+      [],
+    );
     assert.equal((await td.runs.list({ limit: 1 })).length, 1);
     assert.deepEqual(b.labels, { conversation: "c2", agent: "x" });
   });

@@ -26,7 +26,9 @@ export async function startServer(options: ServeOptions = {}): Promise<RunningSe
   try {
     const address = await listen(core, resolved);
     if (resolved.publicUrl === undefined && /^(0\.0\.0\.0|::|\[::\])$/.test(resolved.host)) {
-      resolved.logger.warn(`listening on every address; run-bound webhook URLs will point at ${address}. Pass --public-url <the URL clients reach this server at>.`);
+      resolved.logger.warn(
+        `listening on every address; run-bound webhook URLs will point at ${address}. Pass --public-url <the URL clients reach this server at>.`,
+      );
     }
     await core.open(resolved.publicUrl ?? address);
     return { url: address, ...(core.adminKey ? { adminKey: core.adminKey } : {}), close: () => core.close() };
@@ -41,8 +43,10 @@ async function listen(core: ServerCore, options: { readonly host: string; readon
     return await core.app.listen({ port: options.port, host: options.host });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === "EADDRINUSE") throw new Error(`Port ${options.port} on ${options.host} is in use (another tapedeck serve?). Stop it, or pass --port <n> (0 picks a free port).`);
-    if (code === "EADDRNOTAVAIL") throw new Error(`Cannot listen on ${options.host}: this machine has no such address. Pass --host 127.0.0.1, or an address of this machine.`);
+    if (code === "EADDRINUSE")
+      throw new Error(`Port ${options.port} on ${options.host} is in use (another tapedeck serve?). Stop it, or pass --port <n> (0 picks a free port).`);
+    if (code === "EADDRNOTAVAIL")
+      throw new Error(`Cannot listen on ${options.host}: this machine has no such address. Pass --host 127.0.0.1, or an address of this machine.`);
     throw error;
   }
 }

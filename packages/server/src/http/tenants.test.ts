@@ -84,7 +84,10 @@ describe("tenant isolation", () => {
 
   it("a key limited to a namespace sees and acts only on that namespace's runs; its runs get it", async () => {
     const alice = server.client(keys.alice);
-    assert.deepEqual((await alice.runs.list()).map((r) => r.id), [runs.alice.id]);
+    assert.deepEqual(
+      (await alice.runs.list()).map((r) => r.id),
+      [runs.alice.id],
+    );
     assert.equal((await alice.runs.get(runs.alice.id)).namespace, "alice");
     for (const other of [runs.bob, runs.red, runs.blue]) await assertInvisible(alice, keys.alice, other);
     assert.deepEqual(await alice.runs.list({ namespace: "bob" }), [], "a filter outside the scope matches nothing");
@@ -97,7 +100,10 @@ describe("tenant isolation", () => {
 
   it("a key limited to labels sees only runs carrying them, and labels the runs it starts", async () => {
     const red = server.client(keys.red);
-    assert.deepEqual((await red.runs.list()).map((r) => r.id), [runs.red.id]);
+    assert.deepEqual(
+      (await red.runs.list()).map((r) => r.id),
+      [runs.red.id],
+    );
     for (const other of [runs.alice, runs.bob, runs.blue]) await assertInvisible(red, keys.red, other);
     const started = await red.runs.start({ toolset, source: WAITING, labels: { agent: "a" } });
     assert.deepEqual(started.kind === "started" ? started.run.labels : undefined, { agent: "a", team: "red" });
@@ -122,9 +128,15 @@ describe("tenant isolation", () => {
       assert.deepEqual([error.status, error.code], [403, "forbidden"], what);
       assert.match(error.message, /limited to labels, not to a namespace, so it cannot act as the end user "alice"/, what);
     }
-    assert.deepEqual((await admin.runs.list({ namespace: "alice" })).map((r) => r.id), [sharedId, ...before], "no run was started in alice's namespace");
+    assert.deepEqual(
+      (await admin.runs.list({ namespace: "alice" })).map((r) => r.id),
+      [sharedId, ...before],
+      "no run was started in alice's namespace",
+    );
     // Nor does it hold alice's credentials (credential-access.ts); `POST /v1/test` runs against mocks, in no namespace.
-    const credential = await failure(red.credentials.set({ name: "ALICE", kind: "bearer", value: "s3cret-value", hosts: ["api.example.com"], toolset, namespace: "alice" }));
+    const credential = await failure(
+      red.credentials.set({ name: "ALICE", kind: "bearer", value: "s3cret-value", hosts: ["api.example.com"], toolset, namespace: "alice" }),
+    );
     assert.deepEqual([credential.status, credential.code], [403, "forbidden"]);
     // Without a namespace it still starts its own runs, and a key limited to alice still acts as alice.
     assert.equal((await red.runs.start({ toolset, source: WAITING })).kind, "started");
@@ -140,7 +152,10 @@ describe("tenant isolation", () => {
     const carol = admin.namespace("carol");
     const started = await carol.runs.start({ toolset, source: WAITING });
     assert.equal(started.kind === "started" ? started.run.namespace : undefined, "carol");
-    assert.deepEqual((await carol.runs.list()).map((r) => r.namespace), ["carol"]);
+    assert.deepEqual(
+      (await carol.runs.list()).map((r) => r.namespace),
+      ["carol"],
+    );
     const error = await failure(carol.runs.get(runs.bob.id));
     assert.deepEqual([error.status, error.message], [404, `No run ${runs.bob.id}.`]);
   });
@@ -180,14 +195,19 @@ describe("tenant isolation", () => {
       assert.equal(((await response.json()) as { error: { code: string } }).error.code, "unauthorized");
     }
     assert.equal((await fetch(`${server.url}/v1/runs`)).status, 401, "no credential");
-    assert.ok((await server.client(genuine).runs.list()).every((r) => r.namespace === "alice"), "the genuine token works");
+    assert.ok(
+      (await server.client(genuine).runs.list()).every((r) => r.namespace === "alice"),
+      "the genuine token works",
+    );
   });
 
   it("limited callers cannot register toolsets that run commands or read the server's environment", async () => {
     const alice = server.client(keys.alice);
     const stdio = await failure(alice.toolsets.create({ mcpServers: { fs: { command: "rm", args: ["-rf", "/"] } } }));
     assert.deepEqual([stdio.status, stdio.code], [403, "forbidden"]);
-    const env = await failure(alice.toolsets.create({ mcpServers: { gh: { url: "https://evil.example.com/mcp", headers: { authorization: "Bearer ${HOME}" } } } }));
+    const env = await failure(
+      alice.toolsets.create({ mcpServers: { gh: { url: "https://evil.example.com/mcp", headers: { authorization: "Bearer ${HOME}" } } } }),
+    );
     assert.equal(env.status, 403);
     assert.equal((await alice.toolsets.create(TOOLSET)).id, toolset, "a toolset without commands or environment references is fine");
   });
@@ -202,7 +222,10 @@ describe("tenant isolation", () => {
       ids.push(id);
     }
     const [aliceRun, bobRun] = ids as [string, string];
-    assert.deepEqual((await server.client(keys.alice).approvals.pending()).map((a) => a.runId), [aliceRun]);
+    assert.deepEqual(
+      (await server.client(keys.alice).approvals.pending()).map((a) => a.runId),
+      [aliceRun],
+    );
     const all = (await admin.approvals.pending()).map((a) => a.runId);
     assert.ok(all.includes(aliceRun) && all.includes(bobRun));
     assert.equal((await failure(server.client(keys.alice).approvals.approve(bobRun, 1))).status, 404);

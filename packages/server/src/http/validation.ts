@@ -20,8 +20,7 @@ const COMMON: Options = { verbose: true, allErrors: false, removeAdditional: fal
 const bodyAjv = new Ajv({ ...COMMON, coerceTypes: false });
 const textAjv = new Ajv({ ...COMMON, coerceTypes: "array" });
 
-export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) =>
-  (httpPart === "body" ? bodyAjv : textAjv).compile(schema);
+export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => (httpPart === "body" ? bodyAjv : textAjv).compile(schema);
 
 /** One validation error as a sentence that names the field: `body.labels.env must be a string`. */
 export function formatValidationErrors(errors: FastifySchemaValidationError[], part: SchemaErrorDataVar): Error {
@@ -48,7 +47,13 @@ function describe(error: ErrorObject, part: SchemaErrorDataVar): string {
 
 /** `body` + `/labels/env` → `body.labels.env`; keys that are not identifiers are quoted. */
 function fieldPath(part: SchemaErrorDataVar, pointer: string): string {
-  const segments = pointer === "" ? [] : pointer.slice(1).split("/").map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
+  const segments =
+    pointer === ""
+      ? []
+      : pointer
+          .slice(1)
+          .split("/")
+          .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
   return segments.reduce((path, segment) => {
     if (/^[A-Za-z_$][\w$]*$/.test(segment)) return `${path}.${segment}`;
     return /^\d+$/.test(segment) ? `${path}[${segment}]` : `${path}[${JSON.stringify(segment)}]`;
@@ -61,6 +66,17 @@ function allowedFields(error: ErrorObject): string {
 }
 
 function article(type: string): string {
-  const names: Record<string, string> = { object: "an object", array: "an array", integer: "an integer", string: "a string", number: "a number", boolean: "a boolean", null: "null" };
-  return type.split(",").map((t) => names[t] ?? t).join(" or ");
+  const names: Record<string, string> = {
+    object: "an object",
+    array: "an array",
+    integer: "an integer",
+    string: "a string",
+    number: "a number",
+    boolean: "a boolean",
+    null: "null",
+  };
+  return type
+    .split(",")
+    .map((t) => names[t] ?? t)
+    .join(" or ");
 }

@@ -64,13 +64,24 @@ describe("webhooks out", () => {
     const r = await receiver();
     const endpoint = await td.webhooks.create({ url: r.url, events: ["run.completed"], description: "signatures" });
     assert.match(endpoint.secret, /^whsec_[A-Za-z0-9+/]{43}=$/);
-    assert.deepEqual((await td.webhooks.list()).find((e) => e.id === endpoint.id), { id: endpoint.id, url: r.url, events: ["run.completed"], labels: {}, description: "signatures", createdAt: endpoint.createdAt });
+    assert.deepEqual(
+      (await td.webhooks.list()).find((e) => e.id === endpoint.id),
+      { id: endpoint.id, url: r.url, events: ["run.completed"], labels: {}, description: "signatures", createdAt: endpoint.createdAt },
+    );
     const done = await run(`export default () => ({ answer: 42 });`);
     const hook = await r.request(1);
     const event = await verified(hook, endpoint);
-    assert.deepEqual(event, { id: hook.headers["webhook-id"], type: "run.completed", createdAt: event.createdAt, data: { runId: done.id, toolset, labels: {}, output: { answer: 42 } } });
+    assert.deepEqual(event, {
+      id: hook.headers["webhook-id"],
+      type: "run.completed",
+      createdAt: event.createdAt,
+      data: { runId: done.id, toolset, labels: {}, output: { answer: 42 } },
+    });
     assert.equal(hook.headers["content-type"], "application/json");
-    assert.ok((await verifyWebhook(new TextEncoder().encode(hook.body), new Headers(hook.headers as Record<string, string>), endpoint.secret)).ok, "bytes and a Headers object work too");
+    assert.ok(
+      (await verifyWebhook(new TextEncoder().encode(hook.body), new Headers(hook.headers as Record<string, string>), endpoint.secret)).ok,
+      "bytes and a Headers object work too",
+    );
 
     const refused = async (body: string, headers: Record<string, unknown>, secret: string, now?: number) => {
       const result = await verifyWebhook(body, headers as Record<string, string>, secret, now === undefined ? {} : { now });
@@ -99,8 +110,18 @@ describe("webhooks out", () => {
     const { deliveries } = await td.webhooks.deliveries(endpoint.id);
     assert.equal(deliveries.length, 1);
     const [delivery] = deliveries;
-    assert.deepEqual([delivery?.status, delivery?.eventId, delivery?.eventType, delivery?.nextAttemptAt], ["delivered", hooks[0]!.headers["webhook-id"], "run.failed", undefined]);
-    assert.deepEqual(delivery?.attempts.map((a) => [a.attempt, a.statusCode, a.error]), [[1, 500, "the receiver answered HTTP 500"], [2, 500, "the receiver answered HTTP 500"], [3, 200, undefined]]);
+    assert.deepEqual(
+      [delivery?.status, delivery?.eventId, delivery?.eventType, delivery?.nextAttemptAt],
+      ["delivered", hooks[0]!.headers["webhook-id"], "run.failed", undefined],
+    );
+    assert.deepEqual(
+      delivery?.attempts.map((a) => [a.attempt, a.statusCode, a.error]),
+      [
+        [1, 500, "the receiver answered HTTP 500"],
+        [2, 500, "the receiver answered HTTP 500"],
+        [3, 200, undefined],
+      ],
+    );
     assert.equal(r.received.length, 3);
     await td.webhooks.delete(endpoint.id);
   });
@@ -141,7 +162,10 @@ describe("webhooks out", () => {
     server = await startServeChild({ dataDir: server.dataDir, env: ENV });
     td = server.client(adminKey);
     const event = await verified(await r.request(1), endpoint);
-    assert.deepEqual([event.type, event.data.runId, event.type === "run.completed" ? event.data.output : undefined], ["run.completed", runId, "ended while no server listened"]);
+    assert.deepEqual(
+      [event.type, event.data.runId, event.type === "run.completed" ? event.data.output : undefined],
+      ["run.completed", runId, "ended while no server listened"],
+    );
     await td.webhooks.delete(endpoint.id);
   });
 
@@ -161,12 +185,18 @@ describe("webhooks out", () => {
     const { deliveries } = await td.webhooks.deliveries(alice.id);
     assert.deepEqual(deliveries.map((d) => d.eventType).sort(), ["run.completed", "run.waiting"]);
     const aliceCompleted = seen.find((e) => e.data.runId === aliceRun.id);
-    assert.ok(deliveries.some((d) => d.eventId === aliceCompleted?.id), "alice's endpoint got alice's completion");
+    assert.ok(
+      deliveries.some((d) => d.eventId === aliceCompleted?.id),
+      "alice's endpoint got alice's completion",
+    );
     assert.ok(!deliveries.some((d) => d.eventId === seen.find((e) => e.data.runId === bobRun.id)?.id), "and never bob's");
 
     const aliceKey = await createKey(server.dataDir, "--namespace", "alice");
     const aliceClient = server.client(aliceKey);
-    assert.deepEqual((await aliceClient.webhooks.list()).map((e) => e.id), [alice.id]);
+    assert.deepEqual(
+      (await aliceClient.webhooks.list()).map((e) => e.id),
+      [alice.id],
+    );
     await rejects(aliceClient.webhooks.delete(all.id), 404, "not_found");
     await rejects(aliceClient.webhooks.deliveries(all.id), 404, "not_found");
     await rejects(aliceClient.webhooks.create({ url: "http://127.0.0.1:9/hook" }), 400, "invalid_request");

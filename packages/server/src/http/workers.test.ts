@@ -15,7 +15,11 @@ import { startWorkerChild } from "./test-support/worker-child.js";
 const schema = { type: "object" } as const;
 const TOOLSET: ToolsetSpec = {
   hostTools: {
-    shop: { price: { description: "A price.", inputSchema: schema }, charge: { description: "Charges.", inputSchema: schema }, wait: { description: "Waits to be cancelled.", inputSchema: schema } },
+    shop: {
+      price: { description: "A price.", inputSchema: schema },
+      charge: { description: "Charges.", inputSchema: schema },
+      wait: { description: "Waits to be cancelled.", inputSchema: schema },
+    },
     mail: { send: { description: "Sends a mail.", inputSchema: schema } },
   },
   policies: {
@@ -85,9 +89,15 @@ describe("host tools through workers", () => {
         `export default async () => { const ok = await shop.price({ sku: "abc" }); const codes = []; for (const sku of ["gone", "shaped", "plain"]) { try { await shop.price({ sku }); } catch (e: any) { codes.push(e.code + ": " + e.message); } } return { ok, codes }; };`,
       );
       const done = await settled(run.id);
-      assert.deepEqual([done.status, done.output], ["completed", { ok: { sku: "abc", cents: 300 }, codes: ["out_of_stock: gone is sold out", "rate_limited: slow down", "tool_error: boom"] }]);
+      assert.deepEqual(
+        [done.status, done.output],
+        ["completed", { ok: { sku: "abc", cents: 300 }, codes: ["out_of_stock: gone is sold out", "rate_limited: slow down", "tool_error: boom"] }],
+      );
       assert.equal(contexts.length, 4);
-      assert.deepEqual(contexts.map((c) => [c.tool, c.idempotencyKey, c.runId, c.seq, c.attempt]), [1, 2, 3, 4].map((seq) => ["shop.price", `${run.id}/${seq}`, run.id, seq, 1]));
+      assert.deepEqual(
+        contexts.map((c) => [c.tool, c.idempotencyKey, c.runId, c.seq, c.attempt]),
+        [1, 2, 3, 4].map((seq) => ["shop.price", `${run.id}/${seq}`, run.id, seq, 1]),
+      );
       assert.match(contexts[0]!.traceparent, /^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/);
     } finally {
       await worker.stop();
@@ -106,7 +116,11 @@ describe("host tools through workers", () => {
     await child.kill();
     // The second worker starts only now, so the first attempts could not have gone to it.
     const second = deferred<{ key: string; attempt: number }>();
-    const worker = td.worker({ tools: { shop: { charge: (_args: never, ctx: ToolContext) => (second.resolve({ key: ctx.idempotencyKey, attempt: ctx.attempt }), "charged") } } }).start();
+    const worker = td
+      .worker({
+        tools: { shop: { charge: (_args: never, ctx: ToolContext) => (second.resolve({ key: ctx.idempotencyKey, attempt: ctx.attempt }), "charged") } },
+      })
+      .start();
     try {
       assert.deepEqual(await second.promise, { key: `${charge.id}/1`, attempt: 2 });
       const [charged, mailed] = await Promise.all([settled(charge.id), settled(mail.id)]);
@@ -145,12 +159,15 @@ describe("host tools through workers", () => {
       child.finish(held.key);
       const lines: string[] = [];
       const unreachable = `Cannot reach Tapedeck at ${own.url}: fetch failed`;
-      const polls = (delay: string) => lines.some((line) => line.startsWith(`tapedeck worker: polling for calls failed: ${unreachable}`) && line.endsWith(`. Polling again in ${delay}.`));
+      const polls = (delay: string) =>
+        lines.some((line) => line.startsWith(`tapedeck worker: polling for calls failed: ${unreachable}`) && line.endsWith(`. Polling again in ${delay}.`));
       const dropped = () =>
         lines.some(
           (line) =>
             line.startsWith(`tapedeck worker: could not deliver the result of shop.price (run ${run.id}, call #1, attempt 1): ${unreachable}`) &&
-            line.endsWith("It is dropped: the call's lease lapses and the call follows its policy (sent again, to a worker, with the same idempotency key; or outcomeUnknown under at_most_once)."),
+            line.endsWith(
+              "It is dropped: the call's lease lapses and the call follows its policy (sent again, to a worker, with the same idempotency key; or outcomeUnknown under at_most_once).",
+            ),
         );
       while (!(polls("1 s") && polls("2 s") && dropped())) {
         const line = await child.stderrLine();
@@ -176,9 +193,16 @@ describe("host tools through workers", () => {
     while (!run.waits?.some((wait) => wait.kind === "worker") && Date.now() < deadline) run = await td.runs.get(id, { wait: 1 });
     assert.equal(run.status, "running");
     const [wait] = run.waits ?? [];
-    assert.deepEqual(wait && { ...wait, since: 0, lastPollAt: 0 }, { kind: "worker", seq: 1, tool: "crm.lookup_customer", since: 0, lastPollAt: 0 }, JSON.stringify(run.waits));
+    assert.deepEqual(
+      wait && { ...wait, since: 0, lastPollAt: 0 },
+      { kind: "worker", seq: 1, tool: "crm.lookup_customer", since: 0, lastPollAt: 0 },
+      JSON.stringify(run.waits),
+    );
     const text = (await tools.handle("get_run", { run_id: id }, { toolCallId: "read" })).content;
-    assert.match(text, /is still running\. .*\n\nCalls waiting for a worker:\n- call #1: waiting for a worker to serve `crm\.lookup_customer` \(no worker has polled for \d+ s\)\. Nothing was sent yet; the call goes on once a worker takes it\. The application runs the workers; you cannot start one\./);
+    assert.match(
+      text,
+      /is still running\. .*\n\nCalls waiting for a worker:\n- call #1: waiting for a worker to serve `crm\.lookup_customer` \(no worker has polled for \d+ s\)\. Nothing was sent yet; the call goes on once a worker takes it\. The application runs the workers; you cannot start one\./,
+    );
     const shown = capture();
     assert.equal(await cli(["show", id, "--data", server.dataDir], shown), 0, shown.err.join("\n"));
     assert.match(shown.out.join("\n"), /^waits {4}#1: waiting for a worker to serve `crm\.lookup_customer` \(no worker has polled for \d+ s\)$/m);
@@ -196,15 +220,24 @@ describe("host tools through workers", () => {
   });
 
   it("a queueTimeout fails a call no worker takes in time with queue_timeout, which says nothing was sent", async () => {
-    const spec: ToolsetSpec = { hostTools: { crm: { notify: { description: "Notifies.", inputSchema: schema } } }, policies: { "crm.notify": { queueTimeout: "1s" } } };
+    const spec: ToolsetSpec = {
+      hostTools: { crm: { notify: { description: "Notifies.", inputSchema: schema } } },
+      policies: { "crm.notify": { queueTimeout: "1s" } },
+    };
     const id = (await td.toolsets.create(spec)).id;
-    const started = await td.runs.start({ toolset: id, source: `import { crm } from "tapedeck:tools";\nexport default async () => { try { return await crm.notify({}); } catch (e: any) { return [e.code, e.message]; } };` });
+    const started = await td.runs.start({
+      toolset: id,
+      source: `import { crm } from "tapedeck:tools";\nexport default async () => { try { return await crm.notify({}); } catch (e: any) { return [e.code, e.message]; } };`,
+    });
     const run = started.kind === "started" ? started.run : assert.fail("refused");
     const done = await settled(run.id);
     assert.equal(done.status, "completed", JSON.stringify(done.error));
     const [code, message] = done.output as [string, string];
     assert.equal(code, "queue_timeout");
-    assert.match(message, /^No worker took the call to crm\.notify within 1s, its queueTimeout policy \(no worker has polled for it for \d+ s\): nothing was sent/);
+    assert.match(
+      message,
+      /^No worker took the call to crm\.notify within 1s, its queueTimeout policy \(no worker has polled for it for \d+ s\): nothing was sent/,
+    );
   });
 
   it("cancelling a run tells the worker holding its call: its signal aborts (the next heartbeat answers `cancelled`)", async () => {
@@ -287,7 +320,11 @@ describe("host tools through workers", () => {
 });
 
 async function raw(path: string, key: string, body: unknown): Promise<unknown> {
-  const response = await fetch(`${server.url}${path}`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+  const response = await fetch(`${server.url}${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
   assert.equal(response.status, 200, path);
   return response.json();
 }

@@ -23,7 +23,13 @@ const TOOLSET: ToolsetSpec = {
       },
     },
     // Not in the host module: served by workers polling the API.
-    desk: { ask: { description: "Asks a person.", inputSchema: { type: "object", properties: { question: { type: "string" } }, required: ["question"] }, outputSchema: { type: "string" } } },
+    desk: {
+      ask: {
+        description: "Asks a person.",
+        inputSchema: { type: "object", properties: { question: { type: "string" } }, required: ["question"] },
+        outputSchema: { type: "string" },
+      },
+    },
   },
 };
 
@@ -63,7 +69,10 @@ describe("workflows over HTTP", () => {
     if (saved.kind !== "saved") return;
     assert.notEqual(saved.id, toolset);
     assert.match(saved.declarations.typescript, /readonly quote: \{/);
-    assert.match(saved.declarations.prompt, /^workflows\.quote\.start\(\{ sku: string \}\) → \{ id, result\(\) → \{ cents: number, by: string \} \} · Prices a product, once a human approves\.$/m);
+    assert.match(
+      saved.declarations.prompt,
+      /^workflows\.quote\.start\(\{ sku: string \}\) → \{ id, result\(\) → \{ cents: number, by: string \} \} · Prices a product, once a human approves\.$/m,
+    );
     const info = await td.toolsets.get(saved.id);
     assert.deepEqual([info.toolset.base, Object.keys(info.toolset.workflows ?? {})], [toolset, ["quote"]]);
     assert.equal((await td.toolsets.get(toolset)).toolset.workflows, undefined, "the toolset it was saved on is unchanged");
@@ -97,7 +106,10 @@ describe("workflows over HTTP", () => {
     });
     assert.equal(saved.kind, "saved");
     if (saved.kind !== "saved") return;
-    const started = await td.runs.start({ toolset: saved.id, source: `export default async () => (await workflows.ask.start({ question: "lunch?" })).result();` });
+    const started = await td.runs.start({
+      toolset: saved.id,
+      source: `export default async () => (await workflows.ask.start({ question: "lunch?" })).result();`,
+    });
     assert.equal(started.kind, "started");
     if (started.kind !== "started") return;
     const { tasks } = (await post("/v1/tasks/poll", { tools: ["desk.ask"], waitMs: 10_000, toolset })) as PolledTasks;
@@ -112,7 +124,10 @@ describe("workflows over HTTP", () => {
   });
 
   it("code that does not type-check is refused with diagnostics; a malformed name is a 400", async () => {
-    const refused = await td.toolsets.saveWorkflow(toolset, { ...QUOTE, code: `export default async (input: { sku: string }) => ({ cents: "free", by: input.sku });` });
+    const refused = await td.toolsets.saveWorkflow(toolset, {
+      ...QUOTE,
+      code: `export default async (input: { sku: string }) => ({ cents: "free", by: input.sku });`,
+    });
     assert.equal(refused.kind, "refused");
     if (refused.kind !== "refused") return;
     assert.equal(refused.diagnostics[0]?.code, "workflow-contract");
@@ -126,7 +141,11 @@ describe("workflows over HTTP", () => {
 
 /** A worker's request, as a worker of another language would send it (the SDK's worker drives these routes). */
 async function post(path: string, body: unknown): Promise<unknown> {
-  const response = await fetch(`${server.url}${path}`, { method: "POST", headers: { authorization: `Bearer ${server.adminKey!}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+  const response = await fetch(`${server.url}${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${server.adminKey!}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
   assert.equal(response.status, 200, path);
   return response.json();
 }

@@ -38,7 +38,9 @@ export function loggedPath(request: FastifyRequest): string {
     return `/${first.slice(0, 40)}${request.url.length > first.length + 1 ? "/…" : ""}`;
   }
   const params = (request.params ?? {}) as Readonly<Record<string, unknown>>;
-  return route.replaceAll(/:([A-Za-z_][A-Za-z0-9_]*)/g, (_, name: string) => (SENSITIVE_PARAMS.has(name) ? "[redacted]" : typeof params[name] === "string" ? encodeURIComponent(params[name]) : `:${name}`));
+  return route.replaceAll(/:([A-Za-z_][A-Za-z0-9_]*)/g, (_, name: string) =>
+    SENSITIVE_PARAMS.has(name) ? "[redacted]" : typeof params[name] === "string" ? encodeURIComponent(params[name]) : `:${name}`,
+  );
 }
 
 /** How a request appears when pino serializes it (an error logged with it): method and logged path only. */

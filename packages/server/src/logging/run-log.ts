@@ -16,7 +16,10 @@ export function logRunEvents(engine: Engine, logger: ServerLogger): () => void {
 function logEvent(logger: ServerLogger, event: EngineEvent): void {
   switch (event.type) {
     case "run.waiting":
-      logger.info({ runId: event.runId, waits: event.waits.map(describeWait), ...(event.wakeAt === undefined ? {} : { wakeAt: new Date(event.wakeAt).toISOString() }) }, "run parked");
+      logger.info(
+        { runId: event.runId, waits: event.waits.map(describeWait), ...(event.wakeAt === undefined ? {} : { wakeAt: new Date(event.wakeAt).toISOString() }) },
+        "run parked",
+      );
       return;
     case "run.ended": {
       const { end } = event;

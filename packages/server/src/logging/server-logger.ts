@@ -33,7 +33,15 @@ export interface LoggerOptions {
 }
 
 /** Paths pino censors if a value there is ever logged (a serialized request, an error's headers). */
-const REDACTED_PATHS = ["authorization", "cookie", "headers.authorization", "headers.cookie", "req.headers.authorization", "req.headers.cookie", "*.authorization"];
+const REDACTED_PATHS = [
+  "authorization",
+  "cookie",
+  "headers.authorization",
+  "headers.cookie",
+  "req.headers.authorization",
+  "req.headers.cookie",
+  "*.authorization",
+];
 
 export function createServerLogger(options: LoggerOptions): ServerLogger {
   const format = options.format === "pretty" ? prettyLine : (line: string) => line;

@@ -109,24 +109,47 @@ export class DeliveryLoop {
     const durationMs = Math.max(0, this.#now() - at);
     const delivered = statusCode !== undefined && statusCode >= 200 && statusCode < 300;
     const delay = delivered ? undefined : retryDelay(this.#options.schedule, attempt);
-    const next: DeliveryNext = delivered ? { status: "delivered" } : delay === undefined ? { status: "failed" } : { status: "pending", nextAttemptAt: at + durationMs + delay };
+    const next: DeliveryNext = delivered
+      ? { status: "delivered" }
+      : delay === undefined
+        ? { status: "failed" }
+        : { status: "pending", nextAttemptAt: at + durationMs + delay };
     try {
-      await this.#options.outbox.recordAttempt(delivery.id, { attempt, at, durationMs, ...(statusCode === undefined ? {} : { statusCode }), ...(error === undefined ? {} : { error }) }, next);
+      await this.#options.outbox.recordAttempt(
+        delivery.id,
+        { attempt, at, durationMs, ...(statusCode === undefined ? {} : { statusCode }), ...(error === undefined ? {} : { error }) },
+        next,
+      );
     } catch (recordError) {
-      this.#options.logger.error(`webhook delivery ${delivery.id} attempt ${attempt} was made but not recorded (it will be sent again): ${describeNetError(recordError)}`);
+      this.#options.logger.error(
+        `webhook delivery ${delivery.id} attempt ${attempt} was made but not recorded (it will be sent again): ${describeNetError(recordError)}`,
+      );
     }
     if (!delivered) this.#logFailure(delivery, attempt, { statusCode, error }, next);
   }
 
   /** A failed attempt: the delivery, endpoint and event by id (an endpoint's URL may hold a secret, so it is never logged), and what happens next. */
   #logFailure(delivery: WebhookDeliveryRecord, attempt: number, result: PostResult, next: DeliveryNext): void {
-    const fields = { delivery: delivery.id, endpoint: delivery.endpointId, event: delivery.eventId, type: delivery.eventType, attempt, ...(result.statusCode === undefined ? {} : { status: result.statusCode }), ...(result.error === undefined ? {} : { error: result.error }) };
-    if (next.status === "pending") this.#options.logger.warn({ ...fields, nextAttemptAt: new Date(next.nextAttemptAt).toISOString() }, "webhook delivery attempt failed");
+    const fields = {
+      delivery: delivery.id,
+      endpoint: delivery.endpointId,
+      event: delivery.eventId,
+      type: delivery.eventType,
+      attempt,
+      ...(result.statusCode === undefined ? {} : { status: result.statusCode }),
+      ...(result.error === undefined ? {} : { error: result.error }),
+    };
+    if (next.status === "pending")
+      this.#options.logger.warn({ ...fields, nextAttemptAt: new Date(next.nextAttemptAt).toISOString() }, "webhook delivery attempt failed");
     else this.#options.logger.error(fields, "webhook delivery failed: no attempts left");
   }
 
   #post(target: EndpointTarget, delivery: WebhookDeliveryRecord, at: number): Promise<PostResult> {
-    const headers = { "content-type": "application/json", "user-agent": "Tapedeck-Webhooks/1", ...signatureHeaders(delivery.eventId, delivery.body, target.secret, at) };
+    const headers = {
+      "content-type": "application/json",
+      "user-agent": "Tapedeck-Webhooks/1",
+      ...signatureHeaders(delivery.eventId, delivery.body, target.secret, at),
+    };
     return this.#poster.post(target, headers, delivery.body);
   }
 }

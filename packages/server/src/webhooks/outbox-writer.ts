@@ -60,7 +60,11 @@ export class OutboxWriter {
       return;
     }
     this.#draining = this.#drainAll()
-      .catch((error: unknown) => this.#log(`tapedeck: recorded run events were not fanned out to webhooks (they stay recorded and go out with the next event or restart): ${error instanceof Error ? error.message : String(error)}`))
+      .catch((error: unknown) =>
+        this.#log(
+          `tapedeck: recorded run events were not fanned out to webhooks (they stay recorded and go out with the next event or restart): ${error instanceof Error ? error.message : String(error)}`,
+        ),
+      )
       .finally(() => {
         this.#draining = undefined;
         if (this.#again) {
@@ -92,6 +96,14 @@ export class OutboxWriter {
     if (endpoints.length === 0) return [];
     const id = `evt_${randomBytes(12).toString("base64url")}`;
     const body = JSON.stringify(webhookEvent(event, run, id, at));
-    return endpoints.map((endpointId) => ({ id: `dlv_${randomBytes(12).toString("base64url")}`, endpointId, eventId: id, eventType: type, body, createdAt: at, nextAttemptAt: at }));
+    return endpoints.map((endpointId) => ({
+      id: `dlv_${randomBytes(12).toString("base64url")}`,
+      endpointId,
+      eventId: id,
+      eventType: type,
+      body,
+      createdAt: at,
+      nextAttemptAt: at,
+    }));
   }
 }

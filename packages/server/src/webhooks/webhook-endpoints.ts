@@ -35,7 +35,16 @@ export class WebhookEndpoints {
   }
 
   /** Registers an endpoint in `scope`; the secret is returned this once. */
-  async create(request: { readonly url: string; readonly events?: readonly WebhookEventType[]; readonly scope: Scope; readonly description?: string; readonly anyAddress: boolean }, now: number): Promise<{ readonly endpoint: WebhookEndpoint; readonly secret: string }> {
+  async create(
+    request: {
+      readonly url: string;
+      readonly events?: readonly WebhookEventType[];
+      readonly scope: Scope;
+      readonly description?: string;
+      readonly anyAddress: boolean;
+    },
+    now: number,
+  ): Promise<{ readonly endpoint: WebhookEndpoint; readonly secret: string }> {
     const secret = newEndpointSecret();
     const { namespace, labels } = request.scope;
     const record: WebhookEndpointRecord = {

@@ -18,7 +18,12 @@ export function webhookType(event: EngineEvent): WebhookEventType | undefined {
 
 /** The body an endpoint gets for an engine event of `run`. */
 export function webhookEvent(event: Exclude<EngineEvent, { type: "engine.error" }>, run: RunRecord, id: string, createdAt: number): WebhookEvent {
-  const base: WebhookRunData = { runId: run.id, toolset: run.toolsetId, ...(run.namespace === undefined ? {} : { namespace: run.namespace }), labels: run.labels ?? {} };
+  const base: WebhookRunData = {
+    runId: run.id,
+    toolset: run.toolsetId,
+    ...(run.namespace === undefined ? {} : { namespace: run.namespace }),
+    labels: run.labels ?? {},
+  };
   const envelope = { id, createdAt };
   switch (event.type) {
     case "run.waiting":

@@ -21,18 +21,30 @@ export function checkWebhookUrl(text: string, options: { readonly allowPrivate: 
   try {
     url = new URL(text);
   } catch {
-    return { ok: false, message: `url must be an absolute http(s) URL, such as https://example.com/tapedeck-events, not ${JSON.stringify(text.slice(0, 200))}.` };
+    return {
+      ok: false,
+      message: `url must be an absolute http(s) URL, such as https://example.com/tapedeck-events, not ${JSON.stringify(text.slice(0, 200))}.`,
+    };
   }
-  if (url.protocol !== "https:" && url.protocol !== "http:") return { ok: false, message: `url must use http or https, not ${url.protocol.replace(/:$/, "")}.` };
-  if (url.username !== "" || url.password !== "") return { ok: false, message: "url must not carry a user or password: the endpoint's secret is how it knows the server; check the webhook-signature header." };
+  if (url.protocol !== "https:" && url.protocol !== "http:")
+    return { ok: false, message: `url must use http or https, not ${url.protocol.replace(/:$/, "")}.` };
+  if (url.username !== "" || url.password !== "")
+    return {
+      ok: false,
+      message: "url must not carry a user or password: the endpoint's secret is how it knows the server; check the webhook-signature header.",
+    };
   const refusal = options.allowPrivate ? undefined : privateHost(url.hostname);
-  if (refusal) return { ok: false, message: `url points at ${url.hostname}, ${refusal}: only an unlimited API key may register such an endpoint. Use a public address.` };
+  if (refusal)
+    return { ok: false, message: `url points at ${url.hostname}, ${refusal}: only an unlimited API key may register such an endpoint. Use a public address.` };
   return { ok: true, url: url.href };
 }
 
 /** Why a tenant may not name `hostname`, if it may not. */
 function privateHost(hostname: string): string | undefined {
-  const host = hostname.replace(/^\[|\]$/g, "").replace(/\.$/, "").toLowerCase();
+  const host = hostname
+    .replace(/^\[|\]$/g, "")
+    .replace(/\.$/, "")
+    .toLowerCase();
   if (host === "localhost" || host.endsWith(".localhost")) return "a loopback name";
   const isAddress = /^[\d.]+$/.test(host) || host.includes(":");
   if (!isAddress) return undefined;

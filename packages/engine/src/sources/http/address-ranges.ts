@@ -24,7 +24,14 @@ export type AddressVerdict =
    * address inside an IPv6 one when that is what decided; `loopback` marks loopback addresses
    * (the only ones the test-only allowance lets through).
    */
-  | { readonly allowed: false; readonly address: string; readonly range: string; readonly cidr: string; readonly embedded?: string; readonly loopback?: boolean };
+  | {
+      readonly allowed: false;
+      readonly address: string;
+      readonly range: string;
+      readonly cidr: string;
+      readonly embedded?: string;
+      readonly loopback?: boolean;
+    };
 
 type Ip = ipaddr.IPv4 | ipaddr.IPv6;
 
@@ -44,7 +51,7 @@ const IPV4_REFUSED = ranges([
   ["169.254.170.2/32", "cloud metadata (AWS ECS task credentials)"],
   ["100.100.100.200/32", "cloud metadata (Alibaba Cloud)"],
   ["192.0.0.192/32", "cloud metadata (Oracle Cloud)"],
-  ["0.0.0.0/8", "unspecified (\"this network\")"],
+  ["0.0.0.0/8", 'unspecified ("this network")'],
   ["10.0.0.0/8", "private (RFC 1918)"],
   ["100.64.0.0/10", "carrier-grade NAT (shared address space, RFC 6598)"],
   ["127.0.0.0/8", "loopback"],
@@ -132,7 +139,8 @@ function classifyV6(ip: ipaddr.IPv6, address: string): AddressVerdict {
   if (embedded) {
     const inner = classifyV4(embedded.v4, embedded.v4.toString());
     const carrying = `${embedded.name} (${embedded.cidr}) carrying ${inner.address}`;
-    if (!inner.allowed) return refused(address, `${carrying}, which is ${inner.range}${inner.cidr === "-" ? "" : ` (${inner.cidr})`}`, embedded.cidr, inner.address);
+    if (!inner.allowed)
+      return refused(address, `${carrying}, which is ${inner.range}${inner.cidr === "-" ? "" : ` (${inner.cidr})`}`, embedded.cidr, inner.address);
     if (embedded.alwaysRefused) return refused(address, carrying, embedded.cidr, inner.address);
     return { allowed: true, address };
   }

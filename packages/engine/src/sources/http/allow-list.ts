@@ -26,7 +26,8 @@ export class AllowEntryError extends Error {
 /** Normalises one entry. Throws `AllowEntryError` saying what is wrong and what to write. */
 export function normaliseAllowEntry(entry: string): string {
   const trimmed = entry.trim();
-  if (trimmed === "" || trimmed !== entry) throw new AllowEntryError(`"${entry}" is not a host: write a name such as "api.github.com", "*.example.com" or an IP address, without spaces`);
+  if (trimmed === "" || trimmed !== entry)
+    throw new AllowEntryError(`"${entry}" is not a host: write a name such as "api.github.com", "*.example.com" or an IP address, without spaces`);
   // One colon is a port ("a.com:443"); an IPv6 address has several, or is in brackets.
   const hasPort = entry.startsWith("[") ? !entry.endsWith("]") : entry.split(":").length === 2;
   if (/[/?#@\\%]/.test(entry) || hasPort) {

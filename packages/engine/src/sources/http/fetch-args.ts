@@ -50,14 +50,16 @@ export function parseFetchArgs(args: JsonValue): FetchArgs | ToolFailure {
   const { url, method, headers, body, credential } = args;
   if (typeof url !== "string" || url === "") return invalid("url must be a non-empty string.");
   const upper = typeof method === "string" ? method.toUpperCase() : "GET";
-  if (!(HTTP_METHODS as readonly string[]).includes(upper)) return invalid(`the method ${JSON.stringify(method)} is not supported; use one of ${HTTP_METHODS.join(", ")}.`);
+  if (!(HTTP_METHODS as readonly string[]).includes(upper))
+    return invalid(`the method ${JSON.stringify(method)} is not supported; use one of ${HTTP_METHODS.join(", ")}.`);
   const checked: Record<string, string> = {};
   if (headers !== undefined) {
     if (typeof headers !== "object" || headers === null || Array.isArray(headers)) return invalid("headers must be an object of strings.");
     for (const [rawName, value] of Object.entries(headers)) {
       const name = rawName.toLowerCase();
       if (!HEADER_NAME.test(name)) return invalid(`${JSON.stringify(rawName)} is not a valid header name.`);
-      if (typeof value !== "string" || !HEADER_VALUE.test(value)) return invalid(`the value of header "${name}" must be a string of printable characters without line breaks.`);
+      if (typeof value !== "string" || !HEADER_VALUE.test(value))
+        return invalid(`the value of header "${name}" must be a string of printable characters without line breaks.`);
       if (ENGINE_HEADERS.has(name) || name.startsWith("proxy-")) return invalid(`the header "${name}" is set by Tapedeck; remove it from the request.`);
       checked[name] = value;
     }

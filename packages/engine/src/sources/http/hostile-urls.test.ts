@@ -42,7 +42,7 @@ const DNS = {
   "hexanswer.example.com": ["0x7f000001"],
   "decimalanswer.example.com": ["2130706433"],
   "zoned.example.com": ["fe80::1%eth0"],
-  "localhost": ["127.0.0.1", "::1"],
+  localhost: ["127.0.0.1", "::1"],
   "a.com": ["10.1.2.3"],
   "api.github.com": ["169.254.169.254"],
 };
@@ -297,7 +297,10 @@ describe("http tool: hostile URL corpus", () => {
     const metadata = await refusalOf(source, "http://2852039166/latest/meta-data/");
     assert.match(metadata.message, /the address 169\.254\.169\.254 is cloud metadata .*\(169\.254\.169\.254\/32\); requests may only go to public addresses/);
     const nat64 = await refusalOf(source, "http://nat64.example.com/");
-    assert.match(nat64.message, /the name nat64\.example\.com resolves to 64:ff9b::a9fe:a9fe, which is NAT64 \(64:ff9b::\/96\) carrying 169\.254\.169\.254, which is cloud metadata/);
+    assert.match(
+      nat64.message,
+      /the name nat64\.example\.com resolves to 64:ff9b::a9fe:a9fe, which is NAT64 \(64:ff9b::\/96\) carrying 169\.254\.169\.254, which is cloud metadata/,
+    );
     const second = await refusalOf(source, "http://secondprivate.example.com/");
     assert.match(second.message, /resolves to 10\.0\.0\.1, which is private \(RFC 1918\) \(10\.0\.0\.0\/8\)/);
   });
@@ -314,7 +317,16 @@ describe("http tool: hostile URL corpus", () => {
   });
 
   it("with the test-only loopback allowance, still refuses every range but loopback", async () => {
-    const ranges = ["private (RFC 1918)", "link-local and cloud metadata", "unique-local IPv6", "carrier-grade NAT", "multicast", "documentation (even when allowed)", "NAT64", "6to4 (embedded IPv4)"];
+    const ranges = [
+      "private (RFC 1918)",
+      "link-local and cloud metadata",
+      "unique-local IPv6",
+      "carrier-grade NAT",
+      "multicast",
+      "documentation (even when allowed)",
+      "NAT64",
+      "6to4 (embedded IPv4)",
+    ];
     for (const category of ranges) {
       for (const [url, rule] of CORPUS[category]!) {
         const failure = await refusalOf(loopbackAllowed, url);

@@ -39,7 +39,8 @@ before(async () => {
     "/see-other": (_req, res) => res.writeHead(303, { location: "/echo" }).end(),
     "/keep-post": (_req, res) => res.writeHead(307, { location: "/echo" }).end(),
     "/cross-origin": (_req, res) => res.writeHead(302, { location: `http://other.test.example:${server.port}/echo` }).end(),
-    "/echo": (req, res) => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ method: req.method, headers: req.headers, body: req.body })),
+    "/echo": (req, res) =>
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ method: req.method, headers: req.headers, body: req.body })),
     "/loop": (req, res) => {
       const n = Number(new URL(req.path, "http://x").searchParams.get("n") ?? "0");
       res.writeHead(302, { location: `/loop?n=${n + 1}` }).end();
@@ -132,7 +133,9 @@ describe("http tool: an allowed host on loopback (test-only allowance)", () => {
     await withSource(async (http) => {
       assert.equal(resultOf(await http.call(fetchCall(ALLOW, { url: url("/missing") }))).status, 404);
       assert.equal(resultOf(await http.call(fetchCall(ALLOW, { url: url("/latin1") }))).body, "café");
-      const created = resultOf(await http.call(fetchCall(ALLOW, { url: url("/json"), method: "POST", body: '{"a":1}', headers: { "content-type": "application/json" } })));
+      const created = resultOf(
+        await http.call(fetchCall(ALLOW, { url: url("/json"), method: "POST", body: '{"a":1}', headers: { "content-type": "application/json" } })),
+      );
       assert.equal(created.status, 201);
       assert.equal(server.received.at(-1)!.body, '{"a":1}');
     });
@@ -253,9 +256,14 @@ describe("http tool: redirects", () => {
 
   it("turns a 303 into a GET without a body, keeps the method on 307, and drops credentials across origins", async () => {
     await withSource(async (http) => {
-      const seeOther = JSON.parse(resultOf(await http.call(fetchCall(ALLOW, { url: url("/see-other"), method: "POST", body: "x", headers: { "content-type": "text/plain" } }))).body) as { method: string; body: string; headers: Record<string, string> };
+      const seeOther = JSON.parse(
+        resultOf(await http.call(fetchCall(ALLOW, { url: url("/see-other"), method: "POST", body: "x", headers: { "content-type": "text/plain" } }))).body,
+      ) as { method: string; body: string; headers: Record<string, string> };
       assert.deepEqual([seeOther.method, seeOther.body, seeOther.headers["content-type"]], ["GET", "", undefined]);
-      const kept = JSON.parse(resultOf(await http.call(fetchCall(ALLOW, { url: url("/keep-post"), method: "POST", body: "x" }))).body) as { method: string; body: string };
+      const kept = JSON.parse(resultOf(await http.call(fetchCall(ALLOW, { url: url("/keep-post"), method: "POST", body: "x" }))).body) as {
+        method: string;
+        body: string;
+      };
       assert.deepEqual([kept.method, kept.body], ["POST", "x"]);
       const call = fetchCall(ALLOW, { url: url("/cross-origin"), headers: { authorization: "Bearer t", cookie: "c=1", "x-keep": "k" } });
       const crossed = JSON.parse(resultOf(await http.call(call)).body) as { headers: Record<string, string> };

@@ -104,7 +104,12 @@ export class HttpToolSource implements ToolSource {
   /** Sends the request; never rejects (see `ToolSource.call`). */
   async call(request: ToolCallRequest): Promise<ToolOutcome> {
     if (!isHttpFetch(request.tool)) {
-      return failed(toolFailure("unknown_tool", `This engine has no built-in ${request.tool.group}.${request.tool.name}; its built-in tool source serves only ${HTTP_FETCH_TOOL}.`));
+      return failed(
+        toolFailure(
+          "unknown_tool",
+          `This engine has no built-in ${request.tool.group}.${request.tool.name}; its built-in tool source serves only ${HTTP_FETCH_TOOL}.`,
+        ),
+      );
     }
     const args = parseFetchArgs(request.args);
     if ("code" in args) return failed(args);
@@ -142,7 +147,12 @@ export class HttpToolSource implements ToolSource {
   async #send(args: FetchArgs, call: ToolCallRequest, signal: AbortSignal, sent: KnownSecret[]): Promise<ToolOutcome> {
     const policy: TargetPolicy = { allow: call.tool.http?.allow ?? [], allowLoopback: this.#allowLoopback };
     let { url, method, body } = args;
-    const headers: Record<string, string> = { "user-agent": USER_AGENT, ...args.headers, "idempotency-key": call.idempotencyKey, traceparent: call.traceparent };
+    const headers: Record<string, string> = {
+      "user-agent": USER_AGENT,
+      ...args.headers,
+      "idempotency-key": call.idempotencyKey,
+      traceparent: call.traceparent,
+    };
     let from: string | undefined;
     let credential: InjectedCredential | undefined;
     let renewed = false;
@@ -159,8 +169,17 @@ export class HttpToolSource implements ToolSource {
         if (credential) sent.push(...credential.secrets);
       }
       // Only to the origin the credential was resolved for: a redirect elsewhere goes without it.
-      const outgoing = credential !== undefined && target.url.origin === credential.origin ? injectCredential(credential.secret, headers, target.url) : { headers, url: target.url };
-      const response = await undiciRequest(outgoing.url, { dispatcher: this.#agents.for(address), method, headers: outgoing.headers, ...(body === undefined ? {} : { body }), signal });
+      const outgoing =
+        credential !== undefined && target.url.origin === credential.origin
+          ? injectCredential(credential.secret, headers, target.url)
+          : { headers, url: target.url };
+      const response = await undiciRequest(outgoing.url, {
+        dispatcher: this.#agents.for(address),
+        method,
+        headers: outgoing.headers,
+        ...(body === undefined ? {} : { body }),
+        signal,
+      });
       if (response.statusCode === UNAUTHORIZED && outgoing.headers !== headers) {
         // The credential the vault gave was refused: the request did nothing. If it was renewed
         // while the request was in flight, send it again now with the new one (once); else the
@@ -178,13 +197,25 @@ export class HttpToolSource implements ToolSource {
       if (location === undefined) return this.#read(response, target.url, redirects > 0, signal);
       await response.body.dump({ limit: REDIRECT_BODY_BYTES, signal });
       if (redirects >= this.#maxRedirects) {
-        return failed(refusal(RefusalRule.tooManyRedirects, `${args.url} redirected more than ${this.#maxRedirects} times (the last to ${location}); follow fewer redirects by requesting the final URL directly.`, { url: args.url }));
+        return failed(
+          refusal(
+            RefusalRule.tooManyRedirects,
+            `${args.url} redirected more than ${this.#maxRedirects} times (the last to ${location}); follow fewer redirects by requesting the final URL directly.`,
+            { url: args.url },
+          ),
+        );
       }
       let next: URL;
       try {
         next = new URL(location, target.url);
       } catch {
-        return failed(refusal(RefusalRule.badRedirect, `${target.url.href} answered ${response.statusCode} with the Location ${JSON.stringify(location)}, which is not a URL.`, { url: target.url.href }));
+        return failed(
+          refusal(
+            RefusalRule.badRedirect,
+            `${target.url.href} answered ${response.statusCode} with the Location ${JSON.stringify(location)}, which is not a URL.`,
+            { url: target.url.href },
+          ),
+        );
       }
       ({ method, body } = redirectedRequest(response.statusCode, method, body, headers));
       if (next.origin !== target.url.origin) for (const name of CREDENTIAL_HEADERS) delete headers[name];
@@ -198,7 +229,10 @@ export class HttpToolSource implements ToolSource {
     const found = await resolvePublicAddress(host, { resolver: this.#resolver, allowLoopback: policy.allowLoopback, signal });
     if (found.ok) return found.address;
     if (found.reason === "refused") return addressRefusal(host, found.verdict, host);
-    return toolFailure("network_error", `Could not resolve ${host} (${found.error}); nothing was sent. Check the host name.`, { retryable: true, details: { host } });
+    return toolFailure("network_error", `Could not resolve ${host} (${found.error}); nothing was sent. Check the host name.`, {
+      retryable: true,
+      details: { host },
+    });
   }
 
   /** Reads the body (bounded) into the result the journal records. */
@@ -246,7 +280,12 @@ function isRedirect(status: number): boolean {
 }
 
 /** Method and body after a redirect (Fetch standard): 303, and 301/302 after a POST, become a GET without a body. */
-function redirectedRequest(status: number, method: HttpMethod, body: string | undefined, headers: Record<string, string>): { method: HttpMethod; body: string | undefined } {
+function redirectedRequest(
+  status: number,
+  method: HttpMethod,
+  body: string | undefined,
+  headers: Record<string, string>,
+): { method: HttpMethod; body: string | undefined } {
   const toGet = (status === 303 && method !== "HEAD" && method !== "GET") || ((status === 301 || status === 302) && method === "POST");
   if (!toGet) return { method, body };
   for (const name of BODY_HEADERS) delete headers[name];
@@ -311,7 +350,12 @@ function decode(bytes: Buffer, contentType: string | undefined): string {
 function errorOutcome(error: unknown, args: FetchArgs): ToolOutcome {
   const code = (error as { code?: unknown }).code;
   if (typeof code === "string" && (NOT_SENT_CODES.has(code) || code.startsWith("ERR_SSL_") || code.startsWith("ERR_TLS_"))) {
-    return failed(toolFailure("network_error", `Could not connect for ${args.method} ${args.url} (${describeNetError(error)}); nothing was sent.`, { retryable: true, details: { url: args.url, cause: code } }));
+    return failed(
+      toolFailure("network_error", `Could not connect for ${args.method} ${args.url} (${describeNetError(error)}); nothing was sent.`, {
+        retryable: true,
+        details: { url: args.url, cause: code },
+      }),
+    );
   }
   if (error instanceof TypeError || (error as { name?: unknown }).name === "InvalidArgumentError") {
     return failed(toolFailure("invalid_arguments", `http.fetch: ${describeNetError(error)}`));

@@ -48,9 +48,7 @@ export const FETCH_OUTPUT_SCHEMA: JsonObject = {
   additionalProperties: false,
 };
 
-const DESCRIPTION =
-  "An HTTP request to an allowed host, made by the engine and journaled (replay never sends it again). " +
-  "Scripts call it through `fetch`.";
+const DESCRIPTION = "An HTTP request to an allowed host, made by the engine and journaled (replay never sends it again). " + "Scripts call it through `fetch`.";
 
 /** Whether `tool` is the built-in `http.fetch`. */
 export function isHttpFetch(tool: Pick<PinnedTool, "group" | "name" | "source">): boolean {

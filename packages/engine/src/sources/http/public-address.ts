@@ -35,7 +35,8 @@ export async function resolvePublicAddress(
   if (first === undefined) return { ok: false, reason: "unresolved", host, error: "it has no address" };
   for (const answer of answers) {
     const verdict = classifyAddress(answer);
-    if (!passes(verdict, { allowLoopback: options.allowLoopback === true })) return { ok: false, reason: "refused", host, verdict: verdict as Extract<AddressVerdict, { allowed: false }> };
+    if (!passes(verdict, { allowLoopback: options.allowLoopback === true }))
+      return { ok: false, reason: "refused", host, verdict: verdict as Extract<AddressVerdict, { allowed: false }> };
   }
   return { ok: true, address: first.startsWith("[") ? first.slice(1, -1) : first };
 }

@@ -12,8 +12,7 @@ import { refusal, RefusalRule } from "./refusal.js";
 
 export type TargetCheck =
   /** The URL may be requested; `address` is set when its host is an IP literal (already checked). */
-  | { readonly ok: true; readonly url: URL; readonly host: string; readonly address?: string }
-  | { readonly ok: false; readonly failure: ToolFailure };
+  { readonly ok: true; readonly url: URL; readonly host: string; readonly address?: string } | { readonly ok: false; readonly failure: ToolFailure };
 
 export interface TargetPolicy {
   readonly allow: readonly string[];
@@ -30,8 +29,12 @@ export function checkTarget(raw: string, policy: TargetPolicy): TargetCheck {
   if (raw.length > MAX_URL_CHARS) return refused(RefusalRule.invalidUrl, `the URL is ${raw.length} characters long; at most ${MAX_URL_CHARS} are allowed.`);
   const ambiguous = AMBIGUOUS.exec(raw);
   if (ambiguous) {
-    const what = ambiguous[0] === "\\" ? "a backslash" : `the control or space character U+${ambiguous[0].charCodeAt(0).toString(16).padStart(4, "0").toUpperCase()}`;
-    return refused(RefusalRule.ambiguousUrl, `the URL ${JSON.stringify(clip(raw))} contains ${what}, which URL parsers read differently; percent-encode it (e.g. %5C, %20) or remove it.`);
+    const what =
+      ambiguous[0] === "\\" ? "a backslash" : `the control or space character U+${ambiguous[0].charCodeAt(0).toString(16).padStart(4, "0").toUpperCase()}`;
+    return refused(
+      RefusalRule.ambiguousUrl,
+      `the URL ${JSON.stringify(clip(raw))} contains ${what}, which URL parsers read differently; percent-encode it (e.g. %5C, %20) or remove it.`,
+    );
   }
   let url: URL;
   try {
@@ -43,7 +46,11 @@ export function checkTarget(raw: string, policy: TargetPolicy): TargetCheck {
     return refused(RefusalRule.scheme, `the scheme "${url.protocol.slice(0, -1)}" is not allowed; only http and https are.`);
   }
   if (url.username !== "" || url.password !== "") {
-    return refused(RefusalRule.credentials, `the URL carries a user name or password before "@" (its host is ${url.hostname}); credentials in URLs are refused. Pass them in a header instead.`, { host: url.hostname });
+    return refused(
+      RefusalRule.credentials,
+      `the URL carries a user name or password before "@" (its host is ${url.hostname}); credentials in URLs are refused. Pass them in a header instead.`,
+      { host: url.hostname },
+    );
   }
   const host = stripTrailingDot(url.hostname);
   if (host === "") return refused(RefusalRule.invalidUrl, `the URL ${JSON.stringify(clip(raw))} has no host.`);
@@ -57,7 +64,11 @@ export function checkTarget(raw: string, policy: TargetPolicy): TargetCheck {
   }
   if (!isAllowedHost(host, policy.allow)) {
     const allowed = policy.allow.length === 0 ? "none" : policy.allow.join(", ");
-    return refused(RefusalRule.hostNotAllowed, `the host ${host} is not in the toolset's http allow-list (${allowed}). Use an allowed host, or ask for the toolset's "http": { "allow": [...] } to include it.`, { host });
+    return refused(
+      RefusalRule.hostNotAllowed,
+      `the host ${host} is not in the toolset's http allow-list (${allowed}). Use an allowed host, or ask for the toolset's "http": { "allow": [...] } to include it.`,
+      { host },
+    );
   }
   return literal ? { ok: true, url, host, address: host.startsWith("[") ? host.slice(1, -1) : host } : { ok: true, url, host };
 }

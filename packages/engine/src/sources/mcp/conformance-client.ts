@@ -57,7 +57,11 @@ async function issuerOf(serverUrl: string): Promise<string> {
 async function oauthProvider(scenario: string, serverUrl: string, context: Context): Promise<OAuthClientProvider | undefined> {
   switch (scenario) {
     case "auth/client-credentials-basic":
-      return new ClientCredentialsProvider({ clientId: field(context, "client_id"), clientSecret: field(context, "client_secret"), expectedIssuer: await issuerOf(serverUrl) });
+      return new ClientCredentialsProvider({
+        clientId: field(context, "client_id"),
+        clientSecret: field(context, "client_secret"),
+        expectedIssuer: await issuerOf(serverUrl),
+      });
     case "auth/client-credentials-jwt":
       return new PrivateKeyJwtProvider({
         clientId: field(context, "client_id"),

@@ -41,7 +41,12 @@ export class CrossAppAccessProvider implements OAuthClientProvider {
   }
 
   get clientMetadata(): OAuthClientMetadata {
-    return { client_name: "tapedeck-conformance-cross-app", redirect_uris: [], grant_types: [GRANT.jwtBearer], token_endpoint_auth_method: "client_secret_basic" };
+    return {
+      client_name: "tapedeck-conformance-cross-app",
+      redirect_uris: [],
+      grant_types: [GRANT.jwtBearer],
+      token_endpoint_auth_method: "client_secret_basic",
+    };
   }
 
   clientInformation(): OAuthClientInformation {
@@ -100,7 +105,9 @@ export class CrossAppAccessProvider implements OAuthClientProvider {
     });
     const body = (await response.json()) as { access_token?: unknown; error?: unknown; error_description?: unknown };
     if (!response.ok || typeof body.access_token !== "string") {
-      throw new Error(`the identity provider refused the token exchange (HTTP ${response.status}): ${JSON.stringify(body.error_description ?? body.error ?? "no access_token")}`);
+      throw new Error(
+        `the identity provider refused the token exchange (HTTP ${response.status}): ${JSON.stringify(body.error_description ?? body.error ?? "no access_token")}`,
+      );
     }
     return body.access_token;
   }

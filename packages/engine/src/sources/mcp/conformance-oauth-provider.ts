@@ -93,7 +93,8 @@ export class ConformanceOAuthProvider implements OAuthClientProvider {
     await response.body?.cancel();
     const location = response.headers.get("location");
     const code = location === null ? null : new URL(location).searchParams.get("code");
-    if (code === null) throw new Error(`the authorization server at ${authorizationUrl.origin} answered ${response.status} without redirecting back with a code`);
+    if (code === null)
+      throw new Error(`the authorization server at ${authorizationUrl.origin} answered ${response.status} without redirecting back with a code`);
     this.#authorizationCode = code;
   }
 

@@ -19,7 +19,11 @@ const SUITE_LIMIT_MS = 150_000;
 
 function runSuite(outputDir: string): Promise<{ code: number | null; output: string; timedOut: boolean }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["scripts/conformance/run.mjs", "--output-dir", outputDir], { cwd: ROOT, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, ["scripts/conformance/run.mjs", "--output-dir", outputDir], {
+      cwd: ROOT,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let output = "";
     let timedOut = false;
     child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));

@@ -49,7 +49,10 @@ export function guardedFetch(guard: McpAddressGuard, label: string): FetchLike {
     let found = pinned.get(host);
     if (!found) {
       found = resolvePublicAddress(host, { resolver, signal: AbortSignal.timeout(RESOLVE_TIMEOUT_MS), allowLoopback: guard.allowLoopback }).then((address) => {
-        if (!address.ok) throw address.reason === "refused" ? new McpAddressRefusedError(refusalText(label, address)) : new Error(`cannot resolve ${address.host}: ${address.error}`);
+        if (!address.ok)
+          throw address.reason === "refused"
+            ? new McpAddressRefusedError(refusalText(label, address))
+            : new Error(`cannot resolve ${address.host}: ${address.error}`);
         return guard.agents.for(address.address);
       });
       // A failed lookup is not kept: the next request (a reconnect) looks again.
@@ -67,7 +70,10 @@ export function guardedFetch(guard: McpAddressGuard, label: string): FetchLike {
 }
 
 function refusalText(label: string, found: Extract<PublicAddress, { reason: "refused" }>): string {
-  const where = found.host === found.verdict.address ? `${found.host} is an address in a range` : `${found.host} resolves to ${found.verdict.address}, an address in a range`;
+  const where =
+    found.host === found.verdict.address
+      ? `${found.host} is an address in a range`
+      : `${found.host} resolves to ${found.verdict.address}, an address in a range`;
   return (
     `MCP server ${label}: ${where} the server does not connect to for tenants (${found.verdict.range}). ` +
     `The toolset was registered with a key limited to a namespace or labels, so its MCP servers are reached only at public addresses. ` +

@@ -56,7 +56,10 @@ describe("MCP server addresses of a tenant's toolset", () => {
         assert.equal(end.status, "completed");
         const output = end.status === "completed" ? (end.output as { code: string; message: string }) : { code: "", message: "" };
         assert.equal(output.code, "refused");
-        assert.match(output.message, /^MCP server fx: mcp\.rebind\.test resolves to 169\.254\.169\.254, an address in a range the server does not connect to for tenants \(cloud metadata/);
+        assert.match(
+          output.message,
+          /^MCP server fx: mcp\.rebind\.test resolves to 169\.254\.169\.254, an address in a range the server does not connect to for tenants \(cloud metadata/,
+        );
         assert.equal(fixture.requests, before, "nothing reached the server after the name was rebound");
       } finally {
         await engine.close();
@@ -74,7 +77,10 @@ describe("MCP server addresses of a tenant's toolset", () => {
     try {
       for (const [url, range] of [
         [fixture.url, /127\.0\.0\.1 is an address in a range the server does not connect to for tenants \(loopback\)/],
-        [`http://localhost:${port}/mcp`, /localhost resolves to (127\.0\.0\.1|::1), an address in a range the server does not connect to for tenants \(loopback\)/],
+        [
+          `http://localhost:${port}/mcp`,
+          /localhost resolves to (127\.0\.0\.1|::1), an address in a range the server does not connect to for tenants \(loopback\)/,
+        ],
         [`http://[::ffff:127.0.0.1]:${port}/mcp`, /::ffff:7f00:1 is an address in a range .*carrying 127\.0\.0\.1, which is loopback/],
         ["http://169.254.169.254/mcp", /cloud metadata/],
         ["http://10.1.2.3:8080/mcp", /private \(RFC 1918\)/],

@@ -71,7 +71,11 @@ export class McpCredentialRefusedError extends McpUnauthorizedError {
  * A `fetch` that sends a vault credential's headers on every request (over the recipe's: the
  * vault's credential wins, as for `http`) and fails with `McpCredentialRefusedError` on a 401.
  */
-export function vaultFetch(credential: { readonly name: string; readonly headers: Readonly<Record<string, string>> }, label: string, base: FetchLike = fetch): FetchLike {
+export function vaultFetch(
+  credential: { readonly name: string; readonly headers: Readonly<Record<string, string>> },
+  label: string,
+  base: FetchLike = fetch,
+): FetchLike {
   return async (url, init) => {
     const headers = new Headers(init?.headers);
     for (const [name, value] of Object.entries(credential.headers)) headers.set(name, value);

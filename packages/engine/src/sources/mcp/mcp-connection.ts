@@ -135,7 +135,8 @@ export class McpConnection {
     if (!("url" in recipe) && (options.auth ?? options.authProvider)) {
       throw new Error(`MCP server ${label}: auth and authProvider apply to Streamable HTTP servers (url), not to stdio servers (command).`);
     }
-    if (options.vaultCredential && (options.auth ?? options.authProvider)) throw new Error(`MCP server ${label}: a vault credential cannot be combined with auth or authProvider.`);
+    if (options.vaultCredential && (options.auth ?? options.authProvider))
+      throw new Error(`MCP server ${label}: a vault credential cannot be combined with auth or authProvider.`);
   }
 
   /** Every tool the server lists, all pages, read now; it becomes the connection's `currentTools()`. */
@@ -169,7 +170,8 @@ export class McpConnection {
       } while (cursor);
     } catch (error) {
       // Kept for the connection: a server that cannot list its tools is not asked again per call.
-      if (error instanceof McpError && error.code === (ErrorCode.ConnectionClosed as number)) throw new Error(await this.#explain(`${error.message} while listing the tools`, stderr));
+      if (error instanceof McpError && error.code === (ErrorCode.ConnectionClosed as number))
+        throw new Error(await this.#explain(`${error.message} while listing the tools`, stderr));
       throw error;
     }
     return tools;
@@ -197,8 +199,14 @@ export class McpConnection {
         this.#overflowed = false;
         const stderr = this.#stderr;
         this.forget();
-        if (overflowed) throw new McpResultTooLargeError(`${this.label} sent a message larger than the stdio transport accepts (${STDIO_MAX_MESSAGE_BYTES} bytes)`);
-        throw new McpInterruptedError(await this.#explain(`the connection to ${this.label} closed during the call${this.#corrupted ? " (it wrote something that is not JSON-RPC)" : ""}`, stderr));
+        if (overflowed)
+          throw new McpResultTooLargeError(`${this.label} sent a message larger than the stdio transport accepts (${STDIO_MAX_MESSAGE_BYTES} bytes)`);
+        throw new McpInterruptedError(
+          await this.#explain(
+            `the connection to ${this.label} closed during the call${this.#corrupted ? " (it wrote something that is not JSON-RPC)" : ""}`,
+            stderr,
+          ),
+        );
       }
       if (error instanceof McpError || isAuthorizationError(error) || error instanceof McpAddressRefusedError) throw error;
       // Transport failures (a refused connection, a reset socket, an answer that is not JSON-RPC) carry no answer.
@@ -320,11 +328,20 @@ export class McpConnection {
     void stderr.settled().then(() => log(stderr.explain(`MCP server ${this.label} (stdio) stopped`)));
   }
 
-  private httpTransport(recipe: { readonly url: string; readonly headers?: Readonly<Record<string, string>> }, env: NodeJS.ProcessEnv): StreamableHTTPClientTransport {
+  private httpTransport(
+    recipe: { readonly url: string; readonly headers?: Readonly<Record<string, string>> },
+    env: NodeJS.ProcessEnv,
+  ): StreamableHTTPClientTransport {
     // A fetch per connection: a guarded one resolves the server's host again for each connection.
     const base: FetchLike = this.options.addressGuard ? guardedFetch(this.options.addressGuard, this.label) : fetch;
     const { auth, vaultCredential } = this.options;
-    const wrapped = auth ? bearerFetch(auth, this.label, base) : vaultCredential ? vaultFetch(vaultCredential, this.label, base) : this.options.addressGuard ? base : undefined;
+    const wrapped = auth
+      ? bearerFetch(auth, this.label, base)
+      : vaultCredential
+        ? vaultFetch(vaultCredential, this.label, base)
+        : this.options.addressGuard
+          ? base
+          : undefined;
     this.#httpTransport = new StreamableHTTPClientTransport(new URL(vaultCredential?.url ?? recipe.url), {
       requestInit: { headers: expandReferences(recipe.headers, env, `${this.label}.headers`) },
       ...(wrapped ? { fetch: wrapped } : {}),

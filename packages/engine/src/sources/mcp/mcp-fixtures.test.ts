@@ -91,7 +91,9 @@ describe("MCP calls against fixture servers", () => {
   });
 
   it("a server that dies mid-call interrupts it: at_most_once → outcomeUnknown; retry reconnects and re-sends", async () => {
-    const once = await run(stdio(), `export default async () => { try { await fx.drop({}); } catch (e) { return (e as ToolError).code; } };`, { policies: { "fx.drop": { onInterruption: "at_most_once" } } });
+    const once = await run(stdio(), `export default async () => { try { await fx.drop({}); } catch (e) { return (e as ToolError).code; } };`, {
+      policies: { "fx.drop": { onInterruption: "at_most_once" } },
+    });
     assert.equal(output(once.end), "outcomeUnknown");
     const retried = await run(stdio(), `export default async () => { try { await fx.drop({}); } catch (e) { return (e as ToolError).code; } };`);
     assert.equal(output(retried.end), "too_many_attempts");
@@ -101,7 +103,10 @@ describe("MCP calls against fixture servers", () => {
   it("a result over the recorded-value limit is refused with result_too_large (HTTP, 50 MiB)", async () => {
     const fixture = await startHttpFixture();
     try {
-      const { end } = await run({ url: fixture.url }, `export default async () => { try { await fx.huge({ mb: 50 }); } catch (e) { return (e as ToolError).code; } };`);
+      const { end } = await run(
+        { url: fixture.url },
+        `export default async () => { try { await fx.huge({ mb: 50 }); } catch (e) { return (e as ToolError).code; } };`,
+      );
       assert.equal(output(end), "result_too_large");
     } finally {
       await fixture.close();
@@ -112,12 +117,18 @@ describe("MCP calls against fixture servers", () => {
     const mcp = new McpToolSource();
     const t = await testEngine({ mcp });
     try {
-      const { toolset, declarations } = await t.engine.registerToolset({ mcpServers: { fx: { ...stdio("--many", "30", "--page", "7", "--names", "list-items"), prefix: "p_" } } });
+      const { toolset, declarations } = await t.engine.registerToolset({
+        mcpServers: { fx: { ...stdio("--many", "30", "--page", "7", "--names", "list-items"), prefix: "p_" } },
+      });
       const names = toolset.tools.map((tool) => tool.name);
       assert.ok(names.includes("p_op_29") && names.includes("p_op_0") && names.includes("p_echo"));
       assert.ok(names.includes("p_list-items"));
       assert.match(declarations.typescript, /"p_list-items"\(args: /);
-      const { end } = await runScript(t.engine, { mcpServers: { fx: { ...stdio("--many", "30", "--page", "7", "--names", "list-items"), prefix: "p_" } } }, `import { fx } from "tapedeck:tools";\nexport default async () => fx["p_list-items"]({ text: "quoted" });`);
+      const { end } = await runScript(
+        t.engine,
+        { mcpServers: { fx: { ...stdio("--many", "30", "--page", "7", "--names", "list-items"), prefix: "p_" } } },
+        `import { fx } from "tapedeck:tools";\nexport default async () => fx["p_list-items"]({ text: "quoted" });`,
+      );
       assert.equal(end.status, "completed", JSON.stringify(end));
     } finally {
       await t.cleanup();
@@ -234,7 +245,10 @@ describe("MCP auth for expiring tokens", () => {
 
 describe("oversized results over stdio", () => {
   it("a result past the stdio transport's buffer is refused as result_too_large, not retried", async () => {
-    const { end, journal } = await run(stdio(), `export default async () => { try { await fx.huge({ mb: 11 }); } catch (e) { return (e as ToolError).code; } };`);
+    const { end, journal } = await run(
+      stdio(),
+      `export default async () => { try { await fx.huge({ mb: 11 }); } catch (e) { return (e as ToolError).code; } };`,
+    );
     assert.equal(output(end), "result_too_large");
     assert.equal(journal.filter((e) => e.kind === "call.attempt").length, 0);
   });

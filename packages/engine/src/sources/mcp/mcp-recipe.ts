@@ -10,7 +10,8 @@ import { sha256Hex } from "../../util/ids.js";
 export function recipeOf(spec: McpServerSpec, addresses: "any" | "public" = "any"): McpServerRecipe {
   const info = spec.clientInfo ? { clientInfo: { name: spec.clientInfo.name, version: spec.clientInfo.version } } : {};
   const rule = addresses === "public" ? { addresses } : {};
-  if ("url" in spec) return { url: spec.url, ...(spec.headers ? { headers: spec.headers } : {}), ...(spec.credential ? { credential: spec.credential } : {}), ...rule, ...info };
+  if ("url" in spec)
+    return { url: spec.url, ...(spec.headers ? { headers: spec.headers } : {}), ...(spec.credential ? { credential: spec.credential } : {}), ...rule, ...info };
   return { command: spec.command, args: spec.args ?? [], ...(spec.env ? { env: spec.env } : {}), ...(spec.cwd ? { cwd: spec.cwd } : {}), ...info };
 }
 

@@ -35,13 +35,26 @@ describe("MCP tool schema changes", () => {
       const pause = await t.engine.settled(t.runId);
       assert.equal(pause?.status, "waiting");
       const waits = pause?.status === "waiting" ? pause.waits : [];
-      assert.deepEqual(waits.map((w) => [w.kind, w.seq, "reason" in w ? w.reason : ""]), [["parked", 2, "tool.schema_changed"]]);
+      assert.deepEqual(
+        waits.map((w) => [w.kind, w.seq, "reason" in w ? w.reason : ""]),
+        [["parked", 2, "tool.schema_changed"]],
+      );
       assert.match("message" in waits[0]! ? waits[0].message : "", /fx\.echo is no longer offered by its MCP server/);
-      assert.deepEqual(t.events.filter((e) => e.type === "tool.schema_changed").map((e) => ("wait" in e ? e.wait.seq : 0)), [2]);
-      assert.deepEqual((await t.engine.pendingDecisions()).map((d) => [d.runId, d.seq, d.kind]), [[t.runId, 2, "parked"]]);
+      assert.deepEqual(
+        t.events.filter((e) => e.type === "tool.schema_changed").map((e) => ("wait" in e ? e.wait.seq : 0)),
+        [2],
+      );
+      assert.deepEqual(
+        (await t.engine.pendingDecisions()).map((d) => [d.runId, d.seq, d.kind]),
+        [[t.runId, 2, "parked"]],
+      );
       await t.engine.reject(t.runId, 2, { reason: "the tool is gone" });
       const end = await t.end;
-      assert.deepEqual(end, { status: "completed", output: "schema_changed: The call to fx.echo was held back because its tool's schema changed, and the harness rejected it: the tool is gone. It was not sent." });
+      assert.deepEqual(end, {
+        status: "completed",
+        output:
+          "schema_changed: The call to fx.echo was held back because its tool's schema changed, and the harness rejected it: the tool is gone. It was not sent.",
+      });
       const kinds = (await t.engine.journal(t.runId)).map((e) => e.kind);
       assert.deepEqual(kinds.slice(3), ["call.scheduled", "call.parked", "call.decided", "call.failed", "run.completed"]);
     } finally {
@@ -72,7 +85,10 @@ describe("MCP tool schema changes", () => {
     await t.engine.close();
     const engine = await t.reopen({ mcp: new McpToolSource() });
     try {
-      assert.deepEqual((await engine.pendingDecisions()).map((d) => [d.seq, d.kind]), [[2, "parked"]]);
+      assert.deepEqual(
+        (await engine.pendingDecisions()).map((d) => [d.seq, d.kind]),
+        [[2, "parked"]],
+      );
       await engine.reject(t.runId, 2);
       assert.deepEqual(await engine.end(t.runId), { status: "completed", output: "schema_changed" });
     } finally {
@@ -111,7 +127,10 @@ describe("MCP tool schema changes seen by a new connection", () => {
     const { client } = connection;
     try {
       for (const change of edits) {
-        const result = "remove" in change ? await client.callTool({ name: "remove_tool", arguments: { name: change.remove } }) : await client.callTool({ name: "add_tool", arguments: { name: change.add, requires: change.requires ?? [], hang: change.hang ?? false } });
+        const result =
+          "remove" in change
+            ? await client.callTool({ name: "remove_tool", arguments: { name: change.remove } })
+            : await client.callTool({ name: "add_tool", arguments: { name: change.add, requires: change.requires ?? [], hang: change.hang ?? false } });
         assert.notEqual(result.isError, true, JSON.stringify(result));
       }
     } finally {
@@ -137,7 +156,13 @@ describe("MCP tool schema changes seen by a new connection", () => {
     return started.runId;
   }
 
-  const waitsOf = (pause: unknown) => ((pause as { status?: string; waits?: { kind: string; seq: number; reason?: string; message?: string }[] }).waits ?? []).map((w) => [w.kind, w.seq, w.reason ?? "", w.message ?? ""]);
+  const waitsOf = (pause: unknown) =>
+    ((pause as { status?: string; waits?: { kind: string; seq: number; reason?: string; message?: string }[] }).waits ?? []).map((w) => [
+      w.kind,
+      w.seq,
+      w.reason ?? "",
+      w.message ?? "",
+    ]);
 
   it("a run woken in a new engine after its tool's schema changed during the wait parks the call (tool.schema_changed) instead of sending it", async () => {
     await withHttpFixture(async (fixture, t) => {
@@ -155,9 +180,15 @@ describe("MCP tool schema changes seen by a new connection", () => {
         const [wait] = waitsOf(pause);
         assert.deepEqual(wait?.slice(0, 3), ["parked", 2, "tool.schema_changed"]);
         assert.match(String(wait?.[3]), /^The input schema of fx\.echo changed on its MCP server and the call's arguments no longer fit it: .*lang/);
-        assert.deepEqual(events.filter((e) => e.type === "tool.schema_changed").map((e) => ("wait" in e ? e.wait.seq : 0)), [2]);
+        assert.deepEqual(
+          events.filter((e) => e.type === "tool.schema_changed").map((e) => ("wait" in e ? e.wait.seq : 0)),
+          [2],
+        );
         assert.equal(fixture.callsOf("echo"), 0, "the call was not sent");
-        assert.deepEqual((await engine.journal(runId)).slice(-2).map((e) => e.kind), ["call.scheduled", "call.parked"]);
+        assert.deepEqual(
+          (await engine.journal(runId)).slice(-2).map((e) => e.kind),
+          ["call.scheduled", "call.parked"],
+        );
       } finally {
         await engine.close();
       }
@@ -166,7 +197,11 @@ describe("MCP tool schema changes seen by a new connection", () => {
 
   it("a call the engine's stop interrupted is checked when it is sent again after the restart (retry): its tool is gone, so it is parked", async () => {
     await withHttpFixture(async (fixture, t) => {
-      const runId = await startOn(t, fixture.url, `export default async () => { try { return await fx.hang({}); } catch (e) { return (e as ToolError).code; } };`);
+      const runId = await startOn(
+        t,
+        fixture.url,
+        `export default async () => { try { return await fx.hang({}); } catch (e) { return (e as ToolError).code; } };`,
+      );
       await fixture.calls("hang", 1);
       await t.engine.close();
       await edit(fixture.url, { remove: "hang" });
@@ -175,10 +210,16 @@ describe("MCP tool schema changes seen by a new connection", () => {
         const [resumed] = await engine.resume(runId);
         assert.ok(resumed);
         const pause = await engine.settled(runId);
-        assert.deepEqual(waitsOf(pause).map((w) => w.slice(0, 3)), [["parked", 1, "tool.schema_changed"]]);
+        assert.deepEqual(
+          waitsOf(pause).map((w) => w.slice(0, 3)),
+          [["parked", 1, "tool.schema_changed"]],
+        );
         assert.match(String(waitsOf(pause)[0]?.[3]), /fx\.hang is no longer offered by its MCP server/);
         const journal = await engine.journal(runId);
-        assert.deepEqual(journal.slice(-2).map((e) => e.kind), ["call.attempt", "call.parked"]);
+        assert.deepEqual(
+          journal.slice(-2).map((e) => e.kind),
+          ["call.attempt", "call.parked"],
+        );
         await engine.reject(runId, 1);
         assert.deepEqual(await engine.end(runId), { status: "completed", output: "schema_changed" });
       } finally {
@@ -190,11 +231,21 @@ describe("MCP tool schema changes seen by a new connection", () => {
   it("a call interrupted in this process is checked again on the new connection its retry makes", async () => {
     await withHttpFixture(async (fixture, t) => {
       // drop({ vanish }) takes itself off the list, then cuts the connection: the retry finds it gone.
-      const runId = await startOn(t, fixture.url, `export default async () => { try { return await fx.drop({ stage: "before-response", vanish: true }); } catch (e) { return (e as ToolError).code; } };`);
+      const runId = await startOn(
+        t,
+        fixture.url,
+        `export default async () => { try { return await fx.drop({ stage: "before-response", vanish: true }); } catch (e) { return (e as ToolError).code; } };`,
+      );
       const pause = await t.engine.settled(runId);
-      assert.deepEqual(waitsOf(pause).map((w) => w.slice(0, 3)), [["parked", 1, "tool.schema_changed"]]);
+      assert.deepEqual(
+        waitsOf(pause).map((w) => w.slice(0, 3)),
+        [["parked", 1, "tool.schema_changed"]],
+      );
       const journal = await t.engine.journal(runId);
-      assert.deepEqual(journal.slice(-2).map((e) => e.kind), ["call.attempt", "call.parked"]);
+      assert.deepEqual(
+        journal.slice(-2).map((e) => e.kind),
+        ["call.attempt", "call.parked"],
+      );
       await fixture.calls("drop", 1);
     });
   });
@@ -208,7 +259,10 @@ describe("MCP tool schema changes seen by a new connection", () => {
       const second = await t.reopen({ mcp: new McpToolSource() });
       try {
         await second.signal(runId, "go", null);
-        assert.deepEqual(waitsOf(await second.settled(runId)).map((w) => w.slice(0, 3)), [["parked", 2, "tool.schema_changed"]]);
+        assert.deepEqual(
+          waitsOf(await second.settled(runId)).map((w) => w.slice(0, 3)),
+          [["parked", 2, "tool.schema_changed"]],
+        );
         await second.approve(runId, 2);
         await fixture.calls("hang", 1);
       } finally {
@@ -249,7 +303,10 @@ describe("MCP tool schema changes seen by a new connection", () => {
       }
       const third = await t.reopen({ mcp: new McpToolSource() });
       try {
-        const started = await third.start({ toolset: (await third.listRuns({ limit: 1 }))[0]!.toolsetId, source: `import { fx } from "tapedeck:tools";\n${script}` });
+        const started = await third.start({
+          toolset: (await third.listRuns({ limit: 1 }))[0]!.toolsetId,
+          source: `import { fx } from "tapedeck:tools";\n${script}`,
+        });
         if (started.kind !== "started") throw new Error("refused");
         assert.deepEqual(await started.end, { status: "completed", output: 10 });
         assert.equal(fixture.lists, 3, "a new engine's first connection reads the list once");

@@ -33,10 +33,16 @@ describe("a stdio MCP server's stderr", () => {
         (e: unknown) => e,
       );
       assert.ok(error instanceof EngineError && error.code === "invalid_toolset", String(error));
-      assert.match(error.message, /^mcpServers\.fs: cannot list the server's tools: .*Connection closed\. The server's last stderr lines:\n {2}Warning: Cannot access directory .*no-such-directory, skipping\n {2}Error: None of the specified directories are accessible\. Check the server/);
+      assert.match(
+        error.message,
+        /^mcpServers\.fs: cannot list the server's tools: .*Connection closed\. The server's last stderr lines:\n {2}Warning: Cannot access directory .*no-such-directory, skipping\n {2}Error: None of the specified directories are accessible\. Check the server/,
+      );
       const reported = events.flatMap((e) => (e.type === "engine.error" && e.error instanceof Error ? [e.error.message] : []));
       assert.equal(reported.length, 1, JSON.stringify(reported));
-      assert.match(reported[0]!, /^MCP server fs \(stdio\) stopped\. The server's last stderr lines:\n.*\n {2}Error: None of the specified directories are accessible$/);
+      assert.match(
+        reported[0]!,
+        /^MCP server fs \(stdio\) stopped\. The server's last stderr lines:\n.*\n {2}Error: None of the specified directories are accessible$/,
+      );
     } finally {
       await t.cleanup();
     }
@@ -48,11 +54,17 @@ describe("a stdio MCP server's stderr", () => {
     const t = await testEngine({ mcp: new McpToolSource({ log: (message) => logged.push(message) }) });
     try {
       const spec = {
-        mcpServers: { fx: { command: process.execPath, args: [STDIO_MAIN, "--misbehave", "stderr-exit"], env: { FIXTURE_DATABASE_URL: "${TAPEDECK_TEST_STDERR_DB_URL}" } } },
+        mcpServers: {
+          fx: { command: process.execPath, args: [STDIO_MAIN, "--misbehave", "stderr-exit"], env: { FIXTURE_DATABASE_URL: "${TAPEDECK_TEST_STDERR_DB_URL}" } },
+        },
         policies: { "fx.echo": { onInterruption: "at_most_once" as const } },
       };
-      const { runId, end } = await runScript(t.engine, spec, `import { fx, ToolError } from "tapedeck:tools";
-        export default async () => { try { return await fx.echo({ text: "x" }); } catch (e) { return (e as ToolError).code + ": " + (e as ToolError).message; } };`);
+      const { runId, end } = await runScript(
+        t.engine,
+        spec,
+        `import { fx, ToolError } from "tapedeck:tools";
+        export default async () => { try { return await fx.echo({ text: "x" }); } catch (e) { return (e as ToolError).code + ": " + (e as ToolError).message; } };`,
+      );
       assert.equal(end.status, "completed");
       const message = end.status === "completed" && typeof end.output === "string" ? end.output : "";
       assert.match(message, /^outcomeUnknown: The call was interrupted \(the connection to fx closed during the call\. The server's last stderr lines:\n/);
@@ -63,7 +75,10 @@ describe("a stdio MCP server's stderr", () => {
       assert.ok(!message.includes("hunter2"), "the secret the server was given is redacted");
       assert.ok(!JSON.stringify(await t.engine.journal(runId)).includes("hunter2"), "the journal holds no secret");
       assert.equal(logged.length, 1, JSON.stringify(logged));
-      assert.match(logged[0]!, /^MCP server fx \(stdio\) stopped\. The server's last stderr lines:\n(.*\n){11} {2}fixture: cannot reach the database at \[redacted: secret\]; giving up$/);
+      assert.match(
+        logged[0]!,
+        /^MCP server fx \(stdio\) stopped\. The server's last stderr lines:\n(.*\n){11} {2}fixture: cannot reach the database at \[redacted: secret\]; giving up$/,
+      );
     } finally {
       delete process.env.TAPEDECK_TEST_STDERR_DB_URL;
       await t.cleanup();

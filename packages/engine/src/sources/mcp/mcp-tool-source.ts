@@ -22,7 +22,9 @@ const CREDENTIAL_CONNECTIONS_KEPT = 32;
 
 /** Identifies a credential's value in memory (never stored): connections are per value. */
 function credentialDigest(credential: InjectedCredential): string {
-  return createHash("sha256").update(JSON.stringify([credential.name, credential.secret])).digest("base64url");
+  return createHash("sha256")
+    .update(JSON.stringify([credential.name, credential.secret]))
+    .digest("base64url");
 }
 
 /** The `_meta` key that carries a call's idempotency key to MCP servers. */
@@ -132,10 +134,16 @@ export class McpToolSource implements ToolSource {
     return this.options.credentials(runId, url.hostname, url.origin, recipe.credential);
   }
 
-  async #call(request: ToolCallRequest, remote: { readonly server: string; readonly name: string }, credential: InjectedCredential | undefined): Promise<ToolOutcome> {
+  async #call(
+    request: ToolCallRequest,
+    remote: { readonly server: string; readonly name: string },
+    credential: InjectedCredential | undefined,
+  ): Promise<ToolOutcome> {
     const meta = { [IDEMPOTENCY_META_KEY]: request.idempotencyKey, traceparent: request.traceparent };
     try {
-      const connection = credential ? this.#credentialConnection(remote.server, request.tool.group, credential) : this.connection(remote.server, request.tool.group);
+      const connection = credential
+        ? this.#credentialConnection(remote.server, request.tool.group, credential)
+        : this.connection(remote.server, request.tool.group);
       const changed = request.schemaChangeApproved === true ? undefined : await this.#schemaChange(connection, request, remote.name);
       if (changed) return { kind: "park", park: changed };
       const result = await connection.callTool(remote.name, request.args, meta, request.tool.policy.timeoutMs ?? DEFAULT_TIMEOUT_MS, request.signal);
@@ -152,7 +160,10 @@ export class McpToolSource implements ToolSource {
         return { kind: "failure", failure: toolFailure("result_too_large", `${error.message}. Ask the tool for less (a page, a filter, fewer fields).`) };
       }
       if (error instanceof McpError && error.code === (ErrorCode.RequestTimeout as number)) {
-        return { kind: "failure", failure: toolFailure("timeout", `${request.tool.group}.${request.tool.name} did not answer in time: ${error.message}`, { retryable: true }) };
+        return {
+          kind: "failure",
+          failure: toolFailure("timeout", `${request.tool.group}.${request.tool.name} did not answer in time: ${error.message}`, { retryable: true }),
+        };
       }
       const path = `${request.tool.group}.${request.tool.name}`;
       if (error instanceof McpError && error.code === (ErrorCode.InvalidParams as number) && error.message.includes("Invalid tools/call result")) {

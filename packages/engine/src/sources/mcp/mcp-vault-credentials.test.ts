@@ -20,7 +20,6 @@ const STALE = "mcp_vault_stale_2c9e51";
 const FRESH = "mcp_vault_fresh_a40b6d";
 const ALICE = "mcp_vault_alice_e3f8c2";
 
-
 /**
  * What each test here starts from: an HTTP fixture that takes one bearer at a time (`accept`),
  * an engine with a vault, and a toolset of the fixture registered with the recipe's own header
@@ -36,7 +35,11 @@ async function withVaultMcp(
   const t = await testEngine();
   const engine = await t.reopen({ masterKeyFile: join(t.dataDir, "master.key") });
   try {
-    const server = { url: fixture.url, headers: { Authorization: "Bearer ${TAPEDECK_TEST_MCP_REGISTRATION}" }, ...(credential === undefined ? {} : { credential }) };
+    const server = {
+      url: fixture.url,
+      headers: { Authorization: "Bearer ${TAPEDECK_TEST_MCP_REGISTRATION}" },
+      ...(credential === undefined ? {} : { credential }),
+    };
     const { id } = await engine.registerToolset({ mcpServers: { fx: server } });
     await body({ engine, id, dataDir: t.dataDir, fixture, accept: (token) => (valid = token) });
   } finally {
@@ -53,7 +56,10 @@ describe("vault credentials on MCP connections", () => {
       const scope = { kind: "toolset", toolsetId: id } as const;
       await engine.credentials.set({ name: "FX", scope, hosts: ["127.0.0.1"], secret: { kind: "bearer", token: STALE } });
       accept(FRESH);
-      const started = await engine.start({ toolset: id, source: `import { fx } from "tapedeck:tools";\nexport default async () => fx.effects({ op: "charge" });` });
+      const started = await engine.start({
+        toolset: id,
+        source: `import { fx } from "tapedeck:tools";\nexport default async () => fx.effects({ op: "charge" });`,
+      });
       assert.equal(started.kind, "started");
       if (started.kind !== "started") return;
       const parked = await engine.settled(started.runId);
@@ -65,7 +71,11 @@ describe("vault credentials on MCP connections", () => {
       const end = await engine.settled(started.runId, { next: true });
       assert.equal(end?.status, "completed");
       const log = fixture.state.effectsLog();
-      assert.deepEqual(log.keys.map((k) => [k.key, k.attempts]), [[`${started.runId}/1`, 1]], "the refused send never reached the tool; the renewed one did, once");
+      assert.deepEqual(
+        log.keys.map((k) => [k.key, k.attempts]),
+        [[`${started.runId}/1`, 1]],
+        "the refused send never reached the tool; the renewed one did, once",
+      );
       assert.equal(log.count, 1);
       assert.deepEqual(await findSecrets(engine, dataDir, [STALE, FRESH, REGISTRATION]), []);
     }));
@@ -73,9 +83,18 @@ describe("vault credentials on MCP connections", () => {
   it("an end user's credential is sent for that user's runs only; other runs use the toolset's", () =>
     withVaultMcp("FX", async ({ engine, id, dataDir, accept }) => {
       await engine.credentials.set({ name: "FX", scope: { kind: "toolset", toolsetId: id }, hosts: ["127.0.0.1"], secret: { kind: "bearer", token: FRESH } });
-      await engine.credentials.set({ name: "FX", scope: { kind: "namespace", toolsetId: id, namespace: "alice" }, hosts: ["127.0.0.1"], secret: { kind: "bearer", token: ALICE } });
+      await engine.credentials.set({
+        name: "FX",
+        scope: { kind: "namespace", toolsetId: id, namespace: "alice" },
+        hosts: ["127.0.0.1"],
+        secret: { kind: "bearer", token: ALICE },
+      });
       const run = async (namespace?: string) => {
-        const started = await engine.start({ toolset: id, source: `import { fx } from "tapedeck:tools";\nexport default async () => fx.echo({ text: "hi" });`, ...(namespace ? { namespace } : {}) });
+        const started = await engine.start({
+          toolset: id,
+          source: `import { fx } from "tapedeck:tools";\nexport default async () => fx.echo({ text: "hi" });`,
+          ...(namespace ? { namespace } : {}),
+        });
         assert.equal(started.kind, "started");
         return started.kind === "started" ? engine.settled(started.runId) : undefined;
       };
@@ -93,8 +112,17 @@ describe("vault credentials on MCP connections", () => {
   it("a server whose recipe names no credential keeps its own headers, whatever the vault holds for its host", () =>
     withVaultMcp(undefined, async ({ engine, id }) => {
       // Two fetch credentials for the same host (read and write): a server that names neither takes neither.
-      for (const name of ["READ", "WRITE"]) await engine.credentials.set({ name, scope: { kind: "toolset", toolsetId: id }, hosts: ["127.0.0.1"], secret: { kind: "bearer", token: `${name}-${STALE}` } });
-      const started = await engine.start({ toolset: id, source: `import { fx } from "tapedeck:tools";\nexport default async () => fx.echo({ text: "own header" });` });
+      for (const name of ["READ", "WRITE"])
+        await engine.credentials.set({
+          name,
+          scope: { kind: "toolset", toolsetId: id },
+          hosts: ["127.0.0.1"],
+          secret: { kind: "bearer", token: `${name}-${STALE}` },
+        });
+      const started = await engine.start({
+        toolset: id,
+        source: `import { fx } from "tapedeck:tools";\nexport default async () => fx.echo({ text: "own header" });`,
+      });
       assert.equal(started.kind, "started");
       assert.deepEqual(started.kind === "started" ? await started.end : undefined, { status: "completed", output: { text: "own header" } });
     }));

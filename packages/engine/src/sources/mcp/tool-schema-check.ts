@@ -29,13 +29,19 @@ export class ToolSchemaCheck {
     const path = `${pinned.group}.${pinned.name}`;
     const now = this.#index(tools).get(remoteName);
     if (!now) {
-      return { reason: "tool.schema_changed", message: `${path} is no longer offered by its MCP server (its tool list changed after the run's toolset was pinned).` };
+      return {
+        reason: "tool.schema_changed",
+        message: `${path} is no longer offered by its MCP server (its tool list changed after the run's toolset was pinned).`,
+      };
     }
     const current = this.#canonicalOf(now.inputSchema);
     if (current !== undefined && current === this.#canonicalOf(pinned.inputSchema)) return undefined;
     const failure = this.#validator.validate(this.#withCurrentSchema(pinned, now), args);
     if (!failure) return undefined;
-    return { reason: "tool.schema_changed", message: `The input schema of ${path} changed on its MCP server and the call's arguments no longer fit it: ${failure.message}` };
+    return {
+      reason: "tool.schema_changed",
+      message: `The input schema of ${path} changed on its MCP server and the call's arguments no longer fit it: ${failure.message}`,
+    };
   }
 
   #index(tools: readonly Tool[]): ReadonlyMap<string, Tool> {

@@ -6,8 +6,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 export const text = (value: string): CallToolResult["content"][number] => ({ type: "text", text: value });
 
 /** A 1×1 PNG. */
-export const PNG_BASE64 =
-  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+export const PNG_BASE64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
 
 /** Bytes of the binary resource `mixed()` embeds. */
 export const BLOB_BYTES = Uint8Array.from([0, 1, 2, 3, 254, 255]);

@@ -71,59 +71,115 @@ export function createFixtureServer(options: FixtureServerOptions = {}): McpServ
 type Add = (name: string, tool: RegisteredTool) => void;
 
 function registerResultTools(server: McpServer, add: Add): void {
-  add("echo", server.registerTool("echo", {
-    description: "Returns its text, as structured content and as a text block.",
-    inputSchema: { text: z.string() },
-    outputSchema: { text: z.string() },
-    annotations: { readOnlyHint: true },
-  }, ({ text: value }) => ({ content: [text(value)], structuredContent: { text: value } })));
-  add("echo_plain", server.registerTool("echo_plain", {
-    description: "Returns its text as a text block only (no output schema).",
-    inputSchema: { text: z.string() },
-  }, ({ text: value }) => ({ content: [text(value)] })));
-  add("fail", server.registerTool("fail", {
-    description: "Answers a tool error (isError) carrying `message`.",
-    inputSchema: { message: z.string() },
-  }, ({ message }) => ({ content: [text(message)], isError: true })));
+  add(
+    "echo",
+    server.registerTool(
+      "echo",
+      {
+        description: "Returns its text, as structured content and as a text block.",
+        inputSchema: { text: z.string() },
+        outputSchema: { text: z.string() },
+        annotations: { readOnlyHint: true },
+      },
+      ({ text: value }) => ({ content: [text(value)], structuredContent: { text: value } }),
+    ),
+  );
+  add(
+    "echo_plain",
+    server.registerTool(
+      "echo_plain",
+      {
+        description: "Returns its text as a text block only (no output schema).",
+        inputSchema: { text: z.string() },
+      },
+      ({ text: value }) => ({ content: [text(value)] }),
+    ),
+  );
+  add(
+    "fail",
+    server.registerTool(
+      "fail",
+      {
+        description: "Answers a tool error (isError) carrying `message`.",
+        inputSchema: { message: z.string() },
+      },
+      ({ message }) => ({ content: [text(message)], isError: true }),
+    ),
+  );
   add("image", server.registerTool("image", { description: "Returns a small PNG and a caption." }, imageResult));
-  add("mixed", server.registerTool("mixed", {
-    description: "Returns text, audio, a resource link and an embedded binary resource.",
-  }, mixedResult));
+  add(
+    "mixed",
+    server.registerTool(
+      "mixed",
+      {
+        description: "Returns text, audio, a resource link and an embedded binary resource.",
+      },
+      mixedResult,
+    ),
+  );
 }
 
 function registerTimingTools(server: McpServer, add: Add): void {
-  add("slow", server.registerTool("slow", {
-    description: "Answers after `ms` milliseconds; stops early when the call is cancelled.",
-    inputSchema: { ms: z.number().int().min(0) },
-  }, async ({ ms }, extra) => {
-    await delay(ms, undefined, { signal: extra.signal });
-    return { content: [text(`slept ${ms} ms`)] };
-  }));
-  add("hang", server.registerTool("hang", { description: "Never answers." }, () => never));
+  add(
+    "slow",
+    server.registerTool(
+      "slow",
+      {
+        description: "Answers after `ms` milliseconds; stops early when the call is cancelled.",
+        inputSchema: { ms: z.number().int().min(0) },
+      },
+      async ({ ms }, extra) => {
+        await delay(ms, undefined, { signal: extra.signal });
+        return { content: [text(`slept ${ms} ms`)] };
+      },
+    ),
+  );
+  add(
+    "hang",
+    server.registerTool("hang", { description: "Never answers." }, () => never),
+  );
 }
 
 function registerFaultTools(server: McpServer, add: Add, dropConnection: FixtureServerOptions["dropConnection"], vanish: () => void): void {
-  add("huge", server.registerTool("huge", {
-    description: `Returns one text block of \`mb\` MiB (default ${HUGE_DEFAULT_MB}).`,
-    inputSchema: { mb: z.number().positive().max(1024).default(HUGE_DEFAULT_MB) },
-  }, ({ mb }) => ({ content: [text("x".repeat(Math.round(mb * 1024 * 1024)))] })));
-  add("drop", server.registerTool("drop", {
-    description: "Cuts the connection in the middle of the call (over stdio the server process exits).",
-    inputSchema: {
-      stage: z.enum(DROP_STAGES).default("mid-stream").describe("HTTP only: before the response starts, or after its headers."),
-      vanish: z.boolean().default(false).describe("HTTP only: first remove `drop` from the tool list, so a call sent again finds it gone."),
-    },
-  }, ({ stage, vanish: gone }, extra) => {
-    if (dropConnection === undefined) return { content: [text("this host cannot drop connections")], isError: true };
-    if (gone) vanish();
-    dropConnection(extra.requestId, stage);
-    return never;
-  }));
+  add(
+    "huge",
+    server.registerTool(
+      "huge",
+      {
+        description: `Returns one text block of \`mb\` MiB (default ${HUGE_DEFAULT_MB}).`,
+        inputSchema: { mb: z.number().positive().max(1024).default(HUGE_DEFAULT_MB) },
+      },
+      ({ mb }) => ({ content: [text("x".repeat(Math.round(mb * 1024 * 1024)))] }),
+    ),
+  );
+  add(
+    "drop",
+    server.registerTool(
+      "drop",
+      {
+        description: "Cuts the connection in the middle of the call (over stdio the server process exits).",
+        inputSchema: {
+          stage: z.enum(DROP_STAGES).default("mid-stream").describe("HTTP only: before the response starts, or after its headers."),
+          vanish: z.boolean().default(false).describe("HTTP only: first remove `drop` from the tool list, so a call sent again finds it gone."),
+        },
+      },
+      ({ stage, vanish: gone }, extra) => {
+        if (dropConnection === undefined) return { content: [text("this host cannot drop connections")], isError: true };
+        if (gone) vanish();
+        dropConnection(extra.requestId, stage);
+        return never;
+      },
+    ),
+  );
 }
 
 function registerNamedEcho(server: McpServer, name: string): RegisteredTool {
-  return server.registerTool(name, {
-    description: `Echoes its text; its name, ${JSON.stringify(name)}, is not an identifier.`,
-    inputSchema: { text: z.string() },
-  }, ({ text: value }) => ({ content: [text(value)] }));
+  return server.registerTool(
+    name,
+    {
+      description: `Echoes its text; its name, ${JSON.stringify(name)}, is not an identifier.`,
+      inputSchema: { text: z.string() },
+    },
+    ({ text: value }) => ({ content: [text(value)] }),
+  );
 }

@@ -62,9 +62,15 @@ for (const transport of ["stdio", "http"] as const satisfies readonly TransportN
     it("returns every content kind", async () => {
       await using(await connectFixture(transport), async (c) => {
         const image = await call(c, "image");
-        assert.deepEqual(image.content.map((block) => block.type), ["image", "text"]);
+        assert.deepEqual(
+          image.content.map((block) => block.type),
+          ["image", "text"],
+        );
         const mixed = await call(c, "mixed");
-        assert.deepEqual(mixed.content.map((block) => block.type), ["text", "audio", "resource_link", "resource"]);
+        assert.deepEqual(
+          mixed.content.map((block) => block.type),
+          ["text", "audio", "resource_link", "resource"],
+        );
         const embedded = mixed.content[3];
         assert.ok(embedded?.type === "resource" && "blob" in embedded.resource);
         assert.deepEqual(new Uint8Array(Buffer.from(embedded.resource.blob, "base64")), BLOB_BYTES);

@@ -45,7 +45,9 @@ describe("force-loopback", () => {
       const origin = new URL(ready);
       assert.equal(origin.hostname, "127.0.0.1");
       const port = Number(origin.port);
-      const external = Object.values(networkInterfaces()).flat().find((nic) => nic !== undefined && !nic.internal && nic.family === "IPv4");
+      const external = Object.values(networkInterfaces())
+        .flat()
+        .find((nic) => nic !== undefined && !nic.internal && nic.family === "IPv4");
       if (external !== undefined) assert.equal(await accepts(external.address, port), false, `reachable on ${external.address}`);
 
       const c = await connectHttp(new URL("/mcp", origin).href);

@@ -72,7 +72,10 @@ describe("HTTP fixture", () => {
       const c = await connectHttp(fixture.url);
       const disconnected = c.nextError();
       const dropped = c.client.callTool({ name: "drop", arguments: {} });
-      const outcome = dropped.then(() => "answered", (e: unknown) => e);
+      const outcome = dropped.then(
+        () => "answered",
+        (e: unknown) => e,
+      );
       assert.match((await disconnected).message, /SSE stream disconnected/);
       assert.ok((await c.client.listTools()).tools.length > 0, "the session still serves");
       await c.close();

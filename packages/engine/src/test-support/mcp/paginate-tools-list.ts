@@ -39,6 +39,7 @@ function paged(list: ListHandler, pageSize: number): ListHandler {
 
 function parseCursor(cursor: string | undefined): number {
   if (cursor === undefined) return 0;
-  if (!/^(0|[1-9][0-9]*)$/.test(cursor)) throw new McpError(ErrorCode.InvalidParams, `invalid cursor ${JSON.stringify(cursor)}: pass the nextCursor of the previous page`);
+  if (!/^(0|[1-9][0-9]*)$/.test(cursor))
+    throw new McpError(ErrorCode.InvalidParams, `invalid cursor ${JSON.stringify(cursor)}: pass the nextCursor of the previous page`);
   return Number(cursor);
 }

@@ -48,8 +48,13 @@ function syncToolList(server: McpServer, state: FixtureState, registry: Map<stri
 
 function registerAddedTool(server: McpServer, name: string, added: AddedTool): RegisteredTool {
   const required = Object.fromEntries(added.requires.map((arg) => [arg, z.string().describe("Required by add_tool's `requires`.")]));
-  const config = { description: `Added by add_tool; ${added.hang ? "never answers" : "echoes its text"}.`, inputSchema: { text: z.string().optional(), ...required } };
-  return server.registerTool(name, config, ({ text }) => (added.hang ? never : { content: [{ type: "text" as const, text: `${name}: ${typeof text === "string" ? text : ""}` }] }));
+  const config = {
+    description: `Added by add_tool; ${added.hang ? "never answers" : "echoes its text"}.`,
+    inputSchema: { text: z.string().optional(), ...required },
+  };
+  return server.registerTool(name, config, ({ text }) =>
+    added.hang ? never : { content: [{ type: "text" as const, text: `${name}: ${typeof text === "string" ? text : ""}` }] },
+  );
 }
 
 const never = new Promise<never>(() => undefined);
@@ -58,18 +63,24 @@ function registerEditTools(server: McpServer, state: FixtureState, isBase: (name
   const input = { name: z.string().min(1).describe("Tool name.") };
   const addInput = {
     ...input,
-    requires: z.array(z.string().min(1)).default([]).describe("String arguments the added tool requires besides `text`: calls written for an older schema no longer fit."),
+    requires: z
+      .array(z.string().min(1))
+      .default([])
+      .describe("String arguments the added tool requires besides `text`: calls written for an older schema no longer fit."),
     hang: z.boolean().default(false).describe("The added tool never answers (instead of echoing)."),
   };
-  const edit = (verb: "add" | "remove") => async ({ name, requires = [], hang = false }: { name: string; requires?: string[]; hang?: boolean }, extra: Extra) => {
-    const changed = !EDIT_TOOLS.has(name) && (verb === "add" ? state.addTool(name, isBase, server, { requires, hang }) : state.removeTool(name, isBase, server));
-    if (!changed) {
-      const why = EDIT_TOOLS.has(name) ? "cannot be edited" : verb === "add" ? "is listed already" : "is not listed";
-      return { content: [{ type: "text" as const, text: `tool ${JSON.stringify(name)} ${why}` }], isError: true };
-    }
-    await extra.sendNotification({ method: "notifications/tools/list_changed" });
-    return { content: [{ type: "text" as const, text: `${verb === "add" ? "added" : "removed"} ${name}` }] };
-  };
+  const edit =
+    (verb: "add" | "remove") =>
+    async ({ name, requires = [], hang = false }: { name: string; requires?: string[]; hang?: boolean }, extra: Extra) => {
+      const changed =
+        !EDIT_TOOLS.has(name) && (verb === "add" ? state.addTool(name, isBase, server, { requires, hang }) : state.removeTool(name, isBase, server));
+      if (!changed) {
+        const why = EDIT_TOOLS.has(name) ? "cannot be edited" : verb === "add" ? "is listed already" : "is not listed";
+        return { content: [{ type: "text" as const, text: `tool ${JSON.stringify(name)} ${why}` }], isError: true };
+      }
+      await extra.sendNotification({ method: "notifications/tools/list_changed" });
+      return { content: [{ type: "text" as const, text: `${verb === "add" ? "added" : "removed"} ${name}` }] };
+    };
   server.registerTool("add_tool", { description: "Adds a tool that echoes its text, then announces the change.", inputSchema: addInput }, edit("add"));
   server.registerTool("remove_tool", { description: "Removes a tool, then announces the change.", inputSchema: input }, edit("remove"));
 }

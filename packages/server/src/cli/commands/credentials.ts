@@ -1,5 +1,19 @@
 import { join } from "node:path";
-import { CREDENTIAL_KINDS, credentialReach, CredentialVault, describeScope, EngineError, MasterKeySource, parseDuration, SqliteStore, type CredentialKind, type CredentialScope, type CredentialSecret, type Engine, type RegisteredToolset } from "@tapedeck/engine";
+import {
+  CREDENTIAL_KINDS,
+  credentialReach,
+  CredentialVault,
+  describeScope,
+  EngineError,
+  MasterKeySource,
+  parseDuration,
+  SqliteStore,
+  type CredentialKind,
+  type CredentialScope,
+  type CredentialSecret,
+  type Engine,
+  type RegisteredToolset,
+} from "@tapedeck/engine";
 import { optionalFlag, parse, UsageError } from "../args.js";
 import { withEngine } from "../context.js";
 import { requireDataFolder } from "../data-folder.js";
@@ -50,20 +64,32 @@ export async function credentialsCommand(args: readonly string[], out: Output): 
           });
           const expiresAt = expiryOf(optionalFlag(values["expires-at"], "expires-at"), optionalFlag(values["expires-in"], "expires-in"));
           const toolset = await scopeToolset(engine, scope, values.data);
-          const info = await engine.credentials.set({ name: requireName(name), scope, hosts: hostsOf(values), secret, ...(expiresAt === undefined ? {} : { expiresAt }) });
+          const info = await engine.credentials.set({
+            name: requireName(name),
+            scope,
+            hosts: hostsOf(values),
+            secret,
+            ...(expiresAt === undefined ? {} : { expiresAt }),
+          });
           out.stderr(`Set ${info.kind} credential ${info.name} for ${describeScope(info.scope)}, sent to ${info.hosts.join(", ")}.`);
           const reach = credentialReach(toolset.toolset, info);
           if (reach.kind === "unreached") out.stderr(unreachedWarning(info.name, toolset.id, info.hosts, reach.destinations));
           let status = 0;
           for (const runId of engine.executing()) {
             out.stderr(`run ${runId}: a call that waited for this credential was sent again`);
-            status = Math.max(status, printSettled(out, runId, await followRun(engine, runId, out, { until: "park", flags: { data: values.data } }), { data: values.data }));
+            status = Math.max(
+              status,
+              printSettled(out, runId, await followRun(engine, runId, out, { until: "park", flags: { data: values.data } }), { data: values.data }),
+            );
           }
           return status;
         });
       }
       case "list":
-        for (const c of await vault.list()) out.stdout(`${c.name}\t${c.kind}\t${describeScope(c.scope)}\t${c.hosts.join(",")}${c.expiresAt === undefined ? "" : `\texpires ${new Date(c.expiresAt).toISOString()}`}`);
+        for (const c of await vault.list())
+          out.stdout(
+            `${c.name}\t${c.kind}\t${describeScope(c.scope)}\t${c.hosts.join(",")}${c.expiresAt === undefined ? "" : `\texpires ${new Date(c.expiresAt).toISOString()}`}`,
+          );
         return 0;
       case "delete": {
         const deleted = await vault.delete(parseScope(values), requireName(name));
@@ -93,13 +119,19 @@ async function scopeToolset(engine: Engine, scope: CredentialScope, data: string
     return await engine.toolset(toolsetId);
   } catch (error) {
     if (!(error instanceof EngineError) || error.code !== "not_found") throw error;
-    throw new EngineError("not_found", `No toolset ${toolsetId} in the data folder ${data}; nothing was stored. Register the toolset in this data folder first (\`tapedeck toolset register <file> --data ${data}\`, or POST /v1/toolsets to its server) and give the id it prints.`);
+    throw new EngineError(
+      "not_found",
+      `No toolset ${toolsetId} in the data folder ${data}; nothing was stored. Register the toolset in this data folder first (\`tapedeck toolset register <file> --data ${data}\`, or POST /v1/toolsets to its server) and give the id it prints.`,
+    );
   }
 }
 
 /** Said when a credential was stored but no request of the toolset's runs would carry it. */
 function unreachedWarning(name: string, toolsetId: string, hosts: readonly string[], destinations: readonly string[]): string {
-  const where = destinations.length === 0 ? "it sends no HTTP request (it has no `http.allow` and no MCP server naming the credential)" : `its requests go to ${destinations.join(", ")}`;
+  const where =
+    destinations.length === 0
+      ? "it sends no HTTP request (it has no `http.allow` and no MCP server naming the credential)"
+      : `its requests go to ${destinations.join(", ")}`;
   return `warning: ${name} is bound to ${hosts.join(", ")}, but toolset ${toolsetId} never sends a request there: ${where}. It is stored, and not sent until a host matches; set it again with --host <one of those hosts>.`;
 }
 

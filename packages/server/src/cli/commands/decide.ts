@@ -29,7 +29,8 @@ async function decide(decision: Decision, args: readonly string[], out: Output):
   const slash = first.lastIndexOf("/");
   const [runId, seqText] = second === undefined && slash > 0 ? [first.slice(0, slash), first.slice(slash + 1)] : [first, second];
   if (seqText === undefined) throw new UsageError("missing <seq> (or give the approval id <run_id>/<seq>)");
-  if (!/^[1-9][0-9]*$/.test(seqText)) throw new UsageError(`<seq> must be the number of the call, as tapedeck approvals lists it (a positive integer); got ${JSON.stringify(seqText)}`);
+  if (!/^[1-9][0-9]*$/.test(seqText))
+    throw new UsageError(`<seq> must be the number of the call, as tapedeck approvals lists it (a positive integer); got ${JSON.stringify(seqText)}`);
   noExtraArguments(positionals, second === undefined ? 1 : 2);
   const seq = Number(seqText);
   const reason = optionalFlag(values.reason, "reason");

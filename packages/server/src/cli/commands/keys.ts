@@ -25,8 +25,17 @@ export async function keysCommand(args: readonly string[], out: Output): Promise
   try {
     const { secret, record } = await createApiKey(store, { ...(namespace === undefined ? {} : { namespace }), labels });
     out.stdout(secret);
-    const limits = [namespace === undefined ? undefined : `namespace "${namespace}"`, Object.keys(labels).length === 0 ? undefined : `labels ${Object.entries(labels).map(([k, v]) => `${k}=${v}`).join(", ")}`].filter(Boolean);
-    out.stderr(`Created ${record.id}, ${limits.length === 0 ? "not limited (it reaches every run)" : `limited to ${limits.join(" and ")}`}. It is shown this once: only its hash is kept.`);
+    const limits = [
+      namespace === undefined ? undefined : `namespace "${namespace}"`,
+      Object.keys(labels).length === 0
+        ? undefined
+        : `labels ${Object.entries(labels)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(", ")}`,
+    ].filter(Boolean);
+    out.stderr(
+      `Created ${record.id}, ${limits.length === 0 ? "not limited (it reaches every run)" : `limited to ${limits.join(" and ")}`}. It is shown this once: only its hash is kept.`,
+    );
     return 0;
   } finally {
     await store.close();

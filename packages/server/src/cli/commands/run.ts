@@ -26,17 +26,23 @@ export async function runCommand(args: readonly string[], out: Output): Promise<
   const source = readTextFile(scriptPath, "script");
   const input = parseJsonFlag(optionalFlag(values.input, "input"), "input") as JsonValue | undefined;
   const host = optionalFlag(values.host, "host");
-  return withEngine(values.data, host, async (engine) => {
-    const { id } = await engine.registerToolset(spec);
-    const started = await engine.start({ toolset: id, source, ...(input === undefined ? {} : { input }) });
-    if (started.kind === "refused") {
-      out.stderr(formatDiagnostics(started.diagnostics, scriptPath));
-      out.stderr(`${scriptPath} does not type-check: no run was started.`);
-      return 1;
-    }
-    const flags = { data: values.data, host };
-    const settled = await followRun(engine, started.runId, out, { until: values.detach ? "park" : "end", logsFrom: 0, flags });
-    if (settled?.status === "waiting") out.stdout(started.runId);
-    return printSettled(out, started.runId, settled, flags, scriptPath);
-  }, {}, "create");
+  return withEngine(
+    values.data,
+    host,
+    async (engine) => {
+      const { id } = await engine.registerToolset(spec);
+      const started = await engine.start({ toolset: id, source, ...(input === undefined ? {} : { input }) });
+      if (started.kind === "refused") {
+        out.stderr(formatDiagnostics(started.diagnostics, scriptPath));
+        out.stderr(`${scriptPath} does not type-check: no run was started.`);
+        return 1;
+      }
+      const flags = { data: values.data, host };
+      const settled = await followRun(engine, started.runId, out, { until: values.detach ? "park" : "end", logsFrom: 0, flags });
+      if (settled?.status === "waiting") out.stdout(started.runId);
+      return printSettled(out, started.runId, settled, flags, scriptPath);
+    },
+    {},
+    "create",
+  );
 }

@@ -28,7 +28,9 @@ export async function runsCommand(args: readonly string[], out: Output): Promise
         continue;
       }
       const waits = run.status === "waiting" && run.waits?.length ? `  ${run.waits.map(describeWait).join("; ")}` : "";
-      out.stdout(`${run.id}  ${run.status.padEnd(9)}  ${new Date(run.createdAt).toISOString()}  ${String(run.journalLength).padStart(6)} entries  ${run.toolsetId.slice(0, 15)}…${waits}`);
+      out.stdout(
+        `${run.id}  ${run.status.padEnd(9)}  ${new Date(run.createdAt).toISOString()}  ${String(run.journalLength).padStart(6)} entries  ${run.toolsetId.slice(0, 15)}…${waits}`,
+      );
     }
     return 0;
   });

@@ -5,7 +5,8 @@ import { loadHostModule } from "../load-host-module.js";
 import type { Output } from "../print.js";
 import { shellArg } from "../print-waits.js";
 
-export const serveUsage = "tapedeck serve [--port 7700] [--host 127.0.0.1] [--host-module <tools.ts>] [--public-url <url>] [--log-level info] [--log-format json|pretty] [--data <dir>]";
+export const serveUsage =
+  "tapedeck serve [--port 7700] [--host 127.0.0.1] [--host-module <tools.ts>] [--public-url <url>] [--log-level info] [--log-format json|pretty] [--data <dir>]";
 
 /**
  * Runs the HTTP server until SIGINT or SIGTERM. Prints `tapedeck listening on <url>` on stdout
@@ -25,7 +26,8 @@ export async function serveCommand(args: readonly string[], out: Output): Promis
   const port = parsePort(optionalFlag(values.port, "port"));
   const host = optionalFlag(values.host, "host");
   const publicUrl = optionalFlag(values["public-url"], "public-url");
-  if (publicUrl !== undefined && !/^https?:\/\/[^/]+/.test(publicUrl)) throw new UsageError("--public-url must be an http(s) URL such as https://tapedeck.example.com");
+  if (publicUrl !== undefined && !/^https?:\/\/[^/]+/.test(publicUrl))
+    throw new UsageError("--public-url must be an http(s) URL such as https://tapedeck.example.com");
   const logLevel = oneOf(optionalFlag(values["log-level"], "log-level"), LOG_LEVELS, "--log-level");
   const logFormat = oneOf(optionalFlag(values["log-format"], "log-format"), LOG_FORMATS, "--log-format");
   const modulePath = optionalFlag(values["host-module"], "host-module");
@@ -87,7 +89,8 @@ function oneOf<T extends string>(value: string | undefined, allowed: readonly T[
 function parsePort(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
   const port = Number(text);
-  if (!/^\d+$/.test(text) || port > 65_535) throw new UsageError(`--port must be a port number from 0 to 65535 (0 picks a free one), not ${JSON.stringify(text)}`);
+  if (!/^\d+$/.test(text) || port > 65_535)
+    throw new UsageError(`--port must be a port number from 0 to 65535 (0 picks a free one), not ${JSON.stringify(text)}`);
   return port;
 }
 

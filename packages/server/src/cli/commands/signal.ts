@@ -26,9 +26,16 @@ export async function signalCommand(args: readonly string[], out: Output): Promi
     const sent = await engine.signal(runId, name, payload, key === undefined ? {} : { key }).catch((error: unknown) => {
       // Only waking the run can fail this way, and the signal is kept before it is woken.
       if (!(error instanceof EngineError) || error.code !== "misconfigured") throw error;
-      throw new EngineError("misconfigured", `${error.message} The signal was kept: do not send it again; the run takes it when it resumes (tapedeck resume ${runId} --host <module>).`);
+      throw new EngineError(
+        "misconfigured",
+        `${error.message} The signal was kept: do not send it again; the run takes it when it resumes (tapedeck resume ${runId} --host <module>).`,
+      );
     });
-    out.stderr(sent.duplicate ? `signal ${JSON.stringify(name)} was sent before with key ${JSON.stringify(key)}: not sent again` : `signal ${JSON.stringify(name)} sent to run ${runId}`);
+    out.stderr(
+      sent.duplicate
+        ? `signal ${JSON.stringify(name)} was sent before with key ${JSON.stringify(key)}: not sent again`
+        : `signal ${JSON.stringify(name)} sent to run ${runId}`,
+    );
     if (sent.heldBy !== undefined) {
       out.stderr(`run ${runId} is kept by another process (${sent.heldBy}), which takes the signal and goes on there`);
       return 0;

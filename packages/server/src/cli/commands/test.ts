@@ -33,13 +33,18 @@ export async function testCommand(args: readonly string[], out: Output): Promise
   // The data folder is read for a scenario's `from_run` only; without one, nothing needs it.
   const fromRun = typeof scenario === "object" && scenario !== null && "from_run" in scenario;
   const store = fromRun || isDataFolder(values.data) ? {} : { store: SqliteStore.open({ path: ":memory:" }) };
-  return withEngine(values.data, optionalFlag(values.host, "host"), async (engine) => {
-    const { id } = await engine.registerToolset(spec);
-    const result = await engine.test({ toolset: id, source, ...(scenario === undefined ? {} : { scenario }), ...(input === undefined ? {} : { input }) });
-    if (values.json === true) out.stdout(JSON.stringify(result, null, 2));
-    else printReport(out, result, scriptPath);
-    return result.kind === "tested" && result.status === "completed" ? 0 : 1;
-  }, store);
+  return withEngine(
+    values.data,
+    optionalFlag(values.host, "host"),
+    async (engine) => {
+      const { id } = await engine.registerToolset(spec);
+      const result = await engine.test({ toolset: id, source, ...(scenario === undefined ? {} : { scenario }), ...(input === undefined ? {} : { input }) });
+      if (values.json === true) out.stdout(JSON.stringify(result, null, 2));
+      else printReport(out, result, scriptPath);
+      return result.kind === "tested" && result.status === "completed" ? 0 : 1;
+    },
+    store,
+  );
 }
 
 function printReport(out: Output, result: TestResult, scriptPath: string): void {
@@ -52,7 +57,10 @@ function printReport(out: Output, result: TestResult, scriptPath: string): void 
   out.stderr(`virtual duration: ${virtual(result.virtualMs)}`);
   if (result.status === "completed") out.stdout(JSON.stringify(result.output, null, 2));
   else if (result.status === "failed" && result.error) out.stderr(formatRunError(result.error));
-  else if (result.status === "waiting") out.stderr(`the test ended waiting for: ${(result.waits ?? []).map((w) => `#${w.seq} ${w.kind}${"name" in w ? ` "${w.name}"` : ""}${"tool" in w ? ` ${w.tool}` : ""}`).join(", ")} — add it to the scenario`);
+  else if (result.status === "waiting")
+    out.stderr(
+      `the test ended waiting for: ${(result.waits ?? []).map((w) => `#${w.seq} ${w.kind}${"name" in w ? ` "${w.name}"` : ""}${"tool" in w ? ` ${w.tool}` : ""}`).join(", ")} — add it to the scenario`,
+    );
   else out.stderr(`the test run ended ${result.status}`);
 }
 

@@ -11,12 +11,18 @@ export async function toolsetCommand(args: readonly string[], out: Output): Prom
   if (verb !== "register") throw new UsageError(`unknown toolset command "${verb ?? ""}"`);
   if (!file) throw new UsageError("missing <file>");
   const spec = readJsonFile(file, "toolset file");
-  return withEngine(values.data, undefined, async (engine) => {
-    const registered = await engine.registerToolset(spec);
-    out.stdout(registered.id);
-    out.stdout("");
-    out.stdout(registered.declarations.typescript);
-    out.stdout(registered.declarations.prompt);
-    return 0;
-  }, {}, "create");
+  return withEngine(
+    values.data,
+    undefined,
+    async (engine) => {
+      const registered = await engine.registerToolset(spec);
+      out.stdout(registered.id);
+      out.stdout("");
+      out.stdout(registered.declarations.typescript);
+      out.stdout(registered.declarations.prompt);
+      return 0;
+    },
+    {},
+    "create",
+  );
 }

@@ -39,7 +39,8 @@ export interface CallerSources {
 /** The caller of a `/v1` request, from `Authorization: Bearer …`. Throws 401 (no or bad credential) or 403 (a namespace outside it). */
 export async function identify(headers: Readonly<Record<string, string | string[] | undefined>>, sources: CallerSources): Promise<Caller> {
   const credential = bearer(headers.authorization, sources.dataDir);
-  const caller = credential === sources.inProcess?.key ? IN_PROCESS : credential.startsWith(TOKEN_PREFIX) ? byToken(credential, sources) : await byKey(credential, sources);
+  const caller =
+    credential === sources.inProcess?.key ? IN_PROCESS : credential.startsWith(TOKEN_PREFIX) ? byToken(credential, sources) : await byKey(credential, sources);
   const asked = headers[namespaceHeader];
   if (asked === undefined) return caller;
   if (typeof asked !== "string" || asked === "") throw new ApiError("invalid_request", `The ${namespaceHeader} header must be one end user's id.`);
@@ -58,20 +59,41 @@ function keysCreate(dataDir: string): string {
 
 function bearer(header: string | string[] | undefined, dataDir: string): string {
   const match = typeof header === "string" ? /^Bearer +(\S+) *$/i.exec(header) : null;
-  if (!match) throw new ApiError("unauthorized", `Send an API key or an end user's token: Authorization: Bearer <key>. The server printed an admin key on the first start of its data folder; ${keysCreate(dataDir)} on the server's machine makes more.`);
+  if (!match)
+    throw new ApiError(
+      "unauthorized",
+      `Send an API key or an end user's token: Authorization: Bearer <key>. The server printed an admin key on the first start of its data folder; ${keysCreate(dataDir)} on the server's machine makes more.`,
+    );
   return match[1]!;
 }
 
 async function byKey(secret: string, sources: CallerSources): Promise<Caller> {
   const key = secret.startsWith(API_KEY_PREFIX) ? await findApiKey(sources.store, secret) : undefined;
-  if (!key) throw new ApiError("unauthorized", `Unknown API key: it was never created in this server's data folder (${sources.dataDir}). Create one there with ${keysCreate(sources.dataDir)}.`);
+  if (!key)
+    throw new ApiError(
+      "unauthorized",
+      `Unknown API key: it was never created in this server's data folder (${sources.dataDir}). Create one there with ${keysCreate(sources.dataDir)}.`,
+    );
   const endUser = key.namespace === undefined ? {} : { endUser: key.namespace };
-  return { kind: "key", keyId: key.id, scope: { ...(key.namespace === undefined ? {} : { namespace: key.namespace }), labels: key.labels ?? {} }, operator: key.namespace === undefined && key.labels === undefined, ...endUser };
+  return {
+    kind: "key",
+    keyId: key.id,
+    scope: { ...(key.namespace === undefined ? {} : { namespace: key.namespace }), labels: key.labels ?? {} },
+    operator: key.namespace === undefined && key.labels === undefined,
+    ...endUser,
+  };
 }
 
 function byToken(token: string, sources: CallerSources): Caller {
   const checked = sources.tokens.check(token, sources.now());
-  if (checked.ok) return { kind: "token", keyId: checked.claims.key, scope: { namespace: checked.claims.ns, labels: checked.claims.labels }, operator: false, endUser: checked.claims.ns };
+  if (checked.ok)
+    return {
+      kind: "token",
+      keyId: checked.claims.key,
+      scope: { namespace: checked.claims.ns, labels: checked.claims.labels },
+      operator: false,
+      endUser: checked.claims.ns,
+    };
   if (checked.reason === "expired") {
     throw new ApiError("unauthorized", `The token expired at ${new Date(checked.expiredAt).toISOString()}. Mint a new one with POST /v1/tokens.`);
   }

@@ -28,10 +28,23 @@ export async function credentialAccess(scope: Scope, credential: CredentialScope
   switch (credential.kind) {
     case "toolset":
       if (scope.namespace === undefined && !labelled) return { ok: true };
-      return { ok: false, reason: "A toolset's own credential is sent for every end user's runs: only an unlimited API key (without a namespace header) may manage it. Give `namespace` to manage one end user's credential." };
+      return {
+        ok: false,
+        reason:
+          "A toolset's own credential is sent for every end user's runs: only an unlimited API key (without a namespace header) may manage it. Give `namespace` to manage one end user's credential.",
+      };
     case "namespace":
-      if (labelled) return { ok: false, reason: "This key or token is limited to labels, but an end user's credential is sent for all of their runs, whatever their labels: use a key or token not limited to labels, or give `run`." };
-      if (scope.namespace !== undefined && scope.namespace !== credential.namespace) return { ok: false, reason: `This key or token is limited to namespace "${scope.namespace}"; it cannot manage the credentials of "${credential.namespace}".` };
+      if (labelled)
+        return {
+          ok: false,
+          reason:
+            "This key or token is limited to labels, but an end user's credential is sent for all of their runs, whatever their labels: use a key or token not limited to labels, or give `run`.",
+        };
+      if (scope.namespace !== undefined && scope.namespace !== credential.namespace)
+        return {
+          ok: false,
+          reason: `This key or token is limited to namespace "${scope.namespace}"; it cannot manage the credentials of "${credential.namespace}".`,
+        };
       return { ok: true };
     case "run": {
       const run = await store.getRun(credential.runId);

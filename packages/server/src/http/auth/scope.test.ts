@@ -4,11 +4,28 @@ import { narrow, sees, UNLIMITED } from "./scope.js";
 
 describe("scopes", () => {
   it("an unlimited scope sees every run; a limited one only runs in its namespace carrying its labels", () => {
-    const runs: { namespace?: string; labels?: Record<string, string> }[] = [{}, { namespace: "alice" }, { namespace: "alice", labels: { team: "red", x: "1" } }, { labels: { team: "red" } }];
-    assert.deepEqual(runs.map((run) => sees(UNLIMITED, run)), [true, true, true, true]);
-    assert.deepEqual(runs.map((run) => sees({ namespace: "alice", labels: {} }, run)), [false, true, true, false]);
-    assert.deepEqual(runs.map((run) => sees({ labels: { team: "red" } }, run)), [false, false, true, true]);
-    assert.deepEqual(runs.map((run) => sees({ namespace: "alice", labels: { team: "red" } }, run)), [false, false, true, false]);
+    const runs: { namespace?: string; labels?: Record<string, string> }[] = [
+      {},
+      { namespace: "alice" },
+      { namespace: "alice", labels: { team: "red", x: "1" } },
+      { labels: { team: "red" } },
+    ];
+    assert.deepEqual(
+      runs.map((run) => sees(UNLIMITED, run)),
+      [true, true, true, true],
+    );
+    assert.deepEqual(
+      runs.map((run) => sees({ namespace: "alice", labels: {} }, run)),
+      [false, true, true, false],
+    );
+    assert.deepEqual(
+      runs.map((run) => sees({ labels: { team: "red" } }, run)),
+      [false, false, true, true],
+    );
+    assert.deepEqual(
+      runs.map((run) => sees({ namespace: "alice", labels: { team: "red" } }, run)),
+      [false, false, true, false],
+    );
   });
 
   it("narrowing only narrows: it adds a namespace and labels, and refuses to change the scope's", () => {

@@ -38,7 +38,16 @@ describe("end-user tokens", () => {
       .map((low) => `${token.slice(0, -1)}${alphabet[(alphabet.indexOf(last) & ~3) + low]!}`)
       .find((t) => t !== token && Buffer.from(t.slice(t.lastIndexOf(".") + 1), "base64url").equals(Buffer.from(signature, "base64url")));
     assert.ok(sameBytes !== undefined, `a respelling of the signature's last character "${last}"`);
-    for (const changed of [`${token}!!!`, `${token}AAAA`, `${token}=`, `${token}%20`, `${token} `, `${token}.`, `${token.slice(0, -4)}!${token.slice(-4)}`, sameBytes]) {
+    for (const changed of [
+      `${token}!!!`,
+      `${token}AAAA`,
+      `${token}=`,
+      `${token}%20`,
+      `${token} `,
+      `${token}.`,
+      `${token.slice(0, -4)}!${token.slice(-4)}`,
+      sameBytes,
+    ]) {
       assert.deepEqual(signer.check(changed, 0), { ok: false, reason: "forged" }, changed);
     }
     assert.deepEqual(signer.check(token, 0), { ok: true, claims });
@@ -50,7 +59,13 @@ describe("end-user tokens", () => {
     }
     // Signed with the right secret, so only the claims' shape is at fault.
     const odd = (body: object) => signer.mint(body as TokenClaims);
-    for (const body of [{ ...claims, v: 2 }, { ...claims, ns: 5 }, { ...claims, labels: { a: 1 } }, { ...claims, labels: [] }, { ...claims, exp: "soon" }]) {
+    for (const body of [
+      { ...claims, v: 2 },
+      { ...claims, ns: 5 },
+      { ...claims, labels: { a: 1 } },
+      { ...claims, labels: [] },
+      { ...claims, exp: "soon" },
+    ]) {
       assert.deepEqual(signer.check(odd(body), 0), { ok: false, reason: "forged" }, JSON.stringify(body));
     }
   });

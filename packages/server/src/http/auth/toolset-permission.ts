@@ -14,10 +14,16 @@ export function checkToolsetPermission(caller: Caller, spec: { readonly mcpServe
   for (const [group, server] of Object.entries(servers)) {
     if (typeof server !== "object" || server === null) continue;
     if ("command" in server) {
-      throw new ApiError("forbidden", `mcpServers.${group} is a stdio server: registering it would run a command on the Tapedeck server, which only an unlimited API key may do. Use a server reached by URL.`);
+      throw new ApiError(
+        "forbidden",
+        `mcpServers.${group} is a stdio server: registering it would run a command on the Tapedeck server, which only an unlimited API key may do. Use a server reached by URL.`,
+      );
     }
     if (JSON.stringify(server).includes("${")) {
-      throw new ApiError("forbidden", `mcpServers.${group} references the Tapedeck server's environment (\${…}), which only an unlimited API key may do: it would send the server's secrets to that URL.`);
+      throw new ApiError(
+        "forbidden",
+        `mcpServers.${group} references the Tapedeck server's environment (\${…}), which only an unlimited API key may do: it would send the server's secrets to that URL.`,
+      );
     }
   }
 }

@@ -46,7 +46,10 @@ export function approvalRoutes(app: FastifyInstance, context: ServerContext): vo
       `/runs/:id/calls/:seq/${decision}`,
       {
         schema: {
-          summary: decision === "approve" ? "Approve a call: it is sent (once the decision is journaled)" : "Reject a call: the script gets a ToolError (approval_rejected)",
+          summary:
+            decision === "approve"
+              ? "Approve a call: it is sent (once the decision is journaled)"
+              : "Reject a call: the script gets a ToolError (approval_rejected)",
           tags: ["approvals"],
           params: callParams,
           body: decisionBody,

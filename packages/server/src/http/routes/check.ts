@@ -12,7 +12,10 @@ export function checkRoutes(app: FastifyInstance, context: ServerContext): void 
         description: "Answers 200 whether or not the script type-checks: `ok` says if it may run.",
         tags: ["scripts"],
         body: { type: "object", properties: { toolset: id, source: { type: "string" } }, required: ["toolset", "source"], additionalProperties: false },
-        response: { 200: { type: "object", properties: { ok: { type: "boolean" }, diagnostics: { type: "array", items: diagnostic } } }, ...errors(400, 401, 404) },
+        response: {
+          200: { type: "object", properties: { ok: { type: "boolean" }, diagnostics: { type: "array", items: diagnostic } } },
+          ...errors(400, 401, 404),
+        },
       },
     },
     async (request): Promise<CheckResult> => {

@@ -35,7 +35,10 @@ const credential = {
   },
 } as const;
 const scopeFields = {
-  toolset: { ...id, description: "A toolset id: its credential (with `namespace`: that end user's). A caller limited to a namespace gets its own namespace by default." },
+  toolset: {
+    ...id,
+    description: "A toolset id: its credential (with `namespace`: that end user's). A caller limited to a namespace gets its own namespace by default.",
+  },
   namespace: { ...namespace, description: "An end user's id, with `toolset`." },
   run: { ...id, description: "A run id, alone: that run's own credential." },
 } as const;
@@ -68,8 +71,19 @@ export function credentialRoutes(app: FastifyInstance, context: ServerContext): 
             name: { type: "string", minLength: 1, maxLength: 64, description: "Letters, digits, `_`, `.`, `-`." },
             kind: { type: "string", enum: CREDENTIAL_KINDS },
             value: { type: ["string", "object"], description: "The secret; its shape depends on `kind`." },
-            hosts: { type: "array", minItems: 1, maxItems: MAX_ENTRIES, items: { type: "string", minLength: 1, maxLength: 253 }, description: "Host patterns, as in `http.allow`." },
-            expiresAt: { type: "integer", minimum: 0, description: "When the credential is known to expire, ms since the epoch: calls that would send it later park (`credentials.expired`) until it is set again." },
+            hosts: {
+              type: "array",
+              minItems: 1,
+              maxItems: MAX_ENTRIES,
+              items: { type: "string", minLength: 1, maxLength: 253 },
+              description: "Host patterns, as in `http.allow`.",
+            },
+            expiresAt: {
+              type: "integer",
+              minimum: 0,
+              description:
+                "When the credential is known to expire, ms since the epoch: calls that would send it later park (`credentials.expired`) until it is set again.",
+            },
             ...scopeFields,
           },
           required: ["name", "kind", "value", "hosts"],
@@ -89,7 +103,13 @@ export function credentialRoutes(app: FastifyInstance, context: ServerContext): 
 
   app.get(
     "/credentials",
-    { schema: { summary: "The credentials in the caller's scope, oldest first, without values", tags: ["credentials"], response: { 200: { type: "object", properties: { credentials: { type: "array", items: credential } } }, ...errors(401, 403) } } },
+    {
+      schema: {
+        summary: "The credentials in the caller's scope, oldest first, without values",
+        tags: ["credentials"],
+        response: { 200: { type: "object", properties: { credentials: { type: "array", items: credential } } }, ...errors(401, 403) },
+      },
+    },
     async (request): Promise<CredentialList> => {
       const { scope } = callerOf(request);
       const all = await context.engine().credentials.list();
@@ -103,7 +123,8 @@ export function credentialRoutes(app: FastifyInstance, context: ServerContext): 
     {
       schema: {
         summary: "Delete a credential",
-        description: "The credential of that name in the scope the query names (`toolset` [+ `namespace`], or `run`). One outside the caller's scope answers exactly like a missing one.",
+        description:
+          "The credential of that name in the scope the query names (`toolset` [+ `namespace`], or `run`). One outside the caller's scope answers exactly like a missing one.",
         tags: ["credentials"],
         params: { type: "object", properties: { name: { type: "string", minLength: 1, maxLength: 64 } }, required: ["name"], additionalProperties: false },
         querystring: { type: "object", properties: scopeFields, additionalProperties: false },
@@ -127,14 +148,16 @@ export function credentialRoutes(app: FastifyInstance, context: ServerContext): 
     {
       schema: {
         summary: "Rotate the master key",
-        description: "Re-encrypts every credential under a new master key, in one commit, then replaces the key file. An unlimited API key only. Refused (422) when the key comes from `TAPEDECK_MASTER_KEY`.",
+        description:
+          "Re-encrypts every credential under a new master key, in one commit, then replaces the key file. An unlimited API key only. Refused (422) when the key comes from `TAPEDECK_MASTER_KEY`.",
         tags: ["credentials"],
         body: { type: "object", additionalProperties: false },
         response: { 200: { type: "object", properties: { keyId: { type: "string" }, rewrapped: { type: "integer" } } }, ...errors(400, 401, 403, 422) },
       },
     },
     async (request): Promise<RotatedKey> => {
-      if (!callerOf(request).operator) throw new ApiError("forbidden", "Only an unlimited API key may rotate the master key: it re-encrypts every tenant's credentials.");
+      if (!callerOf(request).operator)
+        throw new ApiError("forbidden", "Only an unlimited API key may rotate the master key: it re-encrypts every tenant's credentials.");
       return context.engine().credentials.rotate();
     },
   );
@@ -143,10 +166,12 @@ export function credentialRoutes(app: FastifyInstance, context: ServerContext): 
 /** The scope a request names, or a 400 saying what to give. A caller limited to a namespace gets it by default. */
 function scopeOf(caller: Caller, fields: ScopeFields): CredentialScope {
   if (fields.run !== undefined) {
-    if (fields.toolset !== undefined || fields.namespace !== undefined) throw new ApiError("invalid_request", "`run` is a scope of its own: give it without `toolset` or `namespace`.");
+    if (fields.toolset !== undefined || fields.namespace !== undefined)
+      throw new ApiError("invalid_request", "`run` is a scope of its own: give it without `toolset` or `namespace`.");
     return { kind: "run", runId: fields.run };
   }
-  if (fields.toolset === undefined) throw new ApiError("invalid_request", "Give the credential's scope: `toolset` (with `namespace` for one end user), or `run`.");
+  if (fields.toolset === undefined)
+    throw new ApiError("invalid_request", "Give the credential's scope: `toolset` (with `namespace` for one end user), or `run`.");
   const ns = fields.namespace ?? caller.scope.namespace;
   return ns === undefined ? { kind: "toolset", toolsetId: fields.toolset } : { kind: "namespace", toolsetId: fields.toolset, namespace: ns };
 }
@@ -160,7 +185,8 @@ async function placed(context: ServerContext, caller: Caller, fields: ScopeField
     return scope;
   }
   if (!access.ok) throw new ApiError("forbidden", access.reason);
-  if ((await context.store.getToolset(scope.toolsetId)) === undefined) throw new ApiError("not_found", `No toolset ${scope.toolsetId}. Register it first (POST /v1/toolsets).`);
+  if ((await context.store.getToolset(scope.toolsetId)) === undefined)
+    throw new ApiError("not_found", `No toolset ${scope.toolsetId}. Register it first (POST /v1/toolsets).`);
   return scope;
 }
 
@@ -187,7 +213,8 @@ function secretOf(kind: CredentialKind, value: unknown): CredentialSecret {
 }
 
 function exactly(value: unknown, keys: readonly string[], shape: string): Record<string, unknown> {
-  if (!isObject(value) || Object.keys(value).length !== keys.length || !keys.every((k) => Object.hasOwn(value, k))) throw invalid(`body.value must be ${shape} and nothing else.`);
+  if (!isObject(value) || Object.keys(value).length !== keys.length || !keys.every((k) => Object.hasOwn(value, k)))
+    throw invalid(`body.value must be ${shape} and nothing else.`);
   return value;
 }
 
@@ -206,7 +233,14 @@ function invalid(message: string): ApiError {
 }
 
 function view(info: CredentialInfo): Credential {
-  const base = { name: info.name, kind: info.kind, hosts: info.hosts, ...(info.expiresAt === undefined ? {} : { expiresAt: info.expiresAt }), createdAt: info.createdAt, updatedAt: info.updatedAt };
+  const base = {
+    name: info.name,
+    kind: info.kind,
+    hosts: info.hosts,
+    ...(info.expiresAt === undefined ? {} : { expiresAt: info.expiresAt }),
+    createdAt: info.createdAt,
+    updatedAt: info.updatedAt,
+  };
   switch (info.scope.kind) {
     case "toolset":
       return { ...base, toolset: info.scope.toolsetId };

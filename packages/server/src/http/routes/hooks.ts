@@ -27,7 +27,8 @@ export function hookRoutes(app: FastifyInstance, context: ServerContext): void {
         await context.engine().deliverWebhook(request.params.token, request.body ?? null);
       } catch (error) {
         if (error instanceof EngineError && error.code === "not_found") throw new ApiError("not_found", "No webhook at this URL.");
-        if (error instanceof EngineError && error.code === "conflict") throw new ApiError("conflict", "The run this webhook belongs to has ended; nothing was delivered.");
+        if (error instanceof EngineError && error.code === "conflict")
+          throw new ApiError("conflict", "The run this webhook belongs to has ended; nothing was delivered.");
         throw error;
       }
       return { delivered: true };

@@ -40,12 +40,17 @@ export function runActionRoutes(app: FastifyInstance, context: ServerContext): v
     {
       schema: {
         summary: "Send a signal to a run",
-        description: "The signal is kept until a `signal(name)` call of the run takes it (each once, oldest first); a run parked on it wakes. The same `idempotencyKey` twice delivers once.",
+        description:
+          "The signal is kept until a `signal(name)` call of the run takes it (each once, oldest first); a run parked on it wakes. The same `idempotencyKey` twice delivers once.",
         tags: ["runs"],
         params: runIdParams,
         body: {
           type: "object",
-          properties: { name: { type: "string", minLength: 1, maxLength: SIGNAL_NAME_MAX }, payload: anyJson, idempotencyKey: { type: "string", minLength: 1, maxLength: 512 } },
+          properties: {
+            name: { type: "string", minLength: 1, maxLength: SIGNAL_NAME_MAX },
+            payload: anyJson,
+            idempotencyKey: { type: "string", minLength: 1, maxLength: 512 },
+          },
           required: ["name"],
           additionalProperties: false,
         },
@@ -71,7 +76,12 @@ export function runActionRoutes(app: FastifyInstance, context: ServerContext): v
           "Forking a run of a namespace acts as that end user, as starting one there does: a key limited only by labels is refused (403).",
         tags: ["runs"],
         params: runIdParams,
-        body: { type: "object", properties: { source: { type: "string" }, input: anyJson, idempotencyKey, ttl: ttlSchema, traceparent }, required: ["source"], additionalProperties: false },
+        body: {
+          type: "object",
+          properties: { source: { type: "string" }, input: anyJson, idempotencyKey, ttl: ttlSchema, traceparent },
+          required: ["source"],
+          additionalProperties: false,
+        },
         response: { 200: startedSchema, 201: startedSchema, ...errors(400, 401, 403, 404, 409, 422) },
       },
     },

@@ -39,7 +39,10 @@ export function runPieceRoutes(app: FastifyInstance, context: ServerContext): vo
           additionalProperties: false,
         },
         response: {
-          200: { type: "object", properties: { text: { type: "string" }, offset: { type: "integer" }, total: { type: "integer" }, nextOffset: { type: "integer" } } },
+          200: {
+            type: "object",
+            properties: { text: { type: "string" }, offset: { type: "integer" }, total: { type: "integer" }, nextOffset: { type: "integer" } },
+          },
           ...errors(400, 401, 404, 409),
         },
       },
@@ -49,7 +52,11 @@ export function runPieceRoutes(app: FastifyInstance, context: ServerContext): vo
       if (found.status !== "completed") throw new ApiError("conflict", noOutput(found));
       const offset = request.query.offset ?? 0;
       const page = outputPage(found.output ?? null, offset, request.query.limit ?? OUTPUT_PAGE.default);
-      if (offset > page.total) throw new ApiError("invalid_request", `querystring.offset ${offset} is past the end of run ${found.id}'s output, which is ${page.total} characters long.`);
+      if (offset > page.total)
+        throw new ApiError(
+          "invalid_request",
+          `querystring.offset ${offset} is past the end of run ${found.id}'s output, which is ${page.total} characters long.`,
+        );
       return page;
     },
   );
@@ -72,7 +79,10 @@ export function runPieceRoutes(app: FastifyInstance, context: ServerContext): vo
       const [entry] = await engine.journal(found.id, index, 1);
       if (entry) return entry;
       const length = (await engine.getRun(found.id)).journalLength;
-      throw new ApiError("not_found", `Run ${found.id} has no journal entry ${index}: its journal has ${length} entr${length === 1 ? "y" : "ies"}${length === 0 ? "" : ` (0 to ${length - 1})`}.`);
+      throw new ApiError(
+        "not_found",
+        `Run ${found.id} has no journal entry ${index}: its journal has ${length} entr${length === 1 ? "y" : "ies"}${length === 0 ? "" : ` (0 to ${length - 1})`}.`,
+      );
     },
   );
 }

@@ -73,7 +73,8 @@ export function runRoutes(app: FastifyInstance, context: ServerContext): void {
     {
       schema: {
         summary: "List runs, newest first",
-        description: "Filters: `status` (repeat it for several), `namespace`, and `label.<key>=<value>` (every one must match). Only runs inside the caller's scope are listed.",
+        description:
+          "Filters: `status` (repeat it for several), `namespace`, and `label.<key>=<value>` (every one must match). Only runs inside the caller's scope are listed.",
         tags: ["runs"],
         querystring: {
           type: "object",
@@ -120,7 +121,11 @@ export function runRoutes(app: FastifyInstance, context: ServerContext): void {
           "With `next` too, a run parked now is held until it wakes and next ends or parks (to wait out a sleep or a workflow child).",
         tags: ["runs"],
         params: runIdParams,
-        querystring: { type: "object", properties: { wait: { type: "integer", minimum: 0, maximum: MAX_WAIT_SECONDS }, next: { type: "boolean" } }, additionalProperties: false },
+        querystring: {
+          type: "object",
+          properties: { wait: { type: "integer", minimum: 0, maximum: MAX_WAIT_SECONDS }, next: { type: "boolean" } },
+          additionalProperties: false,
+        },
         response: { 200: run, ...errors(400, 401, 404) },
       },
     },
@@ -146,10 +151,16 @@ export function runRoutes(app: FastifyInstance, context: ServerContext): void {
         params: runIdParams,
         querystring: {
           type: "object",
-          properties: { from: { type: "integer", minimum: 0 }, limit: { type: "integer", minimum: 1, maximum: JOURNAL_LIMIT.max, description: `Default ${JOURNAL_LIMIT.default}.` } },
+          properties: {
+            from: { type: "integer", minimum: 0 },
+            limit: { type: "integer", minimum: 1, maximum: JOURNAL_LIMIT.max, description: `Default ${JOURNAL_LIMIT.default}.` },
+          },
           additionalProperties: false,
         },
-        response: { 200: { type: "object", properties: { entries: { type: "array", items: { type: "object" } }, next: { type: "integer" } } }, ...errors(400, 401, 404) },
+        response: {
+          200: { type: "object", properties: { entries: { type: "array", items: { type: "object" } }, next: { type: "integer" } } },
+          ...errors(400, 401, 404),
+        },
       },
     },
     async (request): Promise<JournalPage> => {
@@ -166,5 +177,9 @@ export function runRoutes(app: FastifyInstance, context: ServerContext): void {
 
 export const startedSchema = {
   type: "object",
-  properties: { run, warnings: { type: "array", items: diagnostic }, existing: { type: "boolean", description: "True (with 200) when the idempotencyKey named a run already: nothing was started." } },
+  properties: {
+    run,
+    warnings: { type: "array", items: diagnostic },
+    existing: { type: "boolean", description: "True (with 200) when the idempotencyKey named a run already: nothing was started." },
+  },
 } as const;

@@ -18,7 +18,16 @@ export async function startedRun(engine: Engine, started: StartResult, reply: Fa
     throw new ApiError("conflict", "This idempotencyKey was used to start a run outside what this key or token may see; nothing was started. Use another key.");
   }
   void reply.code(started.existing ? 200 : 201);
-  if (!started.existing) reply.log.info({ runId: run.id, toolset: run.toolsetId, ...(run.namespace === undefined ? {} : { namespace: run.namespace }), ...(run.parentId === undefined ? {} : { parent: run.parentId }) }, "run started");
+  if (!started.existing)
+    reply.log.info(
+      {
+        runId: run.id,
+        toolset: run.toolsetId,
+        ...(run.namespace === undefined ? {} : { namespace: run.namespace }),
+        ...(run.parentId === undefined ? {} : { parent: run.parentId }),
+      },
+      "run started",
+    );
   return { run: runView(run), warnings: started.warnings, existing: started.existing };
 }
 

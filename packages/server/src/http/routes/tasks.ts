@@ -11,12 +11,23 @@ const MAX_TASKS_PER_POLL = 100;
 /** Tools one worker may name (each `group.name` or `group.*`). */
 const MAX_TOOLS = 1000;
 
-const toolPattern = { type: "string", maxLength: 300, pattern: "^[A-Za-z_$][A-Za-z0-9_$]*\\..+$", description: "`group.name`, or `group.*` for every tool of a group." } as const;
-const taskParams = { type: "object", properties: { id: { ...id, description: "A task id (`task_…`)." } }, required: ["id"], additionalProperties: false } as const;
+const toolPattern = {
+  type: "string",
+  maxLength: 300,
+  pattern: "^[A-Za-z_$][A-Za-z0-9_$]*\\..+$",
+  description: "`group.name`, or `group.*` for every tool of a group.",
+} as const;
+const taskParams = {
+  type: "object",
+  properties: { id: { ...id, description: "A task id (`task_…`)." } },
+  required: ["id"],
+  additionalProperties: false,
+} as const;
 const lease = { type: "string", minLength: 1, maxLength: 200, description: "The lease the poll gave with the task." } as const;
 const leaseAnswer = {
   type: "object",
-  description: "`ok`: noted. `cancelled`: the run no longer wants the call; stop (an answer is dropped). `lost`: this lease does not hold the task (it lapsed, or there is no such task); stop.",
+  description:
+    "`ok`: noted. `cancelled`: the run no longer wants the call; stop (an answer is dropped). `lost`: this lease does not hold the task (it lapsed, or there is no such task); stop.",
   properties: { status: { type: "string", enum: ["ok", "cancelled", "lost"] } },
 } as const;
 const task = {
@@ -125,7 +136,8 @@ export function taskRoutes(app: FastifyInstance, context: ServerContext): void {
     {
       schema: {
         summary: "Answer a task with a failure",
-        description: "The script gets a `ToolError` with this code and message. A failure is an answer, never retried (a worker that cannot answer lets the lease lapse instead: an interruption).",
+        description:
+          "The script gets a `ToolError` with this code and message. A failure is an answer, never retried (a worker that cannot answer lets the lease lapse instead: an interruption).",
         tags: ["tasks"],
         params: taskParams,
         body: {
@@ -134,7 +146,12 @@ export function taskRoutes(app: FastifyInstance, context: ServerContext): void {
             lease,
             error: {
               type: "object",
-              properties: { code: { type: "string", minLength: 1, maxLength: 200 }, message: { type: "string", maxLength: 65_536 }, retryable: { type: "boolean" }, details: anyJson },
+              properties: {
+                code: { type: "string", minLength: 1, maxLength: 200 },
+                message: { type: "string", maxLength: 65_536 },
+                retryable: { type: "boolean" },
+                details: anyJson,
+              },
               required: ["code", "message"],
               additionalProperties: false,
             },

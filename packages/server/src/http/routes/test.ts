@@ -14,7 +14,11 @@ const testReport = {
     output: anyJson,
     error: { type: "object" },
     waits: { type: "array", items: { type: "object" }, description: "When `waiting`: what nothing in the scenario brings." },
-    calls: { type: "array", items: { type: "object" }, description: "Every call: tool, args, virtual times, where its answer came from (`answeredBy`), its result or error." },
+    calls: {
+      type: "array",
+      items: { type: "object" },
+      description: "Every call: tool, args, virtual times, where its answer came from (`answeredBy`), its result or error.",
+    },
     logs: { type: "array", items: { type: "object" } },
     virtualMs: { type: "integer" },
   },

@@ -14,11 +14,16 @@ export function tokenRoutes(app: FastifyInstance, context: ServerContext): void 
     {
       schema: {
         summary: "Mint an end user's token",
-        description: "A signed, expiring token limited to one namespace (and labels), for code that must act only for that end user. Only an API key can mint one, and only inside its own scope: an unlimited key, or a key limited to that namespace (a key limited only by labels acts as no end user).",
+        description:
+          "A signed, expiring token limited to one namespace (and labels), for code that must act only for that end user. Only an API key can mint one, and only inside its own scope: an unlimited key, or a key limited to that namespace (a key limited only by labels acts as no end user).",
         tags: ["tokens"],
         body: {
           type: "object",
-          properties: { namespace, labels, ttlSeconds: { type: "integer", minimum: 1, maximum: TOKEN_TTL_SECONDS.max, description: `Default ${TOKEN_TTL_SECONDS.default}.` } },
+          properties: {
+            namespace,
+            labels,
+            ttlSeconds: { type: "integer", minimum: 1, maximum: TOKEN_TTL_SECONDS.max, description: `Default ${TOKEN_TTL_SECONDS.default}.` },
+          },
           required: ["namespace"],
           additionalProperties: false,
         },

@@ -7,11 +7,15 @@ import type { ServerContext } from "../server-context.js";
 import { callerOf } from "./request-caller.js";
 import { scriptRefused } from "./started-run.js";
 
-
 /** Longest search query: a need takes a few words, and `ToolSearch` reads only the first 32 anyway. */
 const SEARCH_QUERY_MAX_LENGTH = 1000;
 
-const toolsetParams = { type: "object", properties: { id: { ...id, description: "A toolset id (`ts_…`)." } }, required: ["id"], additionalProperties: false } as const;
+const toolsetParams = {
+  type: "object",
+  properties: { id: { ...id, description: "A toolset id (`ts_…`)." } },
+  required: ["id"],
+  additionalProperties: false,
+} as const;
 
 /** Toolsets are content-addressed and hold no secrets: any caller may read any toolset by its id. */
 export function toolsetRoutes(app: FastifyInstance, context: ServerContext): void {
@@ -30,11 +34,14 @@ export function toolsetRoutes(app: FastifyInstance, context: ServerContext): voi
             mcpServers: { type: "object", description: "MCP servers by group." },
             hostTools: { type: "object", description: "Host tools by group, then name." },
             policies: { type: "object", description: "Policies by `group.name` or `group.*`." },
-            http: { type: "object", description: "The `http` built-in: `{ \"allow\": [host patterns] }`; scripts then have `fetch`." },
+            http: { type: "object", description: 'The `http` built-in: `{ "allow": [host patterns] }`; scripts then have `fetch`.' },
           },
           additionalProperties: false,
         },
-        response: { 200: { type: "object", properties: { id: { type: "string" }, declarations, warnings: { type: "array", items: { type: "string" } } } }, ...errors(400, 401, 403, 422) },
+        response: {
+          200: { type: "object", properties: { id: { type: "string" }, declarations, warnings: { type: "array", items: { type: "string" } } } },
+          ...errors(400, 401, 403, 422),
+        },
       },
     },
     async (request): Promise<RegisteredToolset> => {
@@ -60,25 +67,41 @@ export function toolsetRoutes(app: FastifyInstance, context: ServerContext): voi
         body: {
           type: "object",
           properties: {
-            name: { type: "string", pattern: "^[A-Za-z_][A-Za-z0-9_]*$", maxLength: 64, description: "An identifier: scripts call `workflows.<name>.start(input)`." },
+            name: {
+              type: "string",
+              pattern: "^[A-Za-z_][A-Za-z0-9_]*$",
+              maxLength: 64,
+              description: "An identifier: scripts call `workflows.<name>.start(input)`.",
+            },
             description: { type: "string", minLength: 1, maxLength: 4000, description: "What the workflow does, for whoever starts it." },
             code: { type: "string", minLength: 1, description: "Its TypeScript: the default export takes the input and returns the output." },
             input: { ...jsonSchema, description: "JSON Schema of its input." },
             output: { ...jsonSchema, description: "JSON Schema of its output." },
-            signals: { type: "object", maxProperties: 32, propertyNames: { minLength: 1, maxLength: 64 }, additionalProperties: jsonSchema, description: "Each signal it waits for, with the JSON Schema of its payload." },
+            signals: {
+              type: "object",
+              maxProperties: 32,
+              propertyNames: { minLength: 1, maxLength: 64 },
+              additionalProperties: jsonSchema,
+              description: "Each signal it waits for, with the JSON Schema of its payload.",
+            },
           },
           required: ["name", "description", "code", "input", "output"],
           additionalProperties: false,
         },
         response: {
-          201: { type: "object", properties: { id: { type: "string", description: "The derived toolset." }, declarations, warnings: { type: "array", items: diagnostic } } },
+          201: {
+            type: "object",
+            properties: { id: { type: "string", description: "The derived toolset." }, declarations, warnings: { type: "array", items: diagnostic } },
+          },
           ...errors(400, 401, 404, 422),
         },
       },
     },
     async (request, reply): Promise<SavedWorkflow> => {
       const { name, description, code, input, output, signals } = request.body;
-      const saved = await context.engine().saveWorkflow({ toolset: request.params.id, name, description, source: code, input, output, ...(signals === undefined ? {} : { signals }) });
+      const saved = await context
+        .engine()
+        .saveWorkflow({ toolset: request.params.id, name, description, source: code, input, output, ...(signals === undefined ? {} : { signals }) });
       if (saved.kind === "refused") throw scriptRefused(saved.diagnostics, "the workflow was not saved. Fix the code and save it again.");
       void reply.code(201);
       return { id: saved.id, declarations: saved.declarations, warnings: saved.warnings };
@@ -87,7 +110,15 @@ export function toolsetRoutes(app: FastifyInstance, context: ServerContext): voi
 
   app.get<{ Params: { id: string } }>(
     "/toolsets/:id",
-    { schema: { summary: "A toolset: its pinned tools and declarations", description: "Any caller may read any toolset by its id: a toolset is content-addressed and holds no secret (registration refuses one that does).", tags: ["toolsets"], params: toolsetParams, response: { 200: { type: "object", properties: { id: { type: "string" }, toolset: { type: "object" }, declarations } }, ...errors(401, 404) } } },
+    {
+      schema: {
+        summary: "A toolset: its pinned tools and declarations",
+        description: "Any caller may read any toolset by its id: a toolset is content-addressed and holds no secret (registration refuses one that does).",
+        tags: ["toolsets"],
+        params: toolsetParams,
+        response: { 200: { type: "object", properties: { id: { type: "string" }, toolset: { type: "object" }, declarations } }, ...errors(401, 404) },
+      },
+    },
     async (request): Promise<ToolsetInfo> => {
       const found = await context.engine().toolset(request.params.id);
       return { id: found.id, toolset: found.toolset, declarations: found.declarations };
@@ -96,7 +127,14 @@ export function toolsetRoutes(app: FastifyInstance, context: ServerContext): voi
 
   app.get<{ Params: { id: string } }>(
     "/toolsets/:id/declarations",
-    { schema: { summary: "A toolset's declarations (refreshed as observed result types improve)", tags: ["toolsets"], params: toolsetParams, response: { 200: declarations, ...errors(401, 404) } } },
+    {
+      schema: {
+        summary: "A toolset's declarations (refreshed as observed result types improve)",
+        tags: ["toolsets"],
+        params: toolsetParams,
+        response: { 200: declarations, ...errors(401, 404) },
+      },
+    },
     async (request): Promise<Declarations> => (await context.engine().toolset(request.params.id)).declarations,
   );
 
@@ -125,7 +163,15 @@ export function toolsetRoutes(app: FastifyInstance, context: ServerContext): voi
             properties: {
               hits: {
                 type: "array",
-                items: { type: "object", properties: { tool: { type: "string", description: "`group.name`." }, group: { type: "string" }, score: { type: "number" }, declaration: { type: "string" } } },
+                items: {
+                  type: "object",
+                  properties: {
+                    tool: { type: "string", description: "`group.name`." },
+                    group: { type: "string" },
+                    score: { type: "number" },
+                    declaration: { type: "string" },
+                  },
+                },
               },
             },
           },

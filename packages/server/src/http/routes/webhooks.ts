@@ -1,6 +1,13 @@
 import type { FastifyInstance } from "fastify";
 import type { WebhookDeliveryRecord } from "@tapedeck/engine";
-import { WebhookEventType, type CreatedWebhookEndpoint, type CreateWebhookRequest, type WebhookDelivery, type WebhookDeliveryList, type WebhookEndpointList } from "@tapedeck/sdk";
+import {
+  WebhookEventType,
+  type CreatedWebhookEndpoint,
+  type CreateWebhookRequest,
+  type WebhookDelivery,
+  type WebhookDeliveryList,
+  type WebhookEndpointList,
+} from "@tapedeck/sdk";
 import { checkWebhookUrl } from "../../webhooks/webhook-url.js";
 import { ApiError } from "../api-error.js";
 import type { Caller } from "../auth/caller.js";
@@ -13,11 +20,24 @@ import { callerOf } from "./request-caller.js";
 const DELIVERIES_LIMIT = { default: 50, max: 500 } as const;
 const URL_MAX = 2048;
 
-const endpointParams = { type: "object", properties: { id: { ...id, description: "An endpoint id (`wh_…`)." } }, required: ["id"], additionalProperties: false } as const;
+const endpointParams = {
+  type: "object",
+  properties: { id: { ...id, description: "An endpoint id (`wh_…`)." } },
+  required: ["id"],
+  additionalProperties: false,
+} as const;
 const eventType = { type: "string", enum: Object.values(WebhookEventType) } as const;
 const endpoint = {
   type: "object",
-  properties: { id: { type: "string" }, url: { type: "string" }, events: { type: "array", items: eventType }, namespace, labels, description: { type: "string" }, createdAt: { type: "integer" } },
+  properties: {
+    id: { type: "string" },
+    url: { type: "string" },
+    events: { type: "array", items: eventType },
+    namespace,
+    labels,
+    description: { type: "string" },
+    createdAt: { type: "integer" },
+  },
 } as const;
 const delivery = {
   type: "object",
@@ -26,7 +46,19 @@ const delivery = {
     eventId: { type: "string" },
     eventType,
     status: { type: "string", enum: ["pending", "delivered", "failed"] },
-    attempts: { type: "array", items: { type: "object", properties: { attempt: { type: "integer" }, at: { type: "integer" }, durationMs: { type: "integer" }, statusCode: { type: "integer" }, error: { type: "string" } } } },
+    attempts: {
+      type: "array",
+      items: {
+        type: "object",
+        properties: {
+          attempt: { type: "integer" },
+          at: { type: "integer" },
+          durationMs: { type: "integer" },
+          statusCode: { type: "integer" },
+          error: { type: "string" },
+        },
+      },
+    },
     nextAttemptAt: { type: "integer" },
     createdAt: { type: "integer" },
     updatedAt: { type: "integer" },
@@ -45,7 +77,8 @@ export function webhookRoutes(app: FastifyInstance, context: ServerContext): voi
     {
       schema: {
         summary: "Register a webhook endpoint",
-        description: "Events are POSTed as JSON, signed the Standard Webhooks way (`webhook-id`, `webhook-timestamp`, `webhook-signature`: HMAC-SHA256 with the secret returned here, shown once), and retried with exponential backoff until a 2xx (8 attempts over about 10 hours).",
+        description:
+          "Events are POSTed as JSON, signed the Standard Webhooks way (`webhook-id`, `webhook-timestamp`, `webhook-signature`: HMAC-SHA256 with the secret returned here, shown once), and retried with exponential backoff until a 2xx (8 attempts over about 10 hours).",
         tags: ["webhooks"],
         body: {
           type: "object",
@@ -69,7 +102,16 @@ export function webhookRoutes(app: FastifyInstance, context: ServerContext): voi
       const url = checkWebhookUrl(request.body.url, { allowPrivate: caller.operator });
       if (!url.ok) throw new ApiError("invalid_request", `body.${url.message}`);
       const { events, description } = request.body;
-      const created = await context.webhooks.create({ url: url.url, scope: placed.scope, anyAddress: caller.operator, ...(events === undefined ? {} : { events }), ...(description === undefined ? {} : { description }) }, context.now());
+      const created = await context.webhooks.create(
+        {
+          url: url.url,
+          scope: placed.scope,
+          anyAddress: caller.operator,
+          ...(events === undefined ? {} : { events }),
+          ...(description === undefined ? {} : { description }),
+        },
+        context.now(),
+      );
       void reply.code(201);
       return { ...created.endpoint, secret: created.secret };
     },
@@ -77,7 +119,13 @@ export function webhookRoutes(app: FastifyInstance, context: ServerContext): voi
 
   app.get(
     "/webhooks",
-    { schema: { summary: "The webhook endpoints in the caller's scope, oldest first", tags: ["webhooks"], response: { 200: { type: "object", properties: { endpoints: { type: "array", items: endpoint } } }, ...errors(401, 403) } } },
+    {
+      schema: {
+        summary: "The webhook endpoints in the caller's scope, oldest first",
+        tags: ["webhooks"],
+        response: { 200: { type: "object", properties: { endpoints: { type: "array", items: endpoint } } }, ...errors(401, 403) },
+      },
+    },
     (request): WebhookEndpointList => ({ endpoints: context.webhooks.list(keyCaller(callerOf(request)).scope) }),
   );
 
@@ -102,21 +150,31 @@ export function webhookRoutes(app: FastifyInstance, context: ServerContext): voi
     {
       schema: {
         summary: "An endpoint's delivery log, newest first",
-        description: "Each event owed to the endpoint: its attempts (time, duration, status code or error), its status, and when the next attempt is due. `next` is the `before` of the next (older) page.",
+        description:
+          "Each event owed to the endpoint: its attempts (time, duration, status code or error), its status, and when the next attempt is due. `next` is the `before` of the next (older) page.",
         tags: ["webhooks"],
         params: endpointParams,
         querystring: {
           type: "object",
-          properties: { limit: { type: "integer", minimum: 1, maximum: DELIVERIES_LIMIT.max, description: `Default ${DELIVERIES_LIMIT.default}.` }, before: { ...id, description: "A delivery id: only older ones." } },
+          properties: {
+            limit: { type: "integer", minimum: 1, maximum: DELIVERIES_LIMIT.max, description: `Default ${DELIVERIES_LIMIT.default}.` },
+            before: { ...id, description: "A delivery id: only older ones." },
+          },
           additionalProperties: false,
         },
-        response: { 200: { type: "object", properties: { deliveries: { type: "array", items: delivery }, next: { type: "string" } } }, ...errors(400, 401, 403, 404) },
+        response: {
+          200: { type: "object", properties: { deliveries: { type: "array", items: delivery }, next: { type: "string" } } },
+          ...errors(400, 401, 403, 404),
+        },
       },
     },
     async (request): Promise<WebhookDeliveryList> => {
       if (!context.webhooks.has(keyCaller(callerOf(request)).scope, request.params.id)) throw endpointNotFound(request.params.id);
       const limit = request.query.limit ?? DELIVERIES_LIMIT.default;
-      const records = await context.store.webhookOutbox.listDeliveries(request.params.id, { limit, ...(request.query.before === undefined ? {} : { before: request.query.before }) });
+      const records = await context.store.webhookOutbox.listDeliveries(request.params.id, {
+        limit,
+        ...(request.query.before === undefined ? {} : { before: request.query.before }),
+      });
       const last = records.at(-1);
       return { deliveries: records.map(deliveryView), ...(records.length === limit && last ? { next: last.id } : {}) };
     },

@@ -130,7 +130,9 @@ function firstMatch(stream: Readable, pattern: RegExp, onLine: (line: string) =>
 
 /** Runs `tapedeck keys create` on a data folder; resolves with the key it printed. */
 export async function createKey(dataDir: string, ...args: string[]): Promise<string> {
-  const child: ChildProcessByStdio<null, Readable, Readable> = spawn(process.execPath, [BIN, "keys", "create", "--data", dataDir, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  const child: ChildProcessByStdio<null, Readable, Readable> = spawn(process.execPath, [BIN, "keys", "create", "--data", dataDir, ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let out = "";
   let err = "";
   child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));

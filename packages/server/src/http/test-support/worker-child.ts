@@ -39,7 +39,9 @@ export function startWorkerChild(baseUrl: string, apiKey: string, tools: readonl
     finish: (key) => child.stdin.write(`finish ${key}\n`),
     stderrLine: (deadlineMs = STDERR_DEADLINE_MS) => {
       let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<never>((_resolve, reject) => (timer = setTimeout(() => reject(new Error(`the worker wrote no line on stderr within ${deadlineMs} ms`)), deadlineMs)));
+      const late = new Promise<never>(
+        (_resolve, reject) => (timer = setTimeout(() => reject(new Error(`the worker wrote no line on stderr within ${deadlineMs} ms`)), deadlineMs)),
+      );
       return Promise.race([errors.next(), late]).finally(() => clearTimeout(timer));
     },
     kill: async () => {

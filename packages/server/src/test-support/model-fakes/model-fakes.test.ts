@@ -25,7 +25,13 @@ describe("model fakes: a tool loop through the official client", () => {
   it("anthropic: tool_use, the tool results seen by the next turn, then end_turn", async () => {
     let seen: ToolResultSeen[] = [];
     const f = await fake("anthropic", [
-      { text: "Adding.", toolCalls: [{ name: "add", input: { a: 1, b: 2 } }, { name: "add", input: { a: "x" }, id: "toolu_given" }] },
+      {
+        text: "Adding.",
+        toolCalls: [
+          { name: "add", input: { a: 1, b: 2 } },
+          { name: "add", input: { a: "x" }, id: "toolu_given" },
+        ],
+      },
       (request) => {
         seen = request.toolResults;
         return { text: "1 + 2 = 3" };
@@ -40,10 +46,13 @@ describe("model fakes: a tool loop through the official client", () => {
     assert.equal(first.stop_reason, "tool_use");
     assert.equal(first.content[0]?.type === "text" && first.content[0].text, "Adding.");
     const calls = first.content.filter((block) => block.type === "tool_use");
-    assert.deepEqual(calls.map(({ id, name, input }) => ({ id, name, input })), [
-      { id: "toolu_fake_1_1", name: "add", input: { a: 1, b: 2 } },
-      { id: "toolu_given", name: "add", input: { a: "x" } },
-    ]);
+    assert.deepEqual(
+      calls.map(({ id, name, input }) => ({ id, name, input })),
+      [
+        { id: "toolu_fake_1_1", name: "add", input: { a: 1, b: 2 } },
+        { id: "toolu_given", name: "add", input: { a: "x" } },
+      ],
+    );
     messages.push(
       { role: "assistant", content: first.content },
       {
@@ -183,7 +192,10 @@ for (const api of Object.keys(ROUTES) as ModelApi[]) {
       await f.done;
       await assert.rejects(ask(api, f, { maxRetries: 2 }), apiError(500, /script ran out: all 1 turns are played and request #2/));
       assert.equal(f.requests.length, 2, "no retry reached the fake");
-      assert.deepEqual(f.errors.map((e) => [e.status, e.request?.seq]), [[500, 2]]);
+      assert.deepEqual(
+        f.errors.map((e) => [e.status, e.request?.seq]),
+        [[500, 2]],
+      );
     });
 
     it("a body that is not JSON is answered 400 in the API's own error shape, and rejects done", async () => {

@@ -9,7 +9,7 @@ import { openaiError } from "./openai-error.js";
  */
 export const openaiChat: ModelDialect = {
   path: "/v1/chat/completions",
-  baseUrlHint: 'pass the fake\'s baseUrl + "/v1" as the OpenAI client\'s baseURL (the client adds /chat/completions)',
+  baseUrlHint: "pass the fake's baseUrl + \"/v1\" as the OpenAI client's baseURL (the client adds /chat/completions)",
   check(body) {
     return fieldProblem(body, "model", "string") ?? fieldProblem(body, "messages", "array");
   },

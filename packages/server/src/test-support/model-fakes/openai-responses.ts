@@ -10,7 +10,7 @@ import { openaiError } from "./openai-error.js";
  */
 export const openaiResponses: ModelDialect = {
   path: "/v1/responses",
-  baseUrlHint: 'pass the fake\'s baseUrl + "/v1" as the OpenAI client\'s baseURL (the client adds /responses)',
+  baseUrlHint: "pass the fake's baseUrl + \"/v1\" as the OpenAI client's baseURL (the client adds /responses)",
   check(body) {
     const input = body.input;
     const inputOk = typeof input === "string" || Array.isArray(input);

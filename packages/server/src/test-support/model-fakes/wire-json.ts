@@ -32,7 +32,7 @@ function partText(part: unknown): string {
 
 /** A rough token count (four characters a token) so usage grows with what was sent. */
 export function estimateTokens(value: unknown): number {
-  const text = typeof value === "string" ? value : JSON.stringify(value) ?? "";
+  const text = typeof value === "string" ? value : (JSON.stringify(value) ?? "");
   return Math.ceil(text.length / 4);
 }
 
