@@ -45,9 +45,10 @@ import {
   SANDBOX_MEMORY_BYTES,
   SANDBOX_STACK_BYTES,
 } from "./limits.js";
-import { ArgsValidator } from "./runs/args-validator.js";
+import { SchemaValidator } from "./util/schema-validator.js";
 import { countsAsHostFault, describeFault } from "./runs/host-faults.js";
-import { endRecord, REPLAY_VERSION, RunExecutor, type ExecutionResult, type ExecutorLimits, type LoadedToolset, type RunPause } from "./runs/run-executor.js";
+import { endRecord, REPLAY_VERSION, RunExecutor, type ExecutionResult, type ExecutorLimits, type RunPause } from "./runs/run-executor.js";
+import type { LoadedToolset } from "./toolset/loaded-toolset.js";
 import { RunLeases } from "./runs/run-leases.js";
 import { RunWaiters } from "./runs/run-waiters.js";
 import { WakeTimer } from "./runs/wake-timer.js";
@@ -85,7 +86,7 @@ import { newRunId } from "./util/ids.js";
 import { parseScenario, ScenarioError, type Scenario } from "./testing/scenario.js";
 import { ScenarioSource } from "./testing/scenario-source.js";
 import { cassetteOf, runTest, type CassetteDocument, type TestReport } from "./testing/test-script.js";
-import { ChildRuns } from "./workflows/child-runs.js";
+import { ChildRuns } from "./runs/child-runs.js";
 import { deriveWithWorkflow, pinWorkflow, WorkflowSpecError, type SaveWorkflowOptions } from "./workflows/workflow-spec.js";
 import { schemaToType } from "./toolset/schema-to-type.js";
 import type { RunCaller } from "./store/store.js";
@@ -423,9 +424,9 @@ export class Engine {
       if (error instanceof ToolsetSpecError) throw new EngineError("invalid_toolset", error.message);
       throw error;
     }
-    const validator = new ArgsValidator();
+    const validator = new SchemaValidator();
     for (const tool of pinned.tools) {
-      const problem = validator.schemaProblem(tool);
+      const problem = validator.schemaProblem(tool.inputSchema);
       if (problem) throw new EngineError("invalid_toolset", `The input schema of ${tool.group}.${tool.name} cannot be compiled: ${problem}`);
     }
     // The validator that just compiled every schema serves the toolset's runs. Loaded before it
@@ -1141,7 +1142,7 @@ export class Engine {
     }
   }
 
-  #load(pinned: PinnedToolset, observed: Record<string, JsonSchema>, validator = new ArgsValidator()): ToolsetEntry {
+  #load(pinned: PinnedToolset, observed: Record<string, JsonSchema>, validator = new SchemaValidator()): ToolsetEntry {
     const cached = this.#toolsets.get(pinned.id);
     if (cached) return cached;
     if (pinned.servers) this.#mcp.addServers(pinned.servers);

@@ -504,7 +504,7 @@ async function httpTool(rows: Row[]): Promise<void> {
   const { createServer } = await import("node:http");
   const { Agent, request } = await import("undici");
   const { HttpToolSource } = await import("../sources/http/http-tool-source.js");
-  const { pinHttpTool } = await import("../sources/http/http-tool.js");
+  const { pinHttpTool } = await import("../toolset/pin-http.js");
   const { SHAPE_SCANNER } = await import("../secrets/leak-scanner.js");
   const body = JSON.stringify({ items: Array.from({ length: 20 }, (_, i) => ({ id: i, title: `item ${i}`, url: `https://example.com/items/${i}` })) });
   const server = createServer((_req, res) => res.writeHead(200, { "content-type": "application/json" }).end(body));

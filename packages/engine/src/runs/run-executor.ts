@@ -27,19 +27,7 @@
  *   script runs, and cleared by the first commit in which it gets past where it was (an
  *   outcome, a park, the end); re-sending an interrupted call is not that.
  */
-import type {
-  Decision,
-  DecisionWait,
-  JournalEvent,
-  JsonValue,
-  PinnedTool,
-  PinnedWorkflow,
-  RunEnd,
-  RunError,
-  RunEvent,
-  RunWait,
-  ToolFailure,
-} from "@tapedeck/protocol";
+import type { Decision, DecisionWait, JournalEvent, JsonValue, PinnedTool, RunEnd, RunError, RunEvent, RunWait, ToolFailure } from "@tapedeck/protocol";
 import { decisionEvent, toolFailure, toolPath } from "@tapedeck/protocol";
 import type { Clock } from "../clock.js";
 import { EngineError } from "../errors.js";
@@ -51,7 +39,6 @@ import {
   type LogLine,
   type Sandbox,
   type SandboxFactory,
-  type SandboxFeature,
   type SandboxLimits,
   type SandboxOptions,
   type Step,
@@ -62,8 +49,9 @@ import { hostFaultError, tooManyHostFaults } from "./host-faults.js";
 import type { RunPatch, RunRecord, Store } from "../store/store.js";
 import type { Park, ToolSource } from "../sources/tool-source.js";
 import { canonicalValue } from "../util/canonical-json.js";
-import type { ArgsValidator } from "./args-validator.js";
-import { outcomeUnknown, RunDispatcher, tooManyAttempts, type Settled } from "./dispatcher.js";
+import type { LoadedToolset } from "../toolset/loaded-toolset.js";
+import type { CallOutcome } from "./call-outcome.js";
+import { outcomeUnknown, RunDispatcher, tooManyAttempts } from "./dispatcher.js";
 import { guestErrorToRunError, runError, type DeliveredFailure } from "./run-error.js";
 import { readHistory, type History } from "./history.js";
 import { replayHistory, type ReplayResult } from "./replay.js";
@@ -72,7 +60,7 @@ import { approvalRejected, describeWaits, earliestDue, isBuiltin, parkedRejected
 import { UnservedCalls } from "./unserved-calls.js";
 import { checkWorkflowCall, isWorkflowCall } from "../workflows/workflow-calls.js";
 import { reusableWorkflowCalls } from "../workflows/workflow-reuse.js";
-import type { WorkflowHost } from "../workflows/workflow-host.js";
+import type { WorkflowHost } from "./workflow-host.js";
 
 /** The run is parked: it holds no sandbox and waits for `waits`; it wakes by replay. */
 export interface RunPause {
@@ -93,19 +81,6 @@ export interface ExecutorLimits {
   readonly maxAttempts: number;
   /** A run with only waits open keeps its sandbox if a timer is due within this long (see limits.ts). */
   readonly holdWaitMs: number;
-}
-
-/** The toolset of a run, with what executing it needs. */
-export interface LoadedToolset {
-  readonly id: string;
-  readonly byPath: ReadonlyMap<string, PinnedTool>;
-  /** group → tool names, for the sandbox's `tapedeck:tools` module (built-ins are not in it). */
-  readonly groups: Readonly<Record<string, readonly string[]>>;
-  /** Globals the toolset enables (`fetch` for `http`); see `toolset/script-features.ts`. */
-  readonly features: readonly SandboxFeature[];
-  readonly validator: ArgsValidator;
-  /** The workflows the toolset pins, by name (the `workflows` global). */
-  readonly workflows: Readonly<Record<string, PinnedWorkflow>>;
 }
 
 export interface ExecutorDeps {
@@ -143,7 +118,7 @@ interface Prejournaled {
 /** A live outcome waiting to be delivered (and journaled with the step that follows it). */
 interface PendingOutcome {
   readonly seq: number;
-  readonly settled: Settled;
+  readonly settled: CallOutcome;
   /** The signal this outcome takes, consumed in the commit that journals it. */
   readonly signalId?: number;
 }
@@ -478,7 +453,7 @@ export class RunExecutor {
         ),
       };
     }
-    const failure = this.toolset.validator.validate(tool, args);
+    const failure = this.toolset.validator.validateArgs(tool, args);
     return failure ? { args, failure } : { tool, args };
   }
 
@@ -548,7 +523,7 @@ export class RunExecutor {
     );
   }
 
-  private settle(seq: number, settled: Settled, signalId?: number): void {
+  private settle(seq: number, settled: CallOutcome, signalId?: number): void {
     if (this.ended) return;
     this.unserved.settled(seq);
     if (settled.notBefore !== undefined && settled.notBefore > this.deps.clock.now()) {
@@ -798,7 +773,7 @@ export class RunExecutor {
   }
 
   /** Settles call `seq` with what `outcome` resolves with; its rejection is a fault of the engine. */
-  private settleWith(seq: number, outcome: Promise<Settled>): void {
+  private settleWith(seq: number, outcome: Promise<CallOutcome>): void {
     outcome.then(
       (settled) => this.settle(seq, settled),
       (error: unknown) => this.fault(error),

@@ -7,7 +7,7 @@
 import { BuiltinTool, needsDecision, toolFailure, type JsonValue, type ParkReason, type PinnedTool, type RunWait, type ToolFailure } from "@tapedeck/protocol";
 import { formatDuration } from "../util/duration.js";
 import { parseWorkflowCall, type WorkflowCall } from "../workflows/workflow-calls.js";
-import type { Settled } from "./dispatcher.js";
+import type { CallOutcome } from "./call-outcome.js";
 
 export type OpenWait =
   | { readonly kind: "sleep"; readonly seq: number; readonly until: number }
@@ -23,7 +23,7 @@ export type OpenWait =
       readonly credential?: string;
     }
   /** A virtual-time outcome (a mock's delay): delivered when the clock reaches `until`. */
-  | { readonly kind: "timed"; readonly seq: number; readonly until: number; readonly settled: Settled }
+  | { readonly kind: "timed"; readonly seq: number; readonly until: number; readonly settled: CallOutcome }
   /** `result()` of a workflow: settled by the end of the child run `runId`. */
   | { readonly kind: "child"; readonly seq: number; readonly runId: string; readonly workflow: string };
 

@@ -8,7 +8,7 @@ import {
   type RunError,
   type ToolFailure,
 } from "@tapedeck/protocol";
-import type { WorkflowSchemas } from "./workflow-schemas.js";
+import type { SchemaValidator } from "../util/schema-validator.js";
 
 /**
  * The built-in calls behind the `workflows` global, as the journal records them:
@@ -64,7 +64,7 @@ export function parseWorkflowCall(tool: string, args: JsonValue): WorkflowCall |
  * the workflow exists, `start`'s input and a signal's payload match their schemas. The failure
  * rejects the call (`call.rejected`), like invalid arguments of a tool.
  */
-export function checkWorkflowCall(call: WorkflowCall, workflows: Readonly<Record<string, PinnedWorkflow>>, schemas: WorkflowSchemas): ToolFailure | undefined {
+export function checkWorkflowCall(call: WorkflowCall, workflows: Readonly<Record<string, PinnedWorkflow>>, schemas: SchemaValidator): ToolFailure | undefined {
   const workflow = Object.hasOwn(workflows, call.name) ? workflows[call.name] : undefined;
   if (!workflow) {
     const known = Object.keys(workflows);

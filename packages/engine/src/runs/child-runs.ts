@@ -1,14 +1,15 @@
 import { terminalStatuses, toolFailure, type JournalEntry, type JsonValue, type PinnedWorkflow, type RunEnd } from "@tapedeck/protocol";
 import type { Clock } from "../clock.js";
 import { EngineError } from "../errors.js";
-import type { Settled } from "../runs/dispatcher.js";
-import { REPLAY_VERSION, type LoadedToolset } from "../runs/run-executor.js";
+import type { CallOutcome } from "./call-outcome.js";
+import type { LoadedToolset } from "../toolset/loaded-toolset.js";
+import { REPLAY_VERSION } from "./run-executor.js";
 import type { CompiledScript } from "../script/compile.js";
 import type { RunRecord, Store } from "../store/store.js";
 import { newRunId } from "../util/ids.js";
-import { MAX_WORKFLOW_DEPTH, WorkflowFailureCode, workflowFailed, workflowOutputMismatch } from "./workflow-calls.js";
+import { MAX_WORKFLOW_DEPTH, WorkflowFailureCode, workflowFailed, workflowOutputMismatch } from "../workflows/workflow-calls.js";
 import type { WorkflowHost } from "./workflow-host.js";
-import { WorkflowSchemas } from "./workflow-schemas.js";
+import { SchemaValidator } from "../util/schema-validator.js";
 
 /**
  * The engine's side of workflow calls: child runs created, read and signalled for the runs that
@@ -44,13 +45,13 @@ export interface ChildRunsDeps {
 }
 
 export class ChildRuns implements WorkflowHost {
-  readonly schemas = new WorkflowSchemas();
+  readonly schemas = new SchemaValidator();
   /** Each workflow's JavaScript, by toolset and name: a pinned workflow never changes. */
   readonly #compiled = new Map<string, Promise<CompiledScript>>();
 
   constructor(private readonly deps: ChildRunsDeps) {}
 
-  async start(caller: RunRecord, seq: number, name: string, input: JsonValue): Promise<Settled> {
+  async start(caller: RunRecord, seq: number, name: string, input: JsonValue): Promise<CallOutcome> {
     const key = childKey(caller.id, seq);
     const found = await this.deps.store.getRunByIdempotencyKey(key, caller.namespace);
     if (found) return this.#found(found, caller, key);
@@ -97,7 +98,7 @@ export class ChildRuns implements WorkflowHost {
     return { ok: true, value: { id } };
   }
 
-  async result(callerId: string, name: string, workflow: PinnedWorkflow, childId: string): Promise<Settled | undefined> {
+  async result(callerId: string, name: string, workflow: PinnedWorkflow, childId: string): Promise<CallOutcome | undefined> {
     const child = await this.deps.store.getRun(childId);
     if (!child || child.caller?.runId !== callerId) return notOurs(name, childId);
     const end = await this.deps.ended(child);
@@ -111,12 +112,12 @@ export class ChildRuns implements WorkflowHost {
     return problems ? { ok: false, error: workflowOutputMismatch(name, childId, problems) } : { ok: true, value: end.output };
   }
 
-  async signal(callerId: string, seq: number, childId: string, signal: string, payload: JsonValue): Promise<Settled> {
+  async signal(callerId: string, seq: number, childId: string, signal: string, payload: JsonValue): Promise<CallOutcome> {
     const child = await this.deps.store.getRun(childId);
     if (!child || child.caller?.runId !== callerId) return notOurs("signal", childId);
     const key = `${callerId}/${seq}`;
     // A call resumed after a crash may have sent its signal before: the child may even have taken it and ended since.
-    const endedBefore = async (status: string): Promise<Settled> =>
+    const endedBefore = async (status: string): Promise<CallOutcome> =>
       (await this.deps.store.signalByKey(childId, key)) !== undefined ? { ok: true, value: null } : ended(signal, childId, status);
     if (terminalStatuses.includes(child.status)) return endedBefore(child.status);
     try {
@@ -135,7 +136,7 @@ export class ChildRuns implements WorkflowHost {
   }
 
   /** The child a start call created before (a crash, a race): its id, if it is the caller's. */
-  async #found(child: RunRecord, caller: RunRecord, key: string): Promise<Settled> {
+  async #found(child: RunRecord, caller: RunRecord, key: string): Promise<CallOutcome> {
     if (child.caller?.runId !== caller.id)
       return failure(
         "invalid_arguments",
@@ -172,15 +173,15 @@ export function childKey(callerId: string, seq: number): string {
   return `tapedeck:workflow:${callerId}/${seq}`;
 }
 
-function failure(code: string, message: string): Settled {
+function failure(code: string, message: string): CallOutcome {
   return { ok: false, error: toolFailure(code, message) };
 }
 
-function notOurs(what: string, childId: string): Settled {
+function notOurs(what: string, childId: string): CallOutcome {
   return failure("invalid_arguments", `Run ${childId} is not a workflow this run started (${what}); use the id start() gave.`);
 }
 
-function ended(signal: string, childId: string, status: string): Settled {
+function ended(signal: string, childId: string, status: string): CallOutcome {
   return failure(
     WorkflowFailureCode.ended,
     `The workflow run ${childId} has ended (${status}); the signal "${signal}" was not sent. Await its result() instead.`,

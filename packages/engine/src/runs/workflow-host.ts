@@ -1,7 +1,7 @@
 import type { JsonValue, PinnedWorkflow } from "@tapedeck/protocol";
-import type { Settled } from "../runs/dispatcher.js";
+import type { CallOutcome } from "./call-outcome.js";
 import type { RunRecord } from "../store/store.js";
-import type { WorkflowSchemas } from "./workflow-schemas.js";
+import type { SchemaValidator } from "../util/schema-validator.js";
 
 /**
  * What a run's workflow calls need of the engine: the executor keeps the calls open and
@@ -13,17 +13,17 @@ import type { WorkflowSchemas } from "./workflow-schemas.js";
  */
 export interface WorkflowHost {
   /** Validates inputs, payloads and outputs against the workflows' schemas. */
-  readonly schemas: WorkflowSchemas;
+  readonly schemas: SchemaValidator;
   /**
    * Creates the child run of call `seq` of `caller` and starts executing it, or, when it was
    * created before (the call is resumed after a crash), finds it: one child per call, ever.
    * Resolves with `{ id }` once the child is durable.
    */
-  start(caller: RunRecord, seq: number, name: string, input: JsonValue): Promise<Settled>;
+  start(caller: RunRecord, seq: number, name: string, input: JsonValue): Promise<CallOutcome>;
   /** The outcome of `result()` once the child `childId` has ended; undefined while it has not. */
-  result(callerId: string, name: string, workflow: PinnedWorkflow, childId: string): Promise<Settled | undefined>;
+  result(callerId: string, name: string, workflow: PinnedWorkflow, childId: string): Promise<CallOutcome | undefined>;
   /** Sends `signal` to the child, once: its key is the call's (`<caller>/<seq>`), so a resumed call does not send it again. */
-  signal(callerId: string, seq: number, childId: string, signal: string, payload: JsonValue): Promise<Settled>;
+  signal(callerId: string, seq: number, childId: string, signal: string, payload: JsonValue): Promise<CallOutcome>;
   /** Whether the child executes in this engine now (under a virtual clock, its caller then lets it drive time). */
   executing(childId: string): boolean;
 }
