@@ -55,11 +55,11 @@ async function setup(options: EngineOptions = {}, tools: Record<string, (args: n
   return { ...t, harness, base, save, start };
 }
 
-const builtinCalls = (journal: readonly JournalEntry[]) =>
+const primitiveCalls = (journal: readonly JournalEntry[]) =>
   journal.flatMap((e) => (e.kind === "call.scheduled" && e.tool.startsWith("tapedeck.workflow.") ? [[e.seq, e.tool, e.args] as const] : []));
 
 describe("workflows: start and result", () => {
-  it("a parent starts a workflow as a child run and awaits its output; the journal holds ordinary built-in calls", async () => {
+  it("a parent starts a workflow as a child run and awaits its output; the journal holds ordinary primitive calls", async () => {
     const t = await setup();
     try {
       const saved = await t.save(DOUBLE);
@@ -74,7 +74,7 @@ describe("workflows: start and result", () => {
       const child = await t.engine.getRun(output.id);
       assert.deepEqual([child.status, child.caller, child.toolsetId, child.output], ["completed", { runId: started.runId, seq: 1 }, saved.id, { doubled: 42 }]);
       const journal = await t.engine.journal(started.runId);
-      assert.deepEqual(builtinCalls(journal), [
+      assert.deepEqual(primitiveCalls(journal), [
         [1, "tapedeck.workflow.start", { input: { n: 21 }, name: "double" }],
         [2, "tapedeck.workflow.result", { id: output.id, name: "double" }],
       ]);
@@ -143,14 +143,14 @@ describe("workflows: signals", () => {
       const [child] = await childrenOf(t.engine, started.runId);
       assert.ok(child);
       assert.deepEqual(
-        builtinCalls(journal).map(([seq, tool]) => [seq, tool]),
+        primitiveCalls(journal).map(([seq, tool]) => [seq, tool]),
         [
           [1, "tapedeck.workflow.start"],
           [2, "tapedeck.workflow.signal"],
           [3, "tapedeck.workflow.result"],
         ],
       );
-      assert.deepEqual(builtinCalls(journal)[1]![2], { id: child.id, name: "approval", payload: { ok: true }, signal: "approve" });
+      assert.deepEqual(primitiveCalls(journal)[1]![2], { id: child.id, name: "approval", payload: { ok: true }, signal: "approve" });
       const taken = (await t.engine.journal(child.id)).filter((e) => e.kind === "call.completed");
       assert.deepEqual(
         taken.map((e) => (e.kind === "call.completed" ? e.result : null)),

@@ -1,4 +1,4 @@
-import { BuiltinTool, type JournalEntry, type JsonValue } from "@tapedeck/protocol";
+import { PrimitiveTool, type JournalEntry, type JsonValue } from "@tapedeck/protocol";
 import { canonicalJson } from "../util/canonical-json.js";
 
 /**
@@ -28,7 +28,7 @@ export class ReusePool {
   ) {
     const scheduled = new Map<number, { tool: string; args: string }>();
     for (const entry of parent) {
-      if (entry.kind === "call.scheduled" && entry.tool !== BuiltinTool.webhook)
+      if (entry.kind === "call.scheduled" && entry.tool !== PrimitiveTool.webhook)
         scheduled.set(entry.seq, { tool: entry.tool, args: matchKey(entry.tool, entry.args) });
       if (entry.kind === "call.completed") {
         const call = scheduled.get(entry.seq);
@@ -53,7 +53,7 @@ export class ReusePool {
 /** What two calls must share to match: their canonical arguments, or for a wait what it waits for. */
 function matchKey(tool: string, args: JsonValue): string {
   const object = typeof args === "object" && args !== null && !Array.isArray(args) ? args : {};
-  if (tool === BuiltinTool.sleep) return canonicalJson({ ms: object.ms ?? null });
-  if (tool === BuiltinTool.signal) return canonicalJson({ name: object.name ?? null, timeoutMs: object.timeoutMs ?? null });
+  if (tool === PrimitiveTool.sleep) return canonicalJson({ ms: object.ms ?? null });
+  if (tool === PrimitiveTool.signal) return canonicalJson({ name: object.name ?? null, timeoutMs: object.timeoutMs ?? null });
   return canonicalJson(args);
 }

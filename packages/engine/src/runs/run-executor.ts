@@ -56,7 +56,8 @@ import { guestErrorToRunError, runError, type DeliveredFailure } from "./run-err
 import { readHistory, type History } from "./history.js";
 import { replayHistory, type ReplayResult } from "./replay.js";
 import { ReusePool } from "./reuse-pool.js";
-import { approvalRejected, describeWaits, earliestDue, isBuiltin, parkedRejected, parseBuiltin, signalTimedOut, type OpenWait } from "./waits.js";
+import { approvalRejected, describeWaits, earliestDue, parkedRejected, signalTimedOut, type OpenWait } from "./waits.js";
+import { isPrimitive, parsePrimitive } from "./primitives.js";
 import { UnservedCalls } from "./unserved-calls.js";
 import { checkWorkflowCall, isWorkflowCall } from "../workflows/workflow-calls.js";
 import { reusableWorkflowCalls } from "../workflows/workflow-reuse.js";
@@ -333,9 +334,9 @@ export class RunExecutor {
   private resumeOpenCalls(history: History): void {
     for (const call of history.calls.values()) {
       if (call.settled || call.rejected) continue;
-      if (isBuiltin(call.tool)) {
+      if (isPrimitive(call.tool)) {
         this.openCalls++;
-        this.startBuiltin(call.seq, call.tool, call.args);
+        this.startPrimitive(call.seq, call.tool, call.args);
         continue;
       }
       const tool = this.toolset.byPath.get(call.tool);
@@ -361,7 +362,7 @@ export class RunExecutor {
     const events: JournalEvent[] = outcome ? [outcome.event] : [];
     for (const call of step.calls) this.toolOfSeq.set(call.seq, call.tool);
     const toSend: { seq: number; tool: PinnedTool; args: JsonValue }[] = [];
-    const builtins: IssuedCall[] = [];
+    const primitives: IssuedCall[] = [];
     /** Workflow calls act outside the run (a child run, a signal): started once the step is durable, like a sent call. */
     const workflowCalls: IssuedCall[] = [];
     const approvals: DecisionWait[] = [];
@@ -383,7 +384,7 @@ export class RunExecutor {
             events.push({ kind: "call.completed", seq: call.seq, result: reused.result, reusedFrom: { run: this.reuse!.parentId, seq: reused.parentSeq } });
             this.prejournaled.push({ delivery: { seq: call.seq, at, ok: true, value: reused.result } });
           } else if (!checked.tool) {
-            (isWorkflowCall(call.tool) ? workflowCalls : builtins).push({ seq: call.seq, tool: call.tool, args: checked.args });
+            (isWorkflowCall(call.tool) ? workflowCalls : primitives).push({ seq: call.seq, tool: call.tool, args: checked.args });
           } else if (checked.tool.policy.approval) {
             // Scheduled, not sent: it waits for a decision, which is journaled before it is sent.
             this.openCalls++;
@@ -404,7 +405,7 @@ export class RunExecutor {
       this.endWith(events, end, at, outcome?.signalId === undefined ? undefined : [{ id: outcome.signalId, seq: outcome.seq }]);
       return;
     }
-    this.openCalls += toSend.length + builtins.length + workflowCalls.length;
+    this.openCalls += toSend.length + primitives.length + workflowCalls.length;
     const consumed = outcome?.signalId === undefined ? undefined : { updatedAt: at, consumeSignals: [{ id: outcome.signalId, seq: outcome.seq }] };
     const patch = this.withEvents(
       consumed,
@@ -414,23 +415,23 @@ export class RunExecutor {
     this.append(events, at, patch).then(
       () => {
         for (const call of toSend) this.send(call.seq, call.tool, call.args, 1);
-        for (const call of workflowCalls) this.startBuiltin(call.seq, call.tool, call.args);
+        for (const call of workflowCalls) this.startPrimitive(call.seq, call.tool, call.args);
         for (const wait of approvals) this.deps.onDecisionNeeded?.(this.run.id, wait);
       },
       (error: unknown) => this.fault(error),
     );
-    for (const call of builtins) this.startBuiltin(call.seq, call.tool, call.args);
+    for (const call of primitives) this.startPrimitive(call.seq, call.tool, call.args);
     this.pump();
   }
 
-  /** A call that may be scheduled (`tool` is undefined for a built-in), or why it is rejected. */
+  /** A call that may be scheduled (`tool` is undefined for a primitive), or why it is rejected. */
   private checkCall(call: IssuedCall): { tool: PinnedTool | undefined; args: JsonValue } | { failure: ToolFailure; args: JsonValue } {
     // The sandbox refuses such arguments already; a sandbox that did not must not fault the engine.
     const problem = valueProblem(call.args, { refuseLoneSurrogates: true });
     if (problem !== undefined) return { args: null, failure: toolFailure("invalid_arguments", `The arguments of ${call.tool} are refused: ${problem}.`) };
     const args = canonicalValue(call.args);
-    if (isBuiltin(call.tool)) {
-      const parsed = parseBuiltin(call.tool, args);
+    if (isPrimitive(call.tool)) {
+      const parsed = parsePrimitive(call.tool, args);
       const workflow =
         "message" in parsed
           ? undefined
@@ -745,9 +746,9 @@ export class RunExecutor {
     else if (wait.kind === "timed") this.settle(seq, wait.settled);
   }
 
-  /** Starts a built-in call; `openCalls` already counts it. */
-  private startBuiltin(seq: number, tool: string, args: JsonValue): void {
-    const call = parseBuiltin(tool, args);
+  /** Starts a primitive call; `openCalls` already counts it. */
+  private startPrimitive(seq: number, tool: string, args: JsonValue): void {
+    const call = parsePrimitive(tool, args);
     if ("message" in call) return this.settle(seq, { ok: false, error: call });
     switch (call.kind) {
       case "sleep":
@@ -1019,7 +1020,7 @@ function journalLimitError(limit: number): RunError {
 }
 
 function unsentWarning(call: IssuedCall): JournalEvent {
-  const what = isBuiltin(call.tool) ? "was not waited for" : "was not sent";
+  const what = isPrimitive(call.tool) ? "was not waited for" : "was not sent";
   return {
     kind: "log",
     level: "warn",
