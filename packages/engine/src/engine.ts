@@ -354,7 +354,7 @@ export class Engine {
     const renewal = new CredentialRenewal({
       store,
       approve: (runId, seq, reason) => this.approve(runId, seq, { reason }),
-      decidedMeanwhile: (error) => error instanceof EngineError && error.code === "conflict",
+      decidedMeanwhile: (error) => EngineError.is(error) && error.code === "conflict",
       onError,
     });
     this.credentials.onSet(async (scope, name) => {

@@ -123,7 +123,7 @@ export class ChildRuns implements WorkflowHost {
     try {
       await this.deps.signal(childId, signal, payload, { key });
     } catch (error) {
-      if (!(error instanceof EngineError)) throw error;
+      if (!EngineError.is(error)) throw error;
       if (error.code === "conflict") return endedBefore("ended");
       if (error.code === "invalid_request") return failure("invalid_arguments", error.message);
       throw error;

@@ -22,7 +22,7 @@ import { runError } from "./run-error.js";
 
 /** Whether an execution's failure is a fault of the host to count (not the engine closing, nor the run being held elsewhere). */
 export function countsAsHostFault(error: unknown): boolean {
-  return !(error instanceof EngineError && (error.code === "closed" || error.code === "conflict"));
+  return !(EngineError.is(error) && (error.code === "closed" || error.code === "conflict"));
 }
 
 /** What the fault was, in a line. */
