@@ -47,7 +47,8 @@ import {
 } from "./limits.js";
 import { SchemaValidator } from "./util/schema-validator.js";
 import { countsAsHostFault, describeFault } from "./runs/host-faults.js";
-import { endRecord, REPLAY_VERSION, RunExecutor, type ExecutionResult, type ExecutorLimits, type RunPause } from "./runs/run-executor.js";
+import { REPLAY_VERSION } from "./runs/history.js";
+import { endRecord, RunExecutor, type ExecutionResult, type ExecutorLimits, type RunPause } from "./runs/run-executor.js";
 import type { LoadedToolset } from "./toolset/loaded-toolset.js";
 import { RunLeases } from "./runs/run-leases.js";
 import { RunWaiters } from "./runs/run-waiters.js";

@@ -22,7 +22,7 @@ export type { ExecutionResult, RunPause } from "./runs/run-executor.js";
 export type { RunEnd, RunEvent } from "@tapedeck/protocol";
 export type { CassetteDocument, TestReport } from "./testing/test-script.js";
 export type { TestCall } from "@tapedeck/protocol";
-export { REPLAY_VERSION } from "./runs/run-executor.js";
+export { REPLAY_VERSION } from "./runs/history.js";
 export type { VerifyResult } from "./runs/verify-replay.js";
 export type { Clock, VirtualTime } from "./clock.js";
 export { systemClock, VirtualClock } from "./clock.js";

@@ -3,7 +3,7 @@ import type { Clock } from "../clock.js";
 import { EngineError } from "../errors.js";
 import type { CallOutcome } from "./call-outcome.js";
 import type { LoadedToolset } from "../toolset/loaded-toolset.js";
-import { REPLAY_VERSION } from "./run-executor.js";
+import { REPLAY_VERSION } from "./history.js";
 import type { CompiledScript } from "../script/compile.js";
 import type { RunRecord, Store } from "../store/store.js";
 import { newRunId } from "../util/ids.js";

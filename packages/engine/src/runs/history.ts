@@ -1,5 +1,13 @@
 import type { Decision, JournalEntry, JsonValue, ParkReason, RunError, ToolFailure } from "@tapedeck/protocol";
+import { EngineError } from "../errors.js";
 import type { Delivery } from "../sandbox/sandbox.js";
+
+/**
+ * The version of replay behaviour this engine writes into `run.started`; golden journals pin it.
+ * A journal of a higher version was written by a newer engine, whose replay this one does not
+ * know: it is refused when read (`readHistory`), never replayed.
+ */
+export const REPLAY_VERSION = 1;
 
 /** A call as the journal recorded it. */
 export interface RecordedCall {
@@ -48,10 +56,15 @@ export class JournalCorruptError extends Error {
 
 type MutableCall = { -readonly [K in keyof RecordedCall]: RecordedCall[K] };
 
-/** Reads a journal; throws `JournalCorruptError` when it breaks the journal's invariants. */
+/**
+ * Reads a journal; throws `JournalCorruptError` when it breaks the journal's invariants, and an
+ * `EngineError` (`misconfigured`) when a newer engine wrote it: the run is left as it is, for
+ * that engine to go on with.
+ */
 export function readHistory(runId: string, entries: readonly JournalEntry[]): History {
   const first = entries[0];
   if (!first || first.kind !== "run.started") throw new JournalCorruptError(runId, "entry 0 is not run.started");
+  if (first.replayVersion > REPLAY_VERSION) throw newerJournal(runId, first.replayVersion);
   const calls = new Map<number, MutableCall>();
   const deliveries: Delivery[] = [];
   let logCount = 0;
@@ -141,6 +154,13 @@ export function readHistory(runId: string, entries: readonly JournalEntry[]): Hi
     ...(end ? { end } : {}),
     length: entries.length,
   };
+}
+
+function newerJournal(runId: string, version: number): EngineError {
+  return new EngineError(
+    "misconfigured",
+    `The journal of run ${runId} was written by a newer engine (replay version ${version}; this engine replays versions up to ${REPLAY_VERSION}), so it was not replayed and the run is left as it is. Resume it with a Tapedeck release whose engine replays version ${version} (upgrade this one).`,
+  );
 }
 
 function failureDelivery(seq: number, at: number, error: ToolFailure): Delivery {

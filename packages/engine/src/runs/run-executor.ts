@@ -108,9 +108,6 @@ export interface ExecutorDeps {
 /** Live outcomes delivered in one sandbox round trip at most: bounds one message and one commit. */
 const MAX_DELIVERIES_PER_HOP = 64;
 
-/** The version of replay behaviour this engine writes into `run.started`; golden journals pin it. */
-export const REPLAY_VERSION = 1;
-
 /** An outcome journaled with the step that issued its call (a rejection, or a result a fork reused), waiting to be delivered. */
 interface Prejournaled {
   readonly delivery: Delivery;

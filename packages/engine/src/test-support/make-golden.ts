@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { ToolsetSpec } from "@tapedeck/protocol";
 import { Engine } from "../engine.js";
-import { REPLAY_VERSION } from "../runs/run-executor.js";
+import { REPLAY_VERSION } from "../runs/history.js";
 import { SqliteStore } from "../store/sqlite-store.js";
 import type { GoldenJournal } from "./golden.js";
 import { harnessToolset, ToolHarness } from "./tool-harness.js";
