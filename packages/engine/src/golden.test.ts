@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import type { JournalEntry } from "@tapedeck/protocol";
 import { Engine } from "./engine.js";
 import { EngineError } from "./errors.js";
+import { InProcessHostTools } from "./sources/in-process-host-tools.js";
 import { SqliteStore } from "./store/sqlite-store.js";
 import type { SandboxFactory } from "./sandbox/sandbox.js";
 import { storeWithGolden, type GoldenJournal } from "./test-support/golden.js";
@@ -92,7 +93,7 @@ describe("golden journals", () => {
     await store.createRun({ ...newer.run, toolsetId: newer.toolset.id, status: "running" }, journal);
     const sendNothing = () => Promise.reject(new Error("a refused journal sends nothing"));
     const kv = { get: sendNothing, put: sendNothing };
-    const engine = await Engine.open({ store, sandboxes, hostTools: { kv }, wake: false });
+    const engine = await Engine.open({ store, sandboxes, sources: { host: new InProcessHostTools({ kv }) }, wake: false });
     try {
       const [resumed] = await engine.resume(newer.run.id);
       await assert.rejects(resumed!.end, (error: unknown) => EngineError.is(error) && error.code === "misconfigured" && newerMessage.test(error.message));

@@ -7,6 +7,7 @@ export type {
   EngineEvent,
   EngineLimits,
   EngineOptions,
+  EngineSources,
   PendingDecision,
   RegisteredToolset,
   RegisterToolsetOptions,

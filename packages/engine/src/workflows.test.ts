@@ -10,6 +10,7 @@ import { join } from "node:path";
 import type { JournalEntry, JsonValue } from "@tapedeck/protocol";
 import { Engine, type EngineOptions, type SaveWorkflowOptions } from "./engine.js";
 import { SqliteStore } from "./store/sqlite-store.js";
+import { InProcessHostTools } from "./sources/in-process-host-tools.js";
 import type { Store } from "./store/store.js";
 import { harnessToolset, ToolHarness } from "./test-support/tool-harness.js";
 import { tempDir, testEngine, testSandboxes } from "./test-support/engines.js";
@@ -361,7 +362,7 @@ describe("workflows: crash-resume, replay and forks start no second child", () =
       SqliteStore.open({ path, durability: "normal" }),
       (runId, entries) => runId === parentId && entries.some((e) => e.kind === "call.completed"),
     );
-    const first = await Engine.open({ store, sandboxes, hostTools: tools() });
+    const first = await Engine.open({ store, sandboxes, sources: { host: new InProcessHostTools(tools()) } });
     const step = {
       description: "Echoes n.",
       inputSchema: { type: "object" },
@@ -380,7 +381,11 @@ describe("workflows: crash-resume, replay and forks start no second child", () =
     assert.ok(child, "the child was created before the parent's commit failed");
     await first.close();
 
-    const second = await Engine.open({ store: SqliteStore.open({ path, durability: "normal" }), sandboxes, hostTools: tools() });
+    const second = await Engine.open({
+      store: SqliteStore.open({ path, durability: "normal" }),
+      sandboxes,
+      sources: { host: new InProcessHostTools(tools()) },
+    });
     try {
       const journal = await second.journal(parentId);
       assert.deepEqual(

@@ -14,6 +14,7 @@ import { ScriptChecker } from "../script/checker.js";
 import { renderDeclarations } from "../toolset/declarations.js";
 import { pinToolset } from "../toolset/pin.js";
 import { McpToolSource } from "../sources/mcp/mcp-tool-source.js";
+import { InProcessHostTools } from "../sources/in-process-host-tools.js";
 import { median, percentile, printTable, time, type Row } from "./measure.js";
 import type { Durability } from "../store/store.js";
 
@@ -30,7 +31,7 @@ async function withEngine<T>(durability: Durability, fn: (engine: Engine) => Pro
   const engine = await Engine.open({
     dataDir: dir,
     durability,
-    hostTools: echoModule,
+    sources: { host: new InProcessHostTools(echoModule) },
     limits: { maxJournalEntries: 1_000_000, sandbox: { cpuMsPerStep: 60_000 } },
     ...options,
   });

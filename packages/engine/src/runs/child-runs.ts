@@ -1,19 +1,17 @@
-import { terminalStatuses, toolFailure, type JournalEntry, type JsonValue, type PinnedWorkflow, type RunEnd } from "@tapedeck/protocol";
-import type { Clock } from "../clock.js";
+import { terminalStatuses, toolFailure, type JsonValue, type PinnedWorkflow } from "@tapedeck/protocol";
 import { EngineError } from "../errors.js";
-import type { CallOutcome } from "./call-outcome.js";
-import type { LoadedToolset } from "../toolset/loaded-toolset.js";
-import { REPLAY_VERSION } from "./history.js";
 import type { CompiledScript } from "../script/compile.js";
-import type { RunRecord, Store } from "../store/store.js";
-import { newRunId } from "../util/ids.js";
-import { MAX_WORKFLOW_DEPTH, WorkflowFailureCode, workflowFailed, workflowOutputMismatch } from "../workflows/workflow-calls.js";
-import type { WorkflowHost } from "./workflow-host.js";
+import type { RunRecord } from "../store/store.js";
 import { SchemaValidator } from "../util/schema-validator.js";
+import { MAX_WORKFLOW_DEPTH, WorkflowFailureCode, workflowFailed, workflowOutputMismatch } from "../workflows/workflow-calls.js";
+import type { CallOutcome } from "./call-outcome.js";
+import { createRun } from "./create-run.js";
+import type { RunHost } from "./run-host.js";
+import type { WorkflowHost } from "./workflow-host.js";
 
 /**
- * The engine's side of workflow calls: child runs created, read and signalled for the runs that
- * start them.
+ * The engine's side of workflow calls: child runs created (`createRun`), executed (by the
+ * `RunHost`, the scheduler), read and signalled for the runs that start them.
  *
  * Invariants:
  * - One child per start call, ever: the child is created with the idempotency key
@@ -25,37 +23,18 @@ import { SchemaValidator } from "../util/schema-validator.js";
  *   kept once.
  */
 
-export interface ChildRunsDeps {
-  readonly store: Store;
-  readonly clock: Clock;
-  /** The loaded toolset of a run. */
-  readonly toolset: (id: string) => Promise<LoadedToolset>;
-  /** Starts executing a run just created. */
-  readonly execute: (run: RunRecord, toolset: LoadedToolset) => void;
-  /** Whether the run executes in this engine now. */
-  readonly executing: (runId: string) => boolean;
-  /** Executes a run left `running` that no live engine executes (a crash stopped it): its caller waits for it. */
-  readonly resume: (run: RunRecord) => Promise<void>;
-  /** How a run's record says it ended, if it did. */
-  readonly ended: (run: RunRecord) => Promise<RunEnd | undefined>;
-  /** `Engine.signal`. */
-  readonly signal: (runId: string, name: string, payload: JsonValue, options: { readonly key: string }) => Promise<unknown>;
-  /** Transpiles a workflow's TypeScript (loads TypeScript the first time). */
-  readonly compile: (source: string) => Promise<CompiledScript>;
-}
-
 export class ChildRuns implements WorkflowHost {
   readonly schemas = new SchemaValidator();
   /** Each workflow's JavaScript, by toolset and name: a pinned workflow never changes. */
   readonly #compiled = new Map<string, Promise<CompiledScript>>();
 
-  constructor(private readonly deps: ChildRunsDeps) {}
+  constructor(private readonly host: RunHost) {}
 
   async start(caller: RunRecord, seq: number, name: string, input: JsonValue): Promise<CallOutcome> {
     const key = childKey(caller.id, seq);
-    const found = await this.deps.store.getRunByIdempotencyKey(key, caller.namespace);
+    const found = await this.host.store.getRunByIdempotencyKey(key, caller.namespace);
     if (found) return this.#found(found, caller, key);
-    const toolset = await this.deps.toolset(caller.toolsetId);
+    const toolset = await this.host.toolset(caller.toolsetId);
     const workflow = Object.hasOwn(toolset.workflows, name) ? toolset.workflows[name] : undefined;
     if (!workflow) return failure("unknown_tool", `The toolset pins no workflow ${name}.`);
     const depth = await this.#depth(caller);
@@ -66,45 +45,33 @@ export class ChildRuns implements WorkflowHost {
       );
     }
     const compiled = await this.#compile(toolset.id, name, workflow);
-    const now = this.deps.clock.now();
-    const id = newRunId(now);
-    const started: JournalEntry = { index: 0, at: now, kind: "run.started", input, replayVersion: REPLAY_VERSION };
-    const created = await this.deps.store.createRun(
-      {
-        id,
-        toolsetId: caller.toolsetId,
-        source: workflow.source,
-        js: compiled.js,
-        sourceMap: compiled.sourceMap,
-        input,
-        status: "running",
-        createdAt: now,
-        ...(caller.labels ? { labels: caller.labels } : {}),
-        ...(caller.namespace ? { namespace: caller.namespace } : {}),
-        caller: { runId: caller.id, seq },
-        idempotencyKey: key,
-        ...(caller.expiresAt === undefined ? {} : { expiresAt: caller.expiresAt }),
-      },
-      [started],
-    );
+    const created = await createRun(this.host.store, this.host.clock, {
+      toolsetId: caller.toolsetId,
+      source: workflow.source,
+      compiled,
+      input,
+      ...(caller.labels ? { labels: caller.labels } : {}),
+      ...(caller.namespace ? { namespace: caller.namespace } : {}),
+      caller: { runId: caller.id, seq },
+      idempotencyKey: key,
+      ...(caller.expiresAt === undefined ? {} : { expires: { at: caller.expiresAt } }),
+    });
     if (created.kind === "duplicate") {
       // Another engine resumed the same call and won the race: its child is the one.
-      const winner = await this.deps.store.getRun(created.runId);
+      const winner = await this.host.store.getRun(created.runId);
       return winner ? this.#found(winner, caller, key) : failure("invalid_arguments", `The child run ${created.runId} vanished.`);
     }
-    const run = await this.deps.store.getRun(id);
-    if (!run) throw new Error(`run ${id} vanished after it was created`);
-    this.deps.execute(run, toolset);
-    return { ok: true, value: { id } };
+    this.host.execute(created.run, toolset);
+    return { ok: true, value: { id: created.run.id } };
   }
 
   async result(callerId: string, name: string, workflow: PinnedWorkflow, childId: string): Promise<CallOutcome | undefined> {
-    const child = await this.deps.store.getRun(childId);
+    const child = await this.host.store.getRun(childId);
     if (!child || child.caller?.runId !== callerId) return notOurs(name, childId);
-    const end = await this.deps.ended(child);
+    const end = await this.host.recordedEnd(child);
     if (!end) {
       // Its caller waits for it: a child a crash left `running` goes on here rather than never.
-      if (child.status === "running") await this.deps.resume(child);
+      if (child.status === "running") await this.host.resumeStopped(child);
       return undefined;
     }
     if (end.status !== "completed") return { ok: false, error: workflowFailed(name, childId, end) };
@@ -113,15 +80,15 @@ export class ChildRuns implements WorkflowHost {
   }
 
   async signal(callerId: string, seq: number, childId: string, signal: string, payload: JsonValue): Promise<CallOutcome> {
-    const child = await this.deps.store.getRun(childId);
+    const child = await this.host.store.getRun(childId);
     if (!child || child.caller?.runId !== callerId) return notOurs("signal", childId);
     const key = `${callerId}/${seq}`;
     // A call resumed after a crash may have sent its signal before: the child may even have taken it and ended since.
     const endedBefore = async (status: string): Promise<CallOutcome> =>
-      (await this.deps.store.signalByKey(childId, key)) !== undefined ? { ok: true, value: null } : ended(signal, childId, status);
+      (await this.host.store.signalByKey(childId, key)) !== undefined ? { ok: true, value: null } : ended(signal, childId, status);
     if (terminalStatuses.includes(child.status)) return endedBefore(child.status);
     try {
-      await this.deps.signal(childId, signal, payload, { key });
+      await this.host.signal(childId, signal, payload, { key });
     } catch (error) {
       if (!EngineError.is(error)) throw error;
       if (error.code === "conflict") return endedBefore("ended");
@@ -132,7 +99,7 @@ export class ChildRuns implements WorkflowHost {
   }
 
   executing(childId: string): boolean {
-    return this.deps.executing(childId);
+    return this.host.executing(childId);
   }
 
   /** The child a start call created before (a crash, a race): its id, if it is the caller's. */
@@ -142,7 +109,7 @@ export class ChildRuns implements WorkflowHost {
         "invalid_arguments",
         `The idempotency key ${key} names run ${child.id}, which this run did not start; keys beginning with "tapedeck:" are reserved.`,
       );
-    if (child.status === "running") await this.deps.resume(child);
+    if (child.status === "running") await this.host.resumeStopped(child);
     return { ok: true, value: { id: child.id } };
   }
 
@@ -150,7 +117,7 @@ export class ChildRuns implements WorkflowHost {
   async #depth(run: RunRecord): Promise<number> {
     let depth = 0;
     for (let caller = run.caller; caller && depth < MAX_WORKFLOW_DEPTH; depth++) {
-      caller = (await this.deps.store.getRun(caller.runId))?.caller;
+      caller = (await this.host.store.getRun(caller.runId))?.caller;
     }
     return depth;
   }
@@ -159,7 +126,7 @@ export class ChildRuns implements WorkflowHost {
     const key = `${toolsetId}\n${name}`;
     let compiled = this.#compiled.get(key);
     if (!compiled) {
-      compiled = this.deps.compile(workflow.source);
+      compiled = this.host.compile(workflow.source);
       // A failure is not kept: the next start tries again.
       compiled.catch(() => this.#compiled.delete(key));
       this.#compiled.set(key, compiled);

@@ -14,7 +14,8 @@
  */
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
-import type { RunRecord, RunRequest, Store } from "../store/store.js";
+import type { RunRecord, Store } from "../store/store.js";
+import type { RunHost } from "./run-host.js";
 
 /** How long a lease holds without renewal: long enough to ride out a stalled event loop. */
 export const LEASE_MS = 30_000;
@@ -32,12 +33,12 @@ export class RunLeases {
   #polling = false;
   #closed = false;
 
-  constructor(
-    private readonly store: Store,
-    /** Applies a request another process left for a run this engine holds. */
-    private readonly apply: (runId: string, request: RunRequest) => Promise<void>,
-    private readonly onError: (error: unknown) => void,
-  ) {}
+  private readonly store: Store;
+
+  /** `host` applies the requests other processes leave for the runs this engine holds, and hears of faults. */
+  constructor(private readonly host: RunHost) {
+    this.store = host.store;
+  }
 
   /** Whether another live engine holds the run. */
   heldElsewhere(run: RunRecord): boolean {
@@ -90,7 +91,7 @@ export class RunLeases {
     if (this.#polling || this.#closed) return;
     this.#polling = true;
     this.#work()
-      .catch((error: unknown) => this.onError(error))
+      .catch((error: unknown) => this.host.onError(error))
       .finally(() => (this.#polling = false));
   }
 
@@ -102,7 +103,7 @@ export class RunLeases {
     }
     for (const { runId, request } of await this.store.takeRunRequests(this.owner)) {
       if (this.#closed) return;
-      await this.apply(runId, request).catch((error: unknown) => this.onError(error));
+      await this.host.applyRequest(runId, request).catch((error: unknown) => this.host.onError(error));
     }
   }
 }

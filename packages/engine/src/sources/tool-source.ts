@@ -3,12 +3,18 @@ import type { KnownSecret } from "../secrets/leak-scanner.js";
 
 /**
  * The tool source seam: where the dispatcher sends a call once it is durable in the journal.
- * Host tools, MCP servers and built-ins each implement it. A source never retries by itself:
+ * Host tools, MCP servers and the built-in `http` tool each implement it. A source never retries by itself:
  * it reports an interruption and the dispatcher applies the tool's policy.
  */
 export interface ToolSource {
   /** Sends one attempt of a call. Never rejects: every way it can end is an outcome. */
   call(request: ToolCallRequest): Promise<ToolOutcome>;
+  /**
+   * Why this source cannot serve some of `tools` (the tools of a toolset whose run is about to
+   * start), in words for whoever configures the engine; undefined when it can. Optional: a source
+   * that cannot tell beforehand (a queue for remote workers) has none.
+   */
+  check?(tools: readonly PinnedTool[]): string | undefined;
   /** Closes connections. */
   close?(): Promise<void>;
 }

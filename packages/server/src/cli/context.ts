@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import type { JournalEntry } from "@tapedeck/protocol";
-import { Engine, type EngineOptions } from "@tapedeck/engine";
+import { Engine, InProcessHostTools, type EngineOptions } from "@tapedeck/engine";
 import { UsageError } from "./args.js";
 import { requireDataFolder } from "./data-folder.js";
 import { loadHostModule } from "./load-host-module.js";
@@ -56,7 +56,7 @@ export async function withEngine<T>(
 ): Promise<T> {
   if (access === "existing" && extra.store === undefined) requireDataFolder(data);
   const hostTools = host === undefined ? undefined : await loadHostModule(host);
-  const engine = await Engine.open({ dataDir: data, wake: "owned", ...(hostTools ? { hostTools } : {}), ...extra });
+  const engine = await Engine.open({ dataDir: data, wake: "owned", ...(hostTools ? { sources: { host: new InProcessHostTools(hostTools) } } : {}), ...extra });
   try {
     return await use(engine);
   } finally {

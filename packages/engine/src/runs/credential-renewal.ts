@@ -1,6 +1,8 @@
-import type { RunRecord, Store } from "../store/store.js";
-import type { CredentialScope } from "./credential.js";
-import { toolsetChain } from "./toolset-chain.js";
+import { EngineError } from "../errors.js";
+import type { CredentialScope } from "../secrets/credential.js";
+import { toolsetChain } from "../secrets/toolset-chain.js";
+import type { RunRecord } from "../store/store.js";
+import type { RunHost } from "./run-host.js";
 
 /**
  * What setting a credential does to the calls that waited for it: every call parked with
@@ -13,27 +15,19 @@ import { toolsetChain } from "./toolset-chain.js";
 /** Runs looked at per renewal: parked calls are few; more than this many runs is reported, not walked. */
 const RUNS_PER_RENEWAL = 10_000;
 
-export interface RenewalDeps {
-  readonly store: Store;
-  /** Approves a parked call (the engine's `approve`); rejects with a `conflict` when it was decided meanwhile. */
-  readonly approve: (runId: string, seq: number, reason: string) => Promise<unknown>;
-  /** Whether an error from `approve` means "decided meanwhile" (nothing to do). */
-  readonly decidedMeanwhile: (error: unknown) => boolean;
-  readonly onError: (error: unknown) => void;
-}
-
 export class CredentialRenewal {
-  constructor(private readonly deps: RenewalDeps) {}
+  /** `host` approves the parked calls (rejecting with a `conflict` when one was decided meanwhile) and hears of faults. */
+  constructor(private readonly host: RunHost) {}
 
   /** Sends again the calls waiting for credential `name` of `scope`; resolves with the runs they belong to. */
   async renewed(scope: CredentialScope, name: string): Promise<string[]> {
-    const runs = await this.deps.store.listRuns({
+    const runs = await this.host.store.listRuns({
       needsDecision: true,
       limit: RUNS_PER_RENEWAL,
       ...(scope.kind === "namespace" ? { namespace: scope.namespace } : {}),
     });
     if (runs.length === RUNS_PER_RENEWAL)
-      this.deps.onError(
+      this.host.onError(
         new Error(
           `Setting the credential ${name} looked at the first ${RUNS_PER_RENEWAL} runs waiting for a decision only; approve the calls of the others that wait for it by hand.`,
         ),
@@ -49,10 +43,10 @@ export class CredentialRenewal {
     );
     if (waiting.length === 0 || !(await this.#inScope(run, scope))) return false;
     for (const wait of waiting) {
-      await this.deps.approve(run.id, wait.seq, `the credential ${name} was renewed`).catch((error: unknown) => {
+      await this.host.decide(run.id, wait.seq, "approved", `the credential ${name} was renewed`).catch((error: unknown) => {
         // Decided meanwhile (rejected, or sent by another renewal): nothing to do. Else the call
         // stays parked (approve it, or renew again) and the other runs go on.
-        if (!this.deps.decidedMeanwhile(error)) this.deps.onError(error);
+        if (!(EngineError.is(error) && error.code === "conflict")) this.host.onError(error);
       });
     }
     return true;
@@ -60,6 +54,6 @@ export class CredentialRenewal {
 
   async #inScope(run: RunRecord, scope: CredentialScope): Promise<boolean> {
     if (scope.kind === "run") return run.id === scope.runId;
-    return (await toolsetChain(this.deps.store, run.toolsetId)).includes(scope.toolsetId);
+    return (await toolsetChain(this.host.store, run.toolsetId)).includes(scope.toolsetId);
   }
 }
