@@ -19,7 +19,7 @@ export interface RecordedCall {
   /** Attempts made so far: 1 + the `call.attempt` entries. */
   readonly attempts: number;
   /** Whether an outcome was recorded. */
-  readonly settled: boolean;
+  readonly hasOutcome: boolean;
   /** Set while the call is held back, waiting for a decision (cleared by `call.decided`). */
   readonly parked?: { readonly reason: ParkReason; readonly message: string; readonly credential?: string };
   /** The harness's decision on a call that needed approval or was parked. */
@@ -72,12 +72,12 @@ export function readHistory(runId: string, entries: readonly JournalEntry[]): Hi
   const settle = (seq: number, index: number): void => {
     const call = calls.get(seq);
     if (!call) throw new JournalCorruptError(runId, `entry ${index} settles call #${seq}, which was never issued`);
-    if (call.settled) throw new JournalCorruptError(runId, `entry ${index} settles call #${seq} a second time`);
-    call.settled = true;
+    if (call.hasOutcome) throw new JournalCorruptError(runId, `entry ${index} settles call #${seq} a second time`);
+    call.hasOutcome = true;
   };
   const issue = (seq: number, tool: string, args: JsonValue, rejected: boolean, index: number): MutableCall => {
     if (seq !== calls.size + 1) throw new JournalCorruptError(runId, `entry ${index} issues call #${seq} after call #${calls.size}`);
-    const call: MutableCall = { seq, tool, args, rejected, attempts: 1, settled: false };
+    const call: MutableCall = { seq, tool, args, rejected, attempts: 1, hasOutcome: false };
     calls.set(seq, call);
     return call;
   };
@@ -99,14 +99,14 @@ export function readHistory(runId: string, entries: readonly JournalEntry[]): Hi
         break;
       case "call.attempt": {
         const call = calls.get(entry.seq);
-        if (!call || call.settled) throw new JournalCorruptError(runId, `entry ${index} retries call #${entry.seq}, which is not open`);
+        if (!call || call.hasOutcome) throw new JournalCorruptError(runId, `entry ${index} retries call #${entry.seq}, which is not open`);
         call.attempts = entry.attempt;
         break;
       }
       case "call.parked":
       case "call.decided": {
         const call = calls.get(entry.seq);
-        if (!call || call.settled || call.rejected)
+        if (!call || call.hasOutcome || call.rejected)
           throw new JournalCorruptError(runId, `entry ${index} (${entry.kind}) names call #${entry.seq}, which is not open`);
         if (entry.kind === "call.parked") {
           call.parked = { reason: entry.reason, message: entry.message, ...(entry.credential === undefined ? {} : { credential: entry.credential }) };

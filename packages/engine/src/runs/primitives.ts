@@ -47,3 +47,17 @@ export function parsePrimitive(tool: string, args: JsonValue): PrimitiveCall | T
       return toolFailure("unknown_tool", `There is no primitive ${tool}.`);
   }
 }
+
+/**
+ * Whether each primitive acts outside the run: a webhook binding, a child run, a signal to it.
+ * Those start once the batch that schedules them is durable, like a call sent to a tool; the
+ * others only wait (a timer, a kept signal, a child's end) and start at once.
+ */
+export const ACTS_OUTSIDE_THE_RUN: { readonly [K in PrimitiveCall["kind"]]: boolean } = {
+  sleep: false,
+  signal: false,
+  webhook: true,
+  "workflow.start": true,
+  "workflow.result": true,
+  "workflow.signal": true,
+};

@@ -40,13 +40,17 @@ export class ReusePool {
     for (const call of this.calls) call.used = alreadyUsed.has(call.seq);
   }
 
-  /** Takes the first unused recorded call with this tool and these (canonical) arguments. */
-  take(tool: string, args: JsonValue): Reused | undefined {
+  /** The first unused recorded call with this tool and these (canonical) arguments, left unused (see `use`). */
+  peek(tool: string, args: JsonValue): Reused | undefined {
     const text = matchKey(tool, args);
     const call = this.calls.find((c) => !c.used && c.tool === tool && c.args === text);
-    if (!call) return undefined;
-    call.used = true;
-    return { parentSeq: call.seq, result: call.result };
+    return call && { parentSeq: call.seq, result: call.result };
+  }
+
+  /** Marks a recorded call `peek` gave as used: no other call of the fork takes it. */
+  use(reused: Reused): void {
+    const call = this.calls.find((c) => c.seq === reused.parentSeq);
+    if (call) call.used = true;
   }
 }
 

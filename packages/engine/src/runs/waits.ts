@@ -22,7 +22,7 @@ export type OpenWait =
       readonly credential?: string;
     }
   /** A virtual-time outcome (a mock's delay): delivered when the clock reaches `until`. */
-  | { readonly kind: "timed"; readonly seq: number; readonly until: number; readonly settled: CallOutcome }
+  | { readonly kind: "timed"; readonly seq: number; readonly until: number; readonly outcome: CallOutcome }
   /** `result()` of a workflow: settled by the end of the child run `runId`. */
   | { readonly kind: "child"; readonly seq: number; readonly runId: string; readonly workflow: string };
 
