@@ -1,0 +1,14 @@
+/**
+ * Direct tool mode's parts that do not depend on the call intake: each model tool call of a
+ * session is decided, rendered and bounded by these, as data, so that the same rules work
+ * embedded and over HTTP. Not yet exported from the package: the lead wires them into the
+ * session journal, the server and the SDK.
+ */
+export * from "./approval-policy.js";
+export * from "./approval-decision.js";
+export * from "./gateway-rules.js";
+export * from "./json-pointer.js";
+export * from "./linear-regex.js";
+export * from "./summary-template.js";
+export * from "./tool-glob.js";
+export * from "./tool-risk.js";
