@@ -19,3 +19,6 @@ export * from "./direct-options.js";
 export * from "./lazy-menu.js";
 export * from "./model-name-table.js";
 export * from "./own-tools.js";
+export * from "./failure-text.js";
+export * from "./model-content.js";
+export * from "./result-blocks.js";
