@@ -22,3 +22,8 @@ export * from "./own-tools.js";
 export * from "./failure-text.js";
 export * from "./model-content.js";
 export * from "./result-blocks.js";
+export * from "./blob-store.js";
+export * from "./fetch-blob.js";
+export * from "./spill.js";
+export * from "./sqlite-blob-store.js";
+export * from "./token-estimate.js";
