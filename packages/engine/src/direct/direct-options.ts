@@ -53,7 +53,7 @@ export interface ResultOptions extends ResultBudget {
 
 /** Where a successful result's JSON says it failed (seed 002's business errors, `business-errors.ts`). */
 export interface ErrorEnvelope {
-  /** JSON Pointer to the code: a non-zero number (or a non-empty string other than "0") is an error. */
+  /** JSON Pointer to the code: a non-zero number (or a string of one, `"40001"`) is an error; 0, absent or anything else is not. */
   readonly code: string;
   /** JSON Pointer to the message. */
   readonly message: string;

@@ -27,3 +27,4 @@ export * from "./fetch-blob.js";
 export * from "./spill.js";
 export * from "./sqlite-blob-store.js";
 export * from "./token-estimate.js";
+export * from "./business-errors.js";
