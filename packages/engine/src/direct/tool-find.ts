@@ -44,7 +44,7 @@ export function findTools(input: unknown, table: BoundTable, toolset: PinnedTool
   const add = (name: string) => {
     if (!loaded.includes(name) && loaded.length < TOOL_FIND_MAX) loaded.push(name);
   };
-  for (const name of (names) ?? []) {
+  for (const name of names ?? []) {
     const tool = table.tools.get(name);
     if (tool?.lazy) add(name);
     else if (tool === undefined && !table.own.has(name)) unknown.push(name);
