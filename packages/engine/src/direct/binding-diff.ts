@@ -39,7 +39,7 @@ export function diffBindings(previous: DirectBinding, next: DirectBinding): Bind
   if (added.length + removed.length + changed.length > 0 || lazyMoved) sections.push("tools");
   if (differs(previous.approval, next.approval)) sections.push("approval");
   if (differs(previous.lazy, next.lazy)) sections.push("lazy");
-  const budget = (t: { maxTokens: number; overflow: string }) => `${t.maxTokens}/${t.overflow}`;
+  const budget = (t: { maxTokens?: number; overflow?: string }) => `${t.maxTokens}/${t.overflow}`;
   if (common.some((name) => budget(before.get(name)!) !== budget(after.get(name)!))) sections.push("results");
   if (differs(previous.errorEnvelope, next.errorEnvelope)) sections.push("errorEnvelope");
   return { added, removed, changed, sections };

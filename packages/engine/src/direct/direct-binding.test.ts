@@ -50,7 +50,7 @@ describe("the binding of direct tools", () => {
     assert.deepEqual(
       a.binding.tools.map((t) => [t.name, t.tool, t.maxTokens, t.overflow]),
       [
-        ["fetch_blob", undefined, 16000, "truncate"],
+        ["fetch_blob", undefined, undefined, undefined],
         ["github_list_issues", "github.list_issues", 16000, "spill"],
         ["slack_post_message", "slack.post_message", 16000, "spill"],
       ],

@@ -36,9 +36,9 @@ export interface BindingTool {
   readonly digest: string;
   /** Present (true) when its definition is loaded on demand. */
   readonly lazy?: true;
-  /** Its result budget. */
-  readonly maxTokens: number;
-  readonly overflow: Overflow;
+  /** Its result budget; absent for direct mode's own tools, whose results are bounded already (`fetch_blob` pages, `tool_find` definitions). */
+  readonly maxTokens?: number;
+  readonly overflow?: Overflow;
 }
 
 export interface DirectBinding {
@@ -110,8 +110,7 @@ export function bindDirectTools(toolset: PinnedToolset, options: CheckedDirectOp
       ...(t.lazy ? { lazy: true as const } : {}),
       ...t.budget,
     })),
-    // Their own results are paged or bounded already: the default budget is recorded, never reached.
-    ...[...own.values()].map((d) => ({ name: d.name, digest: definitionDigest(d), maxTokens: options.results.maxTokens, overflow: "truncate" as const })),
+    ...[...own.values()].map((d) => ({ name: d.name, digest: definitionDigest(d) })),
   ].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const binding: DirectBinding = {
     v: BINDING_VERSION,

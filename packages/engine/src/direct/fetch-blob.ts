@@ -42,8 +42,12 @@ export function blobPage(text: string, offset: number, maxBytes: number = BLOB_P
   return { text: text.slice(start, end), offset: start, total: text.length, ...(end < text.length ? { nextOffset: end } : {}) };
 }
 
-/** Answers a `fetch_blob` call of the model in `session`. Never throws for the model's mistakes: they are `isError` results. */
-export async function fetchBlob(input: unknown, session: string, blobs: BlobStore): Promise<ModelContent> {
+/**
+ * Answers a `fetch_blob` call of the model in `session`, in pages of at most `pageBytes` (pass
+ * less than the default when the session's budgets are smaller: a page should fit them). Never
+ * throws for the model's mistakes: they are `isError` results.
+ */
+export async function fetchBlob(input: unknown, session: string, blobs: BlobStore, pageBytes: number = BLOB_PAGE_BYTES): Promise<ModelContent> {
   const args = typeof input === "object" && input !== null && !Array.isArray(input) ? (input as Record<string, unknown>) : {};
   const { handle, offset = 0 } = args;
   if (typeof handle !== "string" || !BLOB_HANDLE.test(handle)) {
@@ -61,7 +65,7 @@ export async function fetchBlob(input: unknown, session: string, blobs: BlobStor
       `${handle} has ${text.length.toLocaleString("en-US")} characters; offset ${offset} is past its end. Read from an offset below ${text.length}.`,
     );
   }
-  const page = blobPage(text, offset);
+  const page = blobPage(text, offset, pageBytes);
   const next = page.nextOffset !== undefined ? `next: ${FETCH_BLOB}({ "handle": "${handle}", "offset": ${page.nextOffset} })` : "this is the end";
   const header = `${handle}, characters ${page.offset}–${page.offset + page.text.length} of ${page.total} (${next}):`;
   return { parts: [{ type: "text", text: `${header}\n${page.text}` }], isError: false };

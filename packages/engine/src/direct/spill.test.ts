@@ -19,10 +19,11 @@ const lines = (n: number, width = 10) => Array.from({ length: n }, (_, i) => `li
 const spill = { maxTokens: 1000, overflow: "spill" } as const;
 
 /** Reads a blob through `fetch_blob` as the model would, page after page from offset 0. */
-async function readAll(handle: string, session: string, blobs: MemoryBlobStore): Promise<string> {
+async function readAll(handle: string, session: string, blobs: MemoryBlobStore, pageBytes?: number): Promise<string> {
   let out = "";
-  for (let offset: number | undefined = 0; offset !== undefined;) {
-    const page = genericToolResult(await fetchBlob({ handle, offset }, session, blobs)).text;
+  let pages = 0;
+  for (let offset: number | undefined = 0; offset !== undefined; pages++) {
+    const page = genericToolResult(await fetchBlob({ handle, offset }, session, blobs, pageBytes)).text;
     const header =
       /^(blob_[0-9a-f]{40}), characters (\d+)–(\d+) of (\d+) \((?:next: fetch_blob\(\{ "handle": "blob_[0-9a-f]{40}", "offset": (\d+) \}\)|this is the end)\):\n/.exec(
         page,
@@ -31,6 +32,7 @@ async function readAll(handle: string, session: string, blobs: MemoryBlobStore):
     out += page.slice(header[0].length);
     offset = header[5] === undefined ? undefined : Number(header[5]);
   }
+  if (pageBytes !== undefined) assert.ok(pages >= Math.ceil(Buffer.byteLength(out) / pageBytes), "pages of at most pageBytes");
   return out;
 }
 
@@ -58,6 +60,7 @@ describe("spill: results over their budget", () => {
     assert.deepEqual(shown.slice(-PREVIEW_LINES), whole.split("\n").slice(-PREVIEW_LINES));
     assert.ok(estimateTokens(preview) <= spill.maxTokens, "the preview fits the budget");
     assert.equal(await readAll(handle, "ses_1", blobs), whole);
+    assert.equal(await readAll(handle, "ses_1", blobs, 1000), whole, "smaller pages for smaller budgets");
     const again = await withinBudget(text(whole), spill, { session: "ses_1", tool: "github_list_issues", blobs });
     assert.deepEqual(again, result, "spilling is a pure function of the result: the same handle, the same preview");
   });
