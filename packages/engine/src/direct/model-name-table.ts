@@ -1,6 +1,5 @@
 import { toolPath } from "@tapedeck/protocol";
 import { modelFacingNames } from "../toolset/model-names.js";
-import { sha256Hex } from "../util/ids.js";
 
 /**
  * The names direct tools have for the model, and the way back: `group_name` when the model APIs
@@ -26,8 +25,7 @@ export interface ModelNameTable {
 const VALID = /^[A-Za-z0-9_-]{1,64}$/;
 
 export function modelNameTable(tools: readonly { readonly group: string; readonly name: string }[], reserved: readonly string[] = []): ModelNameTable {
-  const names = modelFacingNames(tools);
-  const taken = new Set([...names.values(), ...reserved]);
+  const names = modelFacingNames(tools, reserved);
   const reservedSet = new Set(reserved);
   const byPath = new Map<string, string>();
   const byModelName = new Map<string, string>();
@@ -36,14 +34,7 @@ export function modelNameTable(tools: readonly { readonly group: string; readonl
   for (const tool of tools) candidates.set(`${tool.group}_${tool.name}`, (candidates.get(`${tool.group}_${tool.name}`) ?? 0) + 1);
   for (const tool of tools) {
     const path = toolPath(tool);
-    let name = names.get(path)!;
-    if (reservedSet.has(name) || !VALID.test(name)) {
-      // Direct mode's own tool keeps its name, and the helper leaves a long name of valid
-      // characters uncut: this one gets a hash, like any other collision.
-      const stem = name.slice(0, 55);
-      for (let salt = 0; taken.has(name) || !VALID.test(name); salt++) name = `${stem}_${sha256Hex(`${path}#${salt}`).slice(0, 8)}`;
-      taken.add(name);
-    }
+    const name = names.get(path)!;
     byPath.set(path, name);
     byModelName.set(name, path);
     const natural = `${tool.group}_${tool.name}`;
