@@ -4,7 +4,7 @@
  */
 export { cli } from "./cli/cli.js";
 export type { Output } from "./cli/print.js";
-export { startServer } from "./http/start-server.js";
-export type { RunningServer } from "./http/start-server.js";
-export type { ServeOptions } from "./http/serve-options.js";
+export { startServer } from "./runtime/start-server.js";
+export type { RunningServer } from "./runtime/start-server.js";
+export type { ServeOptions } from "./runtime/serve-options.js";
 export { embedded } from "./embedded/embedded.js";

@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { Engine } from "@tapedeck/engine";
 import { Tapedeck } from "@tapedeck/sdk";
 import { embedded } from "../embedded/embedded.js";
-import { startServer } from "../http/start-server.js";
+import { startServer } from "../runtime/start-server.js";
 import { median, printTable, time, type Row } from "@tapedeck/engine/bench/measure";
 
 const TOOLSET = { hostTools: { t: { echo: { description: "Echo.", inputSchema: { type: "object" } } } } };

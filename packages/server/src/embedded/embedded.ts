@@ -2,8 +2,8 @@ import type { HostToolContext, HostToolModule } from "@tapedeck/engine";
 import { ToolError } from "@tapedeck/protocol";
 import { Tapedeck, type EmbeddedOptions, type EmbeddedTapedeck, type WorkerTools } from "@tapedeck/sdk";
 import { InProcessChannel } from "../http/in-process-channel.js";
-import { resolveServeOptions } from "../http/serve-options.js";
-import { openServerCore } from "../http/server-core.js";
+import { resolveServeOptions } from "../runtime/serve-options.js";
+import { openServerCore } from "../runtime/server-core.js";
 import { inProcessFetch } from "./in-process-fetch.js";
 
 /** The base URL an embedded client names: never resolved, since requests never leave the process. */

@@ -29,7 +29,7 @@ import {
 } from "@tapedeck/engine";
 import type { JsonValue, ToolFailure } from "@tapedeck/protocol";
 import type { Labels } from "@tapedeck/sdk";
-import { sees, type Scope } from "../http/auth/scope.js";
+import { sees, type Scope } from "../tenancy/scope.js";
 
 /** What the broker needs to know of a run to tell who may see its calls. */
 export interface TaskRun {

@@ -3,7 +3,7 @@ import type { NAMESPACE_HEADER } from "@tapedeck/sdk";
 import { ApiError } from "../api-error.js";
 import { API_KEY_PREFIX, findApiKey } from "./api-keys.js";
 import type { InProcessChannel } from "../in-process-channel.js";
-import { narrow, UNLIMITED, type Scope } from "./scope.js";
+import { narrow, UNLIMITED, type Scope } from "../../tenancy/scope.js";
 import { TOKEN_PREFIX, type TokenSigner } from "./tokens.js";
 
 /** Who made a request, and what it may reach. */
@@ -18,7 +18,7 @@ export interface Caller {
   readonly operator: boolean;
   /**
    * The end user the key or token itself is limited to (its namespace, not the header's
-   * narrowing): the one namespace it may act in, besides an operator's any (`end-user-access.ts`).
+   * narrowing): the one namespace it may act in, besides an operator's any (`tenancy/end-user-access.ts`).
    */
   readonly endUser?: string;
 }

@@ -3,7 +3,7 @@ import type { ApprovalList, DecisionRequest, Run } from "@tapedeck/sdk";
 import { APPROVALS_LIMIT } from "../limits.js";
 import { runView } from "../run-view.js";
 import { errors, id, run, runIdParams } from "../schemas.js";
-import type { ServerContext } from "../server-context.js";
+import type { ServerContext } from "../../runtime/server-context.js";
 import { callerOf } from "./request-caller.js";
 import { visibleRun } from "./visible-run.js";
 

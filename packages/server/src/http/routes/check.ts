@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { CheckRequest, CheckResult } from "@tapedeck/sdk";
 import { diagnostic, errors, id } from "../schemas.js";
-import type { ServerContext } from "../server-context.js";
+import type { ServerContext } from "../../runtime/server-context.js";
 
 export function checkRoutes(app: FastifyInstance, context: ServerContext): void {
   app.post<{ Body: CheckRequest }>(

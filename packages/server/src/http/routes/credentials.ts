@@ -3,15 +3,15 @@ import { CREDENTIAL_KINDS, type CredentialInfo, type CredentialScope, type Crede
 import type { Credential, CredentialKind, CredentialList, RotatedKey } from "@tapedeck/sdk";
 import { ApiError, runNotFound } from "../api-error.js";
 import type { Caller } from "../auth/caller.js";
-import { credentialAccess } from "../auth/credential-access.js";
+import { credentialAccess } from "../../tenancy/credential-access.js";
 import { errors, id, namespace } from "../schemas.js";
-import type { ServerContext } from "../server-context.js";
+import type { ServerContext } from "../../runtime/server-context.js";
 import { callerOf } from "./request-caller.js";
 
 /**
  * Credentials of the vault over HTTP. A value is accepted by `POST /credentials` and goes
  * nowhere else: no answer carries it, and no error message quotes it (they name the field and
- * what is wrong with it). Who may manage which credential: `auth/credential-access.ts`.
+ * what is wrong with it). Who may manage which credential: `tenancy/credential-access.ts`.
  */
 
 /** The longest string a credential's value may hold: far above any real token. */

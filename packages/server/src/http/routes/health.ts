@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import type { ServerContext } from "../server-context.js";
+import type { ServerContext } from "../../runtime/server-context.js";
 
 const status = { type: "object", properties: { status: { type: "string", enum: ["ok", "starting", "stopping", "unavailable"] } } } as const;
 

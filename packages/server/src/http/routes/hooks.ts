@@ -3,7 +3,7 @@ import type { JsonValue } from "@tapedeck/protocol";
 import { EngineError } from "@tapedeck/engine";
 import { ApiError } from "../api-error.js";
 import { errors } from "../schemas.js";
-import type { ServerContext } from "../server-context.js";
+import type { ServerContext } from "../../runtime/server-context.js";
 
 /**
  * Run-bound webhook URLs (`webhook(name)` in a script): `POST /hooks/<token>`. No API key: the

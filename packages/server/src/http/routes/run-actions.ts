@@ -1,10 +1,11 @@
 import type { FastifyInstance } from "fastify";
 import type { CancelRunRequest, ForkRunRequest, Run, SignalRequest, SignalResult, StartedRun } from "@tapedeck/sdk";
-import { checkActsAs } from "../auth/end-user-access.js";
+import { mayActAs } from "../../tenancy/end-user-access.js";
+import { forbidUnless } from "../api-error.js";
 import { runView } from "../run-view.js";
 import { ttlMs, ttlSchema } from "../run-ttl.js";
 import { anyJson, errors, idempotencyKey, run, runIdParams, traceparent } from "../schemas.js";
-import type { ServerContext } from "../server-context.js";
+import type { ServerContext } from "../../runtime/server-context.js";
 import { callerOf } from "./request-caller.js";
 import { startedSchema } from "./runs.js";
 import { startedRun } from "./started-run.js";
@@ -90,7 +91,7 @@ export function runActionRoutes(app: FastifyInstance, context: ServerContext): v
       const caller = callerOf(request);
       const scope = caller.scope;
       const parent = await visibleRun(engine, scope, request.params.id);
-      checkActsAs(caller, parent.namespace, "forking a run");
+      forbidUnless(mayActAs(caller, parent.namespace, "forking a run"));
       const { source, input, idempotencyKey: key, ttl, traceparent: trace } = request.body;
       const started = await engine.fork({
         parent: parent.id,

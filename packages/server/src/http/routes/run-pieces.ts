@@ -3,7 +3,7 @@ import type { RunRecord } from "@tapedeck/engine";
 import { OUTPUT_PAGE, outputPage, terminalStatuses, type JournalEntry, type RunOutputPage } from "@tapedeck/protocol";
 import { ApiError } from "../api-error.js";
 import { errors, runIdParams } from "../schemas.js";
-import type { ServerContext } from "../server-context.js";
+import type { ServerContext } from "../../runtime/server-context.js";
 import { callerOf } from "./request-caller.js";
 import { visibleRun } from "./visible-run.js";
 

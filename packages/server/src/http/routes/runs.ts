@@ -1,15 +1,15 @@
 import type { FastifyInstance } from "fastify";
 import type { RunStatus } from "@tapedeck/protocol";
 import type { JournalPage, Run, RunList, StartedRun, StartRunRequest } from "@tapedeck/sdk";
-import { ApiError } from "../api-error.js";
-import { checkActsAs } from "../auth/end-user-access.js";
-import { narrow } from "../auth/scope.js";
+import { mayActAs } from "../../tenancy/end-user-access.js";
+import { narrow } from "../../tenancy/scope.js";
+import { ApiError, forbidUnless } from "../api-error.js";
 import { holdEnds, holdUntilSettled } from "../hold.js";
 import { JOURNAL_LIMIT, LABELS, LIST_LIMIT, MAX_WAIT_SECONDS } from "../limits.js";
 import { runView } from "../run-view.js";
 import { ttlMs, ttlSchema } from "../run-ttl.js";
 import { anyJson, diagnostic, errors, id, idempotencyKey, labels, namespace, run, runIdParams, runStatus, traceparent } from "../schemas.js";
-import type { ServerContext } from "../server-context.js";
+import type { ServerContext } from "../../runtime/server-context.js";
 import { callerOf } from "./request-caller.js";
 import { startedRun } from "./started-run.js";
 import { visibleRun } from "./visible-run.js";
@@ -52,7 +52,7 @@ export function runRoutes(app: FastifyInstance, context: ServerContext): void {
       const placed = narrow(scope, { namespace: request.body.namespace, labels: request.body.labels });
       if (!placed.ok) throw new ApiError("forbidden", placed.message);
       const { namespace: ns, labels: runLabels } = placed.scope;
-      checkActsAs(caller, ns, "starting a run");
+      forbidUnless(mayActAs(caller, ns, "starting a run"));
       const engine = context.engine();
       const started = await engine.start({
         toolset,

@@ -3,7 +3,7 @@ import { MAX_POLL_MS } from "@tapedeck/engine";
 import type { CompleteTaskRequest, FailTaskRequest, HeartbeatRequest, LeaseAnswer, PolledTasks, PollTasksRequest } from "@tapedeck/sdk";
 import { holdEnds } from "../hold.js";
 import { anyJson, errors, id } from "../schemas.js";
-import type { ServerContext } from "../server-context.js";
+import type { ServerContext } from "../../runtime/server-context.js";
 import { callerOf } from "./request-caller.js";
 
 /** Tasks one poll may claim: enough to fill a busy worker, few enough that one poll cannot hoard a queue. */

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { TestReport, TestRequest } from "@tapedeck/sdk";
 import { anyJson, errors, id } from "../schemas.js";
-import type { ServerContext } from "../server-context.js";
+import type { ServerContext } from "../../runtime/server-context.js";
 import { callerOf } from "./request-caller.js";
 import { scriptRefused } from "./started-run.js";
 import { visibleRun } from "./visible-run.js";

@@ -1,11 +1,11 @@
 import type { FastifyInstance } from "fastify";
 import type { CreateTokenRequest, IssuedToken } from "@tapedeck/sdk";
-import { ApiError } from "../api-error.js";
-import { checkActsAs } from "../auth/end-user-access.js";
-import { narrow } from "../auth/scope.js";
+import { mayActAs } from "../../tenancy/end-user-access.js";
+import { narrow } from "../../tenancy/scope.js";
+import { ApiError, forbidUnless } from "../api-error.js";
 import { TOKEN_TTL_SECONDS } from "../limits.js";
 import { errors, labels, namespace } from "../schemas.js";
-import type { ServerContext } from "../server-context.js";
+import type { ServerContext } from "../../runtime/server-context.js";
 import { callerOf } from "./request-caller.js";
 
 export function tokenRoutes(app: FastifyInstance, context: ServerContext): void {
@@ -38,7 +38,7 @@ export function tokenRoutes(app: FastifyInstance, context: ServerContext): void 
       if (caller.kind === "token") throw new ApiError("forbidden", "A token cannot mint tokens; use an API key.");
       const placed = narrow(caller.scope, { namespace: request.body.namespace, labels: request.body.labels });
       if (!placed.ok) throw new ApiError("forbidden", placed.message);
-      checkActsAs(caller, request.body.namespace, "minting a token");
+      forbidUnless(mayActAs(caller, request.body.namespace, "minting a token"));
       const expiresAt = context.now() + (request.body.ttlSeconds ?? TOKEN_TTL_SECONDS.default) * 1000;
       const ns = request.body.namespace;
       const token = context.tokens.mint({ v: 1, ns, labels: placed.scope.labels, exp: expiresAt, key: caller.keyId });

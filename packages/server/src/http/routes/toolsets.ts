@@ -1,9 +1,10 @@
 import type { FastifyInstance } from "fastify";
 import { SEARCH_LIMIT } from "@tapedeck/engine";
 import type { CreateToolsetRequest, Declarations, RegisteredToolset, SavedWorkflow, SaveWorkflowRequest, ToolSearchResult, ToolsetInfo } from "@tapedeck/sdk";
-import { checkToolsetPermission } from "../auth/toolset-permission.js";
+import { mayRegisterToolset } from "../../tenancy/toolset-permission.js";
+import { forbidUnless } from "../api-error.js";
 import { declarations, diagnostic, errors, id, jsonSchema } from "../schemas.js";
-import type { ServerContext } from "../server-context.js";
+import type { ServerContext } from "../../runtime/server-context.js";
 import { callerOf } from "./request-caller.js";
 import { scriptRefused } from "./started-run.js";
 
@@ -46,7 +47,7 @@ export function toolsetRoutes(app: FastifyInstance, context: ServerContext): voi
     },
     async (request): Promise<RegisteredToolset> => {
       const caller = callerOf(request);
-      checkToolsetPermission(caller, request.body);
+      forbidUnless(mayRegisterToolset(caller.scope, request.body));
       // A tenant's MCP servers are reached at public addresses only, registration included (docs/design/mcp-addresses.md).
       const registered = await context.engine().registerToolset(request.body, caller.operator ? {} : { mcpAddresses: "public" });
       return { id: registered.id, declarations: registered.declarations, warnings: registered.warnings ?? [] };

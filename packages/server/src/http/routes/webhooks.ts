@@ -11,9 +11,9 @@ import {
 import { checkWebhookUrl } from "../../webhooks/webhook-url.js";
 import { ApiError } from "../api-error.js";
 import type { Caller } from "../auth/caller.js";
-import { narrow } from "../auth/scope.js";
+import { narrow } from "../../tenancy/scope.js";
 import { errors, id, labels, namespace } from "../schemas.js";
-import type { ServerContext } from "../server-context.js";
+import type { ServerContext } from "../../runtime/server-context.js";
 import { callerOf } from "./request-caller.js";
 
 /** Endpoints per page of deliveries: default and most (a delivery is small: the body is not listed). */
