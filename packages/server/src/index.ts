@@ -1,5 +1,5 @@
 /**
- * @tapedeck/server: the `tapedeck` command, the HTTP server, and the embedded client.
+ * @tapedeck/server: the `tapedeck` command, the HTTP server, and the embedded engine.
  * Everything exported here is public API.
  */
 export { cli } from "./cli/cli.js";
@@ -7,4 +7,4 @@ export type { Output } from "./cli/print.js";
 export { startServer } from "./runtime/start-server.js";
 export type { RunningServer } from "./runtime/start-server.js";
 export type { ServeOptions } from "./runtime/serve-options.js";
-export { embedded } from "./embedded/embedded.js";
+export { openEmbedded } from "./embedded/embedded.js";

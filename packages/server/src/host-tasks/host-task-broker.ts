@@ -28,7 +28,7 @@ import {
   type ToolSource,
 } from "@tapedeck/engine";
 import type { JsonValue, ToolFailure } from "@tapedeck/protocol";
-import type { Labels } from "@tapedeck/sdk";
+import type { Labels } from "@tapedeck/protocol/api";
 import { sees, type Scope } from "../tenancy/scope.js";
 
 /** What the broker needs to know of a run to tell who may see its calls. */

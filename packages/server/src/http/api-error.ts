@@ -1,5 +1,5 @@
 import { EngineError, type EngineErrorCode } from "@tapedeck/engine";
-import type { ApiErrorBody, ApiErrorCode, Diagnostic } from "@tapedeck/sdk";
+import type { ApiErrorBody, ApiErrorCode, Diagnostic } from "@tapedeck/protocol/api";
 import type { Permission } from "../tenancy/permission.js";
 
 /**

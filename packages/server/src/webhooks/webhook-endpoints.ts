@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { WebhookEndpointRecord, WebhookOutboxStore } from "@tapedeck/engine";
-import type { WebhookEndpoint, WebhookEventType } from "@tapedeck/sdk";
+import type { WebhookEndpoint, WebhookEventType } from "@tapedeck/protocol/api";
 import { sees, type Scope } from "../tenancy/scope.js";
 import { newEndpointSecret, type SecretBox } from "./endpoint-secret.js";
 
