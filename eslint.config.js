@@ -5,7 +5,7 @@ import importX from "eslint-plugin-import-x";
 import { createTypeScriptImportResolver } from "eslint-import-resolver-typescript";
 
 export default tseslint.config(
-  { ignores: ["**/dist/**", "**/node_modules/**", "**/fixtures/**", "scripts/**", "examples/**", "packages/*/bin/**", "eslint.config.js", ".tapedeck/**"] },
+  { ignores: ["**/dist/**", "**/dist-test/**", "**/node_modules/**", "**/fixtures/**", "scripts/**", "examples/**", "packages/*/bin/**", "eslint.config.js", ".tapedeck/**"] },
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
