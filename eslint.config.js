@@ -1,11 +1,34 @@
-// Lint: type-aware rules that catch what the compiler does not (floating promises, `any`)
-// and import cycles across the whole tree.
+// Lint: type-aware rules that catch what the compiler does not (floating promises, `any`),
+// import cycles across the whole tree, and imports that reach into another package.
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import tseslint from "typescript-eslint";
 import importX from "eslint-plugin-import-x";
 import { createTypeScriptImportResolver } from "eslint-import-resolver-typescript";
 
+/**
+ * Every entry point of the workspace's packages, from their package.json `exports`
+ * (`@tapedeck/engine`, `@tapedeck/engine/net`…): the only ways into a package from another.
+ */
+const ENTRY_POINTS = readdirSync(join(import.meta.dirname, "packages")).flatMap((dir) => {
+  const { name, exports } = JSON.parse(readFileSync(join(import.meta.dirname, "packages", dir, "package.json"), "utf8"));
+  return Object.keys(exports).map((subpath) => (subpath === "." ? name : `${name}/${subpath.slice(2)}`));
+});
+
 export default tseslint.config(
-  { ignores: ["**/dist/**", "**/dist-test/**", "**/node_modules/**", "**/fixtures/**", "scripts/**", "examples/**", "packages/*/bin/**", "eslint.config.js", ".tapedeck/**"] },
+  {
+    ignores: [
+      "**/dist/**",
+      "**/dist-test/**",
+      "**/node_modules/**",
+      "**/fixtures/**",
+      "scripts/**",
+      "examples/**",
+      "packages/*/bin/**",
+      "eslint.config.js",
+      ".tapedeck/**",
+    ],
+  },
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
@@ -33,6 +56,21 @@ export default tseslint.config(
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
       "@typescript-eslint/consistent-type-imports": "error",
       "import-x/no-cycle": ["error", { ignoreExternal: true }],
+      // Another package only through its entry points: what it does not export is not its API
+      // (and is not in its tarball's shape), however the monorepo lays its files out.
+      "import-x/no-relative-packages": "error",
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              // A subpath of a Tapedeck package that is not one of its entry points.
+              regex: `^(?!(?:${ENTRY_POINTS.map((entry) => entry.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|")})$)@tapedeck/[^/]+/.+`,
+              message: `Import a Tapedeck package through its entry points (its package.json exports): ${ENTRY_POINTS.join(", ")}. Export what you need there, or move it.`,
+            },
+          ],
+        },
+      ],
     },
   },
 );
