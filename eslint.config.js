@@ -1,7 +1,9 @@
 // Lint: type-aware rules that catch what the compiler does not (floating promises, `any`),
-// import cycles across the whole tree, and imports that reach into another package.
+// import cycles across the whole tree, imports that reach into another package, and product code
+// that imports what only the tests depend on.
 import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, relative } from "node:path";
+import ts from "typescript";
 import tseslint from "typescript-eslint";
 import importX from "eslint-plugin-import-x";
 import { createTypeScriptImportResolver } from "eslint-import-resolver-typescript";
@@ -10,9 +12,28 @@ import { createTypeScriptImportResolver } from "eslint-import-resolver-typescrip
  * Every entry point of the workspace's packages, from their package.json `exports`
  * (`@tapedeck/engine`, `@tapedeck/engine/net`…): the only ways into a package from another.
  */
-const ENTRY_POINTS = readdirSync(join(import.meta.dirname, "packages")).flatMap((dir) => {
-  const { name, exports } = JSON.parse(readFileSync(join(import.meta.dirname, "packages", dir, "package.json"), "utf8"));
+const PACKAGES = readdirSync(join(import.meta.dirname, "packages")).map((dir) => join(import.meta.dirname, "packages", dir));
+const ENTRY_POINTS = PACKAGES.flatMap((dir) => {
+  const { name, exports } = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
   return Object.keys(exports).map((subpath) => (subpath === "." ? name : `${name}/${subpath.slice(2)}`));
+});
+
+/**
+ * Per package: its product code imports only its `dependencies` (types included: a type import
+ * lands in the published `.d.ts`), while its test code (what its product tsconfig.json excludes:
+ * tests, test-support/, its own test-only files) may import its and the repository's
+ * devDependencies. So the server's product cannot come to need the SDK again, nor the engine's zod.
+ */
+const DEPENDENCIES = PACKAGES.map((dir) => {
+  const { config } = ts.readConfigFile(join(dir, "tsconfig.json"), ts.sys.readFile);
+  const testCode = config.exclude.map((pattern) => join(dir, pattern));
+  return {
+    // Flat config matches `files` relative to this file's folder; the rule's globs are absolute.
+    files: [`${relative(import.meta.dirname, dir)}/src/**/*.ts`],
+    rules: {
+      "import-x/no-extraneous-dependencies": ["error", { packageDir: [import.meta.dirname, dir], devDependencies: testCode, includeTypes: true }],
+    },
+  };
 });
 
 export default tseslint.config(
@@ -73,4 +94,5 @@ export default tseslint.config(
       ],
     },
   },
+  ...DEPENDENCIES,
 );
