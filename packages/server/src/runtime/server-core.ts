@@ -19,7 +19,7 @@ import type { InProcessChannel } from "../http/in-process-channel.js";
 import type { ResolvedServeOptions } from "./serve-options.js";
 import { ServerContext } from "./server-context.js";
 
-/** The server without a socket: what `startServer` listens with and `embedded()` injects into. */
+/** The server without a socket: what `startServer` listens with and `openEmbedded()` injects into. */
 /** How long a stopping server waits for connections to close by themselves before closing them: held requests answer in milliseconds. */
 const CLOSE_GRACE_MS = 2_000;
 
