@@ -28,8 +28,8 @@ import {
   type ToolSource,
 } from "@tapedeck/engine";
 import type { JsonValue, ToolFailure } from "@tapedeck/protocol";
-import type { Labels } from "@tapedeck/sdk";
-import { sees, type Scope } from "../http/auth/scope.js";
+import type { Labels } from "@tapedeck/protocol/api";
+import { sees, type Scope } from "../tenancy/scope.js";
 
 /** What the broker needs to know of a run to tell who may see its calls. */
 export interface TaskRun {

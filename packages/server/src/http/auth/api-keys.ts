@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { ApiKeyRecord, Store } from "@tapedeck/engine";
-import type { Labels } from "@tapedeck/sdk";
+import type { Labels } from "@tapedeck/protocol/api";
 
 /** How an API key is written: the prefix tells keys from tokens (and lets secret scanners find leaked keys). */
 export const API_KEY_PREFIX = "tdk_";
