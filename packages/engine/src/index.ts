@@ -61,6 +61,7 @@ export type {
   HostTaskAnswer,
   HostTaskAudience,
   HostTaskFilter,
+  HostTaskLease,
   HostTaskRecord,
   HostTaskState,
   HostTaskStore,

@@ -17,9 +17,14 @@
  *   answer is dropped. An attempt of a run that stops here but stays `running` (the engine
  *   stops or faults: `isSuspension`) stays in the store as it is: the resumed run picks it up
  *   (`resumes`), so a call no worker took is sent as the same attempt, not as an interrupted one.
- * - A call's `queue` watcher hears `taken` when a worker claims its attempt (before that
- *   worker's poll answers, when it polled this process), and `waiting` (with when a worker that
- *   could take it last polled here) when no poll takes it at once.
+ * - A call's `queue` watcher hears `taken` once a worker's claim of its attempt is written, and
+ *   `waiting` (with when a worker that could take it last polled here) when no poll held here
+ *   takes it at once.
+ * - A task's write is on the path of every call, so a poll held here takes a new call's task
+ *   in the commit that queues it, and is answered without waiting for it; a worker's answer to
+ *   a call waiting here settles the call at once (its journal makes it durable), the store only
+ *   forgets the task, with the next write or within `REMOVAL_DELAY_MS`. One commit per call,
+ *   the journal's, stays on its path.
  * - A held poll is woken by a task queued in this process without delay, by one queued in
  *   another through the store's notifier; an answer reaches the call the same ways.
  */
@@ -36,8 +41,10 @@ import {
   type HostTaskAnswer,
   type HostTaskAudience,
   type HostTaskFilter,
+  type HostTaskLease,
   type HostTaskRecord,
   type LeaseAnswer,
+  type NewHostTask,
 } from "../store/host-task-store.js";
 import type { Store } from "../store/store.js";
 import { PollTimes } from "./poll-times.js";
@@ -76,6 +83,9 @@ export interface HostTaskQueueOptions {
 /** The longest a poll is held: long enough to spare requests, short enough for proxies. */
 export const MAX_POLL_MS = 30_000;
 
+/** How long a task done with may wait for a write to be removed with: short, so the store does not keep what no one needs. */
+const REMOVAL_DELAY_MS = 1_000;
+
 /** A call of this process waiting for its task's outcome. */
 interface Waiting {
   readonly request: ToolCallRequest;
@@ -113,6 +123,16 @@ export class HostTaskQueue implements ToolSource {
   readonly #waiting = new Map<string, Waiting>();
   readonly #polls = new Set<HeldPoll>();
   readonly #pollTimes: PollTimes<PollWho>;
+  /** Tasks handed to a poll held here before they were written (`#handToHeldPoll`): their worker's reports wait for the write. */
+  readonly #enqueuing = new Map<string, Promise<HostTaskRecord>>();
+  /**
+   * Tasks whose outcome their call took, to be removed from the store with this queue's next
+   * write (the next call's task, most often) or within `REMOVAL_DELAY_MS`: a removal of its own
+   * would cost every call a commit. Until then a task sits in the store done with; a crash
+   * leaves it to the run's end, which gives up every task of the run.
+   */
+  readonly #removals = new Set<string>();
+  #removalTimer: NodeJS.Timeout | undefined;
   #stopHearingAnswers: (() => void) | undefined;
   #stopHearingTasks: (() => void) | undefined;
   /** Offer passes run one after another; a pass not yet started serves everyone who asks meanwhile. */
@@ -146,25 +166,60 @@ export class HostTaskQueue implements ToolSource {
     if (audience === undefined) return { kind: "interrupted", reason: `there is no run ${request.runId} to queue the call for` };
     if (request.signal.aborted) return { kind: "interrupted", reason: "withdrawn" };
     const tool = `${request.tool.group}.${request.tool.name}`;
-    let record: HostTaskRecord;
+    const task: NewHostTask = {
+      id: `task_${randomBytes(12).toString("base64url")}`,
+      runId: request.runId,
+      seq: request.seq,
+      attempt: request.attempt,
+      tool,
+      args: request.args,
+      idempotencyKey: request.idempotencyKey,
+      traceparent: request.traceparent,
+      heartbeatTimeoutMs: request.tool.policy.heartbeatTimeoutMs,
+      audience,
+      waiter: this.#waiter,
+      createdAt: this.#clock.now(),
+    };
+    let handed: HostTaskLease | undefined;
+    let queued: Promise<HostTaskRecord>;
     try {
-      record = await this.#store.hostTasks.enqueue({
-        id: `task_${randomBytes(12).toString("base64url")}`,
-        runId: request.runId,
-        seq: request.seq,
-        attempt: request.attempt,
-        tool,
-        args: request.args,
-        idempotencyKey: request.idempotencyKey,
-        traceparent: request.traceparent,
-        heartbeatTimeoutMs: request.tool.policy.heartbeatTimeoutMs,
-        audience,
-        waiter: this.#waiter,
-        createdAt: this.#clock.now(),
-      });
+      handed = await this.#handToHeldPoll(task);
+      queued = this.#store.hostTasks.enqueue(task, handed);
     } catch (error) {
       return { kind: "interrupted", reason: `the call could not be queued for a worker: ${describe(error)}` };
     }
+    // Written with the task: a removal of its own would cost a commit.
+    this.#flushRemovals();
+    if (!handed) {
+      let record: HostTaskRecord;
+      try {
+        record = await queued;
+      } catch (error) {
+        return { kind: "interrupted", reason: `the call could not be queued for a worker: ${describe(error)}` };
+      }
+      return this.#wait(request, record);
+    }
+    // A worker has it already: the call waits for it from now (its lease timer too).
+    this.#enqueuing.set(task.id, queued);
+    const outcome = this.#wait(request, { ...task, state: "claimed", ...handed });
+    queued.then(
+      (record) => {
+        this.#enqueuing.delete(task.id);
+        const waiting = this.#waiting.get(task.id);
+        // The attempt had a task after all (it cannot: `#handToHeldPoll` looked): that one stands, the worker's reports are `lost`.
+        if (waiting && record.id !== task.id) this.#forget(waiting, { kind: "interrupted", reason: "its task was queued twice" });
+      },
+      (error: unknown) => {
+        this.#enqueuing.delete(task.id);
+        const waiting = this.#waiting.get(task.id);
+        if (waiting) this.#forget(waiting, { kind: "interrupted", reason: `the call could not be queued for a worker: ${describe(error)}` });
+      },
+    );
+    return outcome;
+  }
+
+  /** Waits here for the outcome of the call's task, as `record` stands. */
+  #wait(request: ToolCallRequest, record: HostTaskRecord): Promise<ToolOutcome> {
     return new Promise<ToolOutcome>((resolve) => {
       const waiting: Waiting = {
         request,
@@ -182,13 +237,7 @@ export class HostTaskQueue implements ToolSource {
       request.signal.addEventListener("abort", () => this.#abandon(waiting), { once: true });
       if (request.signal.aborted) return this.#abandon(waiting);
       if (record.state !== "queued") return this.#apply(waiting, record);
-      const waits = (): void => {
-        if (this.#waiting.get(record.id) === waiting && !waiting.taken)
-          request.queue?.waiting(this.#pollTimes.last(tool, (who) => audienceMatches(who, audience)));
-      };
-      // Offered to the polls held here first: a call a waiting worker takes at once never waits.
-      if ([...this.#polls].some((held) => held.matches(tool) && audienceMatches(held.filter, audience))) void this.#offer().then(waits);
-      else waits();
+      request.queue?.waiting(this.#pollTimes.last(record.tool, (who) => audienceMatches(who, record.audience)));
     });
   }
 
@@ -253,7 +302,8 @@ export class HostTaskQueue implements ToolSource {
    * caller may reach (its runs' namespace and labels), as for a task that does not exist.
    */
   async heartbeat(taskId: string, lease: string, within?: Reach): Promise<LeaseAnswer> {
-    if (!(await this.#reaches(taskId, within))) return "lost";
+    await this.#written(taskId);
+    if (this.#removals.has(taskId) || !(await this.#reaches(taskId, within))) return "lost";
     const now = this.#clock.now();
     const answer = await this.#store.hostTasks.heartbeat(taskId, lease, now);
     const waiting = this.#waiting.get(taskId);
@@ -283,15 +333,53 @@ export class HostTaskQueue implements ToolSource {
     this.#stopHearingAnswers?.();
     this.#stopHearingTasks?.();
     this.#stopHearingAnswers = this.#stopHearingTasks = undefined;
+    this.#flushRemovals();
     return Promise.resolve();
   }
 
   async #answer(taskId: string, lease: string, outcome: HostTaskAnswer, within: Reach | undefined): Promise<LeaseAnswer> {
-    if (!(await this.#reaches(taskId, within))) return "lost";
+    await this.#written(taskId);
+    // Answered here already, its removal still to be written: answered once.
+    if (this.#removals.has(taskId) || !(await this.#reaches(taskId, within))) return "lost";
+    if (this.#waiting.has(taskId)) {
+      // The call waits in this process: the answer goes to it (and so to its journal) at once,
+      // and the store only forgets the task; a commit of the answer would reach no one else.
+      const [task] = await this.#store.hostTasks.get([taskId]);
+      const waiting = this.#waiting.get(taskId);
+      if (waiting && task?.state === "claimed" && task.lease === lease) {
+        this.#take(waiting, outcome);
+        return "ok";
+      }
+    }
     const answer = await this.#store.hostTasks.answer(taskId, lease, outcome, this.#clock.now());
     const waiting = this.#waiting.get(taskId);
     if (answer === "ok" && waiting) this.#take(waiting, outcome);
     return answer;
+  }
+
+  /**
+   * Gives a new task to a poll held here that may take it, before it is written: it is then
+   * queued claimed under the lease returned, and the worker has it without waiting for that
+   * commit (its reports wait: `#written`). A crash before the commit leaves the worker a task
+   * the store never had (its reports are `lost`), and the resumed run an interrupted attempt:
+   * what its policy says of an attempt that may have been sent. The poll takes the new task
+   * before any queued in another process that it has not heard of yet. Not when the attempt
+   * has a task already (a resumed run's): that one stands as it is.
+   */
+  async #handToHeldPoll(task: NewHostTask): Promise<HostTaskLease | undefined> {
+    const takes = (held: HeldPoll): boolean => !held.done && held.matches(task.tool) && audienceMatches(held.filter, task.audience);
+    if (![...this.#polls].some(takes)) return undefined;
+    if ((await this.#store.hostTasks.find(task.runId, task.seq, task.attempt)) !== undefined) return undefined;
+    const held = [...this.#polls].find(takes);
+    if (!held) return undefined;
+    const claimed: HostTaskLease = { lease: randomBytes(16).toString("base64url"), leaseUntil: this.#clock.now() + task.heartbeatTimeoutMs };
+    held.finish([{ ...task, state: "claimed", ...claimed }]);
+    return claimed;
+  }
+
+  /** Settles once a task handed out before it was written is written (or failed to be). */
+  async #written(taskId: string): Promise<void> {
+    await this.#enqueuing.get(taskId)?.catch(() => {});
   }
 
   /** Whether the task is one a caller limited to `within` may report on (a task that does not exist: let the store say `lost`). */
@@ -332,7 +420,18 @@ export class HostTaskQueue implements ToolSource {
   #forget(waiting: Waiting, outcome: ToolOutcome): void {
     if (this.#waiting.get(waiting.taskId) !== waiting) return;
     waiting.settle(outcome);
-    this.#background(this.#store.hostTasks.remove([waiting.taskId]));
+    this.#removals.add(waiting.taskId);
+    if (!this.#closed) this.#removalTimer ??= setTimeout(() => this.#flushRemovals(), REMOVAL_DELAY_MS).unref();
+  }
+
+  /** Removes the tasks whose outcomes were taken (see `#removals`). */
+  #flushRemovals(): void {
+    clearTimeout(this.#removalTimer);
+    this.#removalTimer = undefined;
+    if (this.#removals.size === 0) return;
+    const ids = [...this.#removals];
+    this.#removals.clear();
+    this.#background(this.#store.hostTasks.remove(ids));
   }
 
   /** The attempt's signal aborted: withdrawn, unless the run only stops here (then its task is kept for the resumed run). */
@@ -399,7 +498,8 @@ export class HostTaskQueue implements ToolSource {
   /** Looks in the store at the tasks of this process's calls (claimed, answered or lapsed elsewhere). */
   #sync(): void {
     void this.#syncs.run(async () => {
-      const ids = [...this.#waiting.keys()];
+      // A task handed out before it is written is not in the store yet, nor gone from it.
+      const ids = [...this.#waiting.keys()].filter((id) => !this.#enqueuing.has(id));
       if (ids.length === 0) return;
       const tasks = new Map((await this.#store.hostTasks.get(ids)).map((task) => [task.id, task]));
       for (const id of ids) {

@@ -18,6 +18,7 @@ import {
   hostTaskWaiterTopic,
   type HostTaskAnswer,
   type HostTaskFilter,
+  type HostTaskLease,
   type HostTaskRecord,
   type HostTaskState,
   type HostTaskStore,
@@ -99,12 +100,12 @@ export class SqliteHostTaskStore implements HostTaskStore {
     };
   }
 
-  enqueue(task: NewHostTask): Promise<HostTaskRecord> {
+  enqueue(task: NewHostTask, claimed?: HostTaskLease): Promise<HostTaskRecord> {
     let stored: HostTaskRecord | undefined;
     let created = false;
     return this.#access
       .write(() => {
-        created = this.#sql.insert.run(newTaskRow(task)).changes === 1;
+        created = this.#sql.insert.run(newTaskRow(task, claimed)).changes === 1;
         const row = this.#sql.byAttempt.get(task.runId, task.seq, task.attempt);
         if (!row) throw new Error(`host task ${task.runId}/${task.seq} attempt ${task.attempt} was neither queued nor found`);
         if (!created && row.waiter !== task.waiter) this.#sql.setWaiter.run(task.waiter, row.id);
@@ -113,7 +114,7 @@ export class SqliteHostTaskStore implements HostTaskStore {
         stored = { ...taskFromRow(row), waiter: task.waiter };
       })
       .then(() => {
-        if (created) this.#notifier.publish(HOST_TASKS_TOPIC);
+        if (created && claimed === undefined) this.#notifier.publish(HOST_TASKS_TOPIC);
         return stored!;
       });
   }
@@ -300,7 +301,7 @@ function groupOf(tool: string): string {
   return dot < 0 ? tool : tool.slice(0, dot);
 }
 
-function newTaskRow(task: NewHostTask): TaskRow {
+function newTaskRow(task: NewHostTask, claimed: HostTaskLease | undefined): TaskRow {
   return {
     id: task.id,
     run_id: task.runId,
@@ -316,9 +317,9 @@ function newTaskRow(task: NewHostTask): TaskRow {
     labels: task.audience.labels === undefined ? null : JSON.stringify(task.audience.labels),
     toolsets: JSON.stringify(task.audience.toolsets),
     waiter: task.waiter,
-    state: "queued",
-    lease: null,
-    lease_until: null,
+    state: claimed === undefined ? "queued" : "claimed",
+    lease: claimed?.lease ?? null,
+    lease_until: claimed?.leaseUntil ?? null,
     answer: null,
     created_at: task.createdAt,
   };

@@ -8,6 +8,8 @@ import { startServeChild, type ServeChild } from "./test-support/serve-child.js"
  * with a host call queued, or held by a worker, loses neither. The next server on the data
  * folder resumes the run with that same attempt, so an `at_most_once` tool is not failed
  * `outcomeUnknown` for a call that was never sent (queued) or is still being served (held).
+ * And two servers on one data folder are one queue: a worker polling either gets the calls of
+ * runs the other runs.
  */
 const schema = { type: "object" } as const;
 const TOOLSET: ToolsetSpec = {
@@ -90,10 +92,20 @@ describe("host tasks across a server that is killed", () => {
       const toolset = (await td.toolsets.create(TOOLSET)).id;
       const taken = deferred<Served>();
       const answer = deferred<string>();
-      // The worker keeps the server's address: the next server listens on the same port.
+      // The worker keeps the server's address: the next server listens on the same port. It
+      // holds the call once a heartbeat is answered: a poll is answered before the claim it
+      // hands out is written, a heartbeat after.
       const worker = td
         .worker({
-          tools: { mail: { send: (_args: never, ctx: ToolContext) => (taken.resolve({ key: ctx.idempotencyKey, attempt: ctx.attempt }), answer.promise) } },
+          tools: {
+            mail: {
+              send: async (_args: never, ctx: ToolContext) => {
+                await ctx.heartbeat();
+                taken.resolve({ key: ctx.idempotencyKey, attempt: ctx.attempt });
+                return answer.promise;
+              },
+            },
+          },
           onError: () => {},
         })
         .start();
@@ -113,6 +125,37 @@ describe("host tasks across a server that is killed", () => {
     } finally {
       assert.equal(await server.stop(), 0, server.stderr());
       server.cleanup();
+    }
+  });
+});
+
+describe("host tasks across servers sharing a data folder", () => {
+  it("a worker polling one server gets the call of a run the other server runs, and its answer ends that run", async () => {
+    const running = await startServeChild();
+    const adminKey = running.adminKey!;
+    let polled: ServeChild | undefined;
+    try {
+      polled = await startServeChild({ dataDir: running.dataDir });
+      const td = running.client(adminKey);
+      const toolset = (await td.toolsets.create(TOOLSET)).id;
+      const run = await started(td, toolset);
+      const served: Served[] = [];
+      const worker = polled
+        .client(adminKey)
+        .worker({ tools: { mail: { send: (_args: never, ctx: ToolContext) => (served.push({ key: ctx.idempotencyKey, attempt: ctx.attempt }), "sent") } } })
+        .start();
+      try {
+        const done = await until(td, run.id, "the run's end", (r) => r.status !== "running");
+        assert.deepEqual([done.status, done.output], ["completed", "sent"]);
+        assert.deepEqual(served, [{ key: `${run.id}/1`, attempt: 1 }], "served once, by the worker polling the other server");
+        assert.deepEqual(await resent(td, run.id), [], "nothing was sent again or failed");
+      } finally {
+        await worker.stop();
+      }
+    } finally {
+      if (polled) assert.equal(await polled.stop(), 0, polled.stderr());
+      assert.equal(await running.stop(), 0, running.stderr());
+      running.cleanup();
     }
   });
 });
