@@ -117,14 +117,20 @@ async function pack(destination) {
   return packed.map((p) => ({ name: p.name, path: join(destination, p.filename), files: p.files.map((f) => f.path) }));
 }
 
-/** Test files, test helpers and build state are for the repository only. */
+/**
+ * Test files, test helpers and build state are for the repository only: the product build (each
+ * package's tsconfig.json) leaves them out of dist/, and this checks that it did.
+ */
 function noTestCode(tarballs) {
   const shipped = tarballs.flatMap((t) =>
     t.files
-      .filter((f) => /\.test\.|test-support\/|hostile\/|\.tsbuildinfo|^dist\/store\/[^/]*-contract\.|^dist\/bench\/main\./.test(f))
+      .filter((f) => /\.test\.|test-support\/|hostile\/|\.tsbuildinfo|^dist\/bench\/(main|leak-scan-corpus)\.|crash-child\.|conformance-[^/]*$/.test(f))
       .map((f) => `${t.name}: ${f}`),
   );
-  if (shipped.length > 0) throw new Error(`test code is packed:\n${shipped.join("\n")}`);
+  if (shipped.length > 0)
+    throw new Error(
+      `test code is packed (a dist/ built before test code moved to dist-test/ keeps it: rm -rf packages/*/dist && npx tsc -b):\n${shipped.join("\n")}`,
+    );
 }
 
 /**

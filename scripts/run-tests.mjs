@@ -1,5 +1,7 @@
 // Runs every compiled test file of every package with Node's test runner.
-// Test files are TypeScript compiled by `tsc -b` (so they are type-checked like the code).
+// Test files are TypeScript compiled by `tsc -b` (so they are type-checked like the code), each
+// package's into its dist-test/ (tsconfig.test.json: the whole of src, tests included; dist/ holds
+// the product only). Every *.test.js found there runs.
 // Usage: node scripts/run-tests.mjs [substring filter…]
 import { spawnSync } from "node:child_process";
 import { readdirSync, statSync } from "node:fs";
@@ -18,7 +20,7 @@ const filters = process.argv.slice(2);
 const files = [];
 for (const pkg of readdirSync("packages")) {
   try {
-    walk(join("packages", pkg, "dist"), files);
+    walk(join("packages", pkg, "dist-test"), files);
   } catch {
     // A package without a build has no tests to run.
   }

@@ -16,7 +16,7 @@ import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const CLIENT = "packages/engine/dist/sources/mcp/conformance-client.js";
+const CLIENT = "packages/engine/dist-test/sources/mcp/conformance-client.js";
 const BASELINE = "conformance/baseline.yml";
 const SUITE = "node_modules/@modelcontextprotocol/conformance/dist/index.js";
 const PRELOADS = ["--import", "./scripts/conformance/node20-globsync.mjs", "--import", "./scripts/conformance/loopback.mjs"];

@@ -48,3 +48,6 @@ export { formatRunError } from "./format.js";
 export type { HostTask } from "./host-task.js";
 export type { Diagnostic } from "./diagnostic.js";
 export { workerWaitText } from "./worker-wait.js";
+export { SEARCH_LIMIT } from "./tool-search.js";
+export type { ToolContext, ToolHandler, WorkerTools } from "./tool-handler.js";
+export type { EmbeddedConnection, EmbeddedModule, EmbeddedOptions } from "./embedded.js";

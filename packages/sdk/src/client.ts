@@ -1,4 +1,4 @@
-import { NAMESPACE_HEADER, type CheckRequest, type CheckResult, type Diagnostic, type TestReport, type TestRequest } from "./api.js";
+import { NAMESPACE_HEADER, type CheckRequest, type CheckResult, type Diagnostic, type TestReport, type TestRequest } from "@tapedeck/protocol/api";
 import { createAgentTools, type AgentTools } from "./agent/agent-tools-api.js";
 import type { AgentToolsOptions } from "./agent/agent-tools.js";
 import { loadEmbedded, type EmbeddedOptions, type EmbeddedTapedeck } from "./embedded.js";
@@ -90,7 +90,9 @@ export class Tapedeck {
    * server's). Needs `@tapedeck/server` installed; the SDK loads it only here.
    */
   static async embedded(options: EmbeddedOptions = {}): Promise<EmbeddedTapedeck> {
-    return (await loadEmbedded()).embedded(options);
+    const connection = await (await loadEmbedded()).openEmbedded(options);
+    const client = new Tapedeck({ baseUrl: connection.baseUrl, apiKey: connection.apiKey, fetch: connection.fetch });
+    return Object.assign(client, { close: () => connection.close() });
   }
 
   /**

@@ -1,29 +1,14 @@
+import type { EmbeddedModule } from "@tapedeck/protocol";
 import type { Tapedeck } from "./client.js";
-import type { WorkerTools } from "./worker/worker-types.js";
 
-/** How `Tapedeck.embedded` opens its engine. */
-export interface EmbeddedOptions {
-  /** Data folder (the SQLite database). Default `./.tapedeck`. */
-  readonly dataDir?: string;
-  /**
-   * Host tools served in this process, straight from the engine (no worker, no polling). Without
-   * them, host tools are served by workers: `client.worker({ tools }).start()` on this client.
-   */
-  readonly hostTools?: WorkerTools;
-  /** Durability of the store: `"full"` (default), `"normal"` or `"off"` (tests, throwaway data). */
-  readonly durability?: "full" | "normal" | "off";
-}
+/** How `Tapedeck.embedded` opens its engine (the protocol's: `@tapedeck/server/embedded` takes the same). */
+export type { EmbeddedOptions } from "@tapedeck/protocol";
 
 /** A client over an engine in this process: the client's whole surface, plus `close()`. */
 export type EmbeddedTapedeck = Tapedeck & {
   /** Stops the engine (runs stay intact in the data folder and go on at the next open). */
   close(): Promise<void>;
 };
-
-/** What `@tapedeck/server/embedded` exports. */
-interface EmbeddedModule {
-  embedded(options: EmbeddedOptions): Promise<EmbeddedTapedeck>;
-}
 
 /**
  * The server package's module, loaded only when an embedded client is asked for: the SDK itself
@@ -42,7 +27,7 @@ export async function loadEmbedded(): Promise<EmbeddedModule> {
       { cause: error },
     );
   }
-  if (typeof (loaded as Partial<EmbeddedModule>).embedded !== "function")
-    throw new Error(`${SERVER_EMBEDDED} has no embedded(): install a @tapedeck/server of the same version as @tapedeck/sdk.`);
+  if (typeof (loaded as Partial<EmbeddedModule>).openEmbedded !== "function")
+    throw new Error(`${SERVER_EMBEDDED} has no openEmbedded(): install a @tapedeck/server of the same version as @tapedeck/sdk.`);
   return loaded as EmbeddedModule;
 }

@@ -1,4 +1,4 @@
-import type { ApiErrorCode, Diagnostic } from "./api.js";
+import type { ApiErrorCode, Diagnostic } from "@tapedeck/protocol/api";
 
 const brand = Symbol.for("dev.tapedeck/TapedeckError");
 

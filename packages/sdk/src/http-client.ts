@@ -1,4 +1,4 @@
-import type { ApiErrorBody } from "./api.js";
+import type { ApiErrorBody } from "@tapedeck/protocol/api";
 import { TapedeckError } from "./errors.js";
 
 /** The `fetch` the client uses: the platform's, or one you pass (a test double, a proxy agent). */

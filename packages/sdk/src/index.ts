@@ -20,62 +20,56 @@ export type { AgentToolDefinition, AgentToolInputs, AgentToolName } from "./agen
 export { verifyWebhook } from "./webhooks/verify-webhook.js";
 export type { VerifyFailure, VerifyWebhookOptions, WebhookHeaders, WebhookVerification } from "./webhooks/verify-webhook.js";
 export type { Webhooks } from "./resources/webhooks.js";
-export { MAX_POLL_WAIT_MS } from "./api-tasks.js";
-export type { CompleteTaskRequest, FailTaskRequest, HeartbeatRequest, HostTask, LeaseAnswer, LeaseStatus, PolledTasks, PollTasksRequest } from "./api-tasks.js";
-export { WEBHOOK_OUTPUT_LIMIT_BYTES, WebhookEventType, WebhookHeader } from "./api-webhooks.js";
-export type {
-  CreatedWebhookEndpoint,
-  CreateWebhookRequest,
-  WebhookAttempt,
-  WebhookDelivery,
-  WebhookDeliveryList,
-  WebhookEndpoint,
-  WebhookEndpointList,
-  WebhookEvent,
-  WebhookEventData,
-  WebhookRunData,
-} from "./api-webhooks.js";
 export { TapedeckError } from "./errors.js";
 export type { ClientErrorCode } from "./errors.js";
 export type { Fetch } from "./http-client.js";
 export type { Approvals } from "./resources/approvals.js";
 export type { Credentials } from "./resources/credentials.js";
-export type {
-  Credential,
-  CredentialKind,
-  CredentialList,
-  CredentialScopeFields,
-  CredentialValues,
-  DeleteCredentialRequest,
-  RotatedKey,
-  SetCredentialRequest,
-} from "./api-credentials.js";
 export type { GetRunOptions, ListRunsQuery, Runs, StartResult } from "./resources/runs.js";
 export type { Tokens } from "./resources/tokens.js";
 export type { SaveWorkflowResult, Toolsets } from "./resources/toolsets.js";
-export { ApiErrorCode, NAMESPACE_HEADER } from "./api.js";
+// The HTTP API's wire types and constants: the protocol's (@tapedeck/protocol/api), which the server validates with.
+export { ApiErrorCode, MAX_POLL_WAIT_MS, NAMESPACE_HEADER, WEBHOOK_OUTPUT_LIMIT_BYTES, WebhookEventType, WebhookHeader } from "@tapedeck/protocol/api";
 export type {
   ApiErrorBody,
   ApprovalList,
   CancelRunRequest,
   CheckRequest,
   CheckResult,
+  CompleteTaskRequest,
+  CreatedWebhookEndpoint,
   CreateTokenRequest,
   CreateToolsetRequest,
-  Declarations,
+  CreateWebhookRequest,
+  Credential,
+  CredentialKind,
+  CredentialList,
+  CredentialScopeFields,
+  CredentialValues,
   DecisionRequest,
+  Declarations,
+  DeleteCredentialRequest,
   Diagnostic,
+  FailTaskRequest,
   ForkRunRequest,
+  HeartbeatRequest,
+  HostTask,
   IssuedToken,
   JournalPage,
   Labels,
+  LeaseAnswer,
+  LeaseStatus,
   PendingApproval,
+  PolledTasks,
+  PollTasksRequest,
   RegisteredToolset,
+  RotatedKey,
   Run,
   RunList,
   RunOutputPage,
   SavedWorkflow,
   SaveWorkflowRequest,
+  SetCredentialRequest,
   SignalRequest,
   SignalResult,
   StartedRun,
@@ -86,7 +80,15 @@ export type {
   ToolSearchHit,
   ToolSearchResult,
   ToolsetInfo,
-} from "./api.js";
+  WebhookAttempt,
+  WebhookDelivery,
+  WebhookDeliveryList,
+  WebhookEndpoint,
+  WebhookEndpointList,
+  WebhookEvent,
+  WebhookEventData,
+  WebhookRunData,
+} from "@tapedeck/protocol/api";
 export { FailureCode, RunStatus, ToolError, formatRunError, isOutcome, toolFailure } from "@tapedeck/protocol";
 export type {
   DecisionWait,

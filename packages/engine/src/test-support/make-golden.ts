@@ -1,6 +1,6 @@
 /**
  * Records the golden journals in packages/engine/golden/. Run it only when adding a golden
- * journal or bumping REPLAY_VERSION: `node packages/engine/dist/test-support/make-golden.js`.
+ * journal or bumping REPLAY_VERSION: `node packages/engine/dist-test/test-support/make-golden.js`.
  * Existing files are the contract; never regenerate them to make a failing test pass.
  */
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";

@@ -39,4 +39,15 @@ describe("model-facing tool names", () => {
     assert.equal(names.get("a.b_c"), "a_b_c");
     assert.notEqual(names.get("a.b.c"), "a_b_c");
   });
+
+  it("a name of valid characters longer than 64 is cut, with a hash that keeps two such names apart", () => {
+    const long = "x".repeat(70);
+    const names = modelFacingNames([
+      { group: "g", name: long },
+      { group: "g", name: `${long}y` },
+    ]);
+    const [a, b] = [names.get(`g.${long}`)!, names.get(`g.${long}y`)!];
+    for (const name of [a, b]) assert.match(name, /^[A-Za-z0-9_-]{1,64}$/);
+    assert.notEqual(a, b);
+  });
 });

@@ -9,9 +9,10 @@ import { sha256Hex } from "../util/ids.js";
 const VALID = /^[A-Za-z0-9_-]{1,64}$/;
 const MAX = 64;
 
-export function modelFacingNames(tools: readonly { readonly group: string; readonly name: string }[]): Map<string, string> {
+/** `reserved`: names no tool may get (a caller's own tools, such as direct mode's `tool_find`). */
+export function modelFacingNames(tools: readonly { readonly group: string; readonly name: string }[], reserved: Iterable<string> = []): Map<string, string> {
   const names = new Map<string, string>();
-  const taken = new Set<string>();
+  const taken = new Set<string>(reserved);
   // Names already valid keep their spelling first, so a rewritten one never takes theirs.
   const wanted = tools.map((tool) => ({ path: `${tool.group}.${tool.name}`, candidate: `${tool.group}_${tool.name}` }));
   for (const { path, candidate } of wanted) {
@@ -23,7 +24,8 @@ export function modelFacingNames(tools: readonly { readonly group: string; reado
   for (const { path, candidate } of wanted) {
     if (names.has(path)) continue;
     let name = sanitize(candidate);
-    if (taken.has(name) || name !== candidate) name = withHash(name, path);
+    // Rewritten, cut (too long), or taken: a short hash of the original keeps it apart.
+    if (taken.has(name) || name !== candidate || name.length > MAX) name = withHash(name, path);
     for (let salt = 1; taken.has(name); salt++) name = withHash(sanitize(candidate), `${path}#${salt}`);
     names.set(path, name);
     taken.add(name);

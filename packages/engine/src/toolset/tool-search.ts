@@ -1,5 +1,5 @@
 import MiniSearch from "minisearch";
-import { toolPath, type JsonSchema, type PinnedTool, type PinnedToolset } from "@tapedeck/protocol";
+import { SEARCH_LIMIT, toolPath, type JsonSchema, type PinnedTool, type PinnedToolset } from "@tapedeck/protocol";
 import { EngineError, EngineErrorCode } from "../errors.js";
 import { renderToolDeclaration } from "./declarations.js";
 import { importableTools } from "./script-features.js";
@@ -37,8 +37,8 @@ export interface ToolSearchHit {
   readonly declaration: string;
 }
 
-/** Hits a search answers: by default, and at most (more declarations no longer save the model reading the whole module). */
-export const SEARCH_LIMIT = { default: 5, max: 50 } as const;
+/** Hits a search answers, by default and at most: the protocol's, since the API's requests are held to it too. */
+export { SEARCH_LIMIT };
 const DEFAULT_LIMIT = SEARCH_LIMIT.default;
 const MAX_LIMIT = SEARCH_LIMIT.max;
 /** Indexes kept: one for 300 tools holds about 200 KB and takes 5–20 ms to build, so a few MB at most. */

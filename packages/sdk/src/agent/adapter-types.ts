@@ -3,7 +3,7 @@
  * a tool by name. Each adapter (Anthropic, OpenAI Responses, OpenAI Chat Completions) turns the
  * model API's tool call into a call of it, and its result into the API's tool result.
  */
-import type { Run } from "../api.js";
+import type { Run } from "@tapedeck/protocol/api";
 
 /** What the model gets back from a tool call. */
 export interface AgentToolResult {

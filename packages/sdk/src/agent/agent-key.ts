@@ -1,4 +1,4 @@
-import type { Labels } from "../api.js";
+import type { Labels } from "@tapedeck/protocol/api";
 
 /**
  * The idempotency key of what one tool call of the model starts or sends: a SHA-256 of the

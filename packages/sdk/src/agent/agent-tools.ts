@@ -13,7 +13,7 @@
  *   back as `isError` text; faults of the platform or the harness (unreachable, 401, 5xx) throw.
  */
 import { parseDuration, terminalStatuses, type Diagnostic, type JournalEntry } from "@tapedeck/protocol";
-import type { Labels, Run } from "../api.js";
+import type { Labels, Run } from "@tapedeck/protocol/api";
 import type { Tapedeck } from "../client.js";
 import { TapedeckError } from "../errors.js";
 import type { AgentToolResult, ToolCallContext } from "./adapter-types.js";

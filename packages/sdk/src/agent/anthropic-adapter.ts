@@ -9,7 +9,7 @@
  * and their beta twins) and that the official `ToolUseBlock` is assignable to `AnthropicToolUse`.
  */
 import type { AgentToolDefinition, ToolInputSchema } from "./tool-definitions.js";
-import type { Run } from "../api.js";
+import type { Run } from "@tapedeck/protocol/api";
 import { withRun, type AgentToolHandler } from "./adapter-types.js";
 
 /** A tool, as `messages.create({ tools })` takes it (`Anthropic.Messages.Tool`). */

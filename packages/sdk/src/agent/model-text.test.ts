@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { Diagnostic, JournalEntry, JsonValue, RunError } from "@tapedeck/protocol";
-import type { Run, TestCall } from "../api.js";
+import type { Run, TestCall } from "@tapedeck/protocol/api";
 import { ERROR_CHARS, checkText, entryText, refusedText, runListText, runText } from "./model-text.js";
 import { outputPage, outputText } from "./output-page.js";
 import { searchText } from "./search-text.js";

@@ -9,7 +9,7 @@
  * output's end); a run that waits, runs on or was cancelled is information, not an error.
  */
 import { formatDuration, formatRunError, needsDecision, type Diagnostic, type JournalEntry, type RunError } from "@tapedeck/protocol";
-import type { CheckResult, Run, RunOutputPage } from "../api.js";
+import type { CheckResult, Run, RunOutputPage } from "@tapedeck/protocol/api";
 import { diagnosticsText } from "./diagnostics-text.js";
 import { outputPage, pageWithinBytes } from "./output-page.js";
 import { callLine, logLines, traceLines, tracedCalls } from "./run-trace.js";

@@ -11,7 +11,7 @@
  * declarations do not depend on that package being installed.
  */
 import type { JsonValue } from "@tapedeck/protocol";
-import type { Run } from "../api.js";
+import type { Run } from "@tapedeck/protocol/api";
 import { withRun, type AgentToolHandler, type AgentToolResult } from "./adapter-types.js";
 import { bound } from "./text-limits.js";
 import type { AgentToolDefinition, ToolInputSchema } from "./tool-definitions.js";

@@ -2,7 +2,7 @@
  * `search_tools`' answer: the declarations of the tools that match, best first, with the import
  * line that brings their groups into a script.
  */
-import type { ToolSearchHit } from "../api.js";
+import type { ToolSearchHit } from "@tapedeck/protocol/api";
 import type { ModelText } from "./model-text.js";
 import { TEXT_OVERHEAD_CHARS, bound } from "./text-limits.js";
 

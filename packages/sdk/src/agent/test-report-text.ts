@@ -5,7 +5,7 @@
  * A test keeps no run, so its output is cut, not paged.
  */
 import { formatRunError, type RunWait } from "@tapedeck/protocol";
-import type { TestCall } from "../api.js";
+import type { TestCall } from "@tapedeck/protocol/api";
 import type { TestResult } from "../client.js";
 import { refusedText, type ModelText } from "./model-text.js";
 import { outputText } from "./output-page.js";

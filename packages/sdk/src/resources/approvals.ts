@@ -1,4 +1,4 @@
-import type { ApprovalList, DecisionRequest, PendingApproval, Run } from "../api.js";
+import type { ApprovalList, DecisionRequest, PendingApproval, Run } from "@tapedeck/protocol/api";
 import type { HttpClient } from "../http-client.js";
 import { runPath } from "./runs.js";
 

@@ -1,4 +1,4 @@
-import type { Credential, CredentialList, DeleteCredentialRequest, RotatedKey, SetCredentialRequest } from "../api-credentials.js";
+import type { Credential, CredentialList, DeleteCredentialRequest, RotatedKey, SetCredentialRequest } from "@tapedeck/protocol/api";
 import type { HttpClient } from "../http-client.js";
 
 /**

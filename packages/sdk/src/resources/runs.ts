@@ -13,7 +13,7 @@ import type {
   SignalResult,
   StartedRun,
   StartRunRequest,
-} from "../api.js";
+} from "@tapedeck/protocol/api";
 import { TapedeckError } from "../errors.js";
 import type { HttpClient } from "../http-client.js";
 

@@ -1,4 +1,4 @@
-import type { CompleteTaskRequest, FailTaskRequest, LeaseAnswer, LeaseStatus, PolledTasks, PollTasksRequest } from "../api-tasks.js";
+import type { CompleteTaskRequest, FailTaskRequest, LeaseAnswer, LeaseStatus, PolledTasks, PollTasksRequest } from "@tapedeck/protocol/api";
 import type { HttpClient } from "../http-client.js";
 
 /**

@@ -1,4 +1,4 @@
-import type { CreateTokenRequest, IssuedToken } from "../api.js";
+import type { CreateTokenRequest, IssuedToken } from "@tapedeck/protocol/api";
 import type { HttpClient } from "../http-client.js";
 
 /** End-user tokens: signed, expiring, limited to one namespace (and labels). Minted by an API key. */

@@ -8,7 +8,7 @@ import type {
   ToolSearchHit,
   ToolSearchResult,
   ToolsetInfo,
-} from "../api.js";
+} from "@tapedeck/protocol/api";
 import { TapedeckError } from "../errors.js";
 import type { HttpClient } from "../http-client.js";
 

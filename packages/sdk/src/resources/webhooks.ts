@@ -1,4 +1,4 @@
-import type { CreatedWebhookEndpoint, CreateWebhookRequest, WebhookDeliveryList, WebhookEndpoint, WebhookEndpointList } from "../api-webhooks.js";
+import type { CreatedWebhookEndpoint, CreateWebhookRequest, WebhookDeliveryList, WebhookEndpoint, WebhookEndpointList } from "@tapedeck/protocol/api";
 import type { HttpClient } from "../http-client.js";
 
 /**

@@ -1,4 +1,4 @@
-import { WebhookHeader, type WebhookEvent } from "../api-webhooks.js";
+import { WebhookHeader, type WebhookEvent } from "@tapedeck/protocol/api";
 
 /**
  * Verifies a delivery from a Tapedeck server, the Standard Webhooks way (so their libraries

@@ -3,7 +3,7 @@
  * result it had to drop: each as one line for a log (`message`), never a stack trace, saying
  * what happened and what happens next. The error itself goes with it to `onError`.
  */
-import type { HostTask, LeaseStatus } from "../api-tasks.js";
+import type { HostTask, LeaseStatus } from "@tapedeck/protocol/api";
 
 export type WorkerProblem =
   /** A poll failed (the server unreachable, restarting, overloaded): the worker polls again after `retryInMs`. */

@@ -1,5 +1,5 @@
 import { toolFailure, type JsonValue, type ToolFailure } from "@tapedeck/protocol";
-import type { HostTask, LeaseStatus } from "../api-tasks.js";
+import type { HostTask, LeaseStatus } from "@tapedeck/protocol/api";
 import { TapedeckError } from "../errors.js";
 import type { Tasks } from "../resources/tasks.js";
 import { failureOf } from "./failure-of.js";

@@ -13,8 +13,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Engine } from "@tapedeck/engine";
 import { Tapedeck } from "@tapedeck/sdk";
-import { embedded } from "../embedded/embedded.js";
-import { startServer } from "../http/start-server.js";
+import { openEmbedded } from "../embedded/embedded.js";
+import { startServer } from "../runtime/start-server.js";
 import { median, printTable, time, type Row } from "@tapedeck/engine/bench/measure";
 
 const TOOLSET = { hostTools: { t: { echo: { description: "Echo.", inputSchema: { type: "object" } } } } };
@@ -64,12 +64,14 @@ async function httpVsEmbedded(rows: Row[]): Promise<void> {
     }
   });
   const inProcess = await withFolder(async (dataDir) => {
-    const td = await embedded({ dataDir, hostTools: echo });
+    // What `Tapedeck.embedded` does: the SDK's client over the in-process connection.
+    const connection = await openEmbedded({ dataDir, hostTools: echo });
     try {
+      const td = new Tapedeck({ baseUrl: connection.baseUrl, apiKey: connection.apiKey, fetch: connection.fetch });
       const { id } = await td.toolsets.create(TOOLSET);
       return await sample(50, 20, () => startAndFinish(td, id, source));
     } finally {
-      await td.close();
+      await connection.close();
     }
   });
   const engineAlone = await withFolder(async (dataDir) => {

@@ -1,18 +1,17 @@
 import type { HostToolContext, HostToolModule } from "@tapedeck/engine";
-import { ToolError } from "@tapedeck/protocol";
-import { Tapedeck, type EmbeddedOptions, type EmbeddedTapedeck, type WorkerTools } from "@tapedeck/sdk";
+import { ToolError, type EmbeddedModule, type WorkerTools } from "@tapedeck/protocol";
 import { InProcessChannel } from "../http/in-process-channel.js";
-import { resolveServeOptions } from "../http/serve-options.js";
-import { openServerCore } from "../http/server-core.js";
+import { resolveServeOptions } from "../runtime/serve-options.js";
+import { openServerCore } from "../runtime/server-core.js";
 import { inProcessFetch } from "./in-process-fetch.js";
 
 /** The base URL an embedded client names: never resolved, since requests never leave the process. */
 const EMBEDDED_URL = "http://tapedeck.embedded";
 
 /**
- * The SDK's client over an engine in this process (`Tapedeck.embedded` loads this): the same
- * surface, no port, no network. Requests go through the server's routes in memory, as an
- * unlimited API key (the application itself); `namespace(userId)` narrows them as over HTTP.
+ * An engine in this process, for the SDK's client (`Tapedeck.embedded` loads this and builds its
+ * client over the connection): the same surface, no port, no network. Requests go through the
+ * server's routes in memory, as an unlimited API key (the application itself); `namespace(userId)` narrows them as over HTTP.
  * With `hostTools`, those tools run in process; any other host tool waits for a worker of this
  * client (`client.worker({ tools }).start()`). Run-bound `webhook(name)` URLs point at
  * `http://tapedeck.embedded`, which nothing serves: deliver them with `runs.signal`.
@@ -20,7 +19,7 @@ const EMBEDDED_URL = "http://tapedeck.embedded";
  * One process should open a data folder at a time (a `tapedeck serve` on the same folder would
  * execute the same runs).
  */
-export async function embedded(options: EmbeddedOptions = {}): Promise<EmbeddedTapedeck> {
+export const openEmbedded: EmbeddedModule["openEmbedded"] = async (options) => {
   const channel = new InProcessChannel();
   const resolved = resolveServeOptions({
     ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
@@ -37,9 +36,8 @@ export async function embedded(options: EmbeddedOptions = {}): Promise<EmbeddedT
     await core.close();
     throw error;
   }
-  const client = new Tapedeck({ baseUrl: EMBEDDED_URL, apiKey: channel.key, fetch: inProcessFetch(core.app, channel) });
-  return Object.assign(client, { close: () => core.close() });
-}
+  return { baseUrl: EMBEDDED_URL, apiKey: channel.key, fetch: inProcessFetch(core.app, channel), close: () => core.close() };
+};
 
 /**
  * The SDK's tool functions as the engine's: the context gains `tool` and an awaitable

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import type { Fetch } from "@tapedeck/sdk";
+import type { EmbeddedConnection } from "@tapedeck/protocol";
 import { InProcessChannel } from "../http/in-process-channel.js";
 
 /**
@@ -8,7 +8,7 @@ import { InProcessChannel } from "../http/in-process-channel.js";
  * aborted request reaches the route through the channel (a long poll ends at once), and the
  * promise then rejects as `fetch` would, with the signal's reason.
  */
-export function inProcessFetch(app: FastifyInstance, channel: InProcessChannel): Fetch {
+export function inProcessFetch(app: FastifyInstance, channel: InProcessChannel): EmbeddedConnection["fetch"] {
   return async (input, init) => {
     const url = new URL(input);
     const signal = init.signal ?? undefined;

@@ -1,5 +1,6 @@
 /**
- * @tapedeck/server/embedded: the SDK's client over an engine in this process, without HTTP
- * (what `Tapedeck.embedded` loads). Everything exported here is public API.
+ * @tapedeck/server/embedded: an engine in this process and a connection to it without a socket,
+ * what `Tapedeck.embedded` (the SDK) loads and builds its client over (`EmbeddedModule` of
+ * @tapedeck/protocol). Everything exported here is public API.
  */
-export { embedded } from "./embedded.js";
+export { openEmbedded } from "./embedded.js";

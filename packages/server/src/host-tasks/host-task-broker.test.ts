@@ -3,7 +3,7 @@ import { after, describe, it } from "node:test";
 import { setImmediate as turn } from "node:timers/promises";
 import { HostTaskQueue, openStore, type HostTaskAudience, type Store, type ToolCallRequest } from "@tapedeck/engine";
 import type { PinnedTool } from "@tapedeck/protocol";
-import { UNLIMITED } from "../http/auth/scope.js";
+import { UNLIMITED } from "../tenancy/scope.js";
 import { HostTaskBroker } from "./host-task-broker.js";
 
 /**

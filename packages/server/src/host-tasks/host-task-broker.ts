@@ -14,7 +14,7 @@
  */
 import type { HostTask, HostTaskQueue, LeaseAnswer, ResumedCall, ToolCallRequest, ToolOutcome, ToolSource } from "@tapedeck/engine";
 import type { JsonValue, ToolFailure } from "@tapedeck/protocol";
-import type { Scope } from "../http/auth/scope.js";
+import type { Scope } from "../tenancy/scope.js";
 
 export interface BrokerPoll {
   /** The scope of the worker's key or token. */

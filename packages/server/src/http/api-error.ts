@@ -1,5 +1,6 @@
 import { EngineError, type EngineErrorCode } from "@tapedeck/engine";
-import type { ApiErrorBody, ApiErrorCode, Diagnostic } from "@tapedeck/sdk";
+import type { ApiErrorBody, ApiErrorCode, Diagnostic } from "@tapedeck/protocol/api";
+import type { Permission } from "../tenancy/permission.js";
 
 /**
  * An answer other than success, thrown by handlers and turned into `{ error: { code, message } }`
@@ -70,4 +71,9 @@ export async function orRunNotFound<T>(id: string, work: Promise<T>): Promise<T>
     if (error instanceof EngineError && error.code === "not_found") throw runNotFound(id);
     throw error;
   }
+}
+
+/** The 403 of what tenancy refuses (`tenancy/`), with its reason; nothing when it allows it. */
+export function forbidUnless(permission: Permission): void {
+  if (!permission.ok) throw new ApiError("forbidden", permission.reason);
 }

@@ -20,7 +20,7 @@ import { testRoutes } from "./routes/test.js";
 import { tokenRoutes } from "./routes/tokens.js";
 import { toolsetRoutes } from "./routes/toolsets.js";
 import { webhookRoutes } from "./routes/webhooks.js";
-import type { ServerContext } from "./server-context.js";
+import type { ServerContext } from "../runtime/server-context.js";
 import { formatValidationErrors, validatorCompiler } from "./validation.js";
 
 /**

@@ -1,7 +1,7 @@
 import type { Engine } from "@tapedeck/engine";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { InProcessChannel } from "./in-process-channel.js";
-import type { ServerContext } from "./server-context.js";
+import type { ServerContext } from "../runtime/server-context.js";
 
 /**
  * Holds a request until the run ends or parks (`engine.settled`; with `next`, a parked run's

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 
 /**
- * How an embedded client (`embedded()`) reaches the routes without a socket: its requests are
+ * How an embedded client (`openEmbedded()`) reaches the routes without a socket: its requests are
  * injected into the app in memory. Two things a socket would carry travel here instead:
  *
  * - who is calling: `key`, a random bearer credential that exists only in this process and

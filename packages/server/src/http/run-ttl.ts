@@ -9,15 +9,6 @@ import { ApiError } from "./api-error.js";
 /** The longest TTL: ten years is "never" for any run a model starts; past it, leave `ttl` out. */
 export const MAX_TTL_MS = 10 * 365 * 86_400_000;
 
-/** The `ttl` field of a start or a fork. */
-export const ttlSchema = {
-  type: ["string", "integer"],
-  minimum: 1,
-  maxLength: 64,
-  description:
-    'How long the run may take: a duration ("30s", "10m", "2h", "30d") or milliseconds. A run that has not ended by then is cancelled. Default: none (a fork: its parent\'s).',
-} as const;
-
 /** The TTL in ms; a 400 that says what to write when it is not a duration or out of range. */
 export function ttlMs(value: string | number): number {
   let ms: number;

@@ -1,5 +1,5 @@
 import type { RunRecord } from "@tapedeck/engine";
-import type { Run } from "@tapedeck/sdk";
+import type { Run } from "@tapedeck/protocol/api";
 
 /** A run as the API shows it: the record without what is internal (the compiled JS, its source map). */
 export function runView(record: RunRecord): Run {

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { TapedeckError, type JournalEntry, type Run, type Tapedeck, type ToolsetSpec } from "@tapedeck/sdk";
+import { run as runSchema } from "@tapedeck/protocol/api";
+import { ApiErrorCode, RunStatus, TapedeckError, type JournalEntry, type Run, type Tapedeck, type ToolsetSpec } from "@tapedeck/sdk";
 import { startServeChild, type ServeChild } from "./test-support/serve-child.js";
 
 /**
@@ -96,6 +97,23 @@ describe("HTTP API through the SDK", () => {
       assert.ok(doc.paths[path], `${path} is documented`);
     }
     assert.ok(doc.paths["/v1/runs"]!.post!.requestBody, "request bodies come from the validating schemas");
+  });
+
+  it("the OpenAPI document's answers are the protocol's schemas: which fields are always there, which values a field takes", async () => {
+    interface Shown {
+      readonly required?: readonly string[];
+      readonly enum?: readonly unknown[];
+      readonly properties?: Record<string, Shown>;
+    }
+    const doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, { responses: Record<string, { content: Record<string, { schema: Shown }> }> }>>;
+    };
+    const answer = (path: string, method: string, status: string): Shown => doc.paths[path]![method]!.responses[status]!.content["application/json"]!.schema;
+    const run = answer("/v1/runs/{id}", "get", "200");
+    assert.deepEqual(run.required, runSchema.required);
+    assert.deepEqual(run.properties?.status?.enum, Object.values(RunStatus));
+    assert.deepEqual(answer("/v1/runs", "get", "200").properties?.runs, { type: "array", items: run });
+    assert.deepEqual(answer("/v1/runs/{id}", "get", "404").properties?.error?.properties?.code?.enum, Object.values(ApiErrorCode));
   });
 
   it("toolsets: registered content-addressed (same spec, same id), read back with declarations", async () => {

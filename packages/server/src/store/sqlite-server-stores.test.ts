@@ -9,8 +9,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import Database from "better-sqlite3";
 import { openStore, type Store } from "@tapedeck/engine";
+import { sqliteHandle } from "@tapedeck/engine/sqlite";
 import { describeApiKeyStoreContract } from "./api-key-store-contract.js";
 import { SERVER_MIGRATIONS_TABLE, serverMigrations } from "./server-migrations.js";
 import type { OpenedServerStores } from "./server-store-contract-test.js";
@@ -49,10 +49,10 @@ describeWebhookOutboxContract("SQLite (memory:)", inMemory);
 void describe("the server's SQLite migrations", () => {
   void it("adopt the tables an older data folder has (the engine's migrations made them), keeping their rows, once", async () => {
     const dir = await mkdtemp(join(tmpdir(), "tapedeck-server-store-"));
-    const file = join(dir, "tapedeck.db");
     try {
       const store = await openStore(dir);
-      const raw = new Database(file);
+      // The store's own connection: what an older Tapedeck's tables hold, written behind its back.
+      const raw = sqliteHandle(store)!.db;
       raw.prepare("INSERT INTO api_keys (id, hash, namespace, labels, created_at) VALUES ('key_old', ?, 'alice', NULL, 5)").run("e".repeat(64));
       const history = () => raw.prepare<[], { version: number }>(`SELECT version FROM ${SERVER_MIGRATIONS_TABLE} ORDER BY version`).all();
       assert.throws(history, /no such table/, "a data folder from before the server owned its tables");
@@ -65,7 +65,6 @@ void describe("the server's SQLite migrations", () => {
         openServerStores(store);
         assert.equal(history().length, serverMigrations.length, "applied once");
       } finally {
-        raw.close();
         await store.close();
       }
     } finally {
@@ -78,10 +77,8 @@ void describe("the server's SQLite migrations", () => {
     try {
       const store = await openStore(dir);
       openServerStores(store);
+      sqliteHandle(store)!.db.prepare(`INSERT INTO ${SERVER_MIGRATIONS_TABLE} (version, name, applied_at) VALUES (999, 'future', 0)`).run();
       await store.close();
-      const raw = new Database(join(dir, "tapedeck.db"));
-      raw.prepare(`INSERT INTO ${SERVER_MIGRATIONS_TABLE} (version, name, applied_at) VALUES (999, 'future', 0)`).run();
-      raw.close();
       const later = await openStore(dir);
       try {
         assert.throws(() => openServerStores(later), /schema version 999 \(in server_schema_migrations\), written by a newer Tapedeck.*Upgrade Tapedeck/);

@@ -1,5 +1,5 @@
 import { createHmac } from "node:crypto";
-import { WebhookHeader } from "@tapedeck/sdk";
+import { WebhookHeader } from "@tapedeck/protocol/api";
 import { secretKey } from "./endpoint-secret.js";
 
 /**

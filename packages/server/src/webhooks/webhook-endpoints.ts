@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { WebhookEndpointRecord, WebhookOutboxStore } from "../store/webhook-outbox-store.js";
-import type { WebhookEndpoint, WebhookEventType } from "@tapedeck/sdk";
-import { sees, type Scope } from "../http/auth/scope.js";
+import type { WebhookEndpoint, WebhookEventType } from "@tapedeck/protocol/api";
+import { sees, type Scope } from "../tenancy/scope.js";
 import { newEndpointSecret, type SecretBox } from "./endpoint-secret.js";
 
 /** An endpoint as the delivery loop uses it: where to send, and the secret to sign with. */

@@ -1,5 +1,5 @@
 import type { EngineEvent, RunRecord } from "@tapedeck/engine";
-import { WEBHOOK_OUTPUT_LIMIT_BYTES, type WebhookEvent, type WebhookEventType, type WebhookRunData } from "@tapedeck/sdk";
+import { WEBHOOK_OUTPUT_LIMIT_BYTES, type WebhookEvent, type WebhookEventType, type WebhookRunData } from "@tapedeck/protocol/api";
 
 /** The webhook type of an engine event; undefined for events no endpoint is sent (engine faults). */
 export function webhookType(event: EngineEvent): WebhookEventType | undefined {

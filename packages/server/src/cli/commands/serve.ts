@@ -1,4 +1,4 @@
-import { startServer } from "../../http/index.js";
+import { startServer } from "../../runtime/start-server.js";
 import { LOG_FORMATS, LOG_LEVELS } from "../../logging/server-logger.js";
 import { optionalFlag, parse, UsageError } from "../args.js";
 import { loadHostModule } from "../load-host-module.js";

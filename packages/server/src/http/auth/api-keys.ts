@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import type { Labels } from "@tapedeck/sdk";
+import type { Labels } from "@tapedeck/protocol/api";
 import type { ApiKeyRecord, ApiKeyStore } from "../../store/api-key-store.js";
 
 /** How an API key is written: the prefix tells keys from tokens (and lets secret scanners find leaked keys). */

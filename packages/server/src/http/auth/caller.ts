@@ -1,9 +1,9 @@
-import type { NAMESPACE_HEADER } from "@tapedeck/sdk";
+import { NAMESPACE_HEADER } from "@tapedeck/protocol/api";
 import type { ApiKeyStore } from "../../store/api-key-store.js";
 import { ApiError } from "../api-error.js";
 import { API_KEY_PREFIX, findApiKey } from "./api-keys.js";
 import type { InProcessChannel } from "../in-process-channel.js";
-import { narrow, UNLIMITED, type Scope } from "./scope.js";
+import { narrow, UNLIMITED, type Scope } from "../../tenancy/scope.js";
 import { TOKEN_PREFIX, type TokenSigner } from "./tokens.js";
 
 /** Who made a request, and what it may reach. */
@@ -18,13 +18,10 @@ export interface Caller {
   readonly operator: boolean;
   /**
    * The end user the key or token itself is limited to (its namespace, not the header's
-   * narrowing): the one namespace it may act in, besides an operator's any (`end-user-access.ts`).
+   * narrowing): the one namespace it may act in, besides an operator's any (`tenancy/end-user-access.ts`).
    */
   readonly endUser?: string;
 }
-
-/** The header `Tapedeck.namespace(userId)` sends (the SDK's `NAMESPACE_HEADER`; Node lower-cases header names). */
-const namespaceHeader: typeof NAMESPACE_HEADER = "tapedeck-namespace";
 
 export interface CallerSources {
   readonly apiKeys: ApiKeyStore;
@@ -41,9 +38,10 @@ export async function identify(headers: Readonly<Record<string, string | string[
   const credential = bearer(headers.authorization, sources.dataDir);
   const caller =
     credential === sources.inProcess?.key ? IN_PROCESS : credential.startsWith(TOKEN_PREFIX) ? byToken(credential, sources) : await byKey(credential, sources);
-  const asked = headers[namespaceHeader];
+  // The header `Tapedeck.namespace(userId)` sends (Node lower-cases header names, and so is it written).
+  const asked = headers[NAMESPACE_HEADER];
   if (asked === undefined) return caller;
-  if (typeof asked !== "string" || asked === "") throw new ApiError("invalid_request", `The ${namespaceHeader} header must be one end user's id.`);
+  if (typeof asked !== "string" || asked === "") throw new ApiError("invalid_request", `The ${NAMESPACE_HEADER} header must be one end user's id.`);
   const narrowed = narrow(caller.scope, { namespace: asked });
   if (!narrowed.ok) throw new ApiError("forbidden", narrowed.message);
   return { ...caller, scope: narrowed.scope };

@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
-import type { Labels } from "@tapedeck/sdk";
+import type { Labels } from "@tapedeck/protocol/api";
 
 /**
  * End-user tokens: `tdt_<claims>.<signature>`, both base64url; the signature is HMAC-SHA256 of

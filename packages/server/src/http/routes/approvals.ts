@@ -1,32 +1,34 @@
 import type { FastifyInstance } from "fastify";
-import type { ApprovalList, DecisionRequest, Run } from "@tapedeck/sdk";
+import {
+  approvalList,
+  approvalsQuery,
+  callParams,
+  decisionRequest,
+  run,
+  type ApprovalList,
+  type ApprovalsQuery,
+  type CallParams,
+  type DecisionRequest,
+  type Run,
+} from "@tapedeck/protocol/api";
 import { APPROVALS_LIMIT } from "../limits.js";
 import { runView } from "../run-view.js";
-import { errors, id, run, runIdParams } from "../schemas.js";
-import type { ServerContext } from "../server-context.js";
+import { errors } from "../schemas.js";
+import type { ServerContext } from "../../runtime/server-context.js";
 import { callerOf } from "./request-caller.js";
 import { visibleRun } from "./visible-run.js";
 
-const callParams = {
-  type: "object",
-  properties: { ...runIdParams.properties, seq: { type: "integer", minimum: 1, description: "The call's number in the run (`seq`)." } },
-  required: ["id", "seq"],
-  additionalProperties: false,
-} as const;
-
-const decisionBody = { type: "object", properties: { reason: { type: "string", maxLength: 4096 } }, additionalProperties: false } as const;
-
 /** Calls waiting for a decision: listed, approved, rejected. */
 export function approvalRoutes(app: FastifyInstance, context: ServerContext): void {
-  app.get<{ Querystring: { run?: string } }>(
+  app.get<{ Querystring: ApprovalsQuery }>(
     "/approvals",
     {
       schema: {
         summary: "Calls waiting for a decision",
         description: "Of one run (`run`), or of every run inside the caller's scope, oldest run first.",
         tags: ["approvals"],
-        querystring: { type: "object", properties: { run: id }, additionalProperties: false },
-        response: { 200: { type: "object", properties: { approvals: { type: "array", items: { type: "object" } } } }, ...errors(400, 401, 404) },
+        querystring: approvalsQuery,
+        response: { 200: approvalList, ...errors(400, 401, 404) },
       },
     },
     async (request): Promise<ApprovalList> => {
@@ -42,7 +44,7 @@ export function approvalRoutes(app: FastifyInstance, context: ServerContext): vo
   );
 
   for (const decision of ["approve", "reject"] as const) {
-    app.post<{ Params: { id: string; seq: number }; Body: DecisionRequest | undefined }>(
+    app.post<{ Params: CallParams; Body: DecisionRequest | undefined }>(
       `/runs/:id/calls/:seq/${decision}`,
       {
         schema: {
@@ -52,7 +54,7 @@ export function approvalRoutes(app: FastifyInstance, context: ServerContext): vo
               : "Reject a call: the script gets a ToolError (approval_rejected)",
           tags: ["approvals"],
           params: callParams,
-          body: decisionBody,
+          body: decisionRequest,
           response: { 200: run, ...errors(400, 401, 404, 409) },
         },
       },

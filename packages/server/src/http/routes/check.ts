@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
-import type { CheckRequest, CheckResult } from "@tapedeck/sdk";
-import { diagnostic, errors, id } from "../schemas.js";
-import type { ServerContext } from "../server-context.js";
+import { checkRequest, checkResult, type CheckRequest, type CheckResult } from "@tapedeck/protocol/api";
+import { errors } from "../schemas.js";
+import type { ServerContext } from "../../runtime/server-context.js";
 
 export function checkRoutes(app: FastifyInstance, context: ServerContext): void {
   app.post<{ Body: CheckRequest }>(
@@ -11,11 +11,8 @@ export function checkRoutes(app: FastifyInstance, context: ServerContext): void 
         summary: "Type-check a script against a toolset, without running it",
         description: "Answers 200 whether or not the script type-checks: `ok` says if it may run.",
         tags: ["scripts"],
-        body: { type: "object", properties: { toolset: id, source: { type: "string" } }, required: ["toolset", "source"], additionalProperties: false },
-        response: {
-          200: { type: "object", properties: { ok: { type: "boolean" }, diagnostics: { type: "array", items: diagnostic } } },
-          ...errors(400, 401, 404),
-        },
+        body: checkRequest,
+        response: { 200: checkResult, ...errors(400, 401, 404) },
       },
     },
     async (request): Promise<CheckResult> => {

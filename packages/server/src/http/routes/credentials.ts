@@ -1,63 +1,43 @@
 import type { FastifyInstance } from "fastify";
-import { CREDENTIAL_KINDS, type CredentialInfo, type CredentialScope, type CredentialSecret } from "@tapedeck/engine";
-import type { Credential, CredentialKind, CredentialList, RotatedKey } from "@tapedeck/sdk";
+import type { CredentialInfo, CredentialScope, CredentialSecret } from "@tapedeck/engine";
+import {
+  credential,
+  credentialList,
+  credentialParams,
+  credentialScopeQuery,
+  deleted,
+  rotatedKey,
+  rotateKeyRequest,
+  setCredentialRequest,
+  type Credential,
+  type CredentialKind,
+  type CredentialList,
+  type CredentialParams,
+  type CredentialScopeFields,
+  type Deleted,
+  type RotatedKey,
+  type SetCredentialRequest,
+} from "@tapedeck/protocol/api";
 import { ApiError, runNotFound } from "../api-error.js";
 import type { Caller } from "../auth/caller.js";
-import { credentialAccess } from "../auth/credential-access.js";
-import { errors, id, namespace } from "../schemas.js";
-import type { ServerContext } from "../server-context.js";
+import { credentialAccess } from "../../tenancy/credential-access.js";
+import { errors } from "../schemas.js";
+import type { ServerContext } from "../../runtime/server-context.js";
 import { callerOf } from "./request-caller.js";
 
 /**
  * Credentials of the vault over HTTP. A value is accepted by `POST /credentials` and goes
  * nowhere else: no answer carries it, and no error message quotes it (they name the field and
- * what is wrong with it). Who may manage which credential: `auth/credential-access.ts`.
+ * what is wrong with it). Who may manage which credential: `tenancy/credential-access.ts`.
  */
 
 /** The longest string a credential's value may hold: far above any real token. */
 const VALUE_MAX_LENGTH = 16 * 1024;
-/** The most headers of a `headers` credential, and hosts of any credential. */
-const MAX_ENTRIES = 32;
-
-const credential = {
-  type: "object",
-  description: "A credential, never its value. Times are milliseconds since the epoch.",
-  properties: {
-    name: { type: "string" },
-    kind: { type: "string", enum: CREDENTIAL_KINDS },
-    hosts: { type: "array", items: { type: "string" } },
-    toolset: { type: "string" },
-    namespace: { type: "string" },
-    run: { type: "string" },
-    expiresAt: { type: "integer" },
-    createdAt: { type: "integer" },
-    updatedAt: { type: "integer" },
-  },
-} as const;
-const scopeFields = {
-  toolset: {
-    ...id,
-    description: "A toolset id: its credential (with `namespace`: that end user's). A caller limited to a namespace gets its own namespace by default.",
-  },
-  namespace: { ...namespace, description: "An end user's id, with `toolset`." },
-  run: { ...id, description: "A run id, alone: that run's own credential." },
-} as const;
-
-interface ScopeFields {
-  readonly toolset?: string;
-  readonly namespace?: string;
-  readonly run?: string;
-}
-interface SetBody extends ScopeFields {
-  readonly name: string;
-  readonly kind: CredentialKind;
-  readonly value: unknown;
-  readonly hosts: readonly string[];
-  readonly expiresAt?: number;
-}
+/** The most headers of a `headers` credential. */
+const MAX_HEADERS = 32;
 
 export function credentialRoutes(app: FastifyInstance, context: ServerContext): void {
-  app.post<{ Body: SetBody }>(
+  app.post<{ Body: SetCredentialRequest }>(
     "/credentials",
     {
       schema: {
@@ -65,36 +45,14 @@ export function credentialRoutes(app: FastifyInstance, context: ServerContext): 
         description:
           "The `http` tool injects it into a script's `fetch` to the hosts it is bound to; the script never sees it. `value` by kind: bearer, the token (a string); headers, an object of header names to values; basic, `{ username, password }`; query, `{ param, value }`. The value is never returned by any route. Scope: `toolset` (with `namespace` for one end user) or `run`.",
         tags: ["credentials"],
-        body: {
-          type: "object",
-          properties: {
-            name: { type: "string", minLength: 1, maxLength: 64, description: "Letters, digits, `_`, `.`, `-`." },
-            kind: { type: "string", enum: CREDENTIAL_KINDS },
-            value: { type: ["string", "object"], description: "The secret; its shape depends on `kind`." },
-            hosts: {
-              type: "array",
-              minItems: 1,
-              maxItems: MAX_ENTRIES,
-              items: { type: "string", minLength: 1, maxLength: 253 },
-              description: "Host patterns, as in `http.allow`.",
-            },
-            expiresAt: {
-              type: "integer",
-              minimum: 0,
-              description:
-                "When the credential is known to expire, ms since the epoch: calls that would send it later park (`credentials.expired`) until it is set again.",
-            },
-            ...scopeFields,
-          },
-          required: ["name", "kind", "value", "hosts"],
-          additionalProperties: false,
-        },
+        body: setCredentialRequest,
         response: { 200: credential, ...errors(400, 401, 403, 404, 422) },
       },
     },
     async (request): Promise<Credential> => {
       const caller = callerOf(request);
       const { name, kind, value, hosts, expiresAt } = request.body;
+      // The schema holds `value` to a string or an object only; `secretOf` checks it against `kind`.
       const secret = secretOf(kind, value);
       const scope = await placed(context, caller, request.body);
       return view(await context.engine().credentials.set({ name, scope, hosts, secret, ...(expiresAt === undefined ? {} : { expiresAt }) }));
@@ -107,7 +65,7 @@ export function credentialRoutes(app: FastifyInstance, context: ServerContext): 
       schema: {
         summary: "The credentials in the caller's scope, oldest first, without values",
         tags: ["credentials"],
-        response: { 200: { type: "object", properties: { credentials: { type: "array", items: credential } } }, ...errors(401, 403) },
+        response: { 200: credentialList, ...errors(401, 403) },
       },
     },
     async (request): Promise<CredentialList> => {
@@ -118,7 +76,7 @@ export function credentialRoutes(app: FastifyInstance, context: ServerContext): 
     },
   );
 
-  app.delete<{ Params: { name: string }; Querystring: ScopeFields }>(
+  app.delete<{ Params: CredentialParams; Querystring: CredentialScopeFields }>(
     "/credentials/:name",
     {
       schema: {
@@ -126,12 +84,12 @@ export function credentialRoutes(app: FastifyInstance, context: ServerContext): 
         description:
           "The credential of that name in the scope the query names (`toolset` [+ `namespace`], or `run`). One outside the caller's scope answers exactly like a missing one.",
         tags: ["credentials"],
-        params: { type: "object", properties: { name: { type: "string", minLength: 1, maxLength: 64 } }, required: ["name"], additionalProperties: false },
-        querystring: { type: "object", properties: scopeFields, additionalProperties: false },
-        response: { 200: { type: "object", properties: { deleted: { type: "boolean" } } }, ...errors(400, 401, 403, 404) },
+        params: credentialParams,
+        querystring: credentialScopeQuery,
+        response: { 200: deleted, ...errors(400, 401, 403, 404) },
       },
     },
-    async (request): Promise<{ deleted: true }> => {
+    async (request): Promise<Deleted> => {
       const caller = callerOf(request);
       const { name } = request.params;
       const scope = scopeOf(caller, request.query);
@@ -151,8 +109,8 @@ export function credentialRoutes(app: FastifyInstance, context: ServerContext): 
         description:
           "Re-encrypts every credential under a new master key, in one commit, then replaces the key file. An unlimited API key only. Refused (422) when the key comes from `TAPEDECK_MASTER_KEY`.",
         tags: ["credentials"],
-        body: { type: "object", additionalProperties: false },
-        response: { 200: { type: "object", properties: { keyId: { type: "string" }, rewrapped: { type: "integer" } } }, ...errors(400, 401, 403, 422) },
+        body: rotateKeyRequest,
+        response: { 200: rotatedKey, ...errors(400, 401, 403, 422) },
       },
     },
     async (request): Promise<RotatedKey> => {
@@ -164,7 +122,7 @@ export function credentialRoutes(app: FastifyInstance, context: ServerContext): 
 }
 
 /** The scope a request names, or a 400 saying what to give. A caller limited to a namespace gets it by default. */
-function scopeOf(caller: Caller, fields: ScopeFields): CredentialScope {
+function scopeOf(caller: Caller, fields: CredentialScopeFields): CredentialScope {
   if (fields.run !== undefined) {
     if (fields.toolset !== undefined || fields.namespace !== undefined)
       throw new ApiError("invalid_request", "`run` is a scope of its own: give it without `toolset` or `namespace`.");
@@ -177,7 +135,7 @@ function scopeOf(caller: Caller, fields: ScopeFields): CredentialScope {
 }
 
 /** The scope a new credential goes in, if the caller may put one there (403 if not; 404 for a toolset or run it cannot find). */
-async function placed(context: ServerContext, caller: Caller, fields: ScopeFields): Promise<CredentialScope> {
+async function placed(context: ServerContext, caller: Caller, fields: CredentialScopeFields): Promise<CredentialScope> {
   const scope = scopeOf(caller, fields);
   const access = await credentialAccess(caller.scope, scope, context.store);
   if (scope.kind === "run") {
@@ -206,7 +164,7 @@ function secretOf(kind: CredentialKind, value: unknown): CredentialSecret {
     case "headers": {
       if (!isObject(value)) throw invalid('body.value must be an object of header names to values, { "X-Api-Key": … }.');
       const entries = Object.entries(value);
-      if (entries.length > MAX_ENTRIES) throw invalid(`body.value has more than ${MAX_ENTRIES} headers.`);
+      if (entries.length > MAX_HEADERS) throw invalid(`body.value has more than ${MAX_HEADERS} headers.`);
       return { kind, headers: Object.fromEntries(entries.map(([header, v]) => [header, text(v, "each header's value in body.value")])) };
     }
   }

@@ -1,7 +1,6 @@
 import type { FastifyInstance } from "fastify";
-import type { ServerContext } from "../server-context.js";
-
-const status = { type: "object", properties: { status: { type: "string", enum: ["ok", "starting", "stopping", "unavailable"] } } } as const;
+import { healthStatus as status } from "@tapedeck/protocol/api";
+import type { ServerContext } from "../../runtime/server-context.js";
 
 /** Probes for supervisors and load balancers; no API key. */
 export function healthRoutes(app: FastifyInstance, context: ServerContext): void {

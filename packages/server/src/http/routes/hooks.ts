@@ -1,9 +1,10 @@
 import type { FastifyInstance } from "fastify";
 import type { JsonValue } from "@tapedeck/protocol";
 import { EngineError } from "@tapedeck/engine";
+import { hookDelivered, hookParams, type HookDelivered, type HookParams } from "@tapedeck/protocol/api";
 import { ApiError } from "../api-error.js";
 import { errors } from "../schemas.js";
-import type { ServerContext } from "../server-context.js";
+import type { ServerContext } from "../../runtime/server-context.js";
 
 /**
  * Run-bound webhook URLs (`webhook(name)` in a script): `POST /hooks/<token>`. No API key: the
@@ -11,18 +12,18 @@ import type { ServerContext } from "../server-context.js";
  * URL was made for. Answers say nothing about the run, since the sender may be anyone.
  */
 export function hookRoutes(app: FastifyInstance, context: ServerContext): void {
-  app.post<{ Params: { token: string }; Body: JsonValue | undefined }>(
+  app.post<{ Params: HookParams; Body: JsonValue | undefined }>(
     "/hooks/:token",
     {
       schema: {
         summary: "Deliver a run-bound webhook",
         description: "The body becomes the signal the URL was made for. No API key: the URL is the capability.",
         tags: ["webhooks"],
-        params: { type: "object", properties: { token: { type: "string", minLength: 1, maxLength: 200 } }, required: ["token"], additionalProperties: false },
-        response: { 200: { type: "object", properties: { delivered: { type: "boolean" } } }, ...errors(400, 404, 409, 413, 415) },
+        params: hookParams,
+        response: { 200: hookDelivered, ...errors(400, 404, 409, 413, 415) },
       },
     },
-    async (request): Promise<{ delivered: true }> => {
+    async (request): Promise<HookDelivered> => {
       try {
         await context.engine().deliverWebhook(request.params.token, request.body ?? null);
       } catch (error) {

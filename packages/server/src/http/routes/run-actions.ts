@@ -1,21 +1,33 @@
 import type { FastifyInstance } from "fastify";
-import type { CancelRunRequest, ForkRunRequest, Run, SignalRequest, SignalResult, StartedRun } from "@tapedeck/sdk";
-import { checkActsAs } from "../auth/end-user-access.js";
+import {
+  cancelRunRequest,
+  forkRunRequest,
+  run,
+  runIdParams,
+  signalRequest,
+  signalResult,
+  startedRun as startedRunSchema,
+  type CancelRunRequest,
+  type ForkRunRequest,
+  type Run,
+  type RunIdParams,
+  type SignalRequest,
+  type SignalResult,
+  type StartedRun,
+} from "@tapedeck/protocol/api";
+import { mayActAs } from "../../tenancy/end-user-access.js";
+import { forbidUnless } from "../api-error.js";
 import { runView } from "../run-view.js";
-import { ttlMs, ttlSchema } from "../run-ttl.js";
-import { anyJson, errors, idempotencyKey, run, runIdParams, traceparent } from "../schemas.js";
-import type { ServerContext } from "../server-context.js";
+import { ttlMs } from "../run-ttl.js";
+import { errors } from "../schemas.js";
+import type { ServerContext } from "../../runtime/server-context.js";
 import { callerOf } from "./request-caller.js";
-import { startedSchema } from "./runs.js";
 import { startedRun } from "./started-run.js";
 import { visibleRun } from "./visible-run.js";
 
-const SIGNAL_NAME_MAX = 256;
-const REASON_MAX = 4096;
-
 /** What a caller does to a run it can see: cancel it, signal it, fork it. */
 export function runActionRoutes(app: FastifyInstance, context: ServerContext): void {
-  app.post<{ Params: { id: string }; Body: CancelRunRequest | undefined }>(
+  app.post<{ Params: RunIdParams; Body: CancelRunRequest | undefined }>(
     "/runs/:id/cancel",
     {
       schema: {
@@ -23,7 +35,7 @@ export function runActionRoutes(app: FastifyInstance, context: ServerContext): v
         description: "A run that has not ended is cancelled (calls in flight are abandoned); one that has ended is left as it is. Answers the run.",
         tags: ["runs"],
         params: runIdParams,
-        body: { type: "object", properties: { reason: { type: "string", maxLength: REASON_MAX } }, additionalProperties: false },
+        body: cancelRunRequest,
         response: { 200: run, ...errors(400, 401, 404) },
       },
     },
@@ -35,7 +47,7 @@ export function runActionRoutes(app: FastifyInstance, context: ServerContext): v
     },
   );
 
-  app.post<{ Params: { id: string }; Body: SignalRequest }>(
+  app.post<{ Params: RunIdParams; Body: SignalRequest }>(
     "/runs/:id/signal",
     {
       schema: {
@@ -44,17 +56,8 @@ export function runActionRoutes(app: FastifyInstance, context: ServerContext): v
           "The signal is kept until a `signal(name)` call of the run takes it (each once, oldest first); a run parked on it wakes. The same `idempotencyKey` twice delivers once.",
         tags: ["runs"],
         params: runIdParams,
-        body: {
-          type: "object",
-          properties: {
-            name: { type: "string", minLength: 1, maxLength: SIGNAL_NAME_MAX },
-            payload: anyJson,
-            idempotencyKey: { type: "string", minLength: 1, maxLength: 512 },
-          },
-          required: ["name"],
-          additionalProperties: false,
-        },
-        response: { 200: { type: "object", properties: { signalId: { type: "integer" }, duplicate: { type: "boolean" } } }, ...errors(400, 401, 404, 409) },
+        body: signalRequest,
+        response: { 200: signalResult, ...errors(400, 401, 404, 409) },
       },
     },
     async (request): Promise<SignalResult> => {
@@ -65,7 +68,7 @@ export function runActionRoutes(app: FastifyInstance, context: ServerContext): v
     },
   );
 
-  app.post<{ Params: { id: string }; Body: ForkRunRequest }>(
+  app.post<{ Params: RunIdParams; Body: ForkRunRequest }>(
     "/runs/:id/fork",
     {
       schema: {
@@ -76,13 +79,8 @@ export function runActionRoutes(app: FastifyInstance, context: ServerContext): v
           "Forking a run of a namespace acts as that end user, as starting one there does: a key limited only by labels is refused (403).",
         tags: ["runs"],
         params: runIdParams,
-        body: {
-          type: "object",
-          properties: { source: { type: "string" }, input: anyJson, idempotencyKey, ttl: ttlSchema, traceparent },
-          required: ["source"],
-          additionalProperties: false,
-        },
-        response: { 200: startedSchema, 201: startedSchema, ...errors(400, 401, 403, 404, 409, 422) },
+        body: forkRunRequest,
+        response: { 200: startedRunSchema, 201: startedRunSchema, ...errors(400, 401, 403, 404, 409, 422) },
       },
     },
     async (request, reply): Promise<StartedRun> => {
@@ -90,7 +88,7 @@ export function runActionRoutes(app: FastifyInstance, context: ServerContext): v
       const caller = callerOf(request);
       const scope = caller.scope;
       const parent = await visibleRun(engine, scope, request.params.id);
-      checkActsAs(caller, parent.namespace, "forking a run");
+      forbidUnless(mayActAs(caller, parent.namespace, "forking a run"));
       const { source, input, idempotencyKey: key, ttl, traceparent: trace } = request.body;
       const started = await engine.fork({
         parent: parent.id,

@@ -1,9 +1,20 @@
 import type { FastifyInstance } from "fastify";
 import type { RunRecord } from "@tapedeck/engine";
-import { OUTPUT_PAGE, outputPage, terminalStatuses, type JournalEntry, type RunOutputPage } from "@tapedeck/protocol";
+import { OUTPUT_PAGE, outputPage, terminalStatuses, type JournalEntry } from "@tapedeck/protocol";
+import {
+  journalEntry,
+  journalEntryParams,
+  outputQuery,
+  runIdParams,
+  runOutputPage,
+  type JournalEntryParams,
+  type OutputQuery,
+  type RunIdParams,
+  type RunOutputPage,
+} from "@tapedeck/protocol/api";
 import { ApiError } from "../api-error.js";
-import { errors, runIdParams } from "../schemas.js";
-import type { ServerContext } from "../server-context.js";
+import { errors } from "../schemas.js";
+import type { ServerContext } from "../../runtime/server-context.js";
 import { callerOf } from "./request-caller.js";
 import { visibleRun } from "./visible-run.js";
 
@@ -12,15 +23,8 @@ import { visibleRun } from "./visible-run.js";
  * page, and one journal entry in full. Both answer a run outside the caller's scope as missing.
  */
 
-const entryParams = {
-  type: "object",
-  properties: { id: runIdParams.properties.id, index: { type: "integer", minimum: 0, description: "The entry's index, from 0." } },
-  required: ["id", "index"],
-  additionalProperties: false,
-} as const;
-
 export function runPieceRoutes(app: FastifyInstance, context: ServerContext): void {
-  app.get<{ Params: { id: string }; Querystring: { offset?: number; limit?: number } }>(
+  app.get<{ Params: RunIdParams; Querystring: OutputQuery }>(
     "/runs/:id/output",
     {
       schema: {
@@ -30,21 +34,8 @@ export function runPieceRoutes(app: FastifyInstance, context: ServerContext): vo
           "`nextOffset` is the `offset` of the next page, when there is more. 409 while the run has no output (it has not completed).",
         tags: ["runs"],
         params: runIdParams,
-        querystring: {
-          type: "object",
-          properties: {
-            offset: { type: "integer", minimum: 0, description: "Default 0." },
-            limit: { type: "integer", minimum: 1, maximum: OUTPUT_PAGE.max, description: `Default ${OUTPUT_PAGE.default}.` },
-          },
-          additionalProperties: false,
-        },
-        response: {
-          200: {
-            type: "object",
-            properties: { text: { type: "string" }, offset: { type: "integer" }, total: { type: "integer" }, nextOffset: { type: "integer" } },
-          },
-          ...errors(400, 401, 404, 409),
-        },
+        querystring: outputQuery,
+        response: { 200: runOutputPage, ...errors(400, 401, 404, 409) },
       },
     },
     async (request): Promise<RunOutputPage> => {
@@ -61,15 +52,15 @@ export function runPieceRoutes(app: FastifyInstance, context: ServerContext): vo
     },
   );
 
-  app.get<{ Params: { id: string; index: number } }>(
+  app.get<{ Params: JournalEntryParams }>(
     "/runs/:id/journal/:index",
     {
       schema: {
         summary: "One entry of a run's journal",
         description: "The entry at `index` (from 0), in full. 404 past the end of the journal.",
         tags: ["runs"],
-        params: entryParams,
-        response: { 200: { type: "object", description: "A journal entry: index, at, kind and what the kind holds." }, ...errors(400, 401, 404) },
+        params: journalEntryParams,
+        response: { 200: journalEntry, ...errors(400, 401, 404) },
       },
     },
     async (request): Promise<JournalEntry> => {

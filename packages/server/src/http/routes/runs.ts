@@ -1,26 +1,38 @@
 import type { FastifyInstance } from "fastify";
-import type { RunStatus } from "@tapedeck/protocol";
-import type { JournalPage, Run, RunList, StartedRun, StartRunRequest } from "@tapedeck/sdk";
-import { ApiError } from "../api-error.js";
-import { checkActsAs } from "../auth/end-user-access.js";
-import { narrow } from "../auth/scope.js";
+import {
+  getRunQuery,
+  JOURNAL_LIMIT,
+  journalPage,
+  journalQuery,
+  LIST_LIMIT,
+  runListQuery,
+  MAX_WAIT_SECONDS,
+  run,
+  runIdParams,
+  runList,
+  startedRun as startedRunSchema,
+  startRunRequest,
+  type GetRunQuery,
+  type JournalPage,
+  type JournalQuery,
+  type RunListQuery,
+  type Run,
+  type RunIdParams,
+  type RunList,
+  type StartedRun,
+  type StartRunRequest,
+} from "@tapedeck/protocol/api";
+import { mayActAs } from "../../tenancy/end-user-access.js";
+import { narrow } from "../../tenancy/scope.js";
+import { ApiError, forbidUnless } from "../api-error.js";
 import { holdEnds, holdUntilSettled } from "../hold.js";
-import { JOURNAL_LIMIT, LABELS, LIST_LIMIT, MAX_WAIT_SECONDS } from "../limits.js";
 import { runView } from "../run-view.js";
-import { ttlMs, ttlSchema } from "../run-ttl.js";
-import { anyJson, diagnostic, errors, id, idempotencyKey, labels, namespace, run, runIdParams, runStatus, traceparent } from "../schemas.js";
-import type { ServerContext } from "../server-context.js";
+import { ttlMs } from "../run-ttl.js";
+import { errors } from "../schemas.js";
+import type { ServerContext } from "../../runtime/server-context.js";
 import { callerOf } from "./request-caller.js";
 import { startedRun } from "./started-run.js";
 import { visibleRun } from "./visible-run.js";
-
-interface ListQuery {
-  readonly status?: RunStatus[];
-  readonly namespace?: string;
-  readonly limit?: number;
-  /** `label.<key>=<value>` filters. */
-  readonly [label: `label.${string}`]: string;
-}
 
 const LABEL_PARAM = "label.";
 
@@ -36,13 +48,8 @@ export function runRoutes(app: FastifyInstance, context: ServerContext): void {
           "When a run of the namespace was already started (or forked) with the same `idempotencyKey`, nothing is started: the answer is that run, with 200 and `existing: true` (409 if the caller cannot see it). " +
           "With a `ttl`, a run that has not ended by then is cancelled.",
         tags: ["runs"],
-        body: {
-          type: "object",
-          properties: { toolset: id, source: { type: "string" }, input: anyJson, labels, namespace, idempotencyKey, ttl: ttlSchema, traceparent },
-          required: ["toolset", "source"],
-          additionalProperties: false,
-        },
-        response: { 200: startedSchema, 201: startedSchema, ...errors(400, 401, 403, 404, 409, 422) },
+        body: startRunRequest,
+        response: { 200: startedRunSchema, 201: startedRunSchema, ...errors(400, 401, 403, 404, 409, 422) },
       },
     },
     async (request, reply): Promise<StartedRun> => {
@@ -52,7 +59,7 @@ export function runRoutes(app: FastifyInstance, context: ServerContext): void {
       const placed = narrow(scope, { namespace: request.body.namespace, labels: request.body.labels });
       if (!placed.ok) throw new ApiError("forbidden", placed.message);
       const { namespace: ns, labels: runLabels } = placed.scope;
-      checkActsAs(caller, ns, "starting a run");
+      forbidUnless(mayActAs(caller, ns, "starting a run"));
       const engine = context.engine();
       const started = await engine.start({
         toolset,
@@ -68,7 +75,7 @@ export function runRoutes(app: FastifyInstance, context: ServerContext): void {
     },
   );
 
-  app.get<{ Querystring: ListQuery }>(
+  app.get<{ Querystring: RunListQuery }>(
     "/runs",
     {
       schema: {
@@ -76,17 +83,8 @@ export function runRoutes(app: FastifyInstance, context: ServerContext): void {
         description:
           "Filters: `status` (repeat it for several), `namespace`, and `label.<key>=<value>` (every one must match). Only runs inside the caller's scope are listed.",
         tags: ["runs"],
-        querystring: {
-          type: "object",
-          properties: {
-            status: { type: "array", items: runStatus },
-            namespace,
-            limit: { type: "integer", minimum: 1, maximum: LIST_LIMIT.max, description: `Default ${LIST_LIMIT.default}.` },
-          },
-          patternProperties: { "^label\\..+$": { type: "string", maxLength: LABELS.maxValueLength } },
-          additionalProperties: false,
-        },
-        response: { 200: { type: "object", properties: { runs: { type: "array", items: run } } }, ...errors(400, 401) },
+        querystring: runListQuery,
+        response: { 200: runList, ...errors(400, 401) },
       },
     },
     async (request): Promise<RunList> => {
@@ -111,7 +109,7 @@ export function runRoutes(app: FastifyInstance, context: ServerContext): void {
     },
   );
 
-  app.get<{ Params: { id: string }; Querystring: { wait?: number; next?: boolean } }>(
+  app.get<{ Params: RunIdParams; Querystring: GetRunQuery }>(
     "/runs/:id",
     {
       schema: {
@@ -121,11 +119,7 @@ export function runRoutes(app: FastifyInstance, context: ServerContext): void {
           "With `next` too, a run parked now is held until it wakes and next ends or parks (to wait out a sleep or a workflow child).",
         tags: ["runs"],
         params: runIdParams,
-        querystring: {
-          type: "object",
-          properties: { wait: { type: "integer", minimum: 0, maximum: MAX_WAIT_SECONDS }, next: { type: "boolean" } },
-          additionalProperties: false,
-        },
+        querystring: getRunQuery,
         response: { 200: run, ...errors(400, 401, 404) },
       },
     },
@@ -141,7 +135,7 @@ export function runRoutes(app: FastifyInstance, context: ServerContext): void {
     },
   );
 
-  app.get<{ Params: { id: string }; Querystring: { from?: number; limit?: number } }>(
+  app.get<{ Params: RunIdParams; Querystring: JournalQuery }>(
     "/runs/:id/journal",
     {
       schema: {
@@ -149,18 +143,8 @@ export function runRoutes(app: FastifyInstance, context: ServerContext): void {
         description: "Entries with `index >= from`, in order. `next` is the `from` of the next page, when there is more.",
         tags: ["runs"],
         params: runIdParams,
-        querystring: {
-          type: "object",
-          properties: {
-            from: { type: "integer", minimum: 0 },
-            limit: { type: "integer", minimum: 1, maximum: JOURNAL_LIMIT.max, description: `Default ${JOURNAL_LIMIT.default}.` },
-          },
-          additionalProperties: false,
-        },
-        response: {
-          200: { type: "object", properties: { entries: { type: "array", items: { type: "object" } }, next: { type: "integer" } } },
-          ...errors(400, 401, 404),
-        },
+        querystring: journalQuery,
+        response: { 200: journalPage, ...errors(400, 401, 404) },
       },
     },
     async (request): Promise<JournalPage> => {
@@ -174,12 +158,3 @@ export function runRoutes(app: FastifyInstance, context: ServerContext): void {
     },
   );
 }
-
-export const startedSchema = {
-  type: "object",
-  properties: {
-    run,
-    warnings: { type: "array", items: diagnostic },
-    existing: { type: "boolean", description: "True (with 200) when the idempotencyKey named a run already: nothing was started." },
-  },
-} as const;

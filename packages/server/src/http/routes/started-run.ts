@@ -1,8 +1,8 @@
 import type { Engine, StartResult } from "@tapedeck/engine";
-import type { Diagnostic, StartedRun } from "@tapedeck/sdk";
+import type { Diagnostic, StartedRun } from "@tapedeck/protocol/api";
 import type { FastifyReply } from "fastify";
 import { ApiError } from "../api-error.js";
-import { sees, type Scope } from "../auth/scope.js";
+import { sees, type Scope } from "../../tenancy/scope.js";
 import { runView } from "../run-view.js";
 
 /**

@@ -1,11 +1,10 @@
 import type { FastifyInstance } from "fastify";
-import type { CreateTokenRequest, IssuedToken } from "@tapedeck/sdk";
-import { ApiError } from "../api-error.js";
-import { checkActsAs } from "../auth/end-user-access.js";
-import { narrow } from "../auth/scope.js";
-import { TOKEN_TTL_SECONDS } from "../limits.js";
-import { errors, labels, namespace } from "../schemas.js";
-import type { ServerContext } from "../server-context.js";
+import { createTokenRequest, issuedToken, TOKEN_TTL_SECONDS, type CreateTokenRequest, type IssuedToken } from "@tapedeck/protocol/api";
+import { mayActAs } from "../../tenancy/end-user-access.js";
+import { narrow } from "../../tenancy/scope.js";
+import { ApiError, forbidUnless } from "../api-error.js";
+import { errors } from "../schemas.js";
+import type { ServerContext } from "../../runtime/server-context.js";
 import { callerOf } from "./request-caller.js";
 
 export function tokenRoutes(app: FastifyInstance, context: ServerContext): void {
@@ -17,20 +16,8 @@ export function tokenRoutes(app: FastifyInstance, context: ServerContext): void 
         description:
           "A signed, expiring token limited to one namespace (and labels), for code that must act only for that end user. Only an API key can mint one, and only inside its own scope: an unlimited key, or a key limited to that namespace (a key limited only by labels acts as no end user).",
         tags: ["tokens"],
-        body: {
-          type: "object",
-          properties: {
-            namespace,
-            labels,
-            ttlSeconds: { type: "integer", minimum: 1, maximum: TOKEN_TTL_SECONDS.max, description: `Default ${TOKEN_TTL_SECONDS.default}.` },
-          },
-          required: ["namespace"],
-          additionalProperties: false,
-        },
-        response: {
-          201: { type: "object", properties: { token: { type: "string" }, namespace: { type: "string" }, labels, expiresAt: { type: "integer" } } },
-          ...errors(400, 401, 403),
-        },
+        body: createTokenRequest,
+        response: { 201: issuedToken, ...errors(400, 401, 403) },
       },
     },
     async (request, reply): Promise<IssuedToken> => {
@@ -38,7 +25,7 @@ export function tokenRoutes(app: FastifyInstance, context: ServerContext): void 
       if (caller.kind === "token") throw new ApiError("forbidden", "A token cannot mint tokens; use an API key.");
       const placed = narrow(caller.scope, { namespace: request.body.namespace, labels: request.body.labels });
       if (!placed.ok) throw new ApiError("forbidden", placed.message);
-      checkActsAs(caller, request.body.namespace, "minting a token");
+      forbidUnless(mayActAs(caller, request.body.namespace, "minting a token"));
       const expiresAt = context.now() + (request.body.ttlSeconds ?? TOKEN_TTL_SECONDS.default) * 1000;
       const ns = request.body.namespace;
       const token = context.tokens.mint({ v: 1, ns, labels: placed.scope.labels, exp: expiresAt, key: caller.keyId });

@@ -1,21 +1,31 @@
 import type { FastifyInstance } from "fastify";
-import { SEARCH_LIMIT } from "@tapedeck/engine";
-import type { CreateToolsetRequest, Declarations, RegisteredToolset, SavedWorkflow, SaveWorkflowRequest, ToolSearchResult, ToolsetInfo } from "@tapedeck/sdk";
-import { checkToolsetPermission } from "../auth/toolset-permission.js";
-import { declarations, diagnostic, errors, id, jsonSchema } from "../schemas.js";
-import type { ServerContext } from "../server-context.js";
+import { SEARCH_LIMIT } from "@tapedeck/protocol";
+import {
+  createToolsetRequest,
+  declarations,
+  registeredToolset,
+  savedWorkflow,
+  saveWorkflowRequest,
+  toolSearchQuery,
+  toolSearchResult,
+  toolsetInfo,
+  toolsetParams,
+  type CreateToolsetRequest,
+  type Declarations,
+  type RegisteredToolset,
+  type SavedWorkflow,
+  type SaveWorkflowRequest,
+  type ToolSearchQuery,
+  type ToolSearchResult,
+  type ToolsetInfo,
+  type ToolsetParams,
+} from "@tapedeck/protocol/api";
+import { mayRegisterToolset } from "../../tenancy/toolset-permission.js";
+import { forbidUnless } from "../api-error.js";
+import { errors } from "../schemas.js";
+import type { ServerContext } from "../../runtime/server-context.js";
 import { callerOf } from "./request-caller.js";
 import { scriptRefused } from "./started-run.js";
-
-/** Longest search query: a need takes a few words, and `ToolSearch` reads only the first 32 anyway. */
-const SEARCH_QUERY_MAX_LENGTH = 1000;
-
-const toolsetParams = {
-  type: "object",
-  properties: { id: { ...id, description: "A toolset id (`ts_…`)." } },
-  required: ["id"],
-  additionalProperties: false,
-} as const;
 
 /** Toolsets are content-addressed and hold no secrets: any caller may read any toolset by its id. */
 export function toolsetRoutes(app: FastifyInstance, context: ServerContext): void {
@@ -28,32 +38,20 @@ export function toolsetRoutes(app: FastifyInstance, context: ServerContext): voi
           "The body is a toolset file (see the README): MCP servers, host tools, policies, the `http` built-in. Registering connects to the MCP servers and pins their tools; the same toolset always gets the same id. " +
           "Any caller who knows the id can read it, so a body holding a literal secret anywhere (a token, a password in a URL…) is refused (422 `invalid_toolset`, naming the field), as is a group named like a primitive or a global of the sandbox; nothing is stored.",
         tags: ["toolsets"],
-        body: {
-          type: "object",
-          properties: {
-            mcpServers: { type: "object", description: "MCP servers by group." },
-            hostTools: { type: "object", description: "Host tools by group, then name." },
-            policies: { type: "object", description: "Policies by `group.name` or `group.*`." },
-            http: { type: "object", description: 'The `http` built-in: `{ "allow": [host patterns] }`; scripts then have `fetch`.' },
-          },
-          additionalProperties: false,
-        },
-        response: {
-          200: { type: "object", properties: { id: { type: "string" }, declarations, warnings: { type: "array", items: { type: "string" } } } },
-          ...errors(400, 401, 403, 422),
-        },
+        body: createToolsetRequest,
+        response: { 200: registeredToolset, ...errors(400, 401, 403, 422) },
       },
     },
     async (request): Promise<RegisteredToolset> => {
       const caller = callerOf(request);
-      checkToolsetPermission(caller, request.body);
+      forbidUnless(mayRegisterToolset(caller.scope, request.body));
       // A tenant's MCP servers are reached at public addresses only, registration included (docs/design/mcp-addresses.md).
       const registered = await context.engine().registerToolset(request.body, caller.operator ? {} : { mcpAddresses: "public" });
       return { id: registered.id, declarations: registered.declarations, warnings: registered.warnings ?? [] };
     },
   );
 
-  app.post<{ Params: { id: string }; Body: SaveWorkflowRequest }>(
+  app.post<{ Params: ToolsetParams; Body: SaveWorkflowRequest }>(
     "/toolsets/:id/workflows",
     {
       schema: {
@@ -64,37 +62,8 @@ export function toolsetRoutes(app: FastifyInstance, context: ServerContext): voi
           "The toolset `id` is unchanged; its workflows carry over; saving a name it has replaces that workflow in the derived toolset. Code that does not type-check is refused (422 `script_refused`, with diagnostics) and nothing is saved.",
         tags: ["toolsets"],
         params: toolsetParams,
-        body: {
-          type: "object",
-          properties: {
-            name: {
-              type: "string",
-              pattern: "^[A-Za-z_][A-Za-z0-9_]*$",
-              maxLength: 64,
-              description: "An identifier: scripts call `workflows.<name>.start(input)`.",
-            },
-            description: { type: "string", minLength: 1, maxLength: 4000, description: "What the workflow does, for whoever starts it." },
-            code: { type: "string", minLength: 1, description: "Its TypeScript: the default export takes the input and returns the output." },
-            input: { ...jsonSchema, description: "JSON Schema of its input." },
-            output: { ...jsonSchema, description: "JSON Schema of its output." },
-            signals: {
-              type: "object",
-              maxProperties: 32,
-              propertyNames: { minLength: 1, maxLength: 64 },
-              additionalProperties: jsonSchema,
-              description: "Each signal it waits for, with the JSON Schema of its payload.",
-            },
-          },
-          required: ["name", "description", "code", "input", "output"],
-          additionalProperties: false,
-        },
-        response: {
-          201: {
-            type: "object",
-            properties: { id: { type: "string", description: "The derived toolset." }, declarations, warnings: { type: "array", items: diagnostic } },
-          },
-          ...errors(400, 401, 404, 422),
-        },
+        body: saveWorkflowRequest,
+        response: { 201: savedWorkflow, ...errors(400, 401, 404, 422) },
       },
     },
     async (request, reply): Promise<SavedWorkflow> => {
@@ -108,7 +77,7 @@ export function toolsetRoutes(app: FastifyInstance, context: ServerContext): voi
     },
   );
 
-  app.get<{ Params: { id: string } }>(
+  app.get<{ Params: ToolsetParams }>(
     "/toolsets/:id",
     {
       schema: {
@@ -116,7 +85,7 @@ export function toolsetRoutes(app: FastifyInstance, context: ServerContext): voi
         description: "Any caller may read any toolset by its id: a toolset is content-addressed and holds no secret (registration refuses one that does).",
         tags: ["toolsets"],
         params: toolsetParams,
-        response: { 200: { type: "object", properties: { id: { type: "string" }, toolset: { type: "object" }, declarations } }, ...errors(401, 404) },
+        response: { 200: toolsetInfo, ...errors(401, 404) },
       },
     },
     async (request): Promise<ToolsetInfo> => {
@@ -125,7 +94,7 @@ export function toolsetRoutes(app: FastifyInstance, context: ServerContext): voi
     },
   );
 
-  app.get<{ Params: { id: string } }>(
+  app.get<{ Params: ToolsetParams }>(
     "/toolsets/:id/declarations",
     {
       schema: {
@@ -138,7 +107,7 @@ export function toolsetRoutes(app: FastifyInstance, context: ServerContext): voi
     async (request): Promise<Declarations> => (await context.engine().toolset(request.params.id)).declarations,
   );
 
-  app.get<{ Params: { id: string }; Querystring: { q: string; limit?: number } }>(
+  app.get<{ Params: ToolsetParams; Querystring: ToolSearchQuery }>(
     "/toolsets/:id/search",
     {
       schema: {
@@ -148,35 +117,8 @@ export function toolsetRoutes(app: FastifyInstance, context: ServerContext): voi
           "A query without words to search for is 400, its message written for the model.",
         tags: ["toolsets"],
         params: toolsetParams,
-        querystring: {
-          type: "object",
-          properties: {
-            q: { type: "string", maxLength: SEARCH_QUERY_MAX_LENGTH, description: "What to search for." },
-            limit: { type: "integer", minimum: 1, maximum: SEARCH_LIMIT.max, description: `Hits at most. Default ${SEARCH_LIMIT.default}.` },
-          },
-          required: ["q"],
-          additionalProperties: false,
-        },
-        response: {
-          200: {
-            type: "object",
-            properties: {
-              hits: {
-                type: "array",
-                items: {
-                  type: "object",
-                  properties: {
-                    tool: { type: "string", description: "`group.name`." },
-                    group: { type: "string" },
-                    score: { type: "number" },
-                    declaration: { type: "string" },
-                  },
-                },
-              },
-            },
-          },
-          ...errors(400, 401, 404),
-        },
+        querystring: toolSearchQuery,
+        response: { 200: toolSearchResult, ...errors(400, 401, 404) },
       },
     },
     async (request): Promise<ToolSearchResult> => {

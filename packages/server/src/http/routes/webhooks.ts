@@ -1,69 +1,30 @@
 import type { FastifyInstance } from "fastify";
 import type { WebhookDeliveryRecord } from "../../store/webhook-outbox-store.js";
 import {
-  WebhookEventType,
+  createdWebhookEndpoint,
+  createWebhookRequest,
+  deleted,
+  DELIVERIES_LIMIT,
+  deliveriesQuery,
+  webhookDeliveryList,
+  webhookEndpointList,
+  webhookEndpointParams,
   type CreatedWebhookEndpoint,
   type CreateWebhookRequest,
+  type Deleted,
+  type DeliveriesQuery,
   type WebhookDelivery,
   type WebhookDeliveryList,
   type WebhookEndpointList,
-} from "@tapedeck/sdk";
+  type WebhookEndpointParams,
+} from "@tapedeck/protocol/api";
 import { checkWebhookUrl } from "../../webhooks/webhook-url.js";
 import { ApiError } from "../api-error.js";
 import type { Caller } from "../auth/caller.js";
-import { narrow } from "../auth/scope.js";
-import { errors, id, labels, namespace } from "../schemas.js";
-import type { ServerContext } from "../server-context.js";
+import { narrow } from "../../tenancy/scope.js";
+import { errors } from "../schemas.js";
+import type { ServerContext } from "../../runtime/server-context.js";
 import { callerOf } from "./request-caller.js";
-
-/** Endpoints per page of deliveries: default and most (a delivery is small: the body is not listed). */
-const DELIVERIES_LIMIT = { default: 50, max: 500 } as const;
-const URL_MAX = 2048;
-
-const endpointParams = {
-  type: "object",
-  properties: { id: { ...id, description: "An endpoint id (`wh_…`)." } },
-  required: ["id"],
-  additionalProperties: false,
-} as const;
-const eventType = { type: "string", enum: Object.values(WebhookEventType) } as const;
-const endpoint = {
-  type: "object",
-  properties: {
-    id: { type: "string" },
-    url: { type: "string" },
-    events: { type: "array", items: eventType },
-    namespace,
-    labels,
-    description: { type: "string" },
-    createdAt: { type: "integer" },
-  },
-} as const;
-const delivery = {
-  type: "object",
-  properties: {
-    id: { type: "string" },
-    eventId: { type: "string" },
-    eventType,
-    status: { type: "string", enum: ["pending", "delivered", "failed"] },
-    attempts: {
-      type: "array",
-      items: {
-        type: "object",
-        properties: {
-          attempt: { type: "integer" },
-          at: { type: "integer" },
-          durationMs: { type: "integer" },
-          statusCode: { type: "integer" },
-          error: { type: "string" },
-        },
-      },
-    },
-    nextAttemptAt: { type: "integer" },
-    createdAt: { type: "integer" },
-    updatedAt: { type: "integer" },
-  },
-} as const;
 
 /**
  * Webhook endpoints (events out) and their delivery log. Managed with API keys: an end user's
@@ -80,19 +41,8 @@ export function webhookRoutes(app: FastifyInstance, context: ServerContext): voi
         description:
           "Events are POSTed as JSON, signed the Standard Webhooks way (`webhook-id`, `webhook-timestamp`, `webhook-signature`: HMAC-SHA256 with the secret returned here, shown once), and retried with exponential backoff until a 2xx (8 attempts over about 10 hours).",
         tags: ["webhooks"],
-        body: {
-          type: "object",
-          properties: {
-            url: { type: "string", minLength: 1, maxLength: URL_MAX },
-            events: { type: "array", minItems: 1, maxItems: 20, items: eventType, description: "Default: every type." },
-            namespace,
-            labels,
-            description: { type: "string", maxLength: 1024 },
-          },
-          required: ["url"],
-          additionalProperties: false,
-        },
-        response: { 201: { ...endpoint, properties: { ...endpoint.properties, secret: { type: "string" } } }, ...errors(400, 401, 403) },
+        body: createWebhookRequest,
+        response: { 201: createdWebhookEndpoint, ...errors(400, 401, 403) },
       },
     },
     async (request, reply): Promise<CreatedWebhookEndpoint> => {
@@ -123,29 +73,29 @@ export function webhookRoutes(app: FastifyInstance, context: ServerContext): voi
       schema: {
         summary: "The webhook endpoints in the caller's scope, oldest first",
         tags: ["webhooks"],
-        response: { 200: { type: "object", properties: { endpoints: { type: "array", items: endpoint } } }, ...errors(401, 403) },
+        response: { 200: webhookEndpointList, ...errors(401, 403) },
       },
     },
     (request): WebhookEndpointList => ({ endpoints: context.webhooks.list(keyCaller(callerOf(request)).scope) }),
   );
 
-  app.delete<{ Params: { id: string } }>(
+  app.delete<{ Params: WebhookEndpointParams }>(
     "/webhooks/:id",
     {
       schema: {
         summary: "Delete a webhook endpoint (its pending deliveries are never sent)",
         tags: ["webhooks"],
-        params: endpointParams,
-        response: { 200: { type: "object", properties: { deleted: { type: "boolean" } } }, ...errors(400, 401, 403, 404) },
+        params: webhookEndpointParams,
+        response: { 200: deleted, ...errors(400, 401, 403, 404) },
       },
     },
-    async (request): Promise<{ deleted: true }> => {
+    async (request): Promise<Deleted> => {
       if (!(await context.webhooks.delete(keyCaller(callerOf(request)).scope, request.params.id))) throw endpointNotFound(request.params.id);
       return { deleted: true };
     },
   );
 
-  app.get<{ Params: { id: string }; Querystring: { limit?: number; before?: string } }>(
+  app.get<{ Params: WebhookEndpointParams; Querystring: DeliveriesQuery }>(
     "/webhooks/:id/deliveries",
     {
       schema: {
@@ -153,19 +103,9 @@ export function webhookRoutes(app: FastifyInstance, context: ServerContext): voi
         description:
           "Each event owed to the endpoint: its attempts (time, duration, status code or error), its status, and when the next attempt is due. `next` is the `before` of the next (older) page.",
         tags: ["webhooks"],
-        params: endpointParams,
-        querystring: {
-          type: "object",
-          properties: {
-            limit: { type: "integer", minimum: 1, maximum: DELIVERIES_LIMIT.max, description: `Default ${DELIVERIES_LIMIT.default}.` },
-            before: { ...id, description: "A delivery id: only older ones." },
-          },
-          additionalProperties: false,
-        },
-        response: {
-          200: { type: "object", properties: { deliveries: { type: "array", items: delivery }, next: { type: "string" } } },
-          ...errors(400, 401, 403, 404),
-        },
+        params: webhookEndpointParams,
+        querystring: deliveriesQuery,
+        response: { 200: webhookDeliveryList, ...errors(400, 401, 403, 404) },
       },
     },
     async (request): Promise<WebhookDeliveryList> => {

@@ -1,4 +1,4 @@
-import type { Labels } from "@tapedeck/sdk";
+import type { Labels } from "@tapedeck/protocol/api";
 
 /**
  * What a caller may reach: the runs of one namespace (when set) carrying these labels. An

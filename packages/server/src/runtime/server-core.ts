@@ -11,15 +11,15 @@ import { logRunEvents } from "../logging/run-log.js";
 import type { ServerLogger } from "../logging/server-logger.js";
 import { openServerStores, type ServerStores } from "../store/server-stores.js";
 import { WebhookEndpoints } from "../webhooks/webhook-endpoints.js";
-import { buildApp } from "./app.js";
-import { ensureAdminKey } from "./auth/api-keys.js";
-import { loadOrCreateServerSecret } from "./auth/server-secret.js";
-import { TokenSigner } from "./auth/tokens.js";
-import type { InProcessChannel } from "./in-process-channel.js";
+import { buildApp } from "../http/app.js";
+import { ensureAdminKey } from "../http/auth/api-keys.js";
+import { loadOrCreateServerSecret } from "../http/auth/server-secret.js";
+import { TokenSigner } from "../http/auth/tokens.js";
+import type { InProcessChannel } from "../http/in-process-channel.js";
 import type { ResolvedServeOptions } from "./serve-options.js";
 import { ServerContext } from "./server-context.js";
 
-/** The server without a socket: what `startServer` listens with and `embedded()` injects into. */
+/** The server without a socket: what `startServer` listens with and `openEmbedded()` injects into. */
 /** How long a stopping server waits for connections to close by themselves before closing them: held requests answer in milliseconds. */
 const CLOSE_GRACE_MS = 2_000;
 

@@ -4,9 +4,9 @@ import type { WorkerPresence } from "../host-tasks/worker-presence.js";
 import type { ApiKeyStore } from "../store/api-key-store.js";
 import type { WebhookOutboxStore } from "../store/webhook-outbox-store.js";
 import type { WebhookEndpoints } from "../webhooks/webhook-endpoints.js";
-import { ApiError } from "./api-error.js";
-import type { TokenSigner } from "./auth/tokens.js";
-import type { InProcessChannel } from "./in-process-channel.js";
+import { ApiError } from "../http/api-error.js";
+import type { TokenSigner } from "../http/auth/tokens.js";
+import type { InProcessChannel } from "../http/in-process-channel.js";
 
 /**
  * What the routes share. The engine opens after the server listens (run-bound webhook URLs
