@@ -61,7 +61,6 @@ export type {
   HostTaskAnswer,
   HostTaskAudience,
   HostTaskFilter,
-  HostTaskLease,
   HostTaskRecord,
   HostTaskState,
   HostTaskStore,

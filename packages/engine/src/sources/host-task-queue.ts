@@ -17,16 +17,16 @@
  *   answer is dropped. An attempt of a run that stops here but stays `running` (the engine
  *   stops or faults: `isSuspension`) stays in the store as it is: the resumed run picks it up
  *   (`resumes`), so a call no worker took is sent as the same attempt, not as an interrupted one.
- * - A call's `queue` watcher hears `taken` once a worker's claim of its attempt is written, and
- *   `waiting` (with when a worker that could take it last polled here) when no poll held here
- *   takes it at once.
- * - A task's write is on the path of every call, so a poll held here takes a new call's task
- *   in the commit that queues it, and is answered without waiting for it; a worker's answer to
- *   a call waiting here settles the call at once (its journal makes it durable), the store only
- *   forgets the task, with the next write or within `REMOVAL_DELAY_MS`. One commit per call,
- *   the journal's, stays on its path.
+ * - A call's `queue` watcher hears `taken` when a worker claims its attempt (before that
+ *   worker's poll answers, when it polled this process), and `waiting` (with when a worker that
+ *   could take it last polled here) when no poll takes it at once.
  * - A held poll is woken by a task queued in this process without delay, by one queued in
  *   another through the store's notifier; an answer reaches the call the same ways.
+ * - Each commit costs every call in the process a flush, so a call spends as few as it can: a
+ *   poll held here that may take it claims in the commit that queues it (and is answered once
+ *   that commit is durable); a worker's answer to a call waiting here settles the call at once
+ *   (its journal makes the outcome durable; the store only forgets the task); the removal of a
+ *   task done with is written with this process's next write, or within `REMOVAL_DELAY_MS`.
  */
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
@@ -41,10 +41,8 @@ import {
   type HostTaskAnswer,
   type HostTaskAudience,
   type HostTaskFilter,
-  type HostTaskLease,
   type HostTaskRecord,
   type LeaseAnswer,
-  type NewHostTask,
 } from "../store/host-task-store.js";
 import type { Store } from "../store/store.js";
 import { PollTimes } from "./poll-times.js";
@@ -102,8 +100,12 @@ interface HeldPoll {
   readonly filter: HostTaskFilter;
   readonly matches: (tool: string) => boolean;
   readonly max: number;
-  /** Not offered anything yet: its first pass claims without looking first (what a poll that does not wait gets). */
-  fresh: boolean;
+  /**
+   * Its next pass claims without reading first: a poll that does not wait (it must see calls
+   * queued in this very turn), or one a call of this process is queued for (so that the claim
+   * shares the commit that queues it).
+   */
+  force: boolean;
   done: boolean;
   readonly finish: (tasks: HostTaskRecord[]) => void;
 }
@@ -123,8 +125,8 @@ export class HostTaskQueue implements ToolSource {
   readonly #waiting = new Map<string, Waiting>();
   readonly #polls = new Set<HeldPoll>();
   readonly #pollTimes: PollTimes<PollWho>;
-  /** Tasks handed to a poll held here before they were written (`#handToHeldPoll`): their worker's reports wait for the write. */
-  readonly #enqueuing = new Map<string, Promise<HostTaskRecord>>();
+  /** Tasks a poll here claimed in the commit that queued them, before their call was waiting here (`call` takes them). */
+  readonly #claimedEarly = new Map<string, HostTaskRecord>();
   /**
    * Tasks whose outcome their call took, to be removed from the store with this queue's next
    * write (the next call's task, most often) or within `REMOVAL_DELAY_MS`: a removal of its own
@@ -166,60 +168,32 @@ export class HostTaskQueue implements ToolSource {
     if (audience === undefined) return { kind: "interrupted", reason: `there is no run ${request.runId} to queue the call for` };
     if (request.signal.aborted) return { kind: "interrupted", reason: "withdrawn" };
     const tool = `${request.tool.group}.${request.tool.name}`;
-    const task: NewHostTask = {
-      id: `task_${randomBytes(12).toString("base64url")}`,
-      runId: request.runId,
-      seq: request.seq,
-      attempt: request.attempt,
-      tool,
-      args: request.args,
-      idempotencyKey: request.idempotencyKey,
-      traceparent: request.traceparent,
-      heartbeatTimeoutMs: request.tool.policy.heartbeatTimeoutMs,
-      audience,
-      waiter: this.#waiter,
-      createdAt: this.#clock.now(),
-    };
-    let handed: HostTaskLease | undefined;
-    let queued: Promise<HostTaskRecord>;
+    // Polls held here that could take the call claim in the commit that queues it: one commit, not two.
+    const local = [...this.#polls].filter((held) => !held.done && held.matches(tool) && audienceMatches(held.filter, audience));
+    for (const held of local) held.force = true;
+    let record: HostTaskRecord;
+    let offered: Promise<void> | undefined;
     try {
-      handed = await this.#handToHeldPoll(task);
-      queued = this.#store.hostTasks.enqueue(task, handed);
+      const queued = this.#store.hostTasks.enqueue({
+        id: `task_${randomBytes(12).toString("base64url")}`,
+        runId: request.runId,
+        seq: request.seq,
+        attempt: request.attempt,
+        tool,
+        args: request.args,
+        idempotencyKey: request.idempotencyKey,
+        traceparent: request.traceparent,
+        heartbeatTimeoutMs: request.tool.policy.heartbeatTimeoutMs,
+        audience,
+        waiter: this.#waiter,
+        createdAt: this.#clock.now(),
+      });
+      this.#flushRemovals();
+      if (local.length > 0) offered = this.#offer();
+      record = await queued;
     } catch (error) {
       return { kind: "interrupted", reason: `the call could not be queued for a worker: ${describe(error)}` };
     }
-    // Written with the task: a removal of its own would cost a commit.
-    this.#flushRemovals();
-    if (!handed) {
-      let record: HostTaskRecord;
-      try {
-        record = await queued;
-      } catch (error) {
-        return { kind: "interrupted", reason: `the call could not be queued for a worker: ${describe(error)}` };
-      }
-      return this.#wait(request, record);
-    }
-    // A worker has it already: the call waits for it from now (its lease timer too).
-    this.#enqueuing.set(task.id, queued);
-    const outcome = this.#wait(request, { ...task, state: "claimed", ...handed });
-    queued.then(
-      (record) => {
-        this.#enqueuing.delete(task.id);
-        const waiting = this.#waiting.get(task.id);
-        // The attempt had a task after all (it cannot: `#handToHeldPoll` looked): that one stands, the worker's reports are `lost`.
-        if (waiting && record.id !== task.id) this.#forget(waiting, { kind: "interrupted", reason: "its task was queued twice" });
-      },
-      (error: unknown) => {
-        this.#enqueuing.delete(task.id);
-        const waiting = this.#waiting.get(task.id);
-        if (waiting) this.#forget(waiting, { kind: "interrupted", reason: `the call could not be queued for a worker: ${describe(error)}` });
-      },
-    );
-    return outcome;
-  }
-
-  /** Waits here for the outcome of the call's task, as `record` stands. */
-  #wait(request: ToolCallRequest, record: HostTaskRecord): Promise<ToolOutcome> {
     return new Promise<ToolOutcome>((resolve) => {
       const waiting: Waiting = {
         request,
@@ -234,10 +208,20 @@ export class HostTaskQueue implements ToolSource {
       };
       this.#waiting.set(record.id, waiting);
       this.#hearAnswers();
+      // Claimed by a poll of this process in the commit that queued it, before the call was waiting here.
+      const early = this.#claimedEarly.get(record.id);
+      this.#claimedEarly.delete(record.id);
       request.signal.addEventListener("abort", () => this.#abandon(waiting), { once: true });
       if (request.signal.aborted) return this.#abandon(waiting);
+      if (early) this.#apply(waiting, early);
       if (record.state !== "queued") return this.#apply(waiting, record);
-      request.queue?.waiting(this.#pollTimes.last(record.tool, (who) => audienceMatches(who, record.audience)));
+      const waits = (): void => {
+        if (this.#waiting.get(record.id) === waiting && !waiting.taken)
+          request.queue?.waiting(this.#pollTimes.last(tool, (who) => audienceMatches(who, audience)));
+      };
+      // Offered to the polls held here first: a call a waiting worker takes at once never waits.
+      if (offered) void offered.then(waits);
+      else waits();
     });
   }
 
@@ -271,7 +255,7 @@ export class HostTaskQueue implements ToolSource {
         filter,
         matches,
         max,
-        fresh: true,
+        force: request.waitMs <= 0,
         done: false,
         finish: (tasks) => {
           if (held.done) return;
@@ -302,7 +286,6 @@ export class HostTaskQueue implements ToolSource {
    * caller may reach (its runs' namespace and labels), as for a task that does not exist.
    */
   async heartbeat(taskId: string, lease: string, within?: Reach): Promise<LeaseAnswer> {
-    await this.#written(taskId);
     if (this.#removals.has(taskId) || !(await this.#reaches(taskId, within))) return "lost";
     const now = this.#clock.now();
     const answer = await this.#store.hostTasks.heartbeat(taskId, lease, now);
@@ -333,12 +316,12 @@ export class HostTaskQueue implements ToolSource {
     this.#stopHearingAnswers?.();
     this.#stopHearingTasks?.();
     this.#stopHearingAnswers = this.#stopHearingTasks = undefined;
+    this.#claimedEarly.clear();
     this.#flushRemovals();
     return Promise.resolve();
   }
 
   async #answer(taskId: string, lease: string, outcome: HostTaskAnswer, within: Reach | undefined): Promise<LeaseAnswer> {
-    await this.#written(taskId);
     // Answered here already, its removal still to be written: answered once.
     if (this.#removals.has(taskId) || !(await this.#reaches(taskId, within))) return "lost";
     if (this.#waiting.has(taskId)) {
@@ -355,31 +338,6 @@ export class HostTaskQueue implements ToolSource {
     const waiting = this.#waiting.get(taskId);
     if (answer === "ok" && waiting) this.#take(waiting, outcome);
     return answer;
-  }
-
-  /**
-   * Gives a new task to a poll held here that may take it, before it is written: it is then
-   * queued claimed under the lease returned, and the worker has it without waiting for that
-   * commit (its reports wait: `#written`). A crash before the commit leaves the worker a task
-   * the store never had (its reports are `lost`), and the resumed run an interrupted attempt:
-   * what its policy says of an attempt that may have been sent. The poll takes the new task
-   * before any queued in another process that it has not heard of yet. Not when the attempt
-   * has a task already (a resumed run's): that one stands as it is.
-   */
-  async #handToHeldPoll(task: NewHostTask): Promise<HostTaskLease | undefined> {
-    const takes = (held: HeldPoll): boolean => !held.done && held.matches(task.tool) && audienceMatches(held.filter, task.audience);
-    if (![...this.#polls].some(takes)) return undefined;
-    if ((await this.#store.hostTasks.find(task.runId, task.seq, task.attempt)) !== undefined) return undefined;
-    const held = [...this.#polls].find(takes);
-    if (!held) return undefined;
-    const claimed: HostTaskLease = { lease: randomBytes(16).toString("base64url"), leaseUntil: this.#clock.now() + task.heartbeatTimeoutMs };
-    held.finish([{ ...task, state: "claimed", ...claimed }]);
-    return claimed;
-  }
-
-  /** Settles once a task handed out before it was written is written (or failed to be). */
-  async #written(taskId: string): Promise<void> {
-    await this.#enqueuing.get(taskId)?.catch(() => {});
   }
 
   /** Whether the task is one a caller limited to `within` may report on (a task that does not exist: let the store say `lost`). */
@@ -463,21 +421,21 @@ export class HostTaskQueue implements ToolSource {
 
   /**
    * Claims for the held polls what is queued and each may see, oldest poll first. One read tells
-   * which polls could get something, so a wake-up that brings nothing (another process's poll
-   * tick) costs no write; a new poll claims at once, seeing calls queued in this very turn. The
-   * claims of a pass are issued together: they share a commit.
+   * which polls could get something, so a poll or a wake-up that brings nothing costs no write;
+   * a poll marked `force` claims without it. The claims of a pass are issued together: they
+   * share a commit.
    */
   #offer(): Promise<void> {
     return this.#offers.run(async () => {
       if (this.#polls.size === 0 || this.#closed) return;
       const queued = await this.#store.hostTasks.list({ states: ["queued"], limit: 1000 });
       const polls = [...this.#polls].filter(
-        (held) => !held.done && (held.fresh || queued.some((task) => held.matches(task.tool) && audienceMatches(held.filter, task.audience))),
+        (held) => !held.done && (held.force || queued.some((task) => held.matches(task.tool) && audienceMatches(held.filter, task.audience))),
       );
       const now = this.#clock.now();
       const claims = await Promise.all(
         polls.map((held) => {
-          held.fresh = false;
+          held.force = false;
           return this.#store.hostTasks.claim(held.filter, held.max, now);
         }),
       );
@@ -486,6 +444,7 @@ export class HostTaskQueue implements ToolSource {
         for (const task of claimed) {
           const waiting = this.#waiting.get(task.id);
           if (waiting) this.#apply(waiting, task);
+          else if (task.waiter === this.#waiter) this.#claimedEarly.set(task.id, task);
         }
         if (claimed.length === 0) return;
         if (!held.done) return held.finish(claimed);
@@ -498,8 +457,7 @@ export class HostTaskQueue implements ToolSource {
   /** Looks in the store at the tasks of this process's calls (claimed, answered or lapsed elsewhere). */
   #sync(): void {
     void this.#syncs.run(async () => {
-      // A task handed out before it is written is not in the store yet, nor gone from it.
-      const ids = [...this.#waiting.keys()].filter((id) => !this.#enqueuing.has(id));
+      const ids = [...this.#waiting.keys()];
       if (ids.length === 0) return;
       const tasks = new Map((await this.#store.hostTasks.get(ids)).map((task) => [task.id, task]));
       for (const id of ids) {

@@ -29,12 +29,8 @@ export interface HostTaskStore {
    * returned as it stands, now waited for by `task.waiter`. Either way the other attempts of the
    * call still kept are given up (a queued, answered or lapsed one deleted, a claimed one
    * withdrawn): only the latest attempt of a call stands.
-   *
-   * With `claimed`, a new task is queued claimed already under that lease (a poll held by the
-   * queuing process takes it at once, with no claim of its own) and `HOST_TASKS_TOPIC` is not
-   * published: there is nothing to claim. A task the attempt had already is returned as it stands.
    */
-  enqueue(task: NewHostTask, claimed?: HostTaskLease): Promise<HostTaskRecord>;
+  enqueue(task: NewHostTask): Promise<HostTaskRecord>;
   /** Claims up to `max` queued tasks `filter` matches, oldest first, each with a new lease until `now + heartbeatTimeoutMs`. */
   claim(filter: HostTaskFilter, max: number, now: number): Promise<HostTaskRecord[]>;
   /** Gives a claimed task back to the queue, as if never claimed: the poll that claimed it ended before any worker saw it. Does nothing unless `lease` holds it. Publishes `HOST_TASKS_TOPIC`. */
@@ -78,12 +74,6 @@ export interface NewHostTask {
   /** The process that runs the call and waits for the answer: `hostTaskWaiterTopic(waiter)` tells it. */
   readonly waiter: string;
   readonly createdAt: number;
-}
-
-/** A lease on a claimed task: what its worker reports with, and until when it holds without a heartbeat. */
-export interface HostTaskLease {
-  readonly lease: string;
-  readonly leaseUntil: number;
 }
 
 /** The run a task belongs to, as far as deciding which polls may claim it. */

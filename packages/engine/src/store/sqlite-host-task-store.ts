@@ -18,7 +18,6 @@ import {
   hostTaskWaiterTopic,
   type HostTaskAnswer,
   type HostTaskFilter,
-  type HostTaskLease,
   type HostTaskRecord,
   type HostTaskState,
   type HostTaskStore,
@@ -100,12 +99,12 @@ export class SqliteHostTaskStore implements HostTaskStore {
     };
   }
 
-  enqueue(task: NewHostTask, claimed?: HostTaskLease): Promise<HostTaskRecord> {
+  enqueue(task: NewHostTask): Promise<HostTaskRecord> {
     let stored: HostTaskRecord | undefined;
     let created = false;
     return this.#access
       .write(() => {
-        created = this.#sql.insert.run(newTaskRow(task, claimed)).changes === 1;
+        created = this.#sql.insert.run(newTaskRow(task)).changes === 1;
         const row = this.#sql.byAttempt.get(task.runId, task.seq, task.attempt);
         if (!row) throw new Error(`host task ${task.runId}/${task.seq} attempt ${task.attempt} was neither queued nor found`);
         if (!created && row.waiter !== task.waiter) this.#sql.setWaiter.run(task.waiter, row.id);
@@ -114,7 +113,7 @@ export class SqliteHostTaskStore implements HostTaskStore {
         stored = { ...taskFromRow(row), waiter: task.waiter };
       })
       .then(() => {
-        if (created && claimed === undefined) this.#notifier.publish(HOST_TASKS_TOPIC);
+        if (created) this.#notifier.publish(HOST_TASKS_TOPIC);
         return stored!;
       });
   }
@@ -301,7 +300,7 @@ function groupOf(tool: string): string {
   return dot < 0 ? tool : tool.slice(0, dot);
 }
 
-function newTaskRow(task: NewHostTask, claimed: HostTaskLease | undefined): TaskRow {
+function newTaskRow(task: NewHostTask): TaskRow {
   return {
     id: task.id,
     run_id: task.runId,
@@ -317,9 +316,9 @@ function newTaskRow(task: NewHostTask, claimed: HostTaskLease | undefined): Task
     labels: task.audience.labels === undefined ? null : JSON.stringify(task.audience.labels),
     toolsets: JSON.stringify(task.audience.toolsets),
     waiter: task.waiter,
-    state: claimed === undefined ? "queued" : "claimed",
-    lease: claimed?.lease ?? null,
-    lease_until: claimed?.leaseUntil ?? null,
+    state: "queued",
+    lease: null,
+    lease_until: null,
     answer: null,
     created_at: task.createdAt,
   };

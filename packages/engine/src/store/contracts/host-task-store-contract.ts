@@ -56,17 +56,6 @@ export function describeHostTaskStoreContract(name: string, open: StoreFactory):
       assert.equal(await store.hostTasks.find("run_t1", 1, 2), undefined);
     });
 
-    test("a task queued claimed is held by that lease at once, and no poll claims it; an attempt that had a task keeps it as it stands", async ({ store }) => {
-      const held = { lease: "lease-handed-out-before-the-commit", leaseUntil: NOW + 30_000 };
-      const queued = await store.hostTasks.enqueue(task("t1"), held);
-      assert.deepEqual(queued, { ...task("t1"), state: "claimed", ...held });
-      assert.deepEqual(await store.hostTasks.claim({ tools: ["shop.*"] }, 5, NOW), [], "held already");
-      assert.equal(await store.hostTasks.heartbeat("t1", held.lease, NOW + 1), "ok");
-      assert.equal(await store.hostTasks.answer("t1", held.lease, { kind: "result", value: "done" }, NOW + 2), "ok");
-      const again = await store.hostTasks.enqueue(task("t1_again", { runId: "run_t1" }), { lease: "another", leaseUntil: NOW + 5 });
-      assert.deepEqual([again.id, again.state, again.lease], ["t1", "answered", undefined], "the attempt's task as it stands");
-    });
-
     test("queueing an attempt again returns its task as it stands, waited for by the new waiter; a later attempt gives the earlier up", async ({ store }) => {
       await store.hostTasks.enqueue(task("t1"));
       const again = await store.hostTasks.enqueue(task("t1_again", { runId: "run_t1", waiter: "eng_b" }));
