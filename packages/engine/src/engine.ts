@@ -69,8 +69,8 @@ import { CredentialRenewal } from "./secrets/credential-renewal.js";
 import { closeAll } from "./util/close-all.js";
 import { ToolSearch, type ToolSearchHit, type ToolSearchOptions } from "./toolset/tool-search.js";
 import type { ToolSource } from "./sources/tool-source.js";
-import { SqliteStore } from "./store/sqlite-store.js";
-import type { Durability, RunQuery, RunRecord, RunRequest, Store } from "./store/store.js";
+import { openStore } from "./store/open-store.js";
+import type { RunQuery, RunRecord, RunRequest, Store } from "./store/store.js";
 import { renderDeclarations, type Declarations } from "./toolset/declarations.js";
 import { mergeShapes, shapeOf } from "./toolset/observed-shape.js";
 import { pinToolset } from "./toolset/pin.js";
@@ -99,12 +99,13 @@ import type { RunCaller } from "./store/store.js";
 export type EngineLimits = ExecutorLimits;
 
 export interface EngineOptions {
-  /** Data folder of the embedded SQLite store (`<dataDir>/tapedeck.db`). Default `./.tapedeck`. Ignored with `store`. */
-  readonly dataDir?: string;
-  /** A store to use instead of the embedded SQLite one. The engine closes it on `close()`. */
-  readonly store?: Store;
-  /** Durability of the embedded store. Default `"full"`. */
-  readonly durability?: Durability;
+  /**
+   * Where runs are kept: a data folder or a store URL, opened with `openStore` (a folder: SQLite
+   * in `<folder>/tapedeck.db`, durability `full`; `memory:`: in memory), or a store already
+   * opened (`openStore(location, { durability })` for another durability). The engine closes it
+   * on `close()`. Default `"./.tapedeck"`.
+   */
+  readonly store?: string | Store;
   /** Implementations of host tools, in this process. */
   readonly hostTools?: HostToolModule;
   /** The MCP client layer (connections cached by server). Default: one of the engine's own. */
@@ -140,9 +141,10 @@ export interface EngineOptions {
    */
   readonly unsafeHttpAllowLoopbackForTests?: boolean;
   /**
-   * The master key file of the credential vault. Default `<dataDir>/master.key`; with `store`
-   * and no `dataDir`, none (the key must then come from `TAPEDECK_MASTER_KEY`). The file is
-   * created (mode 0600) only when a first credential is set.
+   * The master key file of the credential vault. Default: `master.key` in the store's data
+   * folder (`Store.dataFolder`); for a store without one (in memory, a database URL), none: the
+   * key must then come from `TAPEDECK_MASTER_KEY`. The file is created (mode 0600) only when a
+   * first credential is set.
    */
   readonly masterKeyFile?: string;
   /**
@@ -166,7 +168,7 @@ export type TestResult =
   /** The script did not type-check. */
   { readonly kind: "refused"; readonly diagnostics: readonly Diagnostic[] } | ({ readonly kind: "tested" } & TestReport);
 
-/** Where the embedded store (and the master key file) live when no `dataDir` is given. */
+/** Where the store (and so the master key file) is when none is given: a data folder. */
 const DEFAULT_DATA_DIR = ".tapedeck";
 
 /** How often an engine that wakes every run looks for runs other processes parked. */
@@ -315,13 +317,7 @@ export class Engine {
     this.#store = store;
     this.#sandboxes = options.sandboxes ?? new QuickJsSandboxFactory();
     this.#hostTools = options.hostTools ? new InProcessHostTools(options.hostTools) : undefined;
-    const keyFile =
-      options.masterKeyFile ??
-      (options.store === undefined
-        ? join(options.dataDir ?? DEFAULT_DATA_DIR, "master.key")
-        : options.dataDir === undefined
-          ? undefined
-          : join(options.dataDir, "master.key"));
+    const keyFile = options.masterKeyFile ?? (store.dataFolder === undefined ? undefined : join(store.dataFolder, "master.key"));
     this.credentials = new CredentialVault(store.credentials, new MasterKeySource(keyFile === undefined ? {} : { keyFile }));
     // An MCP source given in the options keeps its own credentials (its options decide).
     // A stdio server that stops on its own is reported with its last stderr lines (the server logs engine errors).
@@ -374,13 +370,9 @@ export class Engine {
     if (this.#wakeMode !== false) this.#wake = new WakeTimer(this.#clock, (now) => this.#wakeDue(now), onError);
   }
 
-  /** Opens an engine on a store (by default SQLite in `dataDir`). */
+  /** Opens an engine on its store (`options.store`, by default the data folder `./.tapedeck`). */
   static async open(options: EngineOptions = {}): Promise<Engine> {
-    let store = options.store;
-    if (!store) {
-      const dataDir = options.dataDir ?? DEFAULT_DATA_DIR;
-      store = SqliteStore.openDataFolder(dataDir, { durability: options.durability ?? "full" });
-    }
+    const store = typeof options.store === "object" ? options.store : await openStore(options.store ?? DEFAULT_DATA_DIR);
     const engine = new Engine(options, store);
     if (engine.#wakeMode === true) {
       engine.#wake?.schedule(await store.nextWakeAt());
@@ -768,7 +760,7 @@ export class Engine {
     const checked = await this.check(options.source, options.toolset);
     if (!checked.ok) return { kind: "refused", diagnostics: checked.diagnostics };
     const clock = new VirtualClock(scenario.start ?? this.#clock.now());
-    const store = SqliteStore.open({ path: ":memory:", durability: "off" });
+    const store = await openStore("memory:", { durability: "off" });
     await store.putToolset(loaded.pinned);
     for (const [tool, shape] of Object.entries(loaded.observed)) await store.putObservedShape(loaded.id, tool, shape);
     const source = new ScenarioSource(scenario, clock);

@@ -15,6 +15,7 @@ import { renderDeclarations } from "../toolset/declarations.js";
 import { pinToolset } from "../toolset/pin.js";
 import { McpToolSource } from "../sources/mcp/mcp-tool-source.js";
 import { median, percentile, printTable, time, type Row } from "./measure.js";
+import { openStore } from "../store/open-store.js";
 import type { Durability } from "../store/store.js";
 
 const ECHO_TOOLSET = { hostTools: { t: { echo: { description: "Echo.", inputSchema: { type: "object" } } } } };
@@ -28,8 +29,7 @@ export default async () => { let n = 0; for (let i = 0; i < ${calls}; i++) { awa
 async function withEngine<T>(durability: Durability, fn: (engine: Engine) => Promise<T>, options: EngineOptions = {}): Promise<T> {
   const dir = mkdtempSync(join(tmpdir(), "tapedeck-bench-"));
   const engine = await Engine.open({
-    dataDir: dir,
-    durability,
+    store: await openStore(dir, { durability }),
     hostTools: echoModule,
     limits: { maxJournalEntries: 1_000_000, sandbox: { cpuMsPerStep: 60_000 } },
     ...options,

@@ -60,7 +60,7 @@ import { MAX_NEIGHBOUR_LOSSES, MAX_SANDBOX_REBUILDS, UNSERVED_NOTICE_MS } from "
 import { valueProblem } from "../util/value-bounds.js";
 import { hostFaultError, tooManyHostFaults } from "./host-faults.js";
 import type { RunPatch, RunRecord, Store } from "../store/store.js";
-import type { Park, ToolSource } from "../sources/tool-source.js";
+import { executionSuspended, type Park, type ToolSource } from "../sources/tool-source.js";
 import { canonicalValue } from "../util/canonical-json.js";
 import type { ArgsValidator } from "./args-validator.js";
 import { outcomeUnknown, RunDispatcher, tooManyAttempts, type Settled } from "./dispatcher.js";
@@ -536,9 +536,21 @@ export class RunExecutor {
     );
   }
 
-  /** A call the engine's death interrupted after `attempts` attempts: its policy decides. */
+  /**
+   * A call the engine's death interrupted after `attempts` attempts: its policy decides, unless
+   * its source still has that attempt (a host task no worker took yet): then it goes on as it is.
+   */
   private resend(seq: number, tool: PinnedTool, args: JsonValue, attempts: number, schemaChangeApproved: boolean): void {
     this.openCalls++;
+    const stands = this.deps.source.resumes?.({ tool, runId: this.run.id, seq, attempt: attempts });
+    if (stands === undefined) return this.interrupted(seq, tool, args, attempts, schemaChangeApproved);
+    stands.then(
+      (yes) => (yes ? this.send(seq, tool, args, attempts, schemaChangeApproved) : this.interrupted(seq, tool, args, attempts, schemaChangeApproved)),
+      (error: unknown) => this.fault(error),
+    );
+  }
+
+  private interrupted(seq: number, tool: PinnedTool, args: JsonValue, attempts: number, schemaChangeApproved: boolean): void {
     const reason = "the engine stopped while the call was in flight";
     if (tool.policy.onInterruption === "at_most_once") return this.settle(seq, { ok: false, error: outcomeUnknown(reason) });
     if (attempts >= this.deps.limits.maxAttempts) return this.settle(seq, { ok: false, error: tooManyAttempts(attempts, reason) });
@@ -1019,7 +1031,8 @@ export class RunExecutor {
     if (this.stopped) return;
     this.stopped = true;
     this.ended = true;
-    this.dispatcher.abandon();
+    // The run stays `running`: a source that keeps calls (host tasks) keeps them for its resume.
+    this.dispatcher.abandon(executionSuspended("the run stopped executing in this process; it resumes"));
     void this.release();
     this.rejectDone(error);
     // Requests waiting for the journal (a decision) answer now that they cannot be applied here.

@@ -22,14 +22,14 @@ export function tempDir(prefix = "tapedeck-test-"): { path: string; cleanup: () 
 }
 
 /**
- * An engine on a SQLite file in a temp folder, sharing the file's sandbox pool. `reopen` gives
- * a second engine on the same data (a restart) with other options.
+ * An engine on a SQLite file in a temp folder (or on `options.store`), sharing the file's
+ * sandbox pool. `reopen` gives a second engine on the same data (a restart) with other options.
  */
 export async function testEngine(options: EngineOptions = {}) {
   const dir = tempDir();
   const open = (more: EngineOptions) =>
     Engine.open({
-      store: SqliteStore.open({ path: join(dir.path, "tapedeck.db"), durability: "normal" }),
+      store: more.store ?? SqliteStore.open({ path: join(dir.path, "tapedeck.db"), durability: "normal" }),
       sandboxes: nonClosing(testSandboxes()),
       ...more,
     });
