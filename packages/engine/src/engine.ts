@@ -45,8 +45,8 @@ import { HttpToolSource } from "./sources/http/http-tool-source.js";
 import { McpToolSource } from "./sources/mcp/mcp-tool-source.js";
 import { SourceRouter } from "./sources/source-router.js";
 import type { ToolSource } from "./sources/tool-source.js";
-import { SqliteStore } from "./store/sqlite-store.js";
-import type { Durability, RunQuery, RunRecord, Store } from "./store/store.js";
+import { openStore } from "./store/open-store.js";
+import type { RunQuery, RunRecord, Store } from "./store/store.js";
 import { parseScenario, ScenarioError, type Scenario } from "./testing/scenario.js";
 import { ScenarioSource } from "./testing/scenario-source.js";
 import { cassetteOf, runTest, type CassetteDocument, type TestReport } from "./testing/test-script.js";
@@ -83,12 +83,13 @@ export interface EngineSources {
 }
 
 export interface EngineOptions {
-  /** Data folder of the embedded SQLite store (`<dataDir>/tapedeck.db`). Default `./.tapedeck`. Ignored with `store`. */
-  readonly dataDir?: string;
-  /** A store to use instead of the embedded SQLite one. The engine closes it on `close()`. */
-  readonly store?: Store;
-  /** Durability of the embedded store. Default `"full"`. */
-  readonly durability?: Durability;
+  /**
+   * Where runs are kept: a data folder or a store URL, opened with `openStore` (a folder: SQLite
+   * in `<folder>/tapedeck.db`, durability `full`; `memory:`: in memory), or a store already
+   * opened (`openStore(location, { durability })` for another durability). The engine closes it
+   * on `close()`. Default `"./.tapedeck"`.
+   */
+  readonly store?: string | Store;
   /** Where calls go, by the source of their tool (see `EngineSources`). The engine closes them on `close()`. */
   readonly sources?: EngineSources;
   /** Default: QuickJS in 2 worker threads. */
@@ -120,9 +121,10 @@ export interface EngineOptions {
    */
   readonly unsafeHttpAllowLoopbackForTests?: boolean;
   /**
-   * The master key file of the credential vault. Default `<dataDir>/master.key`; with `store`
-   * and no `dataDir`, none (the key must then come from `TAPEDECK_MASTER_KEY`). The file is
-   * created (mode 0600) only when a first credential is set.
+   * The master key file of the credential vault. Default: `master.key` in the store's data
+   * folder (`Store.dataFolder`); for a store without one (in memory, a database URL), none: the
+   * key must then come from `TAPEDECK_MASTER_KEY`. The file is created (mode 0600) only when a
+   * first credential is set.
    */
   readonly masterKeyFile?: string;
   /**
@@ -146,7 +148,7 @@ export type TestResult =
   /** The script did not type-check. */
   { readonly kind: "refused"; readonly diagnostics: readonly Diagnostic[] } | ({ readonly kind: "tested" } & TestReport);
 
-/** Where the embedded store (and the master key file) live when no `dataDir` is given. */
+/** Where the store (and so the master key file) is when none is given: a data folder. */
 const DEFAULT_DATA_DIR = ".tapedeck";
 
 /** A test run's journal is bounded lower than a real run's: a script looping in virtual time fails fast. */
@@ -253,13 +255,7 @@ export class Engine {
   private constructor(options: EngineOptions, store: Store) {
     this.#store = store;
     this.#sandboxes = options.sandboxes ?? new QuickJsSandboxFactory();
-    const keyFile =
-      options.masterKeyFile ??
-      (options.store === undefined
-        ? join(options.dataDir ?? DEFAULT_DATA_DIR, "master.key")
-        : options.dataDir === undefined
-          ? undefined
-          : join(options.dataDir, "master.key"));
+    const keyFile = options.masterKeyFile ?? (store.dataFolder === undefined ? undefined : join(store.dataFolder, "master.key"));
     this.credentials = new CredentialVault(store.credentials, new MasterKeySource(keyFile === undefined ? {} : { keyFile }));
     const given = options.sources ?? {};
     // The MCP client layer lists servers' tools at registration; an MCP source given in the
@@ -303,13 +299,9 @@ export class Engine {
     this.credentials.onSet((scope, name) => this.#scheduler.credentialSet(scope, name));
   }
 
-  /** Opens an engine on a store (by default SQLite in `dataDir`). */
+  /** Opens an engine on its store (`options.store`, by default the data folder `./.tapedeck`). */
   static async open(options: EngineOptions = {}): Promise<Engine> {
-    let store = options.store;
-    if (!store) {
-      const dataDir = options.dataDir ?? DEFAULT_DATA_DIR;
-      store = SqliteStore.openDataFolder(dataDir, { durability: options.durability ?? "full" });
-    }
+    const store = typeof options.store === "object" ? options.store : await openStore(options.store ?? DEFAULT_DATA_DIR);
     const engine = new Engine(options, store);
     await engine.#scheduler.open();
     return engine;
@@ -550,7 +542,7 @@ export class Engine {
     const checked = await this.check(options.source, options.toolset);
     if (!checked.ok) return { kind: "refused", diagnostics: checked.diagnostics };
     const clock = new VirtualClock(scenario.start ?? this.#clock.now());
-    const store = SqliteStore.open({ path: ":memory:", durability: "off" });
+    const store = await openStore("memory:", { durability: "off" });
     await store.putToolset(loaded.pinned);
     for (const [tool, shape] of Object.entries(loaded.observed)) await store.putObservedShape(loaded.id, tool, shape);
     const source = new ScenarioSource(scenario, clock);

@@ -34,19 +34,44 @@ export { SEARCH_LIMIT } from "./toolset/tool-search.js";
 export type { ToolSearchHit, ToolSearchOptions } from "./toolset/tool-search.js";
 export type { HostToolContext, HostToolFunction, HostToolModule } from "./sources/in-process-host-tools.js";
 export { InProcessHostTools } from "./sources/in-process-host-tools.js";
-export type { QueueWatcher, ToolCallRequest, ToolOutcome, ToolSource } from "./sources/tool-source.js";
-export type { ApiKeyRecord, Durability, NewRun, RunPatch, RunQuery, RunRecord, Store } from "./store/store.js";
+export type { QueueWatcher, ResumedCall, ToolCallRequest, ToolOutcome, ToolSource } from "./sources/tool-source.js";
 export type {
-  DeliveryNext,
-  DeliveryStatus,
-  NewWebhookDelivery,
+  CreateRunResult,
+  Durability,
+  LeaseStore,
+  NewRun,
+  NewSignal,
   RecordedRunEvent,
-  WebhookAttemptRecord,
-  WebhookDeliveryRecord,
-  WebhookEndpointRecord,
-  WebhookOutboxStore,
-} from "./store/webhook-outbox.js";
+  RunCaller,
+  RunPatch,
+  RunQuery,
+  RunRecord,
+  RunRequest,
+  RunStore,
+  SignalStore,
+  Store,
+  StoredSignal,
+  ToolsetStore,
+  WebhookBinding,
+  WebhookBindingStore,
+} from "./store/store.js";
+export { runRequestsTopic } from "./store/lease-store.js";
+export type { Notifier } from "./store/notifier.js";
+export { LOCAL_POLL_MS, LocalNotifier } from "./store/local-notifier.js";
+export type {
+  HostTaskAnswer,
+  HostTaskAudience,
+  HostTaskFilter,
+  HostTaskRecord,
+  HostTaskState,
+  HostTaskStore,
+  LeaseAnswer,
+  NewHostTask,
+} from "./store/host-task-store.js";
+export { audienceMatches, HOST_TASKS_TOPIC, hostTaskWaiterTopic } from "./store/host-task-store.js";
 export { StoreConflictError } from "./store/store.js";
+export { openStore } from "./store/open-store.js";
+export type { OpenStoreOptions } from "./store/open-store.js";
 export { SqliteStore } from "./store/sqlite-store.js";
 export type { SqliteStoreOptions } from "./store/sqlite-store.js";
 export type { Sandbox, SandboxFactory, SandboxLimits, SandboxOptions } from "./sandbox/sandbox.js";
@@ -56,8 +81,9 @@ export { HttpToolSource } from "./sources/http/http-tool-source.js";
 export type { HttpToolOptions } from "./sources/http/http-tool-source.js";
 export type { HostResolver } from "./sources/http/resolver.js";
 export { HostTaskQueue, MAX_POLL_MS, toolMatcher } from "./sources/host-task-queue.js";
+export type { HostTaskQueueOptions } from "./sources/host-task-queue.js";
 export { PollTimes } from "./sources/poll-times.js";
-export type { HostTask, LeaseAnswer, PollRequest } from "./sources/host-task-queue.js";
+export type { HostTask, PollRequest } from "./sources/host-task-queue.js";
 export { formatDuration, parseDuration } from "./util/duration.js";
 export { closeAll } from "./util/close-all.js";
 export { CredentialVault } from "./secrets/vault.js";

@@ -16,6 +16,7 @@ import { pinToolset } from "../toolset/pin.js";
 import { McpToolSource } from "../sources/mcp/mcp-tool-source.js";
 import { InProcessHostTools } from "../sources/in-process-host-tools.js";
 import { median, percentile, printTable, time, type Row } from "./measure.js";
+import { openStore } from "../store/open-store.js";
 import type { Durability } from "../store/store.js";
 
 const ECHO_TOOLSET = { hostTools: { t: { echo: { description: "Echo.", inputSchema: { type: "object" } } } } };
@@ -29,8 +30,7 @@ export default async () => { let n = 0; for (let i = 0; i < ${calls}; i++) { awa
 async function withEngine<T>(durability: Durability, fn: (engine: Engine) => Promise<T>, options: EngineOptions = {}): Promise<T> {
   const dir = mkdtempSync(join(tmpdir(), "tapedeck-bench-"));
   const engine = await Engine.open({
-    dataDir: dir,
-    durability,
+    store: await openStore(dir, { durability }),
     sources: { host: new InProcessHostTools(echoModule) },
     limits: { maxJournalEntries: 1_000_000, sandbox: { cpuMsPerStep: 60_000 } },
     ...options,

@@ -49,6 +49,19 @@ export type CallDecision =
       readonly interrupted?: string;
       readonly schemaChangeApproved?: boolean;
     }
+  /**
+   * Sent before the engine stopped: the same attempt goes on if its source still holds it (a
+   * host task queued or held by a worker, `ToolSource.resumes`); else `otherwise` (the tool's
+   * interruption policy: `fail` or a `send` of the next attempt).
+   */
+  | {
+      readonly kind: "resume";
+      readonly args: JsonValue;
+      readonly tool: PinnedTool;
+      readonly attempt: number;
+      readonly otherwise: CallDecision;
+      readonly schemaChangeApproved?: boolean;
+    }
   /** Its outcome is known without sending it (a rejected decision; an interruption its policy does not retry): the script gets `failure`, journaled `call.failed`. */
   | { readonly kind: "fail"; readonly args: JsonValue; readonly failure: ToolFailure };
 
@@ -128,7 +141,15 @@ function decideRecorded(call: RecordedCall, context: DecisionContext): CallDecis
   if (call.parked) return { kind: "park", args, tool, park: call.parked };
   if (call.decision?.decision === "rejected") return { kind: "fail", args, failure: approvalRejected(call.tool, call.decision.reason) };
   if (tool.policy.approval && !call.decision) return { kind: "await_approval", args, tool };
-  // Sent before the engine stopped (or approved and about to be): its policy decides.
+  // Sent before the engine stopped (or approved and about to be): its source may still hold
+  // the attempt; if not, its policy decides.
+  const approved = call.schemaChangeApproved ? { schemaChangeApproved: true } : {};
+  return { kind: "resume", args, tool, attempt: call.attempts, otherwise: interrupted(call, tool, context), ...approved };
+}
+
+/** What the interruption policy makes of a call the engine's stop interrupted. */
+function interrupted(call: RecordedCall, tool: PinnedTool, context: DecisionContext): CallDecision {
+  const { args } = call;
   if (tool.policy.onInterruption === "at_most_once") return { kind: "fail", args, failure: outcomeUnknown(INTERRUPTED) };
   if (call.attempts >= context.maxAttempts) return { kind: "fail", args, failure: tooManyAttempts(call.attempts, INTERRUPTED) };
   return {

@@ -318,10 +318,10 @@ export class CallIntake {
    * results are dropped) and no timer is left. At once when the run ends: an interruption
    * arriving meanwhile must not make the dispatcher journal and send another attempt.
    */
-  close(): void {
+  close(reason?: Error): void {
     if (this.#closed) return;
     this.#closed = true;
-    this.#dispatcher.abandon();
+    this.#dispatcher.abandon(reason);
     this.waits.close();
     this.#unserved.close();
   }
@@ -337,6 +337,16 @@ export class CallIntake {
         return this.waits.add({ kind: "parked", seq, tool: decision.tool, args: decision.args, ...decision.park });
       case "fail":
         return this.#conclude(seq, { ok: false, error: decision.failure });
+      case "resume": {
+        const { tool, args, attempt, otherwise, schemaChangeApproved = false } = decision;
+        const stands = this.deps.source.resumes?.({ tool, runId: this.run.id, seq, attempt });
+        if (stands === undefined) return this.#act(seq, otherwise);
+        stands.then(
+          (yes) => (yes ? this.#send(seq, tool, args, attempt, schemaChangeApproved) : this.#act(seq, otherwise)),
+          (error: unknown) => this.host.fault(error),
+        );
+        return;
+      }
       case "send": {
         const { tool, args, attempt, interrupted, schemaChangeApproved = false } = decision;
         if (interrupted === undefined) return this.#send(seq, tool, args, attempt, schemaChangeApproved);

@@ -107,10 +107,14 @@ export class RunDispatcher {
     this.traceId = traceparent.split("-")[1] ?? this.traceId;
   }
 
-  /** Stops wanting any result: ends the attempts in flight and aborts their signals; their outcomes are dropped by the caller. */
-  abandon(): void {
+  /**
+   * Stops wanting any result: ends the attempts in flight and aborts their signals (with
+   * `reason`: `executionSuspended` when the run stays `running` to be resumed); their outcomes
+   * are dropped by the caller.
+   */
+  abandon(reason: Error = new Error("the run no longer wants this result")): void {
     this.abandoned = true;
-    for (const stop of this.attemptsInFlight) stop(new Error("the run no longer wants this result"));
+    for (const stop of this.attemptsInFlight) stop(reason);
   }
 
   private toolSemaphore(tool: PinnedTool): Semaphore {

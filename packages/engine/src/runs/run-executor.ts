@@ -42,7 +42,7 @@ import {
   type SandboxOptions,
   type Step,
 } from "../sandbox/sandbox.js";
-import type { ToolSource } from "../sources/tool-source.js";
+import { executionSuspended, type ToolSource } from "../sources/tool-source.js";
 import type { RunPatch, RunRecord, Store } from "../store/store.js";
 import type { LoadedToolset } from "../toolset/loaded-toolset.js";
 import { valueProblem } from "../util/value-bounds.js";
@@ -613,7 +613,8 @@ export class RunExecutor {
   private fault(error: unknown): void {
     if (this.phase === "stopped") return;
     this.phase = "stopped";
-    this.intake.close();
+    // The run stays `running`: a source that keeps calls (host tasks) keeps them for its resume.
+    this.intake.close(executionSuspended("the run stopped executing in this process; it resumes"));
     this.journal.close();
     void this.release();
     this.rejectDone(error);

@@ -5,8 +5,10 @@
  * - An engine claims a run before executing it, and keeps the lease while it executes it and,
  *   if it wakes runs, while the run is parked; it renews every lease it holds in one statement.
  * - Another process that wants something of a run held elsewhere (a signal arrived, a decision,
- *   a cancel) writes a request; the holder takes its requests a few times a second and applies
- *   them as if they had been made in its own process.
+ *   a cancel) writes a request, which tells the holder through the store's notifier
+ *   (`runRequestsTopic`); the holder takes its requests then and applies them as if they had
+ *   been made in its own process. (On one machine the notifier also calls it a few times a
+ *   second, the poll this once was; PostgreSQL's wakes it at once.)
  * - A holder that dies stops renewing; its runs are taken over once the lease lapses, at once
  *   when the holder is known dead (same host, its pid gone), which is the common case with the
  *   embedded SQLite store.
@@ -14,6 +16,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
+import { runRequestsTopic } from "../store/lease-store.js";
 import type { RunRecord, Store } from "../store/store.js";
 import type { RunHost } from "./run-host.js";
 
@@ -21,16 +24,15 @@ import type { RunHost } from "./run-host.js";
 export const LEASE_MS = 30_000;
 /** How often leases are renewed. */
 const RENEW_MS = 10_000;
-/** How often the holder takes the requests left for its runs: "promptly" for a human or a harness. */
-const REQUEST_POLL_MS = 200;
 
 export class RunLeases {
   /** `<host>/<pid>/<random>`: a holder on this host can be checked for life by its pid. */
   readonly owner = `${hostname()}/${process.pid}/${randomBytes(6).toString("hex")}`;
   readonly #held = new Set<string>();
   #timer: NodeJS.Timeout | undefined;
-  #renewedAt = 0;
+  #stopHearing: (() => void) | undefined;
   #polling = false;
+  #again = false;
   #closed = false;
 
   private readonly store: Store;
@@ -79,28 +81,39 @@ export class RunLeases {
 
   #start(): void {
     // Not unref'd: an engine that holds a run (executing, or parked and kept) keeps its process up.
-    this.#timer ??= setInterval(() => this.#tick(), REQUEST_POLL_MS);
+    this.#timer ??= setInterval(() => {
+      if (!this.#closed) this.store.renewLeases(this.owner, Date.now() + LEASE_MS).catch((error: unknown) => this.host.onError(error));
+    }, RENEW_MS);
+    this.#stopHearing ??= this.store.notifier.subscribe(runRequestsTopic(this.owner), () => this.#tick());
   }
 
   #stop(): void {
     clearInterval(this.#timer);
     this.#timer = undefined;
+    this.#stopHearing?.();
+    this.#stopHearing = undefined;
   }
 
+  /** Takes the requests left for this engine's runs, once at a time; told again meanwhile, it looks again after. */
   #tick(): void {
-    if (this.#polling || this.#closed) return;
+    if (this.#closed) return;
+    if (this.#polling) {
+      this.#again = true;
+      return;
+    }
     this.#polling = true;
     this.#work()
       .catch((error: unknown) => this.host.onError(error))
-      .finally(() => (this.#polling = false));
+      .finally(() => {
+        this.#polling = false;
+        if (this.#again) {
+          this.#again = false;
+          this.#tick();
+        }
+      });
   }
 
   async #work(): Promise<void> {
-    const now = Date.now();
-    if (now - this.#renewedAt >= RENEW_MS) {
-      this.#renewedAt = now;
-      await this.store.renewLeases(this.owner, now + LEASE_MS);
-    }
     for (const { runId, request } of await this.store.takeRunRequests(this.owner)) {
       if (this.#closed) return;
       await this.host.applyRequest(runId, request).catch((error: unknown) => this.host.onError(error));

@@ -1,6 +1,6 @@
 import type { PinnedTool, ToolSourceKind } from "@tapedeck/protocol";
 import { toolFailure } from "@tapedeck/protocol";
-import type { ToolCallRequest, ToolOutcome, ToolSource } from "./tool-source.js";
+import type { ResumedCall, ToolCallRequest, ToolOutcome, ToolSource } from "./tool-source.js";
 
 /** Sends each call to the source of its tool's kind (host, mcp, builtin). */
 export class SourceRouter implements ToolSource {
@@ -29,6 +29,11 @@ export class SourceRouter implements ToolSource {
       return Promise.resolve({ kind: "failure", failure });
     }
     return source.call(request);
+  }
+
+  /** Asks the source of the call's tool (see `ToolSource.resumes`). */
+  resumes(call: ResumedCall): Promise<boolean> | undefined {
+    return this.sources[call.tool.source]?.resumes?.(call);
   }
 
   async close(): Promise<void> {

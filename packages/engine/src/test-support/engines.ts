@@ -37,14 +37,14 @@ export function engineOptions(options: TestEngineOptions): EngineOptions {
 }
 
 /**
- * An engine on a SQLite file in a temp folder, sharing the file's sandbox pool. `reopen` gives
- * a second engine on the same data (a restart) with other options.
+ * An engine on a SQLite file in a temp folder (or on `options.store`), sharing the file's
+ * sandbox pool. `reopen` gives a second engine on the same data (a restart) with other options.
  */
 export async function testEngine(options: TestEngineOptions = {}) {
   const dir = tempDir();
   const open = (more: TestEngineOptions) =>
     Engine.open({
-      store: SqliteStore.open({ path: join(dir.path, "tapedeck.db"), durability: "normal" }),
+      store: more.store ?? SqliteStore.open({ path: join(dir.path, "tapedeck.db"), durability: "normal" }),
       sandboxes: nonClosing(testSandboxes()),
       ...engineOptions(more),
     });

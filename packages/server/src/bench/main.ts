@@ -75,7 +75,7 @@ async function httpVsEmbedded(rows: Row[]): Promise<void> {
     }
   });
   const engineAlone = await withFolder(async (dataDir) => {
-    const engine = await Engine.open({ dataDir, sources: { host: new InProcessHostTools(echo) } });
+    const engine = await Engine.open({ store: dataDir, sources: { host: new InProcessHostTools(echo) } });
     try {
       const { id } = await engine.registerToolset(TOOLSET);
       return await sample(50, 20, async () => {

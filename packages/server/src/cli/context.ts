@@ -56,7 +56,7 @@ export async function withEngine<T>(
 ): Promise<T> {
   if (access === "existing" && extra.store === undefined) requireDataFolder(data);
   const hostTools = host === undefined ? undefined : await loadHostModule(host);
-  const engine = await Engine.open({ dataDir: data, wake: "owned", ...(hostTools ? { sources: { host: new InProcessHostTools(hostTools) } } : {}), ...extra });
+  const engine = await Engine.open({ store: data, wake: "owned", ...(hostTools ? { sources: { host: new InProcessHostTools(hostTools) } } : {}), ...extra });
   try {
     return await use(engine);
   } finally {

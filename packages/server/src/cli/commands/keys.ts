@@ -1,5 +1,6 @@
-import { SqliteStore } from "@tapedeck/engine";
+import { openStore } from "@tapedeck/engine";
 import { createApiKey } from "../../http/index.js";
+import { openServerStores } from "../../store/server-stores.js";
 import { optionalFlag, parse, UsageError } from "../args.js";
 import { requireDataFolder } from "../data-folder.js";
 import type { Output } from "../print.js";
@@ -21,9 +22,9 @@ export async function keysCommand(args: readonly string[], out: Output): Promise
   const labels = parseLabels((values as Readonly<Record<string, unknown>>).label);
   // A key in a folder no server reads would be a key that never works.
   requireDataFolder(values.data);
-  const store = SqliteStore.openDataFolder(values.data);
+  const store = await openStore(values.data);
   try {
-    const { secret, record } = await createApiKey(store, { ...(namespace === undefined ? {} : { namespace }), labels });
+    const { secret, record } = await createApiKey(openServerStores(store).apiKeys, { ...(namespace === undefined ? {} : { namespace }), labels });
     out.stdout(secret);
     const limits = [
       namespace === undefined ? undefined : `namespace "${namespace}"`,

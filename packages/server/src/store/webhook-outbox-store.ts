@@ -1,12 +1,12 @@
-import type { RunEvent } from "@tapedeck/protocol";
-
 /**
- * The webhook outbox seam of the store: the HTTP server's webhook endpoints, the deliveries it
- * owes them (one per event and endpoint, written when the event happens) and the attempts made.
- * The engine never reads it; it lives in the store so that a delivery survives a restart in the
- * same database as the runs whose events it carries.
+ * The server's webhook outbox: its webhook endpoints, the deliveries it owes them (one per
+ * event and endpoint, written when the event happens) and the attempts made. A server concept:
+ * the engine never reads it. It lives in the same database as the engine's store
+ * (`server-stores.ts`), so that a delivery survives a restart with the runs whose events it
+ * carries, and so that an event the engine recorded (`Store.recordedEvents`) is removed in the
+ * commit that saves its deliveries (`fanOut`). Contract: `webhook-outbox-contract.ts`.
  *
- * Durability: as for the rest of the store, a resolved write is committed. `putDeliveries` writes
+ * Durability: as for the engine's store, a resolved write is committed. `putDeliveries` writes
  * every delivery of one event in one commit: an endpoint gets the event if and only if the other
  * endpoints it matched do.
  */
@@ -18,10 +18,9 @@ export interface WebhookOutboxStore {
   /** Deletes an endpoint and every delivery it has (pending ones are never sent). False if there was none. */
   deleteEndpoint(id: string): Promise<boolean>;
 
-  /** Run events the engine recorded (`RunPatch.events`) and no one has handled yet, oldest first, at most `limit`. */
-  recordedEvents(limit: number): Promise<RecordedRunEvent[]>;
   /**
-   * For each recorded event (by `RecordedRunEvent.id`): removes it and saves its deliveries,
+   * For each run event the engine recorded (by `RecordedRunEvent.id`, read with the engine
+   * store's `recordedEvents`): removes it and saves its deliveries,
    * `pending`, all in one commit, so an event is either still recorded or has all its
    * deliveries. An event already removed (another server sharing the store fanned it out) gets
    * none here. Resolves with how many events this call fanned out.
@@ -37,15 +36,6 @@ export interface WebhookOutboxStore {
   recordAttempt(deliveryId: string, attempt: WebhookAttemptRecord, next: DeliveryNext): Promise<void>;
   /** An endpoint's deliveries, newest first, at most `limit`; `before`: only those older than this delivery. */
   listDeliveries(endpointId: string, options: { readonly limit: number; readonly before?: string }): Promise<WebhookDeliveryRecord[]>;
-}
-
-/** A run event as the store recorded it. */
-export interface RecordedRunEvent {
-  /** Increasing in the order the events were committed. */
-  readonly id: number;
-  readonly event: RunEvent;
-  /** When it happened. */
-  readonly at: number;
 }
 
 /** Where the server sends events, and which. */

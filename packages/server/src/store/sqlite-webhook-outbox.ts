@@ -1,6 +1,7 @@
 /**
- * The webhook outbox in the SQLite store's database (tables of migration 6), written through
- * the store's group commit so that its writes have the store's durability.
+ * The webhook outbox in the SQLite store's database (tables of `server-migrations.ts`), through
+ * the store's handle: written in the store's group commit, so that its writes have the store's
+ * durability, and a fan-out removes the engine's recorded events in its own commit.
  *
  * Invariants:
  * - A delivery's attempts are a JSON array on its row (at most a handful: the server caps them),
@@ -8,17 +9,15 @@
  * - Deleting an endpoint deletes its deliveries in the same commit: nothing is sent for an
  *   endpoint that is gone.
  */
-import type Database from "better-sqlite3";
-import type { RunEvent } from "@tapedeck/protocol";
+import type { SqliteHandle } from "@tapedeck/engine/sqlite";
 import type {
   DeliveryNext,
   NewWebhookDelivery,
-  RecordedRunEvent,
   WebhookAttemptRecord,
   WebhookDeliveryRecord,
   WebhookEndpointRecord,
   WebhookOutboxStore,
-} from "./webhook-outbox.js";
+} from "./webhook-outbox-store.js";
 
 interface EndpointRow {
   readonly id: string;
@@ -45,18 +44,13 @@ interface DeliveryRow {
   readonly updated_at: number;
 }
 
-/** How the store runs a write (group commit) and a read (on an open database). */
-export interface SqliteAccess {
-  readonly write: (write: () => void) => Promise<void>;
-  readonly read: <T>(read: () => T) => Promise<T>;
-}
-
 export class SqliteWebhookOutbox implements WebhookOutboxStore {
-  readonly #access: SqliteAccess;
+  readonly #access: SqliteHandle;
   readonly #sql;
 
-  constructor(db: Database.Database, access: SqliteAccess) {
-    this.#access = access;
+  constructor(handle: SqliteHandle) {
+    const { db } = handle;
+    this.#access = handle;
     this.#sql = {
       insertEndpoint: db.prepare<[EndpointRow]>(
         `INSERT INTO webhook_endpoints (id, url, events, namespace, labels, secret, description, any_address, created_at)
@@ -69,8 +63,6 @@ export class SqliteWebhookOutbox implements WebhookOutboxStore {
         `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, event_type, body, status, attempts, next_attempt_at, created_at, updated_at)
          VALUES (@id, @endpoint_id, @event_id, @event_type, @body, 'pending', '[]', @next_attempt_at, @created_at, @created_at)`,
       ),
-      recordedEvents: db.prepare<[number], { id: number; event: string; at: number }>("SELECT id, event, at FROM run_events ORDER BY id LIMIT ?"),
-      deleteEvent: db.prepare<[number]>("DELETE FROM run_events WHERE id = ?"),
       due: db.prepare<[number, number], DeliveryRow>(
         "SELECT * FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, rowid LIMIT ?",
       ),
@@ -116,17 +108,13 @@ export class SqliteWebhookOutbox implements WebhookOutboxStore {
       .then(() => deleted);
   }
 
-  recordedEvents(limit: number): Promise<RecordedRunEvent[]> {
-    return this.#access.read(() => this.#sql.recordedEvents.all(limit).map((row) => ({ id: row.id, event: JSON.parse(row.event) as RunEvent, at: row.at })));
-  }
-
   fanOut(events: readonly { readonly recorded: number; readonly deliveries: readonly NewWebhookDelivery[] }[]): Promise<number> {
     let fannedOut = 0;
     return this.#access
       .write(() => {
         for (const event of events) {
           // Gone already: another server took it, with its deliveries.
-          if (this.#sql.deleteEvent.run(event.recorded).changes === 0) continue;
+          if (!this.#access.removeRecordedEvent(event.recorded)) continue;
           fannedOut++;
           for (const d of event.deliveries) this.#insert(d);
         }

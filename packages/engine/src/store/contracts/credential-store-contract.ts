@@ -1,13 +1,12 @@
 /**
- * The behaviour every store's `credentials` must have, as part of the store contract
- * (`store-contract.ts` calls it inside its suite, with the same fresh-store factory).
+ * The credentials sub-store's contract (`credential-store.ts`): sealed credentials by scope and
+ * name, replaced on renewal, listed, deleted, and rewrapped in one commit. Public API for store
+ * implementers (`@tapedeck/engine/testing`).
  */
 import assert from "node:assert/strict";
 import { describe } from "node:test";
-import type { SealedCredential } from "./credential-store.js";
-import type { Store } from "./store.js";
-
-type Test = (title: string, body: (opened: { readonly store: Store; readonly reopen?: () => Promise<Store> }) => Promise<void>) => void;
+import type { SealedCredential } from "../credential-store.js";
+import { contractTest, type StoreFactory } from "./contract-test.js";
 
 const credential = (scopeKey: string, name: string, extra: Partial<SealedCredential> = {}): SealedCredential => ({
   scopeKey,
@@ -26,8 +25,9 @@ const TOOLSET = '["toolset","ts_1"]';
 const RUN = '["run","run_1"]';
 const NAMESPACE = '["namespace","ts_1","alice"]';
 
-export function describeCredentialStoreContract(test: Test): void {
-  void describe("credentials", () => {
+export function describeCredentialStoreContract(name: string, open: StoreFactory): void {
+  const test = contractTest(open);
+  void describe(`CredentialStore contract: ${name}`, () => {
     test("round-trip by scope and name; a second put of the same scope and name replaces it", async ({ store }) => {
       const first = credential(TOOLSET, "GITHUB");
       await store.credentials.put(first);

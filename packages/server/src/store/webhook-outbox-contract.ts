@@ -1,14 +1,13 @@
 /**
- * The behaviour every store's `webhookOutbox` must have, as part of the store contract
- * (`store-contract.ts` calls it inside its suite, with the same fresh-store factory).
+ * The webhook outbox's contract (`webhook-outbox-store.ts`): endpoints, deliveries due in order,
+ * attempts recorded until delivered or failed, pages, deletes, the fan-out of the events the
+ * engine's store recorded (each once, its deliveries in the same commit), and durability.
  */
 import assert from "node:assert/strict";
 import { describe } from "node:test";
-import type { Store } from "./store.js";
-import type { NewWebhookDelivery, WebhookEndpointRecord } from "./webhook-outbox.js";
-
-/** The contract's `test`: each body gets a fresh, empty store (and a way to open its data again, when it has one). */
-type Test = (title: string, body: (opened: { readonly store: Store; readonly reopen?: () => Promise<Store> }) => Promise<void>) => void;
+import type { RunEvent } from "@tapedeck/protocol";
+import { serverContractTest, type ServerStoreFactory } from "./server-store-contract-test.js";
+import type { NewWebhookDelivery, WebhookEndpointRecord } from "./webhook-outbox-store.js";
 
 const endpoint = (id: string, extra: Partial<WebhookEndpointRecord> = {}): WebhookEndpointRecord => ({
   id,
@@ -28,9 +27,44 @@ const delivery = (id: string, endpointId: string, nextAttemptAt: number): NewWeb
   nextAttemptAt,
 });
 
-export function describeWebhookOutboxContract(test: Test): void {
-  void describe("webhook outbox", () => {
-    test("endpoints round-trip with and without their optional fields, oldest first; an id is taken once", async ({ store }) => {
+export function describeWebhookOutboxContract(name: string, open: ServerStoreFactory): void {
+  const test = serverContractTest(open);
+  void describe(`WebhookOutboxStore contract: ${name}`, () => {
+    test("the events the engine recorded are fanned out once, each with its deliveries in one commit", async ({ store, server }) => {
+      const run = { id: "run_ev", toolsetId: "ts_x", source: "", js: "", sourceMap: "", input: null, status: "running", createdAt: 1 } as const;
+      const started = { index: 0, at: 1, kind: "run.started", input: null, replayVersion: 1 } as const;
+      await store.createRun(run, [started]);
+      const waiting: RunEvent = { type: "run.waiting", runId: "run_ev", waits: [{ kind: "sleep", seq: 1, until: 99 }], wakeAt: 99 };
+      const ended: RunEvent = { type: "run.ended", runId: "run_ev", end: { status: "completed", output: null } };
+      await store.append("run_ev", [], { updatedAt: 20, status: "waiting", events: [waiting] });
+      await store.append("run_ev", [], { updatedAt: 30, status: "completed", events: [ended] });
+      const recorded = await store.recordedEvents(10);
+      assert.deepEqual(
+        recorded.map((r) => r.event.type),
+        ["run.waiting", "run.ended"],
+      );
+      const outbox = server.webhookOutbox;
+      await outbox.putEndpoint(endpoint("wh_ev"));
+      const first = delivery("dlv_ev", "wh_ev", 20);
+      assert.equal(await outbox.fanOut([{ recorded: recorded[0]!.id, deliveries: [first] }]), 1);
+      assert.equal(
+        await outbox.fanOut([{ recorded: recorded[0]!.id, deliveries: [delivery("dlv_again", "wh_ev", 20)] }]),
+        0,
+        "fanned out once: a second server gets nothing to send",
+      );
+      assert.deepEqual(
+        (await store.recordedEvents(10)).map((r) => r.event.type),
+        ["run.ended"],
+      );
+      assert.deepEqual(
+        (await outbox.dueDeliveries(20, 10)).map((d) => d.id),
+        ["dlv_ev"],
+      );
+      assert.equal(await outbox.fanOut([{ recorded: recorded[1]!.id, deliveries: [] }]), 1);
+      assert.deepEqual(await store.recordedEvents(10), []);
+    });
+
+    test("endpoints round-trip with and without their optional fields, oldest first; an id is taken once", async ({ server }) => {
       const full = endpoint("wh_full", {
         events: ["run.completed", "run.failed"],
         namespace: "alice",
@@ -39,15 +73,15 @@ export function describeWebhookOutboxContract(test: Test): void {
         anyAddress: true,
         createdAt: 2_000,
       });
-      await store.webhookOutbox.putEndpoint(full);
-      await store.webhookOutbox.putEndpoint(endpoint("wh_bare"));
-      assert.deepEqual(await store.webhookOutbox.listEndpoints(), [endpoint("wh_bare"), full]);
-      await assert.rejects(store.webhookOutbox.putEndpoint(endpoint("wh_bare", { url: "https://other.example" })));
-      assert.equal((await store.webhookOutbox.listEndpoints()).length, 2);
+      await server.webhookOutbox.putEndpoint(full);
+      await server.webhookOutbox.putEndpoint(endpoint("wh_bare"));
+      assert.deepEqual(await server.webhookOutbox.listEndpoints(), [endpoint("wh_bare"), full]);
+      await assert.rejects(server.webhookOutbox.putEndpoint(endpoint("wh_bare", { url: "https://other.example" })));
+      assert.equal((await server.webhookOutbox.listEndpoints()).length, 2);
     });
 
-    test("deliveries are due in order of their next attempt; attempts are recorded until delivered or failed", async ({ store }) => {
-      const outbox = store.webhookOutbox;
+    test("deliveries are due in order of their next attempt; attempts are recorded until delivered or failed", async ({ server }) => {
+      const outbox = server.webhookOutbox;
       await outbox.putEndpoint(endpoint("wh_a"));
       assert.equal(await outbox.nextDeliveryAt(), undefined);
       await outbox.putDeliveries([delivery("d1", "wh_a", 50), delivery("d2", "wh_a", 10), delivery("d3", "wh_a", 900)]);
@@ -84,8 +118,8 @@ export function describeWebhookOutboxContract(test: Test): void {
       assert.equal(await outbox.nextDeliveryAt(), 900);
     });
 
-    test("listing pages newest first; deleting an endpoint deletes its deliveries and nothing else", async ({ store }) => {
-      const outbox = store.webhookOutbox;
+    test("listing pages newest first; deleting an endpoint deletes its deliveries and nothing else", async ({ server }) => {
+      const outbox = server.webhookOutbox;
       await outbox.putEndpoint(endpoint("wh_a"));
       await outbox.putEndpoint(endpoint("wh_b"));
       await outbox.putDeliveries([delivery("a1", "wh_a", 1), delivery("b1", "wh_b", 2), delivery("a2", "wh_a", 3), delivery("a3", "wh_a", 4)]);
@@ -116,12 +150,12 @@ export function describeWebhookOutboxContract(test: Test): void {
     test("pending deliveries are still due after the store is closed and opened again", async (opened) => {
       // A store that keeps nothing across opens has nothing to show here.
       if (!opened.reopen) return;
-      await opened.store.webhookOutbox.putEndpoint(endpoint("wh_a"));
-      await opened.store.webhookOutbox.putDeliveries([delivery("d1", "wh_a", 10)]);
+      await opened.server.webhookOutbox.putEndpoint(endpoint("wh_a"));
+      await opened.server.webhookOutbox.putDeliveries([delivery("d1", "wh_a", 10)]);
       await opened.store.close();
       const again = await opened.reopen();
       assert.deepEqual(
-        (await again.webhookOutbox.dueDeliveries(10, 10)).map((d) => [d.id, d.eventId, d.status]),
+        (await again.server.webhookOutbox.dueDeliveries(10, 10)).map((d) => [d.id, d.eventId, d.status]),
         [["d1", "evt_d1", "pending"]],
       );
     });

@@ -1,71 +1,19 @@
-/**
- * The behaviour every `Store` must have, as a `node:test` suite. Each implementation's test file
- * calls `describeStoreContract` with a factory; SQLite runs it today, PostgreSQL will run it
- * unchanged. It tests only what `store.ts` promises, never how an implementation keeps it.
- *
- * Each test opens a fresh, empty store through the factory and calls `cleanup` at the end.
- */
 import assert from "node:assert/strict";
-import { describe, it } from "node:test";
-import type { TestContext } from "node:test";
-import type { JournalEntry, JournalEvent, JsonValue, PinnedToolset, RunEvent } from "@tapedeck/protocol";
-import { StoreConflictError } from "./store.js";
-import type { NewRun, Store } from "./store.js";
-import { describeCredentialStoreContract } from "./credential-store-contract.js";
-import { describeWebhookOutboxContract } from "./webhook-outbox-contract.js";
+import { describe } from "node:test";
+import type { RunEvent } from "@tapedeck/protocol";
+import type { Store } from "../store.js";
+import { contractTest, type StoreFactory } from "./contract-test.js";
+import { everyKind, failed, isConflict, log, newRun, runError, started, toolset, unserializable } from "./fixtures.js";
 
-export interface OpenedStore {
-  readonly store: Store;
-  /** Opens the same data again, after the test closed `store`. Absent for stores that cannot. */
-  readonly reopen?: () => Promise<Store>;
-  /** Closes what is still open and deletes the data. */
-  readonly cleanup: () => Promise<void>;
-}
-
-/** A test that waits on a write that never settles fails instead of hanging the run. */
-const TEST_TIMEOUT_MS = 20_000;
-
-export function describeStoreContract(name: string, open: () => Promise<OpenedStore>): void {
-  const test = (title: string, body: (opened: OpenedStore, t: TestContext) => Promise<void>): void => {
-    void it(title, { timeout: TEST_TIMEOUT_MS }, async (t) => {
-      const opened = await open();
-      try {
-        await body(opened, t);
-      } finally {
-        await opened.cleanup();
-      }
-    });
-  };
-
-  void describe(`Store contract: ${name}`, () => {
-    void describe("toolsets", () => {
-      test("round-trips a toolset; an unknown id is undefined", async ({ store }) => {
-        await store.putToolset(toolset);
-        assert.deepEqual(await store.getToolset(toolset.id), toolset);
-        assert.equal(await store.getToolset("ts_unknown"), undefined);
-      });
-
-      test("putting an id again is a no-op", async ({ store }) => {
-        await store.putToolset(toolset);
-        await store.putToolset(toolset);
-        await store.putToolset({ id: toolset.id, tools: [] });
-        assert.deepEqual(await store.getToolset(toolset.id), toolset);
-      });
-
-      test("observed shapes: saved per toolset and tool, replaced, and kept apart from other toolsets", async ({ store }) => {
-        assert.deepEqual(await store.getObservedShapes("ts_a"), {});
-        await store.putObservedShape("ts_a", "g.t", { type: "string" });
-        await store.putObservedShape("ts_a", "g.u", { type: "object", properties: { n: { type: "number" } }, required: ["n"] });
-        await store.putObservedShape("ts_b", "g.t", { type: "number" });
-        await store.putObservedShape("ts_a", "g.t", { anyOf: [{ type: "string" }, { type: "null" }] });
-        assert.deepEqual(await store.getObservedShapes("ts_a"), {
-          "g.t": { anyOf: [{ type: "string" }, { type: "null" }] },
-          "g.u": { type: "object", properties: { n: { type: "number" } }, required: ["n"] },
-        });
-        assert.deepEqual(await store.getObservedShapes("ts_b"), { "g.t": { type: "number" } });
-      });
-    });
-
+/**
+ * The runs sub-store's contract (`run-store.ts`): creating runs (atomically, idempotently),
+ * appending to journals (continuing them exactly, writing nothing of a failed batch, group
+ * commit across runs), reading and listing, wake times, recorded events, and durability across
+ * close and reopen. Public API for store implementers (`@tapedeck/engine/testing`).
+ */
+export function describeRunStoreContract(name: string, open: StoreFactory): void {
+  const test = contractTest(open);
+  void describe(`RunStore contract: ${name}`, () => {
     void describe("runs", () => {
       test("createRun then getRun gives back every field", async ({ store }) => {
         const run = newRun("run_full", {
@@ -94,14 +42,15 @@ export function describeStoreContract(name: string, open: () => Promise<OpenedSt
         assert.equal(await store.getRun("run_unknown"), undefined);
       });
 
-      test("a patch's events are recorded in its commit (none when it conflicts), oldest first, until their deliveries are written", async ({ store }) => {
+      test("a patch's events are recorded in its commit (none when it conflicts), oldest first", async ({ store }) => {
         await store.createRun(newRun("run_ev"), [started(0)]);
         const waiting: RunEvent = { type: "run.waiting", runId: "run_ev", waits: [{ kind: "sleep", seq: 1, until: 99 }], wakeAt: 99 };
         const ended: RunEvent = { type: "run.ended", runId: "run_ev", end: { status: "completed", output: { q: "héllo ✓" } } };
+        assert.deepEqual(await store.recordedEvents(10), []);
         await store.append("run_ev", [], { updatedAt: 20, status: "waiting", events: [waiting] });
-        await assert.rejects(store.append("run_ev", [started(5)], { updatedAt: 25, events: [ended] }), (e: unknown) => e instanceof StoreConflictError);
+        await assert.rejects(store.append("run_ev", [started(5)], { updatedAt: 25, events: [ended] }), isConflict);
         await store.append("run_ev", [started(1)], { updatedAt: 30, status: "completed", events: [ended] });
-        const recorded = await store.webhookOutbox.recordedEvents(10);
+        const recorded = await store.recordedEvents(10);
         assert.deepEqual(
           recorded.map(({ event, at }) => [event, at]),
           [
@@ -111,24 +60,9 @@ export function describeStoreContract(name: string, open: () => Promise<OpenedSt
         );
         assert.ok(recorded[0]!.id < recorded[1]!.id);
         assert.deepEqual(
-          (await store.webhookOutbox.recordedEvents(1)).map((r) => r.event.type),
+          (await store.recordedEvents(1)).map((r) => r.event.type),
           ["run.waiting"],
         );
-        await store.webhookOutbox.putEndpoint({ id: "wh_ev", url: "https://example.com/ev", secret: "sealed:x", createdAt: 1 });
-        const delivery = { id: "dlv_ev", endpointId: "wh_ev", eventId: "evt_1", eventType: "run.waiting", body: "{}", createdAt: 20, nextAttemptAt: 20 };
-        assert.equal(await store.webhookOutbox.fanOut([{ recorded: recorded[0]!.id, deliveries: [delivery] }]), 1);
-        assert.equal(
-          await store.webhookOutbox.fanOut([{ recorded: recorded[0]!.id, deliveries: [{ ...delivery, id: "dlv_again" }] }]),
-          0,
-          "fanned out once: a second server gets nothing to send",
-        );
-        assert.deepEqual(
-          (await store.webhookOutbox.recordedEvents(10)).map((r) => r.event.type),
-          ["run.ended"],
-        );
-        assert.equal((await store.webhookOutbox.dueDeliveries(20, 10)).length, 1);
-        assert.equal(await store.webhookOutbox.fanOut([{ recorded: recorded[1]!.id, deliveries: [] }]), 1);
-        assert.deepEqual(await store.webhookOutbox.recordedEvents(10), []);
       });
 
       test("a createRun that fails part-way writes nothing", async ({ store }) => {
@@ -454,162 +388,6 @@ export function describeStoreContract(name: string, open: () => Promise<OpenedSt
       });
     });
 
-    void describe("signals", () => {
-      test("kept per run and name, oldest first, until consumed with an outcome", async ({ store }) => {
-        await store.createRun(newRun("run_s", { status: "running" }), [started(0)]);
-        const a = await store.putSignal({ runId: "run_s", name: "go", payload: { n: 1 }, at: 10 });
-        await store.putSignal({ runId: "run_s", name: "other", payload: null, at: 11 });
-        const b = await store.putSignal({ runId: "run_s", name: "go", payload: "two", at: 12 });
-        assert.deepEqual(await store.pendingSignals("run_s", "go"), [
-          { id: a.id, name: "go", payload: { n: 1 }, at: 10 },
-          { id: b.id, name: "go", payload: "two", at: 12 },
-        ]);
-        const outcome = entry(1, { kind: "call.scheduled", seq: 1, tool: "tapedeck.signal", args: { name: "go" }, key: "run_s/1" });
-        await store.append("run_s", [outcome], { updatedAt: 13, consumeSignals: [{ id: a.id, seq: 1 }] });
-        assert.deepEqual(
-          (await store.pendingSignals("run_s", "go")).map((s) => s.id),
-          [b.id],
-        );
-      });
-
-      test("consuming a signal twice conflicts and writes nothing of the batch", async ({ store }) => {
-        await store.createRun(newRun("run_s", { status: "running" }), [started(0)]);
-        const a = await store.putSignal({ runId: "run_s", name: "go", payload: 1, at: 10 });
-        await store.append("run_s", [log(1)], { updatedAt: 11, consumeSignals: [{ id: a.id, seq: 1 }] });
-        await assert.rejects(store.append("run_s", [log(2)], { updatedAt: 12, consumeSignals: [{ id: a.id, seq: 2 }] }), isConflict);
-        assert.equal((await store.getRun("run_s"))?.journalLength, 2);
-      });
-
-      test("a key already used for the run returns the first signal instead of a second", async ({ store }) => {
-        await store.createRun(newRun("run_s"), [started(0)]);
-        await store.createRun(newRun("run_t"), [started(0)]);
-        const first = await store.putSignal({ runId: "run_s", name: "go", payload: 1, at: 10, key: "k1" });
-        const again = await store.putSignal({ runId: "run_s", name: "go", payload: 2, at: 11, key: "k1" });
-        const elsewhere = await store.putSignal({ runId: "run_t", name: "go", payload: 3, at: 12, key: "k1" });
-        assert.deepEqual(again, { id: first.id, duplicate: true });
-        assert.equal(first.duplicate, false);
-        assert.equal(elsewhere.duplicate, false);
-        assert.deepEqual(
-          (await store.pendingSignals("run_s", "go")).map((s) => s.payload),
-          [1],
-        );
-      });
-
-      test("signalByKey finds the signal kept for the run with a key, taken or not", async ({ store }) => {
-        await store.createRun(newRun("run_s", { status: "running" }), [started(0)]);
-        const kept = await store.putSignal({ runId: "run_s", name: "go", payload: 1, at: 10, key: "k1" });
-        assert.equal(typeof (await store.signalByKey("run_s", "k1")), "number");
-        await store.append("run_s", [log(1)], { updatedAt: 11, consumeSignals: [{ id: kept.id, seq: 1 }] });
-        assert.equal(typeof (await store.signalByKey("run_s", "k1")), "number", "taken: still sent");
-        assert.equal(await store.signalByKey("run_s", "k2"), undefined);
-        assert.equal(await store.signalByKey("run_t", "k1"), undefined);
-      });
-    });
-
-    void describe("leases and requests", () => {
-      test("a run is claimed by one owner at a time until its lease lapses; renew and release", async ({ store }) => {
-        await store.createRun(newRun("run_l", { status: "running" }), [started(0)]);
-        assert.equal(await store.claimRun("run_l", "eng_a", 1_000, 0), true);
-        assert.equal(await store.claimRun("run_l", "eng_b", 2_000, 500), false, "held by another");
-        assert.equal(await store.claimRun("run_l", "eng_a", 1_500, 500), true, "its holder may claim again");
-        assert.deepEqual((await store.getRun("run_l"))?.owner, { id: "eng_a", until: 1_500 });
-        await store.renewLeases("eng_a", 3_000);
-        assert.equal(await store.claimRun("run_l", "eng_b", 5_000, 2_000), false, "renewed");
-        assert.equal(await store.claimRun("run_l", "eng_c", 5_000, 2_000, "eng_a"), true, "taken over from an owner known to be dead");
-        assert.equal(await store.claimRun("run_l", "eng_b", 5_000, 4_000), false);
-        assert.equal(await store.claimRun("run_l", "eng_b", 5_000, 5_001), true, "lapsed: taken over");
-        assert.deepEqual(
-          (await store.listRuns({ owner: "eng_b" })).map((r) => r.id),
-          ["run_l"],
-        );
-        await store.releaseRuns("eng_a", "run_l");
-        assert.equal((await store.getRun("run_l"))?.owner?.id, "eng_b", "only the holder releases");
-        await store.releaseRuns("eng_b");
-        assert.equal((await store.getRun("run_l"))?.owner, undefined);
-      });
-
-      test("host faults: counted when a running run is taken over from an owner that never released it, or noted; cleared by progress", async ({ store }) => {
-        await store.createRun(newRun("run_h", { status: "running" }), [started(0)]);
-        await store.createRun(newRun("run_w", { status: "waiting" }), [started(0)]);
-        assert.equal(await store.claimRun("run_h", "eng_a", 1_000, 0), true);
-        assert.equal(await store.claimRun("run_h", "eng_a", 1_500, 500), true);
-        assert.equal((await store.getRun("run_h"))?.hostFaults, undefined, "its own holder claiming again is no fault");
-        assert.equal(await store.claimRun("run_h", "eng_b", 5_000, 2_000, "eng_a"), true);
-        assert.deepEqual((await store.getRun("run_h"))?.hostFaults, {
-          count: 1,
-          last: "the process executing it stopped without shutting down (it crashed or was killed)",
-        });
-        await store.releaseRuns("eng_b");
-        assert.equal(await store.claimRun("run_h", "eng_c", 6_000, 5_500), true);
-        assert.equal((await store.getRun("run_h"))?.hostFaults?.count, 1, "a released run is taken without a fault");
-        assert.equal(await store.noteHostFault("run_h", "RangeError: too deep"), 2);
-        assert.deepEqual((await store.getRun("run_h"))?.hostFaults, { count: 2, last: "RangeError: too deep" });
-        await store.append("run_h", [log(1)]);
-        assert.equal((await store.getRun("run_h"))?.hostFaults?.count, 2, "an append without progress keeps them");
-        await store.append("run_h", [log(2)], { updatedAt: 3, clearHostFaults: true });
-        assert.equal((await store.getRun("run_h"))?.hostFaults, undefined);
-        assert.equal(await store.claimRun("run_w", "eng_a", 1_000, 0), true);
-        assert.equal(await store.claimRun("run_w", "eng_b", 5_000, 2_000, "eng_a"), true);
-        assert.equal((await store.getRun("run_w"))?.hostFaults, undefined, "a parked run held by a dead process was not executing");
-      });
-
-      test("requests for a run are taken, in order, by the engine holding it, once", async ({ store }) => {
-        await store.createRun(newRun("run_a", { status: "waiting" }), [started(0)]);
-        await store.createRun(newRun("run_b", { status: "waiting" }), [started(0)]);
-        await store.claimRun("run_a", "eng_a", 10_000, 0);
-        await store.putRunRequest("run_a", { kind: "signal", name: "go" }, 1);
-        await store.putRunRequest("run_b", { kind: "cancel", reason: "x" }, 2);
-        await store.putRunRequest("run_a", { kind: "decide", seq: 2, decision: "rejected", reason: "no" }, 3);
-        await store.putRunRequest("run_a", { kind: "child", runId: "run_c" }, 4);
-        assert.deepEqual(await store.takeRunRequests("eng_b"), []);
-        assert.deepEqual(await store.takeRunRequests("eng_a"), [
-          { runId: "run_a", request: { kind: "signal", name: "go" } },
-          { runId: "run_a", request: { kind: "decide", seq: 2, decision: "rejected", reason: "no" } },
-          { runId: "run_a", request: { kind: "child", runId: "run_c" } },
-        ]);
-        assert.deepEqual(await store.takeRunRequests("eng_a"), []);
-        await store.claimRun("run_b", "eng_a", 10_000, 0);
-        assert.deepEqual(
-          await store.takeRunRequests("eng_a"),
-          [{ runId: "run_b", request: { kind: "cancel", reason: "x" } }],
-          "kept for whoever holds the run next",
-        );
-      });
-    });
-
-    void describe("webhooks", () => {
-      test("a binding is found by its token hash; an unknown hash is undefined", async ({ store }) => {
-        const hook = { tokenHash: "ab12", runId: "run_h", name: "paid", createdAt: 5 };
-        await store.putWebhook(hook);
-        assert.deepEqual(await store.getWebhook("ab12"), hook);
-        assert.equal(await store.getWebhook("ab13"), undefined);
-      });
-    });
-
-    void describe("api keys", () => {
-      test("a key is found by its hash with its limits; an unknown hash is undefined; listed oldest first", async ({ store }) => {
-        const limited = { id: "key_b", hash: "b".repeat(64), namespace: "alice", labels: { agent: "x", "dotted.key": 'quote"d' }, createdAt: 20 };
-        const open = { id: "key_a", hash: "a".repeat(64), createdAt: 10 };
-        await store.putApiKey(limited);
-        await store.putApiKey(open);
-        assert.deepEqual(await store.getApiKeyByHash("b".repeat(64)), limited);
-        assert.deepEqual(await store.getApiKeyByHash("a".repeat(64)), open);
-        assert.equal(await store.getApiKeyByHash("c".repeat(64)), undefined);
-        assert.deepEqual(await store.listApiKeys(), [open, limited]);
-      });
-
-      test("a second key with the same id or the same hash is refused and changes nothing", async ({ store }) => {
-        const key = { id: "key_a", hash: "a".repeat(64), createdAt: 10 };
-        await store.putApiKey(key);
-        await assert.rejects(store.putApiKey({ ...key, hash: "b".repeat(64) }));
-        await assert.rejects(store.putApiKey({ ...key, id: "key_b", namespace: "eve" }));
-        assert.deepEqual(await store.listApiKeys(), [key]);
-      });
-    });
-
-    describeWebhookOutboxContract(test);
-    describeCredentialStoreContract(test);
-
     void describe("durability", () => {
       test("what was written is there after close and reopen", async ({ store, reopen }, t) => {
         if (reopen === undefined) return t.skip("this store keeps nothing across opens");
@@ -617,15 +395,12 @@ export function describeStoreContract(name: string, open: () => Promise<OpenedSt
         await store.putToolset(toolset);
         await store.createRun(run, [started(0)]);
         await store.append("run_d", everyKind(1), { status: "waiting", updatedAt: 50 });
-        const key = { id: "key_d", hash: "d".repeat(64), namespace: "alice", createdAt: 7 };
-        await store.putApiKey(key);
         await store.close();
 
         const again = await reopen();
         assert.deepEqual(await again.getToolset(toolset.id), toolset);
         assert.deepEqual(await again.getRun("run_d"), { ...run, status: "waiting", updatedAt: 50, journalLength: 13 });
         assert.deepEqual(await again.readJournal("run_d"), [started(0), ...everyKind(1)]);
-        assert.deepEqual(await again.listApiKeys(), [key]);
         await again.append("run_d", [log(13)]);
         assert.deepEqual(await again.readJournal("run_d", 13), [log(13)]);
       });
@@ -641,75 +416,4 @@ export function describeStoreContract(name: string, open: () => Promise<OpenedSt
       });
     });
   });
-}
-
-function isConflict(error: unknown): boolean {
-  return error instanceof StoreConflictError && error.code === "store_conflict";
-}
-
-const toolset: PinnedToolset = {
-  id: "ts_contract",
-  tools: [
-    {
-      group: "github",
-      name: "list_issues",
-      source: "mcp",
-      description: "Lists issues.",
-      inputSchema: { type: "object", properties: { repo: { type: "string" } }, required: ["repo"] },
-      outputSchema: true,
-      policy: { onInterruption: "retry", timeoutMs: 300_000, heartbeatTimeoutMs: 60_000, concurrency: 16, approval: false },
-    },
-  ],
-};
-
-function newRun(id: string, fields: Partial<Omit<NewRun, "id">> = {}): NewRun {
-  return {
-    id,
-    toolsetId: toolset.id,
-    source: "const r = await github.list_issues({ repo: 'a/b' });\nexport default r;",
-    js: "const r = await github.list_issues({ repo: 'a/b' });",
-    sourceMap: '{"version":3,"mappings":"AAAA"}',
-    input: { n: 1 },
-    status: "queued",
-    createdAt: 1_700_000_000_000,
-    ...fields,
-  };
-}
-
-const at = (index: number): number => 1_700_000_000_000 + index;
-const entry = (index: number, event: JournalEvent): JournalEntry => ({ index, at: at(index), ...event });
-const started = (index: number): JournalEntry => entry(index, { kind: "run.started", input: { n: 1 }, replayVersion: 1 });
-const log = (index: number): JournalEntry => entry(index, { kind: "log", level: "info", message: `line ${index}` });
-/** An entry JSON cannot encode (a BigInt): writing it throws part-way through a write. */
-const unserializable = (index: number): JournalEntry => entry(index, { kind: "call.completed", seq: 1, result: { n: 10n } as unknown as JsonValue });
-const failed = (index: number): JournalEntry => entry(index, { kind: "run.failed", error: runError });
-
-const runError = {
-  kind: "script",
-  name: "ToolError",
-  message: "list_issues failed: rate limited",
-  failure: { code: "rate_limited", message: "try again in 30 s", retryable: true, details: { after: 30 } },
-  call: { seq: 3, tool: "github.list_issues" },
-  position: { line: 2, column: 11 },
-  stack: "ToolError: list_issues failed\n    at script.ts:2:11",
-  frame: "> 2 | const r = await github.list_issues(…)\n    |           ^",
-} as const;
-
-/** One entry of every kind, with awkward values: unicode, nulls, nesting, floats, control characters. */
-function everyKind(from: number): JournalEntry[] {
-  const events: JournalEvent[] = [
-    { kind: "run.started", input: { q: "héllo ✓ 🎉", n: [1, 2.5, -3e-7, null], deep: { a: { b: [true, false] } } }, replayVersion: 2 },
-    { kind: "call.scheduled", seq: 1, tool: "github.list_issues", args: { repo: "a/b", labels: ["bug"] }, key: "run_a/1" },
-    { kind: "call.attempt", seq: 1, attempt: 2, reason: "the engine restarted" },
-    { kind: "call.completed", seq: 1, result: [{ id: 1, title: 'say "hi"\n' }, null, "", 0] },
-    { kind: "call.rejected", seq: 2, tool: "fs.read", args: null, error: { code: "invalid_arguments", message: "path: required" } },
-    { kind: "call.scheduled", seq: 3, tool: "github.list_issues", args: {}, key: "run_a/3" },
-    { kind: "call.failed", seq: 3, error: runError.failure },
-    { kind: "call.parked", seq: 4, reason: "tool.schema_changed", message: "github.list_issues now requires owner" },
-    { kind: "call.decided", seq: 4, decision: "rejected", reason: "not now" },
-    { kind: "log", level: "warn", message: "tab\there, nul\u0000, bell\u0007" },
-    { kind: "run.completed", output: { ok: true, count: 2 } },
-    { kind: "run.failed", error: runError },
-  ];
-  return events.map((event, i) => entry(from + i, event));
 }
