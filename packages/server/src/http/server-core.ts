@@ -47,7 +47,7 @@ export async function openServerCore(
   let context: ServerContext | undefined;
   let app: FastifyInstance | undefined;
   try {
-    const server = openServerStores(store);
+    const server = await openServerStores(store);
     const admin = extra.adminKey ? await ensureAdminKey(server.apiKeys) : undefined;
     const { logger } = options;
     const secret = loadOrCreateServerSecret(options.dataDir, (line) => logger.warn(line));

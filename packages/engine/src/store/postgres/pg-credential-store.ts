@@ -5,7 +5,6 @@
  * commits whole or not at all, and a credential saved by another node meanwhile either waits
  * for it or is read by it.
  */
-import type pg from "pg";
 import type { CredentialStore, SealedCredential } from "../credential-store.js";
 import type { PgAccess } from "./pg-access.js";
 
@@ -64,7 +63,7 @@ export class PgCredentialStore implements CredentialStore {
   }
 
   rewrap(rewrite: (credential: SealedCredential) => SealedCredential): Promise<number> {
-    return this.#access.write(async (tx: pg.ClientBase) => {
+    return this.#access.write(async (tx) => {
       const rows = (await tx.query<CredentialRow>(`SELECT ${COLUMNS} FROM credentials ORDER BY created_at, ord FOR UPDATE`)).rows;
       for (const row of rows) {
         const next = rewrite(credentialOf(row));

@@ -11,7 +11,6 @@
  * - Notifications are published only after the commit that made them true.
  * - `(run_id, seq, attempt)` is unique: an attempt is queued once, whichever node queues it.
  */
-import type pg from "pg";
 import type { JsonValue } from "@tapedeck/protocol";
 import {
   HOST_TASKS_TOPIC,
@@ -25,7 +24,7 @@ import {
   type NewHostTask,
 } from "../host-task-store.js";
 import type { Notifier } from "../notifier.js";
-import type { PgAccess } from "./pg-access.js";
+import type { PgAccess, PgTransaction } from "./pg-access.js";
 
 interface TaskRow {
   readonly ord: number;
@@ -235,7 +234,7 @@ export class PgHostTaskStore implements HostTaskStore {
   }
 
   /** Inside the store's write that ends a run: its queued tasks go, its claimed ones are withdrawn. */
-  async giveUpRun(tx: pg.ClientBase, runId: string): Promise<void> {
+  async giveUpRun(tx: PgTransaction, runId: string): Promise<void> {
     await tx.query("DELETE FROM host_tasks WHERE run_id = $1 AND state IN ('queued', 'answered', 'lapsed')", [runId]);
     await tx.query("UPDATE host_tasks SET state = 'withdrawn' WHERE run_id = $1 AND state = 'claimed'", [runId]);
   }

@@ -19,7 +19,8 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import type { Notifier } from "../notifier.js";
-import { connectionConfig, type PostgresLocation } from "./pg-connection.js";
+import { connectionConfig } from "./pg-connection.js";
+import type { PostgresLocation } from "./pg-location.js";
 import { backoffDelay } from "./pg-retry.js";
 
 /** How often listeners look in the store anyway: NOTIFY does the prompt work, this only covers a lost connection's gap. */
@@ -27,7 +28,7 @@ export const PG_POLL_MS = 5_000;
 
 export class PgNotifier implements Notifier {
   readonly #location: PostgresLocation;
-  readonly #pool: pg.Pool;
+  readonly #send: (text: string, values: unknown[]) => Promise<unknown>;
   readonly #channel: string;
   readonly #id = randomBytes(6).toString("base64url");
   readonly #pollMs: number;
@@ -41,9 +42,10 @@ export class PgNotifier implements Notifier {
   #attempt = 0;
   #closed = false;
 
-  constructor(location: PostgresLocation, pool: pg.Pool, options: { readonly pollMs?: number } = {}) {
+  /** `send` runs a statement on the store's pool (the NOTIFY of a publish). */
+  constructor(location: PostgresLocation, send: (text: string, values: unknown[]) => Promise<unknown>, options: { readonly pollMs?: number } = {}) {
     this.#location = location;
-    this.#pool = pool;
+    this.#send = send;
     this.#channel = `tapedeck_${location.schema}`;
     this.#pollMs = options.pollMs ?? PG_POLL_MS;
   }
@@ -57,7 +59,7 @@ export class PgNotifier implements Notifier {
   publish(topic: string): void {
     if (this.#closed) return;
     this.#deliver(topic);
-    this.#pool.query("SELECT pg_notify($1, $2)", [this.#channel, `${this.#id} ${topic}`]).catch(() => {
+    this.#send("SELECT pg_notify($1, $2)", [this.#channel, `${this.#id} ${topic}`]).catch(() => {
       // Dropped: the other processes' polls make up for it.
     });
   }

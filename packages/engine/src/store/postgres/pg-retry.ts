@@ -19,16 +19,11 @@ export function sleep(ms: number): Promise<void> {
 }
 
 /** Runs a read on the pool, again on a new connection (with backoff, for up to `reconnectMs`) when its connection was lost. */
-export async function readWithRetry<R extends pg.QueryResultRow>(
-  pool: pg.Pool,
-  reconnectMs: number,
-  text: string,
-  values: readonly unknown[] = [],
-): Promise<R[]> {
+export async function readWithRetry<R extends object>(pool: pg.Pool, reconnectMs: number, text: string, values: readonly unknown[] = []): Promise<R[]> {
   const deadline = Date.now() + reconnectMs;
   for (let attempt = 1; ; attempt++) {
     try {
-      return (await pool.query<R>(text, values as unknown[])).rows;
+      return (await pool.query(text, values as unknown[])).rows as R[];
     } catch (error) {
       if (!isConnectionError(error) || Date.now() >= deadline) throw error;
       await sleep(Math.min(backoffDelay(attempt), Math.max(0, deadline - Date.now())));

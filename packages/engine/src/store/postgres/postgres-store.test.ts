@@ -14,7 +14,7 @@ import { log, newRun, started } from "../contracts/fixtures.js";
 import { openStore } from "../open-store.js";
 import { pgMigrations } from "./pg-migrations.js";
 import { PostgresStore } from "./postgres-store.js";
-import { describeWithPostgres, dropSchema, freshSchemaName, postgresStoreFactory, schemaUrl } from "../../test-support/postgres-test-database.js";
+import { describeWithPostgres, dropSchema, freshSchemaName, postgresStoreFactory, schemaUrl } from "../contracts/postgres-test-database.js";
 import { testEngine, testSandboxes } from "../../test-support/engines.js";
 import { harnessToolset, ToolHarness } from "../../test-support/tool-harness.js";
 

@@ -38,8 +38,9 @@ import type {
   StoredSignal,
   WebhookBinding,
 } from "../store.js";
-import type { PgAccess } from "./pg-access.js";
-import { openPool, parsePostgresUrl, redactedUrl, type PostgresLocation } from "./pg-connection.js";
+import type { PgAccess, PgTransaction } from "./pg-access.js";
+import { openPool } from "./pg-connection.js";
+import { parsePostgresUrl, redactedUrl, type PostgresLocation } from "./pg-location.js";
 import { PgCredentialStore } from "./pg-credential-store.js";
 import { PgGroupCommit } from "./pg-group-commit.js";
 import { PgHostTaskStore } from "./pg-host-task-store.js";
@@ -56,13 +57,23 @@ export interface PostgresStoreOptions {
   readonly pollMs?: number;
 }
 
-/** What the store offers the server for its own tables in the same database (see `pg-access.ts`). */
-export interface PostgresHandle extends PgAccess {
+/**
+ * What the store offers a part that keeps its own tables in the same database (the server: API
+ * keys, the webhook outbox), as `sqliteHandle` does on SQLite: writes in the store's group
+ * commit, reads on its pool, its migration rules, and the removal of a recorded run event inside
+ * a write. Reached through `@tapedeck/engine/postgres`.
+ */
+export interface PostgresHandle {
+  /** Runs `write` in the store's next batch (see `PgAccess.write`); it may run again after a lost connection, so it keeps no state outside. */
+  readonly write: PgAccess["write"];
+  /** Runs one query on the pool, outside any write. */
+  readonly read: PgAccess["read"];
+  /** The schema the store's tables (and the part's) live in: the connections' search_path. */
   readonly schema: string;
   /** Applies a part's own migrations, in its own history table, by the rules of the store's. */
   readonly migrate: (history: string, migrations: readonly Migration[]) => Promise<number[]>;
   /** Inside a `write`: removes a run event the engine recorded; false when a reader (another node) removed it already. */
-  readonly removeRecordedEvent: (tx: pg.ClientBase, id: number) => Promise<boolean>;
+  readonly removeRecordedEvent: (tx: PgTransaction, id: number) => Promise<boolean>;
 }
 
 const handles = new WeakMap<object, PostgresHandle>();
@@ -131,7 +142,7 @@ export class PostgresStore implements Store {
       } finally {
         client.release();
       }
-      const notifier = new PgNotifier(session, pool, options.pollMs === undefined ? {} : { pollMs: options.pollMs });
+      const notifier = new PgNotifier(session, (text, values) => pool.query(text, values), options.pollMs === undefined ? {} : { pollMs: options.pollMs });
       await notifier.listen();
       return new PostgresStore(pool, notifier, location.schema, options.reconnectMs ?? DEFAULT_RECONNECT_MS);
     } catch (error) {
@@ -150,11 +161,13 @@ export class PostgresStore implements Store {
     this.#reconnectMs = reconnectMs;
     this.#commits = new PgGroupCommit(pool, { reconnectMs });
     this.notifier = notifier;
-    this.#access = { write: (write) => this.#write(write), read: (text, values) => this.#read(text, values) };
+    // node-postgres' client is a PgTransaction: its query resolves with rows and rowCount.
+    this.#access = { write: (write) => this.#write((tx) => write(tx as unknown as PgTransaction)), read: (text, values) => this.#read(text, values) };
     this.credentials = new PgCredentialStore(this.#access);
     this.hostTasks = new PgHostTaskStore(this.#access, notifier);
     handles.set(this, {
-      ...this.#access,
+      write: this.#access.write,
+      read: (text, values) => this.#read(text, values),
       schema,
       migrate: async (history, list) => {
         const client = await pool.connect();
@@ -485,7 +498,7 @@ export class PostgresStore implements Store {
     return this.#commits.submit(write);
   }
 
-  #read<R extends pg.QueryResultRow>(text: string, values: readonly unknown[] = []): Promise<R[]> {
+  #read<R extends object>(text: string, values: readonly unknown[] = []): Promise<R[]> {
     if (this.#closed) return Promise.reject(new Error("This PostgresStore is closed; open it again to read."));
     return readWithRetry<R>(this.#pool, this.#reconnectMs, text, values);
   }

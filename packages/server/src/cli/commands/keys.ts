@@ -24,7 +24,7 @@ export async function keysCommand(args: readonly string[], out: Output): Promise
   requireDataFolder(values.data);
   const store = await openStore(values.data);
   try {
-    const { secret, record } = await createApiKey(openServerStores(store).apiKeys, { ...(namespace === undefined ? {} : { namespace }), labels });
+    const { secret, record } = await createApiKey((await openServerStores(store)).apiKeys, { ...(namespace === undefined ? {} : { namespace }), labels });
     out.stdout(secret);
     const limits = [
       namespace === undefined ? undefined : `namespace "${namespace}"`,

@@ -12,8 +12,8 @@
 import { randomBytes } from "node:crypto";
 import { describe, it } from "node:test";
 import pg from "pg";
-import type { OpenedStore, StoreFactory } from "../store/contracts/contract-test.js";
-import { PostgresStore, type PostgresStoreOptions } from "../store/postgres/postgres-store.js";
+import type { OpenedStore, StoreFactory } from "./contract-test.js";
+import { PostgresStore, type PostgresStoreOptions } from "../postgres/postgres-store.js";
 
 export const POSTGRES_URL_VARIABLE = "TAPEDECK_TEST_POSTGRES_URL";
 
