@@ -43,7 +43,7 @@ export async function openServerCore(
   options: ResolvedServeOptions,
   extra: { readonly adminKey: boolean; readonly inProcess?: InProcessChannel },
 ): Promise<ServerCore> {
-  const store = await openStore(options.dataDir, { durability: options.durability });
+  const store = await openStore(options.store, { durability: options.durability });
   let context: ServerContext | undefined;
   let app: FastifyInstance | undefined;
   try {
