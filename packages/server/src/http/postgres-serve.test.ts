@@ -10,8 +10,9 @@ import { startServeChild } from "./test-support/serve-child.js";
 /**
  * `tapedeck serve --store postgres://…` (and `TAPEDECK_STORE`): a real server child process on
  * a PostgreSQL store runs a script end to end through HTTP (its admin key made on the store's
- * first start, a key made with `tapedeck keys create --store`, a host tool served by a worker
- * through the store's host task queue, a signal), and its runs are there after a restart.
+ * first start, a key made with `tapedeck keys create` on `TAPEDECK_STORE`, a host tool served by a worker
+ * through the store's host task queue, a signal), and its runs are there after a restart and for
+ * the other CLI commands.
  * Needs TAPEDECK_TEST_POSTGRES_URL.
  */
 const BIN = fileURLToPath(new URL("../cli/main.js", import.meta.url));
@@ -29,15 +30,15 @@ async function until(td: Tapedeck, id: string, what: string, holds: (run: Run) =
   }
 }
 
-/** `tapedeck keys create` with `env`; resolves with the key it printed. */
-async function createKey(env: Readonly<Record<string, string>>, ...args: string[]): Promise<string> {
-  const child = spawn(process.execPath, [BIN, "keys", "create", ...args], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } });
+/** `tapedeck <args>` with `env`; resolves with what it printed on stdout, rejects if it fails. */
+async function cli(env: Readonly<Record<string, string>>, ...args: string[]): Promise<string> {
+  const child = spawn(process.execPath, [BIN, ...args], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } });
   let out = "";
   let err = "";
   child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
   child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
   const [code] = (await once(child, "close")) as [number | null];
-  if (code !== 0) throw new Error(`tapedeck keys create failed (${code}): ${err}`);
+  if (code !== 0) throw new Error(`tapedeck ${args.join(" ")} failed (${code}): ${err}`);
   return out.trim();
 }
 
@@ -50,7 +51,7 @@ describeWithPostgres("tapedeck serve on PostgreSQL", (url) => {
       try {
         const adminKey = server.adminKey ?? assert.fail("the store's first start prints the admin key");
         assert.ok(!server.stderr().includes(new URL(url).password), "the store URL's password is never printed");
-        const limited = await createKey({ TAPEDECK_STORE: store }, "--namespace", "alice");
+        const limited = await cli({ TAPEDECK_STORE: store }, "keys", "create", "--namespace", "alice");
         let td = server.client(adminKey);
         const toolset = (await td.toolsets.create(TOOLSET)).id;
         const worker = td.worker({ tools: { mail: { send: (_args: never, ctx: ToolContext) => `sent as ${ctx.idempotencyKey}` } } }).start();
@@ -78,6 +79,9 @@ describeWithPostgres("tapedeck serve on PostgreSQL", (url) => {
           ["run.started", "call.scheduled", "call.completed", "call.scheduled", "call.completed", "run.completed"],
         );
         assert.equal(await server.stop(), 0, server.stderr());
+        // Every CLI command reads the store TAPEDECK_STORE names, with no data folder at all.
+        const listed = await cli({ TAPEDECK_STORE: store }, "runs", "--data", "/nonexistent/tapedeck-data");
+        assert.match(listed, new RegExp(`${runId}.*completed`));
       } finally {
         await server.stop();
         server.cleanup();
