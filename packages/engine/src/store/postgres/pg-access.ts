@@ -4,7 +4,7 @@
  * (see `pg-group-commit.ts`, `pg-retry.ts`) and reject once the store is closed.
  */
 export interface PgAccess {
-  /** Runs `write` in the store's next batch (one transaction; its own SAVEPOINT when it shares the batch); resolves with its value once committed. */
+  /** Runs `write` in the store's next batch (one transaction shared with the batch's other writes; undone alone if it throws); resolves with its value once committed. */
   readonly write: <T>(write: (tx: PgTransaction) => Promise<T>) => Promise<T>;
   /** Runs one query on the pool, outside any write: committed data only. */
   readonly read: <R extends object>(text: string, values?: readonly unknown[]) => Promise<R[]>;

@@ -8,9 +8,10 @@
  *   abandoned (reject): resolved means acknowledged by PostgreSQL.
  * - Writes run in the order they were submitted; one batch commits at a time, so a write never
  *   overtakes one submitted before it (the appends to one run issued together land in order).
- * - In a batch of several, each write runs in its own SAVEPOINT: a write that throws is undone
- *   alone and only its promise rejects. A lone write needs none: the transaction is undone.
- * - A write is a function of the connection that may run more than once: when the connection is
+ * - A write that throws is undone alone and only its promise rejects: the batch's transaction
+ *   is rolled back and the other writes run again without it (no SAVEPOINTs: they would cost two
+ *   round trips per write, and a write rarely fails).
+ * - A write is a function of the connection that may run more than once (above, and when the connection is
  *   lost before COMMIT was sent, nothing of the batch was written, and the whole batch runs again
  *   on a new connection, with backoff, for up to `reconnectMs`. Lost while COMMIT was in flight,
  *   the outcome is unknown: the batch's promises reject saying so (never run twice).
@@ -123,26 +124,39 @@ export class PgGroupCommit {
     }
     let committing = false;
     try {
-      await client.query("BEGIN");
-      let outcomes: Outcome[];
-      if (batch.length === 1) {
-        const outcome = await this.#alone(client, batch[0]!);
-        if (outcome === undefined || !outcome.ok) {
-          await client.query("ROLLBACK");
-          client.release();
-          // Crossed by another transaction: the batch (this write alone) runs again.
-          return outcome === undefined
-            ? { kind: "retry", error: new Error("the write was crossed by another transaction") }
-            : { kind: "done", outcomes: [outcome] };
+      const outcomes: (Outcome | undefined)[] = batch.map(() => undefined);
+      let crossed = 0;
+      for (;;) {
+        // The writes not yet known to fail, in order, in one transaction, without SAVEPOINTs
+        // (each would cost two round trips): when one throws, the transaction is rolled back, it
+        // alone is failed, and the others run again. A failure costs a rerun; success costs nothing.
+        await client.query("BEGIN");
+        const values: unknown[] = [];
+        let failed: { readonly index: number; readonly error: unknown } | undefined;
+        for (let i = 0; i < batch.length && failed === undefined; i++) {
+          if (outcomes[i] !== undefined) continue;
+          try {
+            values[i] = await batch[i]!.write(client);
+          } catch (error) {
+            if (isConnectionError(error)) throw error;
+            failed = { index: i, error };
+          }
         }
-        outcomes = [outcome];
-      } else {
-        outcomes = await this.#each(client, batch);
+        if (failed === undefined) {
+          committing = true;
+          await client.query("COMMIT");
+          client.release();
+          return { kind: "done", outcomes: outcomes.map((outcome, i) => outcome ?? { ok: true, value: values[i] }) };
+        }
+        await client.query("ROLLBACK");
+        // Crossed by another transaction (a deadlock): the same writes run again, a few times.
+        if (isTransientConflict(failed.error) && ++crossed < CONFLICT_ATTEMPTS) continue;
+        outcomes[failed.index] = { ok: false, error: failed.error };
+        if (outcomes.every((outcome) => outcome !== undefined)) {
+          client.release();
+          return { kind: "done", outcomes: outcomes.flatMap((outcome) => (outcome === undefined ? [] : [outcome])) };
+        }
       }
-      committing = true;
-      await client.query("COMMIT");
-      client.release();
-      return { kind: "done", outcomes };
     } catch (error) {
       // The connection is broken or in an unknown state: the pool must not hand it out again.
       client.release(error instanceof Error ? error : new Error(String(error)));
@@ -150,39 +164,6 @@ export class PgGroupCommit {
       if (committing) return { kind: "failed", error: unknownOutcomeError(error) };
       return { kind: "retry", error };
     }
-  }
-
-  /** A lone write, without a SAVEPOINT: undefined when it was crossed by another transaction (run the batch again). */
-  async #alone(client: pg.ClientBase, pending: Pending): Promise<Outcome | undefined> {
-    try {
-      return { ok: true, value: await pending.write(client) };
-    } catch (error) {
-      if (isConnectionError(error)) throw error;
-      if (isTransientConflict(error)) return undefined;
-      return { ok: false, error };
-    }
-  }
-
-  async #each(client: pg.ClientBase, batch: readonly Pending[]): Promise<Outcome[]> {
-    const outcomes: Outcome[] = [];
-    for (const pending of batch) {
-      for (let attempt = 1; ; attempt++) {
-        await client.query("SAVEPOINT w");
-        try {
-          const value = await pending.write(client);
-          await client.query("RELEASE SAVEPOINT w");
-          outcomes.push({ ok: true, value });
-          break;
-        } catch (error) {
-          if (isConnectionError(error)) throw error;
-          await client.query("ROLLBACK TO SAVEPOINT w");
-          if (isTransientConflict(error) && attempt < CONFLICT_ATTEMPTS) continue;
-          outcomes.push({ ok: false, error });
-          break;
-        }
-      }
-    }
-    return outcomes;
   }
 }
 

@@ -112,6 +112,12 @@ const UPDATE_RUN = `UPDATE runs SET status = coalesce($2::text, status), output 
 const INSERT_ENTRIES = `INSERT INTO journal (run_id, idx, kind, seq, at, body)
   SELECT $1, e.idx, e.kind, e.seq, e.at, e.body FROM unnest($2::integer[], $3::text[], $4::integer[], $5::bigint[], $6::text[]) AS e (idx, kind, seq, at, body)`;
 
+// The data-modifying CTE runs once whatever the INSERT selects: the INSERT writes only if it bumped the length.
+const HOT_APPEND = `WITH bumped AS (UPDATE runs SET journal_length = $7 WHERE id = $1 AND journal_length = $8 RETURNING id)
+  INSERT INTO journal (run_id, idx, kind, seq, at, body)
+  SELECT $1, e.idx, e.kind, e.seq, e.at, e.body FROM unnest($2::integer[], $3::text[], $4::integer[], $5::bigint[], $6::text[]) AS e (idx, kind, seq, at, body)
+  WHERE EXISTS (SELECT 1 FROM bumped)`;
+
 export class PostgresStore implements Store {
   readonly #pool: pg.Pool;
   readonly #commits: PgGroupCommit;
@@ -286,10 +292,7 @@ export class PostgresStore implements Store {
       const waits = patch?.waits;
       const waitsText = waits === undefined || waits === null || waits.length === 0 ? null : JSON.stringify(waits);
       // The hot path (a step of a running run): one statement checks and bumps the length.
-      if (patch === undefined && (await bumpLength(tx, runId, entries))) {
-        await insertEntries(tx, runId, rows);
-        return;
-      }
+      if (patch === undefined && (await hotAppend(tx, runId, entries, rows))) return;
       const length = (await tx.query<{ journal_length: number }>("SELECT journal_length FROM runs WHERE id = $1 FOR UPDATE", [runId])).rows[0]?.journal_length;
       if (length === undefined) throw new Error(`append: there is no run ${runId}; create it with createRun first.`);
       entries.forEach((entry, i) => {
@@ -504,29 +507,32 @@ export class PostgresStore implements Store {
   }
 }
 
-/** Bumps the length of a journal that `entries` continue, numbered in order; `false` (nothing written) if they do not. */
-async function bumpLength(tx: pg.ClientBase, runId: string, entries: readonly JournalEntry[]): Promise<boolean> {
+/**
+ * The append of a running run in one statement (one round trip): bumps the length of a journal
+ * that `entries` continue, numbered in order, and inserts them; `false` (nothing written) if they
+ * do not continue it.
+ */
+async function hotAppend(tx: pg.ClientBase, runId: string, entries: readonly JournalEntry[], rows: readonly JournalRow[]): Promise<boolean> {
   const first = entries[0];
   if (first === undefined || entries.some((entry, i) => entry.index !== first.index + i)) return false;
-  const bumped = await tx.query("UPDATE runs SET journal_length = $1 WHERE id = $2 AND journal_length = $3", [
-    first.index + entries.length,
-    runId,
-    first.index,
-  ]);
-  return bumped.rowCount === 1;
+  // Named: each connection parses and plans it once (every connection keeps one search_path).
+  const inserted = await tx.query({
+    name: "tapedeck_hot_append",
+    text: HOT_APPEND,
+    values: [runId, ...entryArrays(rows), first.index + entries.length, first.index],
+  });
+  return inserted.rowCount === entries.length;
 }
 
 /** One statement for every entry of an append. */
 async function insertEntries(tx: pg.ClientBase, runId: string, rows: readonly JournalRow[]): Promise<void> {
   if (rows.length === 0) return;
-  await tx.query(INSERT_ENTRIES, [
-    runId,
-    rows.map((row) => row.idx),
-    rows.map((row) => row.kind),
-    rows.map((row) => row.seq),
-    rows.map((row) => row.at),
-    rows.map((row) => row.body),
-  ]);
+  await tx.query(INSERT_ENTRIES, [runId, ...entryArrays(rows)]);
+}
+
+/** The entries' columns as arrays, for `unnest`. */
+function entryArrays(rows: readonly JournalRow[]): unknown[] {
+  return [rows.map((row) => row.idx), rows.map((row) => row.kind), rows.map((row) => row.seq), rows.map((row) => row.at), rows.map((row) => row.body)];
 }
 
 /** The `listRuns` query for `query`: every filter given must hold; newest first. */
