@@ -9,7 +9,9 @@
  *     return { store, cleanup: () => store.close() };
  *   });
  *
- * `describeStoreContract` runs every suite; each sub-store's suite can run alone.
+ * `describeStoreContract` runs every suite; each sub-store's suite can run alone. For tests on
+ * PostgreSQL: `describeWithPostgres` (the database of TAPEDECK_TEST_POSTGRES_URL; skipped without
+ * it, failing in CI) and `postgresStoreFactory` (a fresh schema per test).
  */
 export { contractTest, eventually } from "./store/contracts/contract-test.js";
 export type { ContractTest, OpenedStore, StoreFactory } from "./store/contracts/contract-test.js";
@@ -22,3 +24,11 @@ export { describeWebhookBindingStoreContract } from "./store/contracts/webhook-b
 export { describeCredentialStoreContract } from "./store/contracts/credential-store-contract.js";
 export { describeHostTaskStoreContract } from "./store/contracts/host-task-store-contract.js";
 export { describeNotifierContract } from "./store/contracts/notifier-contract.js";
+export {
+  describeWithPostgres,
+  dropSchema,
+  freshSchemaName,
+  postgresStoreFactory,
+  schemaUrl,
+  testPostgresUrl,
+} from "./store/contracts/postgres-test-database.js";

@@ -43,11 +43,11 @@ export async function openServerCore(
   options: ResolvedServeOptions,
   extra: { readonly adminKey: boolean; readonly inProcess?: InProcessChannel },
 ): Promise<ServerCore> {
-  const store = await openStore(options.dataDir, { durability: options.durability });
+  const store = await openStore(options.store, { durability: options.durability });
   let context: ServerContext | undefined;
   let app: FastifyInstance | undefined;
   try {
-    const server = openServerStores(store);
+    const server = await openServerStores(store);
     const admin = extra.adminKey ? await ensureAdminKey(server.apiKeys) : undefined;
     const { logger } = options;
     const secret = loadOrCreateServerSecret(options.dataDir, (line) => logger.warn(line));

@@ -23,7 +23,7 @@ async function onFile(): Promise<OpenedServerStores> {
   const open = async () => {
     const store = await openStore(dir);
     opened.push(store);
-    return { store, server: openServerStores(store) };
+    return { store, server: await openServerStores(store) };
   };
   const first = await open();
   return {
@@ -38,7 +38,7 @@ async function onFile(): Promise<OpenedServerStores> {
 
 async function inMemory(): Promise<OpenedServerStores> {
   const store = await openStore("memory:");
-  return { store, server: openServerStores(store), cleanup: () => store.close() };
+  return { store, server: await openServerStores(store), cleanup: () => store.close() };
 }
 
 describeApiKeyStoreContract("SQLite (data folder)", onFile);
@@ -57,12 +57,12 @@ void describe("the server's SQLite migrations", () => {
       const history = () => raw.prepare<[], { version: number }>(`SELECT version FROM ${SERVER_MIGRATIONS_TABLE} ORDER BY version`).all();
       assert.throws(history, /no such table/, "a data folder from before the server owned its tables");
       try {
-        assert.deepEqual(await openServerStores(store).apiKeys.list(), [{ id: "key_old", hash: "e".repeat(64), namespace: "alice", createdAt: 5 }]);
+        assert.deepEqual(await (await openServerStores(store)).apiKeys.list(), [{ id: "key_old", hash: "e".repeat(64), namespace: "alice", createdAt: 5 }]);
         assert.deepEqual(
           history(),
           serverMigrations.map((m) => ({ version: m.version })),
         );
-        openServerStores(store);
+        await openServerStores(store);
         assert.equal(history().length, serverMigrations.length, "applied once");
       } finally {
         await store.close();
@@ -76,12 +76,12 @@ void describe("the server's SQLite migrations", () => {
     const dir = await mkdtemp(join(tmpdir(), "tapedeck-server-store-"));
     try {
       const store = await openStore(dir);
-      openServerStores(store);
+      await openServerStores(store);
       sqliteHandle(store)!.db.prepare(`INSERT INTO ${SERVER_MIGRATIONS_TABLE} (version, name, applied_at) VALUES (999, 'future', 0)`).run();
       await store.close();
       const later = await openStore(dir);
       try {
-        assert.throws(() => openServerStores(later), /schema version 999 \(in server_schema_migrations\), written by a newer Tapedeck.*Upgrade Tapedeck/);
+        await assert.rejects(openServerStores(later), /schema version 999 \(in server_schema_migrations\), written by a newer Tapedeck.*Upgrade Tapedeck/);
       } finally {
         await later.close();
       }
@@ -90,8 +90,11 @@ void describe("the server's SQLite migrations", () => {
     }
   });
 
-  void it("are refused for a store whose database the server cannot keep its tables in, with what to do", () => {
+  void it("are refused for a store whose database the server cannot keep its tables in, with what to do", async () => {
     const notSqlite = {} as Store;
-    assert.throws(() => openServerStores(notSqlite), /knows how to only for the SQLite store of a data folder; open the store with openStore\(<data folder>\)/);
+    await assert.rejects(
+      openServerStores(notSqlite),
+      /knows how to only for the SQLite store of a data folder and the PostgreSQL store; open the store with openStore\(<data folder>\) or openStore\("postgres:\/\/…"\)/,
+    );
   });
 });
