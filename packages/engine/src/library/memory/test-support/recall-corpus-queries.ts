@@ -37,7 +37,10 @@ export const CORPUS_QUERIES: readonly CorpusQuery[] = [
   },
   { query: "how fast do I have to answer a page", relevant: { "runbooks/oncall.md": 2, "handbook/engineering-handbook.md": 1 } },
   { query: "how long do we keep personal data", relevant: { "legal/gdpr.md": 2 } },
-  { query: "interview process for the backend engineer", relevant: { "hiring/backend-role.md": 2, "hiring/candidates.md": 1, "meetings/2026-01-15-offsite.md": 1 } },
+  {
+    query: "interview process for the backend engineer",
+    relevant: { "hiring/backend-role.md": 2, "hiring/candidates.md": 1, "meetings/2026-01-15-offsite.md": 1 },
+  },
   { query: "present for Marco", relevant: { "notes/gift-ideas.md": 2, "people/marco.md": 1 } },
   { query: "my conference talk in Lisbon", relevant: { "travel/lisbon-trip.md": 2 } },
   { query: "biggest customer of the invoicing product", relevant: { "projects/alpha/customers.md": 2 } },
