@@ -347,7 +347,7 @@ void describe("a user tool call", () => {
     assert.match(host.invoked[0]!, /^run_t\/\d+\.1 memory\.search$/);
   });
 
-  it("reads and writes the workspace as granted: a read-only workspace refuses writes", async () => {
+  it("reads and writes the workspace as granted: a read-only grant has no write, and a path out of the workspace is refused", async () => {
     const root = join(dir, "ws");
     writeFileSync(join((await Workspace.open(root, "rw")).root, "notes.txt"), "one\ntwo\n");
     const rw = userTool(
