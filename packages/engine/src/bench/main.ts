@@ -15,6 +15,7 @@ import { renderDeclarations } from "../toolset/declarations.js";
 import { pinToolset } from "../toolset/pin.js";
 import { McpToolSource } from "../sources/mcp/mcp-tool-source.js";
 import { median, percentile, printTable, time, type Row } from "./measure.js";
+import { toolLibrary } from "./tool-library.js";
 import type { Durability } from "../store/store.js";
 
 const ECHO_TOOLSET = { hostTools: { t: { echo: { description: "Echo.", inputSchema: { type: "object" } } } } };
@@ -638,6 +639,7 @@ async function main(): Promise<void> {
   if (!only || only === "waits") await waits(rows);
   if (!only || only === "http") await httpTool(rows);
   if (!only || only === "leak") await leakScan(rows);
+  if (!only || only === "library") await toolLibrary(rows);
   printTable(rows);
 }
 
