@@ -31,6 +31,10 @@ const ENGINE_LAYERS = [
   ["script"],
   // Toolsets: pinning, declarations, policies, search, the catalogue of loaded toolsets.
   ["toolset"],
+  // The built-in tool library (seed 004): each group's tools, their contract, rate limits.
+  ["library"],
+  // User-built tools in a sandbox of their own, with the capabilities their grants give.
+  ["user-tools"],
   // Workflows: saving them, their primitive calls, what a fork reuses of them.
   ["workflows"],
   // Runs: the scheduler, the executor, call intake, waits, journal, dispatcher, child runs.

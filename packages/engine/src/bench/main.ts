@@ -17,6 +17,7 @@ import { McpToolSource } from "../sources/mcp/mcp-tool-source.js";
 import { InProcessHostTools } from "../sources/in-process-host-tools.js";
 import { median, percentile, printTable, time, type Row } from "./measure.js";
 import { openStore } from "../store/open-store.js";
+import { toolLibrary } from "./tool-library.js";
 import type { Durability } from "../store/store.js";
 
 const ECHO_TOOLSET = { hostTools: { t: { echo: { description: "Echo.", inputSchema: { type: "object" } } } } };
@@ -639,6 +640,7 @@ async function main(): Promise<void> {
   if (!only || only === "waits") await waits(rows);
   if (!only || only === "http") await httpTool(rows);
   if (!only || only === "leak") await leakScan(rows);
+  if (!only || only === "library") await toolLibrary(rows);
   printTable(rows);
 }
 

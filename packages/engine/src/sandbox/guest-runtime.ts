@@ -89,7 +89,7 @@ export class GuestRuntime {
     try {
       const toolsSource = toolsModuleSource(Object.keys(options.tools));
       const limits: SandboxLimits = { ...options.limits, stackBytes: Math.min(options.limits.stackBytes, MAX_STACK_BYTES) };
-      const guard = new StepGuard(limits.cpuMsPerStep, realm.heap, (deadline) => host.onBudget(deadline));
+      const guard = new StepGuard(limits.cpuMsPerStep, realm.heap, (deadline) => host.onBudget(deadline), limits.fuel);
       guard.begin();
       // The heap itself is the limit (QuickJS's own `setMemoryLimit` misses most allocations in WASM).
       realm.heap.limitTo(limits.memoryBytes);

@@ -27,6 +27,13 @@ export interface SandboxLimits {
   readonly cpuMsPerStep: number;
   /** Longest `console.*` line kept, characters; longer lines are cut with a marker. */
   readonly logLineChars: number;
+  /**
+   * Deterministic CPU for the whole sandbox: how many times QuickJS may poll the interrupt
+   * handler (about every 10,000 bytecode branches and calls) before the script is stopped. The
+   * same script with the same deliveries stops at the same point on every machine, unlike
+   * `cpuMsPerStep`, which also applies. Absent: no fuel limit (scripts); user tools set it.
+   */
+  readonly fuel?: number;
 }
 
 /**
