@@ -47,18 +47,16 @@ async function errorOf(js: string, overrides: Partial<SandboxOptions> = {}, from
 }
 
 describe("replay at scale", () => {
-  it("replays 10,000 deliveries quickly", async () => {
+  // How fast is the benchmark's business (`npm run bench`: "replay of a 10,000-call journal"), not a test's.
+  it("replays 10,000 deliveries in one round trip to the end of the script", async () => {
     const sandbox = await open(`
       import { github } from "tapedeck:tools";
       export default async () => { let sum = 0; for (let i = 0; i < 10000; i++) sum += await github.get({ i }); return sum; }`);
     await sandbox.start();
     const deliveries = Array.from({ length: 10_000 }, (_, i) => ok(i + 1, 1));
-    const t0 = performance.now();
     const step = await sandbox.replay(deliveries);
-    const elapsed = performance.now() - t0;
     assert.deepEqual(step.end, { ok: true, output: 10_000 });
     assert.equal(step.calls.length, 9_999);
-    assert.ok(elapsed < 1_500, `replay took ${elapsed.toFixed(0)} ms`);
     await sandbox.dispose();
   });
 });
