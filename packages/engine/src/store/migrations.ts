@@ -15,12 +15,9 @@
  * longer reads them.
  */
 import type BetterSqlite3 from "better-sqlite3";
+import { checkHistoryTable, pendingMigrations, type Migration } from "./migration-plan.js";
 
-export interface Migration {
-  readonly version: number;
-  readonly name: string;
-  readonly sql: string;
-}
+export type { Migration } from "./migration-plan.js";
 
 export const migrations: readonly Migration[] = [
   {
@@ -321,7 +318,7 @@ export const MIGRATIONS_TABLE = "schema_migrations";
  * build. Another part sharing the database (the server) passes its own list and history table.
  */
 export function migrate(db: BetterSqlite3.Database, list: readonly Migration[] = migrations, history = MIGRATIONS_TABLE): number[] {
-  if (!/^[a-z_]+$/.test(history)) throw new Error(`migrate: the history table must be a plain lower-case name, not ${JSON.stringify(history)}`);
+  checkHistoryTable("migrate", history);
   db.exec(`CREATE TABLE IF NOT EXISTS ${history} (
     version    INTEGER PRIMARY KEY,
     name       TEXT NOT NULL,
@@ -335,17 +332,8 @@ export function migrate(db: BetterSqlite3.Database, list: readonly Migration[] =
 function applyPending(db: BetterSqlite3.Database, list: readonly Migration[], history: string): number[] {
   const rows = db.prepare<[], { version: number }>(`SELECT version FROM ${history}`).all();
   const applied = new Set(rows.map((row) => row.version));
-  // The highest number, wherever it is listed (two changes in flight may land out of order).
-  const latest = Math.max(0, ...list.map((migration) => migration.version));
-  const unknown = [...applied].filter((version) => version > latest);
-  if (unknown.length > 0) {
-    throw new Error(
-      `The database ${db.name} has schema version ${Math.max(...unknown)}${history === MIGRATIONS_TABLE ? "" : ` (in ${history})`}, written by a newer Tapedeck; ` +
-        `this Tapedeck knows versions up to ${latest}. Upgrade Tapedeck to open it (nothing was changed).`,
-    );
-  }
   const record = db.prepare(`INSERT INTO ${history} (version, name, applied_at) VALUES (?, ?, ?)`);
-  const pending = list.filter((migration) => !applied.has(migration.version)).sort((a, b) => a.version - b.version);
+  const pending = pendingMigrations(list, applied, { database: `The database ${db.name}`, history, engineHistory: MIGRATIONS_TABLE });
   for (const migration of pending) {
     db.exec(migration.sql);
     record.run(migration.version, migration.name, Date.now());

@@ -7,20 +7,8 @@
  */
 import type Database from "better-sqlite3";
 import type { CredentialStore, SealedCredential } from "./credential-store.js";
+import { type CredentialRow, credentialFromRow, credentialToRow, rewrapRow } from "./credential-rows.js";
 import type { SqliteAccess } from "./sqlite-handle.js";
-
-interface CredentialRow {
-  readonly scope_key: string;
-  readonly name: string;
-  readonly kind: string;
-  readonly hosts: string;
-  readonly key_id: string;
-  readonly iv: string;
-  readonly sealed: string;
-  readonly expires_at: number | null;
-  readonly created_at: number;
-  readonly updated_at: number;
-}
 
 /** `inScopes` is asked for a run's scopes: its own, and an end user's and the toolset's for each toolset of its base chain (at most 16). */
 const MAX_SCOPES = 33;
@@ -50,14 +38,14 @@ export class SqliteCredentialStore implements CredentialStore {
 
   put(credential: SealedCredential): Promise<void> {
     return this.#access.write(() => {
-      this.#sql.put.run(rowOf(credential));
+      this.#sql.put.run(credentialToRow(credential));
     });
   }
 
   get(scopeKey: string, name: string): Promise<SealedCredential | undefined> {
     return this.#access.read(() => {
       const row = this.#sql.get.get(scopeKey, name);
-      return row === undefined ? undefined : credentialOf(row);
+      return row === undefined ? undefined : credentialFromRow(row);
     });
   }
 
@@ -65,11 +53,11 @@ export class SqliteCredentialStore implements CredentialStore {
     if (scopeKeys.length === 0) return Promise.resolve([]);
     if (scopeKeys.length > MAX_SCOPES) return Promise.reject(new Error(`inScopes: at most ${MAX_SCOPES} scopes (a run's), got ${scopeKeys.length}`));
     const padded = Array.from({ length: MAX_SCOPES }, (_, i) => scopeKeys[i] ?? scopeKeys[0]!);
-    return this.#access.read(() => this.#sql.inScopes.all(...padded).map(credentialOf));
+    return this.#access.read(() => this.#sql.inScopes.all(...padded).map(credentialFromRow));
   }
 
   list(): Promise<SealedCredential[]> {
-    return this.#access.read(() => this.#sql.list.all().map(credentialOf));
+    return this.#access.read(() => this.#sql.list.all().map(credentialFromRow));
   }
 
   delete(scopeKey: string, name: string): Promise<boolean> {
@@ -87,42 +75,10 @@ export class SqliteCredentialStore implements CredentialStore {
       .write(() => {
         const rows = this.#sql.list.all();
         for (const row of rows) {
-          const next = rewrite(credentialOf(row));
-          if (next.scopeKey !== row.scope_key || next.name !== row.name) throw new Error(`rewrap: a credential cannot change its scope or name (${row.name})`);
-          this.#sql.put.run(rowOf(next));
+          this.#sql.put.run(rewrapRow(row, rewrite));
         }
         count = rows.length;
       })
       .then(() => count);
   }
-}
-
-function rowOf(credential: SealedCredential): CredentialRow {
-  return {
-    scope_key: credential.scopeKey,
-    name: credential.name,
-    kind: credential.kind,
-    hosts: JSON.stringify(credential.hosts),
-    key_id: credential.keyId,
-    iv: credential.iv,
-    sealed: credential.sealed,
-    expires_at: credential.expiresAt ?? null,
-    created_at: credential.createdAt,
-    updated_at: credential.updatedAt,
-  };
-}
-
-function credentialOf(row: CredentialRow): SealedCredential {
-  return {
-    scopeKey: row.scope_key,
-    name: row.name,
-    kind: row.kind,
-    hosts: JSON.parse(row.hosts) as string[],
-    keyId: row.key_id,
-    iv: row.iv,
-    sealed: row.sealed,
-    ...(row.expires_at === null ? {} : { expiresAt: row.expires_at }),
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
 }

@@ -2,10 +2,10 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import Database from "better-sqlite3";
 import fc from "fast-check";
 import { EngineError } from "../errors.js";
 import { testEngine } from "../test-support/engines.js";
+import { storedToolsets } from "../test-support/stored-toolsets.js";
 import { findLiteralSecret, literalSecretIn } from "./literal-secrets.js";
 
 /**
@@ -23,29 +23,19 @@ after(async () => {
   await t.cleanup();
 });
 
-/** Rows of the store's toolsets table: a refused registration adds none. */
-function storedToolsets(): number {
-  const db = new Database(join(t.dataDir, "tapedeck.db"), { readonly: true });
-  try {
-    return (db.prepare("SELECT count(*) AS n FROM toolsets").get() as { n: number }).n;
-  } finally {
-    db.close();
-  }
-}
-
 const PASSWORD = "hunter2-Secret";
 const GITHUB = "ghp_16C7e42F292c6912E7710c838347Ae178B4a";
 const SLACK = "xoxb-2048-4096-abcdefABCDEF";
 const ANTHROPIC = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz012345";
 
 async function refused(spec: unknown): Promise<EngineError> {
-  const before = storedToolsets();
+  const before = storedToolsets(t.dataDir);
   const error = await t.engine.registerToolset(spec).then(
     () => assert.fail(`registered: ${JSON.stringify(spec)}`),
     (e: unknown) => e,
   );
   assert.ok(error instanceof EngineError && error.code === "invalid_toolset", String(error));
-  assert.equal(storedToolsets(), before, "nothing was stored");
+  assert.equal(storedToolsets(t.dataDir), before, "nothing was stored");
   for (const secret of [PASSWORD, GITHUB, SLACK, ANTHROPIC]) assert.ok(!error.message.includes(secret), `the message quotes the secret: ${error.message}`);
   return error;
 }
@@ -122,7 +112,7 @@ describe("literal secrets in a toolset", () => {
 
   it("a saved workflow's code or schemas holding a secret is refused, and nothing is saved", async () => {
     const base = await t.engine.registerToolset({ hostTools: { probe: { echo: {} } } });
-    const before = storedToolsets();
+    const before = storedToolsets(t.dataDir);
     const save = (source: string, input: unknown = { type: "null" }) =>
       t.engine.saveWorkflow({ toolset: base.id, name: "report", description: "Reports.", source, input: input as never, output: { type: "null" } });
     const code = await save(`export default async (input: null) => { const key = "${GITHUB}"; return input; };`).then(
@@ -137,7 +127,7 @@ describe("literal secrets in a toolset", () => {
     );
     assert.match(schema.message, /^Workflow report: its input\.description holds what looks like a secret \(a slack token\)/);
     for (const error of [code, schema]) assert.ok(!error.message.includes(GITHUB) && !error.message.includes(SLACK));
-    assert.equal(storedToolsets(), before);
+    assert.equal(storedToolsets(t.dataDir), before);
     assert.equal((await save("export default async (input: null) => input;")).kind, "saved");
   });
 

@@ -1,9 +1,8 @@
 import assert from "node:assert/strict";
-import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import Database from "better-sqlite3";
 import { EngineError } from "../errors.js";
 import { testEngine } from "../test-support/engines.js";
+import { storedToolsets } from "../test-support/stored-toolsets.js";
 import { protectedName, protectedNames } from "./protected-names.js";
 
 /**
@@ -21,15 +20,6 @@ after(async () => {
   await t.cleanup();
 });
 
-function storedToolsets(): number {
-  const db = new Database(join(t.dataDir, "tapedeck.db"), { readonly: true });
-  try {
-    return (db.prepare("SELECT count(*) AS n FROM toolsets").get() as { n: number }).n;
-  } finally {
-    db.close();
-  }
-}
-
 async function refusal(spec: unknown): Promise<string> {
   const error = await t.engine.registerToolset(spec).then(
     () => assert.fail(`registered: ${JSON.stringify(spec)}`),
@@ -41,17 +31,17 @@ async function refusal(spec: unknown): Promise<string> {
 
 describe("protected names", () => {
   it("a host-tool group named tapedeck is refused: its calls would be executed as the engine's own waits", async () => {
-    const before = storedToolsets();
+    const before = storedToolsets(t.dataDir);
     const message = await refusal({ hostTools: { tapedeck: { sleep: { description: "Sleeps." } } } });
     assert.equal(
       message,
       'hostTools: the group name "tapedeck" is taken: it is the engine\'s own: calls named tapedeck.* (sleep, signal, webhook, workflow.start…) are waits the engine executes itself, never sent to a tool. Give the group another name.',
     );
-    assert.equal(storedToolsets(), before, "nothing was stored");
+    assert.equal(storedToolsets(t.dataDir), before, "nothing was stored");
   });
 
   it("every protected name is refused as a host-tool group and as an MCP server's group, with the clash named", async () => {
-    const before = storedToolsets();
+    const before = storedToolsets(t.dataDir);
     for (const name of protectedNames()) {
       const host = await refusal({ hostTools: { [name]: { x: {} } } });
       assert.ok(host.includes(`the group name "${name}" is taken: ${protectedName(name)!}`), host);
@@ -59,7 +49,7 @@ describe("protected names", () => {
       const mcp = await refusal({ mcpServers: { [name]: { url: "https://mcp.invalid/mcp" } } });
       assert.ok(mcp.startsWith(`mcpServers: the group name "${name}" is taken`), mcp);
     }
-    assert.equal(storedToolsets(), before);
+    assert.equal(storedToolsets(t.dataDir), before);
     for (const name of ["workflows", "console", "sleep", "fetch", "ToolError", "JSON", "Promise"]) assert.ok(protectedNames().includes(name), name);
   });
 

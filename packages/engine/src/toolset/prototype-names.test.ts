@@ -1,10 +1,9 @@
 import assert from "node:assert/strict";
-import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import Database from "better-sqlite3";
 import { EngineError } from "../errors.js";
 import { startHttpFixture, type HttpFixture } from "../test-support/mcp/http-fixture.js";
 import { testEngine } from "../test-support/engines.js";
+import { storedToolsets } from "../test-support/stored-toolsets.js";
 
 /**
  * Names that are members of `Object.prototype` (`constructor`, `toString`, `__proto__`…) are
@@ -32,15 +31,6 @@ after(async () => {
   await fixture.close();
 });
 
-function storedToolsets(): number {
-  const db = new Database(join(t.dataDir, "tapedeck.db"), { readonly: true });
-  try {
-    return (db.prepare("SELECT count(*) AS n FROM toolsets").get() as { n: number }).n;
-  } finally {
-    db.close();
-  }
-}
-
 async function run(toolset: string, source: string) {
   const started = await t.engine.start({ toolset, source });
   if (started.kind !== "started") return assert.fail(`refused: ${JSON.stringify(started.diagnostics)}`);
@@ -49,10 +39,10 @@ async function run(toolset: string, source: string) {
 
 describe("names that are Object.prototype members", () => {
   it("groups named constructor, toString, hasOwnProperty… register, and their calls reach the host module", async () => {
-    const before = storedToolsets();
+    const before = storedToolsets(t.dataDir);
     const spec = { hostTools: Object.fromEntries(PROTOTYPE_GROUPS.map((group) => [group, { call: { description: `Calls ${group}.` } }])) };
     const registered = await t.engine.registerToolset(spec);
-    assert.equal(storedToolsets(), before + 1);
+    assert.equal(storedToolsets(t.dataDir), before + 1);
     for (const group of PROTOTYPE_GROUPS) assert.match(registered.declarations.typescript, new RegExp(`export const ${group}: \\{`));
     const source = `import { ${PROTOTYPE_GROUPS.join(", ")} } from "tapedeck:tools";
 export default async () => [${PROTOTYPE_GROUPS.map((g) => `await ${g}.call()`).join(", ")}];`;
@@ -104,7 +94,7 @@ export default async () => [${PROTOTYPE_GROUPS.map((g) => `await ${g}.call()`).j
   });
 
   it("host tool names that cannot be declared safely are refused, naming the tool: then, __proto__, empty, a newline, a quote", async () => {
-    const before = storedToolsets();
+    const before = storedToolsets(t.dataDir);
     for (const name of ["then", "__proto__", "", "a\nb", 'say"hi', "two words"]) {
       const refused = await t.engine.registerToolset({ hostTools: { probe: { [name]: { description: "x" } } } }).then(
         () => assert.fail(`${JSON.stringify(name)} registered`),
@@ -112,15 +102,15 @@ export default async () => [${PROTOTYPE_GROUPS.map((g) => `await ${g}.call()`).j
       );
       assert.match(refused.message, /^hostTools\.probe/, refused.message);
     }
-    assert.equal(storedToolsets(), before, "nothing stored");
+    assert.equal(storedToolsets(t.dataDir), before, "nothing stored");
   });
 
   it("a registration that fails stores nothing", async () => {
-    const before = storedToolsets();
+    const before = storedToolsets(t.dataDir);
     await assert.rejects(
       t.engine.registerToolset({ hostTools: { constructor: { call: { inputSchema: { type: "object", properties: { a: { type: "no-such-type" } } } } } } }),
       /cannot be compiled/,
     );
-    assert.equal(storedToolsets(), before);
+    assert.equal(storedToolsets(t.dataDir), before);
   });
 });

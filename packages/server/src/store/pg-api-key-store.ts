@@ -3,15 +3,8 @@
  * the store's handle: written in the store's group commit.
  */
 import type { PostgresHandle } from "@tapedeck/engine/postgres";
+import { type ApiKeyRow, keyFromRow, keyToRow } from "./api-key-rows.js";
 import type { ApiKeyRecord, ApiKeyStore } from "./api-key-store.js";
-
-interface ApiKeyRow {
-  readonly id: string;
-  readonly hash: string;
-  readonly namespace: string | null;
-  readonly labels: string | null;
-  readonly created_at: number;
-}
 
 export class PgApiKeyStore implements ApiKeyStore {
   readonly #handle: PostgresHandle;
@@ -22,7 +15,8 @@ export class PgApiKeyStore implements ApiKeyStore {
 
   /** Rejects (writing nothing) if a key with this id or hash exists. */
   put(key: ApiKeyRecord): Promise<void> {
-    const values = [key.id, key.hash, key.namespace ?? null, key.labels === undefined ? null : JSON.stringify(key.labels), key.createdAt];
+    const row = keyToRow(key);
+    const values = [row.id, row.hash, row.namespace, row.labels, row.created_at];
     return this.#handle.write(async (tx) => {
       await tx.query("INSERT INTO api_keys (id, hash, namespace, labels, created_at) VALUES ($1, $2, $3, $4, $5)", values);
     });
@@ -36,14 +30,4 @@ export class PgApiKeyStore implements ApiKeyStore {
   async list(): Promise<ApiKeyRecord[]> {
     return (await this.#handle.read<ApiKeyRow>("SELECT id, hash, namespace, labels, created_at FROM api_keys ORDER BY created_at, ord")).map(keyFromRow);
   }
-}
-
-function keyFromRow(row: ApiKeyRow): ApiKeyRecord {
-  return {
-    id: row.id,
-    hash: row.hash,
-    ...(row.namespace !== null && { namespace: row.namespace }),
-    ...(row.labels !== null && { labels: JSON.parse(row.labels) as Record<string, string> }),
-    createdAt: row.created_at,
-  };
 }

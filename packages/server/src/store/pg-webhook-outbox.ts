@@ -20,31 +20,7 @@ import type {
   WebhookEndpointRecord,
   WebhookOutboxStore,
 } from "./webhook-outbox-store.js";
-
-interface EndpointRow {
-  readonly id: string;
-  readonly url: string;
-  readonly events: string | null;
-  readonly namespace: string | null;
-  readonly labels: string | null;
-  readonly secret: string;
-  readonly description: string | null;
-  readonly any_address: boolean;
-  readonly created_at: number;
-}
-
-interface DeliveryRow {
-  readonly id: string;
-  readonly endpoint_id: string;
-  readonly event_id: string;
-  readonly event_type: string;
-  readonly body: string;
-  readonly status: string;
-  readonly attempts: string;
-  readonly next_attempt_at: number | null;
-  readonly created_at: number;
-  readonly updated_at: number;
-}
+import { type DeliveryRow, deliveryFromRow, type EndpointRow, endpointFromRow, endpointToRow, newDeliveryToRow } from "./webhook-outbox-rows.js";
 
 const ENDPOINT_COLUMNS = "id, url, events, namespace, labels, secret, description, any_address, created_at";
 const DELIVERY_COLUMNS = "id, endpoint_id, event_id, event_type, body, status, attempts, next_attempt_at, created_at, updated_at";
@@ -57,17 +33,8 @@ export class PgWebhookOutbox implements WebhookOutboxStore {
   }
 
   putEndpoint(endpoint: WebhookEndpointRecord): Promise<void> {
-    const values = [
-      endpoint.id,
-      endpoint.url,
-      endpoint.events === undefined ? null : JSON.stringify(endpoint.events),
-      endpoint.namespace ?? null,
-      endpoint.labels === undefined ? null : JSON.stringify(endpoint.labels),
-      endpoint.secret,
-      endpoint.description ?? null,
-      endpoint.anyAddress === true,
-      endpoint.createdAt,
-    ];
+    const row = endpointToRow(endpoint);
+    const values = [row.id, row.url, row.events, row.namespace, row.labels, row.secret, row.description, row.any_address, row.created_at];
     return this.#handle.write(async (tx) => {
       await tx.query(`INSERT INTO webhook_endpoints (${ENDPOINT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, values);
     });
@@ -141,44 +108,15 @@ export class PgWebhookOutbox implements WebhookOutboxStore {
 
 async function insertDeliveries(tx: PgTransaction, deliveries: readonly NewWebhookDelivery[]): Promise<void> {
   for (const d of deliveries) {
+    const row = newDeliveryToRow(d);
     await tx.query(`INSERT INTO webhook_deliveries (${DELIVERY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, 'pending', '[]', $6, $7, $7)`, [
-      d.id,
-      d.endpointId,
-      d.eventId,
-      d.eventType,
-      d.body,
-      d.nextAttemptAt,
-      d.createdAt,
+      row.id,
+      row.endpoint_id,
+      row.event_id,
+      row.event_type,
+      row.body,
+      row.next_attempt_at,
+      row.created_at,
     ]);
   }
-}
-
-function endpointFromRow(row: EndpointRow): WebhookEndpointRecord {
-  return {
-    id: row.id,
-    url: row.url,
-    ...(row.events !== null && { events: JSON.parse(row.events) as string[] }),
-    ...(row.namespace !== null && { namespace: row.namespace }),
-    ...(row.labels !== null && { labels: JSON.parse(row.labels) as Record<string, string> }),
-    secret: row.secret,
-    ...(row.description !== null && { description: row.description }),
-    ...(row.any_address && { anyAddress: true }),
-    createdAt: row.created_at,
-  };
-}
-
-function deliveryFromRow(row: DeliveryRow): WebhookDeliveryRecord {
-  return {
-    id: row.id,
-    endpointId: row.endpoint_id,
-    eventId: row.event_id,
-    eventType: row.event_type,
-    body: row.body,
-    // The store wrote the status itself, from `DeliveryStatus`.
-    status: row.status as WebhookDeliveryRecord["status"],
-    attempts: JSON.parse(row.attempts) as WebhookAttemptRecord[],
-    ...(row.next_attempt_at !== null && { nextAttemptAt: row.next_attempt_at }),
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
 }

@@ -3,15 +3,8 @@
  * store's handle: written in the store's group commit, with its durability.
  */
 import type { SqliteHandle } from "@tapedeck/engine/sqlite";
+import { type ApiKeyRow, keyFromRow, keyToRow } from "./api-key-rows.js";
 import type { ApiKeyRecord, ApiKeyStore } from "./api-key-store.js";
-
-interface ApiKeyRow {
-  readonly id: string;
-  readonly hash: string;
-  readonly namespace: string | null;
-  readonly labels: string | null;
-  readonly created_at: number;
-}
 
 export class SqliteApiKeyStore implements ApiKeyStore {
   readonly #access: SqliteHandle;
@@ -30,13 +23,7 @@ export class SqliteApiKeyStore implements ApiKeyStore {
   /** Rejects (writing nothing) if a key with this id or hash exists. */
   put(key: ApiKeyRecord): Promise<void> {
     return this.#access.write(() => {
-      this.#sql.insert.run({
-        id: key.id,
-        hash: key.hash,
-        namespace: key.namespace ?? null,
-        labels: key.labels === undefined ? null : JSON.stringify(key.labels),
-        created_at: key.createdAt,
-      });
+      this.#sql.insert.run(keyToRow(key));
     });
   }
 
@@ -50,14 +37,4 @@ export class SqliteApiKeyStore implements ApiKeyStore {
   list(): Promise<ApiKeyRecord[]> {
     return this.#access.read(() => this.#sql.all.all().map(keyFromRow));
   }
-}
-
-function keyFromRow(row: ApiKeyRow): ApiKeyRecord {
-  return {
-    id: row.id,
-    hash: row.hash,
-    ...(row.namespace !== null && { namespace: row.namespace }),
-    ...(row.labels !== null && { labels: JSON.parse(row.labels) as Record<string, string> }),
-    createdAt: row.created_at,
-  };
 }

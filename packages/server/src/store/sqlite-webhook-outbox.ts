@@ -18,31 +18,15 @@ import type {
   WebhookEndpointRecord,
   WebhookOutboxStore,
 } from "./webhook-outbox-store.js";
-
-interface EndpointRow {
-  readonly id: string;
-  readonly url: string;
-  readonly events: string | null;
-  readonly namespace: string | null;
-  readonly labels: string | null;
-  readonly secret: string;
-  readonly description: string | null;
-  readonly any_address: number;
-  readonly created_at: number;
-}
-
-interface DeliveryRow {
-  readonly id: string;
-  readonly endpoint_id: string;
-  readonly event_id: string;
-  readonly event_type: string;
-  readonly body: string;
-  readonly status: string;
-  readonly attempts: string;
-  readonly next_attempt_at: number | null;
-  readonly created_at: number;
-  readonly updated_at: number;
-}
+import {
+  type DeliveryRow,
+  deliveryFromRow,
+  type EndpointRow,
+  endpointFromRow,
+  endpointToRow,
+  type NewDeliveryRow,
+  newDeliveryToRow,
+} from "./webhook-outbox-rows.js";
 
 export class SqliteWebhookOutbox implements WebhookOutboxStore {
   readonly #access: SqliteHandle;
@@ -52,14 +36,14 @@ export class SqliteWebhookOutbox implements WebhookOutboxStore {
     const { db } = handle;
     this.#access = handle;
     this.#sql = {
-      insertEndpoint: db.prepare<[EndpointRow]>(
+      insertEndpoint: db.prepare<[EndpointRow<number>]>(
         `INSERT INTO webhook_endpoints (id, url, events, namespace, labels, secret, description, any_address, created_at)
          VALUES (@id, @url, @events, @namespace, @labels, @secret, @description, @any_address, @created_at)`,
       ),
       endpoints: db.prepare<[], EndpointRow>("SELECT * FROM webhook_endpoints ORDER BY created_at, rowid"),
       deleteDeliveries: db.prepare<[string]>("DELETE FROM webhook_deliveries WHERE endpoint_id = ?"),
       deleteEndpoint: db.prepare<[string]>("DELETE FROM webhook_endpoints WHERE id = ?"),
-      insertDelivery: db.prepare<[Omit<DeliveryRow, "status" | "attempts" | "updated_at">]>(
+      insertDelivery: db.prepare<[NewDeliveryRow]>(
         `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, event_type, body, status, attempts, next_attempt_at, created_at, updated_at)
          VALUES (@id, @endpoint_id, @event_id, @event_type, @body, 'pending', '[]', @next_attempt_at, @created_at, @created_at)`,
       ),
@@ -80,17 +64,8 @@ export class SqliteWebhookOutbox implements WebhookOutboxStore {
 
   putEndpoint(endpoint: WebhookEndpointRecord): Promise<void> {
     return this.#access.write(() => {
-      this.#sql.insertEndpoint.run({
-        id: endpoint.id,
-        url: endpoint.url,
-        events: endpoint.events === undefined ? null : JSON.stringify(endpoint.events),
-        namespace: endpoint.namespace ?? null,
-        labels: endpoint.labels === undefined ? null : JSON.stringify(endpoint.labels),
-        secret: endpoint.secret,
-        description: endpoint.description ?? null,
-        any_address: endpoint.anyAddress === true ? 1 : 0,
-        created_at: endpoint.createdAt,
-      });
+      const row = endpointToRow(endpoint);
+      this.#sql.insertEndpoint.run({ ...row, any_address: row.any_address ? 1 : 0 });
     });
   }
 
@@ -129,15 +104,7 @@ export class SqliteWebhookOutbox implements WebhookOutboxStore {
   }
 
   #insert(d: NewWebhookDelivery): void {
-    this.#sql.insertDelivery.run({
-      id: d.id,
-      endpoint_id: d.endpointId,
-      event_id: d.eventId,
-      event_type: d.eventType,
-      body: d.body,
-      next_attempt_at: d.nextAttemptAt,
-      created_at: d.createdAt,
-    });
+    this.#sql.insertDelivery.run(newDeliveryToRow(d));
   }
 
   dueDeliveries(now: number, limit: number): Promise<WebhookDeliveryRecord[]> {
@@ -167,34 +134,4 @@ export class SqliteWebhookOutbox implements WebhookOutboxStore {
       return rows.map(deliveryFromRow);
     });
   }
-}
-
-function endpointFromRow(row: EndpointRow): WebhookEndpointRecord {
-  return {
-    id: row.id,
-    url: row.url,
-    ...(row.events !== null && { events: JSON.parse(row.events) as string[] }),
-    ...(row.namespace !== null && { namespace: row.namespace }),
-    ...(row.labels !== null && { labels: JSON.parse(row.labels) as Record<string, string> }),
-    secret: row.secret,
-    ...(row.description !== null && { description: row.description }),
-    ...(row.any_address === 1 && { anyAddress: true }),
-    createdAt: row.created_at,
-  };
-}
-
-function deliveryFromRow(row: DeliveryRow): WebhookDeliveryRecord {
-  return {
-    id: row.id,
-    endpointId: row.endpoint_id,
-    eventId: row.event_id,
-    eventType: row.event_type,
-    body: row.body,
-    // The store wrote the status itself, from `DeliveryStatus`.
-    status: row.status as WebhookDeliveryRecord["status"],
-    attempts: JSON.parse(row.attempts) as WebhookAttemptRecord[],
-    ...(row.next_attempt_at !== null && { nextAttemptAt: row.next_attempt_at }),
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
 }

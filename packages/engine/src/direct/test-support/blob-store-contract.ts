@@ -3,8 +3,9 @@
  * its own factory (`blob-store.test.ts`). In `test-support/`, so it is not shipped in the package.
  */
 import assert from "node:assert/strict";
-import { describe, it } from "node:test";
+import { describe } from "node:test";
 import type { BlobStore } from "../blob-store.js";
+import { freshEachTest } from "../../test-support/fresh-each-test.js";
 
 export interface OpenedBlobStore {
   readonly store: BlobStore;
@@ -14,15 +15,7 @@ export interface OpenedBlobStore {
 }
 
 export function describeBlobStoreContract(name: string, open: () => Promise<OpenedBlobStore>): void {
-  const test = (title: string, body: (opened: OpenedBlobStore) => Promise<void>): void =>
-    void it(title, async () => {
-      const opened = await open();
-      try {
-        await body(opened);
-      } finally {
-        await opened.close();
-      }
-    });
+  const test = freshEachTest(open);
 
   void describe(`blob store contract: ${name}`, () => {
     test("reads back exactly what was put, astral characters and lone surrogates included", async ({ store }) => {

@@ -6,20 +6,8 @@
  * for it or is read by it.
  */
 import type { CredentialStore, SealedCredential } from "../credential-store.js";
+import { type CredentialRow, credentialFromRow, credentialToRow, rewrapRow } from "../credential-rows.js";
 import type { PgAccess } from "./pg-access.js";
-
-interface CredentialRow {
-  readonly scope_key: string;
-  readonly name: string;
-  readonly kind: string;
-  readonly hosts: string;
-  readonly key_id: string;
-  readonly iv: string;
-  readonly sealed: string;
-  readonly expires_at: number | null;
-  readonly created_at: number;
-  readonly updated_at: number;
-}
 
 const PUT = `INSERT INTO credentials (scope_key, name, kind, hosts, key_id, iv, sealed, expires_at, created_at, updated_at)
   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
@@ -36,7 +24,7 @@ export class PgCredentialStore implements CredentialStore {
   }
 
   put(credential: SealedCredential): Promise<void> {
-    const values = valuesOf(credential);
+    const values = valuesOf(credentialToRow(credential));
     return this.#access.write(async (tx) => {
       await tx.query(PUT, values);
     });
@@ -44,16 +32,16 @@ export class PgCredentialStore implements CredentialStore {
 
   async get(scopeKey: string, name: string): Promise<SealedCredential | undefined> {
     const [row] = await this.#access.read<CredentialRow>(`SELECT ${COLUMNS} FROM credentials WHERE scope_key = $1 AND name = $2`, [scopeKey, name]);
-    return row === undefined ? undefined : credentialOf(row);
+    return row === undefined ? undefined : credentialFromRow(row);
   }
 
   async inScopes(scopeKeys: readonly string[]): Promise<SealedCredential[]> {
     if (scopeKeys.length === 0) return [];
-    return (await this.#access.read<CredentialRow>(`SELECT ${COLUMNS} FROM credentials WHERE scope_key = ANY($1::text[])`, [scopeKeys])).map(credentialOf);
+    return (await this.#access.read<CredentialRow>(`SELECT ${COLUMNS} FROM credentials WHERE scope_key = ANY($1::text[])`, [scopeKeys])).map(credentialFromRow);
   }
 
   async list(): Promise<SealedCredential[]> {
-    return (await this.#access.read<CredentialRow>(`SELECT ${COLUMNS} FROM credentials ORDER BY created_at, ord`)).map(credentialOf);
+    return (await this.#access.read<CredentialRow>(`SELECT ${COLUMNS} FROM credentials ORDER BY created_at, ord`)).map(credentialFromRow);
   }
 
   delete(scopeKey: string, name: string): Promise<boolean> {
@@ -66,41 +54,14 @@ export class PgCredentialStore implements CredentialStore {
     return this.#access.write(async (tx) => {
       const rows = (await tx.query<CredentialRow>(`SELECT ${COLUMNS} FROM credentials ORDER BY created_at, ord FOR UPDATE`)).rows;
       for (const row of rows) {
-        const next = rewrite(credentialOf(row));
-        if (next.scopeKey !== row.scope_key || next.name !== row.name) throw new Error(`rewrap: a credential cannot change its scope or name (${row.name})`);
-        await tx.query(PUT, valuesOf(next));
+        await tx.query(PUT, valuesOf(rewrapRow(row, rewrite)));
       }
       return rows.length;
     });
   }
 }
 
-function valuesOf(credential: SealedCredential): unknown[] {
-  return [
-    credential.scopeKey,
-    credential.name,
-    credential.kind,
-    JSON.stringify(credential.hosts),
-    credential.keyId,
-    credential.iv,
-    credential.sealed,
-    credential.expiresAt ?? null,
-    credential.createdAt,
-    credential.updatedAt,
-  ];
-}
-
-function credentialOf(row: CredentialRow): SealedCredential {
-  return {
-    scopeKey: row.scope_key,
-    name: row.name,
-    kind: row.kind,
-    hosts: JSON.parse(row.hosts) as string[],
-    keyId: row.key_id,
-    iv: row.iv,
-    sealed: row.sealed,
-    ...(row.expires_at === null ? {} : { expiresAt: row.expires_at }),
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
+/** The row's columns in the order of `PUT`'s parameters. */
+function valuesOf(row: CredentialRow): unknown[] {
+  return [row.scope_key, row.name, row.kind, row.hosts, row.key_id, row.iv, row.sealed, row.expires_at, row.created_at, row.updated_at];
 }

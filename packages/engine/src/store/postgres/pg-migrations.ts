@@ -17,6 +17,7 @@
  * keys); `ord` columns (identity) order rows as SQLite's rowid does.
  */
 import type pg from "pg";
+import { checkHistoryTable, pendingMigrations } from "../migration-plan.js";
 import type { Migration } from "../migrations.js";
 
 export const pgMigrations: readonly Migration[] = [
@@ -172,7 +173,7 @@ export async function pgMigrate(
   list: readonly Migration[] = pgMigrations,
   history = PG_MIGRATIONS_TABLE,
 ): Promise<number[]> {
-  if (!/^[a-z_]+$/.test(history)) throw new Error(`pgMigrate: the history table must be a plain lower-case name, not ${JSON.stringify(history)}`);
+  checkHistoryTable("pgMigrate", history);
   await client.query("BEGIN");
   try {
     // One migrator per schema at a time, across every node: the others wait here, then find nothing to do.
@@ -180,15 +181,7 @@ export async function pgMigrate(
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
     await client.query(`CREATE TABLE IF NOT EXISTS ${schema}.${history} (version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)`);
     const applied = new Set((await client.query<{ version: number }>(`SELECT version FROM ${schema}.${history}`)).rows.map((row) => row.version));
-    const latest = Math.max(0, ...list.map((migration) => migration.version));
-    const unknown = [...applied].filter((version) => version > latest);
-    if (unknown.length > 0) {
-      throw new Error(
-        `The PostgreSQL schema ${schema} has schema version ${Math.max(...unknown)}${history === PG_MIGRATIONS_TABLE ? "" : ` (in ${history})`}, written by a newer Tapedeck; ` +
-          `this Tapedeck knows versions up to ${latest}. Upgrade Tapedeck to open it (nothing was changed).`,
-      );
-    }
-    const pending = list.filter((migration) => !applied.has(migration.version)).sort((a, b) => a.version - b.version);
+    const pending = pendingMigrations(list, applied, { database: `The PostgreSQL schema ${schema}`, history, engineHistory: PG_MIGRATIONS_TABLE });
     for (const migration of pending) {
       await client.query(migration.sql);
       await client.query(`INSERT INTO ${schema}.${history} (version, name, applied_at) VALUES ($1, $2, $3)`, [migration.version, migration.name, Date.now()]);

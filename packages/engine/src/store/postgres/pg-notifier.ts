@@ -19,6 +19,7 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import type { Notifier } from "../notifier.js";
+import { TopicListeners } from "../topic-listeners.js";
 import { connectionConfig } from "./pg-connection.js";
 import type { PostgresLocation } from "./pg-location.js";
 import { backoffDelay } from "./pg-retry.js";
@@ -31,11 +32,7 @@ export class PgNotifier implements Notifier {
   readonly #send: (text: string, values: unknown[]) => Promise<unknown>;
   readonly #channel: string;
   readonly #id = randomBytes(6).toString("base64url");
-  readonly #pollMs: number;
-  readonly #listeners = new Map<string, Set<() => void>>();
-  readonly #due = new Set<string>();
-  #flushing = false;
-  #timer: NodeJS.Timeout | undefined;
+  readonly #listeners: TopicListeners;
   #client: pg.Client | undefined;
   #connecting: Promise<void> | undefined;
   #reconnect: NodeJS.Timeout | undefined;
@@ -47,7 +44,7 @@ export class PgNotifier implements Notifier {
     this.#location = location;
     this.#send = send;
     this.#channel = `tapedeck_${location.schema}`;
-    this.#pollMs = options.pollMs ?? PG_POLL_MS;
+    this.#listeners = new TopicListeners(options.pollMs ?? PG_POLL_MS);
   }
 
   /** Resolves once the notifier listens (the store waits for it when it opens, so that no publish made after is missed). */
@@ -58,39 +55,19 @@ export class PgNotifier implements Notifier {
 
   publish(topic: string): void {
     if (this.#closed) return;
-    this.#deliver(topic);
+    this.#listeners.deliver(topic);
     this.#send("SELECT pg_notify($1, $2)", [this.#channel, `${this.#id} ${topic}`]).catch(() => {
       // Dropped: the other processes' polls make up for it.
     });
   }
 
   subscribe(topic: string, listener: () => void): () => void {
-    if (this.#closed) return () => {};
-    // Wrapped: the same function subscribed twice is two subscriptions, each stopped alone.
-    const own = (): void => listener();
-    let listeners = this.#listeners.get(topic);
-    if (!listeners) this.#listeners.set(topic, (listeners = new Set()));
-    listeners.add(own);
-    if (this.#timer === undefined) {
-      this.#timer = setInterval(() => this.#callAll(), this.#pollMs);
-      this.#timer.unref();
-    }
-    return () => {
-      const set = this.#listeners.get(topic);
-      if (!set?.delete(own)) return;
-      if (set.size === 0) this.#listeners.delete(topic);
-      if (this.#listeners.size === 0) {
-        clearInterval(this.#timer);
-        this.#timer = undefined;
-      }
-    };
+    return this.#listeners.subscribe(topic, listener);
   }
 
   close(): void {
     this.#closed = true;
-    this.#listeners.clear();
-    this.#due.clear();
-    clearInterval(this.#timer);
+    this.#listeners.close();
     clearTimeout(this.#reconnect);
     const client = this.#client;
     this.#client = undefined;
@@ -119,7 +96,7 @@ export class PgNotifier implements Notifier {
     }
     this.#client = client;
     // Back after a gap: whatever was published meanwhile was missed, so everyone looks.
-    if (this.#attempt > 0) this.#callAll();
+    if (this.#attempt > 0) this.#listeners.callAll();
     this.#attempt = 0;
   }
 
@@ -144,33 +121,6 @@ export class PgNotifier implements Notifier {
     if (payload === undefined) return;
     const space = payload.indexOf(" ");
     if (space < 0 || payload.slice(0, space) === this.#id) return;
-    this.#deliver(payload.slice(space + 1));
-  }
-
-  #deliver(topic: string): void {
-    if (this.#closed || !this.#listeners.has(topic)) return;
-    this.#due.add(topic);
-    if (this.#flushing) return;
-    this.#flushing = true;
-    queueMicrotask(() => {
-      this.#flushing = false;
-      const topics = [...this.#due];
-      this.#due.clear();
-      for (const due of topics) this.#call(due);
-    });
-  }
-
-  #callAll(): void {
-    for (const topic of [...this.#listeners.keys()]) this.#call(topic);
-  }
-
-  #call(topic: string): void {
-    for (const listener of [...(this.#listeners.get(topic) ?? [])]) {
-      try {
-        listener();
-      } catch {
-        // A listener's fault is its own; the others still hear.
-      }
-    }
+    this.#listeners.deliver(payload.slice(space + 1));
   }
 }

@@ -3,9 +3,10 @@
  * a PostgreSQL store runs the same suite with its own factory.
  */
 import assert from "node:assert/strict";
-import { describe, it } from "node:test";
+import { describe } from "node:test";
 import { unit } from "../embeddings.js";
 import type { MemoryStore, StoredChunk } from "../memory-store.js";
+import { freshEachTest } from "../../../test-support/fresh-each-test.js";
 
 export interface OpenedMemoryStore {
   readonly store: MemoryStore;
@@ -18,15 +19,7 @@ const chunks = (...texts: string[]): StoredChunk[] => texts.map((text) => ({ tex
 const vector = (...xs: number[]) => unit(Float32Array.from(xs));
 
 export function describeMemoryStoreContract(name: string, open: () => Promise<OpenedMemoryStore>): void {
-  const test = (title: string, body: (opened: OpenedMemoryStore) => Promise<void>): void =>
-    void it(title, async () => {
-      const opened = await open();
-      try {
-        await body(opened);
-      } finally {
-        await opened.close();
-      }
-    });
+  const test = freshEachTest(open);
 
   void describe(`MemoryStore contract: ${name}`, () => {
     test("put creates version 1, then replaces only from the version it read; a stale writer gets the current version", async ({ store }) => {

@@ -3,11 +3,12 @@
  * a PostgreSQL store runs the same suite with its own factory.
  */
 import assert from "node:assert/strict";
-import { describe, it } from "node:test";
+import { describe } from "node:test";
 import fc from "fast-check";
 import { VirtualClock } from "../../../clock.js";
 import type { RateLimitStore, RateWindow } from "../rate-limit-store.js";
 import { slidingWindowViolation } from "./window-check.js";
+import { freshEachTest } from "../../../test-support/fresh-each-test.js";
 
 export interface OpenedRateLimitStore {
   readonly store: RateLimitStore;
@@ -24,15 +25,7 @@ export function describeRateLimitStoreContract(
   open: () => Promise<OpenedRateLimitStore>,
   options: { readonly propertyRuns?: number } = {},
 ): void {
-  const test = (title: string, body: (opened: OpenedRateLimitStore) => Promise<void>): void =>
-    void it(title, async () => {
-      const opened = await open();
-      try {
-        await body(opened);
-      } finally {
-        await opened.close();
-      }
-    });
+  const test = freshEachTest(open);
 
   void describe(`RateLimitStore contract: ${name}`, () => {
     test("allows up to the limit, then refuses with the exact wait, recording nothing it refused", async ({ store }) => {
