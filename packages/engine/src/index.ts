@@ -34,7 +34,7 @@ export { SEARCH_LIMIT } from "./toolset/tool-search.js";
 export type { ToolSearchHit, ToolSearchOptions } from "./toolset/tool-search.js";
 export type { HostToolContext, HostToolFunction, HostToolModule } from "./sources/in-process-host-tools.js";
 export { InProcessHostTools } from "./sources/in-process-host-tools.js";
-export type { QueueWatcher, ResumedCall, ToolCallRequest, ToolOutcome, ToolSource } from "./sources/tool-source.js";
+export type { QueueWatcher, ResumedCall, StagedAttempt, StagedCallRequest, ToolCallRequest, ToolOutcome, ToolSource } from "./sources/tool-source.js";
 export type {
   CreateRunResult,
   Durability,

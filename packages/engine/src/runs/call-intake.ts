@@ -13,6 +13,7 @@ import type { Clock } from "../clock.js";
 import { EngineError } from "../errors.js";
 import { UNSERVED_NOTICE_MS } from "../limits.js";
 import type { Park, ToolSource } from "../sources/tool-source.js";
+import type { StagedHostTask } from "../store/host-task-store.js";
 import type { RunRecord, Store } from "../store/store.js";
 import type { LoadedToolset } from "../toolset/loaded-toolset.js";
 import type { SchemaValidator } from "../util/schema-validator.js";
@@ -52,7 +53,7 @@ import type { WorkflowHost } from "./workflow-host.js";
  *     // On resume: intake.remember(history.calls.values()); intake.resume(history.calls.values());
  *     // For each model turn, its tool calls numbered on from the journal's last seq:
  *     const scheduled = intake.schedule([{ seq, tool: "github.list_issues", args }]);
- *     journal.append(scheduled.events, at, journal.withEvents(undefined, at, scheduled.runEvents))
+ *     journal.append(scheduled.events, at, journal.withHostTasks(journal.withEvents(undefined, at, scheduled.runEvents), at, scheduled.hostTasks))
  *       .then(scheduled.onDurable, fault);     // sends the calls, asks for approvals
  *     scheduled.begin();
  *     // scheduled.answered: outcomes known at once (rejected arguments, unknown tools): give them
@@ -69,7 +70,7 @@ import type { WorkflowHost } from "./workflow-host.js";
  */
 
 /** What the intake writes itself (decisions, attempts, parks, the shown waits); `RunJournal` is one. */
-export type IntakeJournal = Pick<RunJournal, "append" | "withEvents" | "writeWaits" | "waitsChanged">;
+export type IntakeJournal = Pick<RunJournal, "append" | "withEvents" | "withHostTasks" | "writeWaits" | "waitsChanged">;
 
 /** What the intake tells whoever issues the calls. */
 export interface IntakeHost {
@@ -111,6 +112,12 @@ export interface ScheduledCalls {
   readonly answered: readonly { readonly seq: number; readonly outcome: CallOutcome }[];
   /** What the harness is told with the batch (decisions needed), when the engine records events. */
   readonly runEvents: readonly RunEvent[];
+  /**
+   * The host tasks of the calls sent first thing (`ToolSource.stage`): journal them in the same
+   * append as `events` (`RunPatch.hostTasks`, `RunJournal.withHostTasks`), so a call costs no
+   * commit of its own. A staged call whose task is not written would never reach a worker.
+   */
+  readonly hostTasks: readonly StagedHostTask[];
   /** Acts on the decisions once the batch is durable: sends the calls, starts the primitives that act outside the run, asks for decisions. */
   readonly onDurable: () => void;
   /** Starts the primitives that only wait (sleep, signal): call it once the batch is appended. */
@@ -205,6 +212,7 @@ export class CallIntake {
     const outside: (() => void)[] = [];
     const waitsNow: (() => void)[] = [];
     const approvals: DecisionWait[] = [];
+    const hostTasks: StagedHostTask[] = [];
     for (const call of calls) {
       this.#toolOf.set(call.seq, call.tool);
       const decision = decideCall(call, this.#context);
@@ -239,15 +247,21 @@ export class CallIntake {
           approvals.push({ kind: "approval", seq: call.seq, tool: call.tool, args: decision.args });
           break;
         }
-        default:
+        default: {
           this.#open++;
+          // A first attempt that goes at once is staged: its source's write rides this batch's commit.
+          const first = decision.kind === "send" && decision.attempt === 1 && decision.interrupted === undefined;
+          const task = first ? this.#dispatcher.stage(call.seq, decision.tool, decision.args, this.#key(call.seq)) : undefined;
+          if (task) hostTasks.push(task);
           sends.push(() => this.#act(call.seq, decision));
+        }
       }
     }
     return {
       events,
       answered,
       runEvents: approvals.map((wait) => decisionEvent(this.run.id, wait)),
+      hostTasks,
       onDurable: () => {
         for (const send of sends) send();
         for (const start of outside) start();

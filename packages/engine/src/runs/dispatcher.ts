@@ -2,7 +2,8 @@ import { formatDuration, toolFailure, type JsonValue, type PinnedTool, type Tool
 import { systemClock, type Clock } from "../clock.js";
 import { MAX_ATTEMPTS, MAX_VALUE_BYTES, RUN_CONCURRENCY } from "../limits.js";
 import { SHAPE_SCANNER, type LeakScanner } from "../secrets/leak-scanner.js";
-import type { Park, QueueWatcher, ToolOutcome, ToolSource } from "../sources/tool-source.js";
+import type { Park, QueueWatcher, StagedAttempt, ToolOutcome, ToolSource } from "../sources/tool-source.js";
+import type { StagedHostTask } from "../store/host-task-store.js";
 import type { CallOutcome } from "./call-outcome.js";
 import { Semaphore } from "./semaphore.js";
 import { valueProblem } from "../util/value-bounds.js";
@@ -59,6 +60,8 @@ export class RunDispatcher {
   private readonly perTool = new Map<string, Semaphore>();
   /** Stops each attempt in flight (it ends as interrupted, its signal aborts); called together by `abandon`. */
   private readonly attemptsInFlight = new Set<(reason: Error) => void>();
+  /** First attempts staged with their source (`stage`), by seq, holding their slots until dispatched. */
+  private readonly staged = new Map<number, StagedAttempt>();
   private abandoned = false;
   private readonly maxAttempts: number;
   private readonly maxValueBytes: number;
@@ -89,10 +92,13 @@ export class RunDispatcher {
   async dispatch(request: DispatchRequest): Promise<Dispatched> {
     this.active++;
     const tool = this.toolSemaphore(request.tool);
-    // The tool's slot first: a call waiting for its tool must not hold one of the run's slots.
-    // A free slot is taken without an await: most calls never wait.
-    if (!tool.tryAcquire()) await tool.acquire();
-    if (!this.run.tryAcquire()) await this.run.acquire();
+    // A staged call took its slots when it was staged. Else the tool's slot first: a call waiting
+    // for its tool must not hold one of the run's slots. A free slot is taken without an await:
+    // most calls never wait.
+    if (!this.staged.delete(request.seq)) {
+      if (!tool.tryAcquire()) await tool.acquire();
+      if (!this.run.tryAcquire()) await this.run.acquire();
+    }
     try {
       return await this.attempts(request);
     } finally {
@@ -100,6 +106,32 @@ export class RunDispatcher {
       this.run.release();
       this.active--;
     }
+  }
+
+  /**
+   * Stages the first attempt of a call being scheduled with its source (`ToolSource.stage`), when
+   * it would be sent at once: its slots are taken now and held for its `dispatch`, so that a task
+   * workers can see as soon as the scheduling commits is one the concurrency limits let go. The
+   * task goes in the commit of the call's `call.scheduled` entry; the call is then dispatched
+   * once that commit is durable (or, if it never is, dropped by `abandon`).
+   */
+  stage(seq: number, tool: PinnedTool, args: JsonValue, key: string): StagedHostTask | undefined {
+    if (this.abandoned || this.source.stage === undefined) return undefined;
+    const toolSlots = this.toolSemaphore(tool);
+    if (!toolSlots.tryAcquire()) return undefined;
+    if (!this.run.tryAcquire()) {
+      toolSlots.release();
+      return undefined;
+    }
+    const traceparent = callTraceparent(this.traceId, key);
+    const staged = this.source.stage({ tool, args, runId: this.runId, seq, idempotencyKey: key, attempt: 1, traceparent });
+    if (staged === undefined) {
+      toolSlots.release();
+      this.run.release();
+      return undefined;
+    }
+    this.staged.set(seq, staged);
+    return staged.task;
   }
 
   /** Calls go in the trace of `traceparent` (the run was started in one) instead of the run's own. */
@@ -115,6 +147,9 @@ export class RunDispatcher {
   abandon(reason: Error = new Error("the run no longer wants this result")): void {
     this.abandoned = true;
     for (const stop of this.attemptsInFlight) stop(reason);
+    // Staged and never dispatched: their scheduling was not (or will not be acted on as) durable.
+    for (const staged of this.staged.values()) staged.drop();
+    this.staged.clear();
   }
 
   private toolSemaphore(tool: PinnedTool): Semaphore {

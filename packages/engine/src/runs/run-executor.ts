@@ -342,7 +342,11 @@ export class RunExecutor {
     // Delivered at the time of the entry that records them, exactly as replay will.
     for (const { seq, outcome: answer } of scheduled.answered) this.prejournaled.push(delivery(seq, at, answer));
     for (const log of step.logs) events.push(this.logEvent(log));
-    const patch = this.journal.withEvents(consumed && { updatedAt: at, consumeSignals: consumed }, at, scheduled.runEvents);
+    const patch = this.journal.withHostTasks(
+      this.journal.withEvents(consumed && { updatedAt: at, consumeSignals: consumed }, at, scheduled.runEvents),
+      at,
+      scheduled.hostTasks,
+    );
     this.journal.append(events, at, patch).then(scheduled.onDurable, (error: unknown) => this.fault(error));
     scheduled.begin();
     this.pump();

@@ -1,4 +1,5 @@
 import type { JournalEvent, RunError, RunEvent, RunWait } from "@tapedeck/protocol";
+import type { StagedHostTask } from "../store/host-task-store.js";
 import type { RunPatch, Store } from "../store/store.js";
 import { runError } from "./run-error.js";
 
@@ -96,6 +97,12 @@ export class RunJournal {
   withEvents(patch: RunPatch | undefined, at: number, events: readonly RunEvent[]): RunPatch | undefined {
     if (!this.options.recordEvents || events.length === 0) return patch;
     return { updatedAt: at, ...patch, events: [...(patch?.events ?? []), ...events] };
+  }
+
+  /** `patch` carrying the host tasks of the calls a batch schedules (`ScheduledCalls.hostTasks`), written in its commit. */
+  withHostTasks(patch: RunPatch | undefined, at: number, tasks: readonly StagedHostTask[]): RunPatch | undefined {
+    if (tasks.length === 0) return patch;
+    return { updatedAt: at, ...patch, hostTasks: [...(patch?.hostTasks ?? []), ...tasks] };
   }
 
   /** The shown waits changed: the next batch writes them. */

@@ -179,4 +179,54 @@ describe("host tools served by workers", () => {
       dir.cleanup();
     }
   });
+
+  it("a call written with its scheduling keeps the tool's concurrency: a worker sees the second of two parallel calls only once the first is answered", async () => {
+    const t = await setup({ "shop.charge": { concurrency: 1 } });
+    try {
+      // Held before the calls are scheduled: the first call's task is claimed for it in the commit that schedules the calls.
+      const polling = t.queue.poll({ tools: ["shop.*"], waitMs: 60_000, max: 5 });
+      // A first call of the run (the queue learns who may see the run's calls), so that the two that follow are written with their scheduling.
+      const started = await t.start(
+        `export default async () => { await shop.price({}); return Promise.all([shop.charge({ n: 1 }), shop.charge({ n: 2 })]); };`,
+      );
+      const [price] = await polling;
+      assert.equal(await t.queue.complete(price!.id, price!.lease, 1), "ok");
+      const first = await t.queue.poll({ tools: ["shop.*"], waitMs: 60_000, max: 5 });
+      assert.deepEqual(
+        first.map((task) => task.args),
+        [{ n: 1 }],
+      );
+      assert.deepEqual(await t.queue.pending(), { queued: 0, claimed: 1 }, "the second call waits for the tool's one slot, unseen by workers");
+      const second = t.queue.poll({ tools: ["shop.*"], waitMs: 60_000, max: 5 });
+      assert.equal(await t.queue.complete(first[0]!.id, first[0]!.lease, "one"), "ok");
+      const [task] = await second;
+      assert.deepEqual(task?.args, { n: 2 });
+      assert.equal(await t.queue.complete(task.id, task.lease, "two"), "ok");
+      assert.deepEqual(await started.end, { status: "completed", output: ["one", "two"] });
+    } finally {
+      await t.cleanup();
+    }
+  });
+
+  it("a poll held for several tasks gets the parallel calls of one step together", async () => {
+    const t = await setup();
+    try {
+      const polling = t.take();
+      const started = await t.start(
+        `export default async () => { await shop.price({}); return Promise.all([shop.charge({ n: 1 }), shop.charge({ n: 2 }), mail.send({ n: 3 })]); };`,
+      );
+      const price = await polling;
+      const together = t.queue.poll({ tools: ["shop.*", "mail.*"], waitMs: 60_000, max: 3 });
+      assert.equal(await t.queue.complete(price.id, price.lease, 1), "ok");
+      const tasks = await together;
+      assert.deepEqual(
+        tasks.map((task) => task.args),
+        [{ n: 1 }, { n: 2 }, { n: 3 }],
+      );
+      for (const task of tasks) assert.equal(await t.queue.complete(task.id, task.lease, task.args), "ok");
+      assert.deepEqual(await started.end, { status: "completed", output: [{ n: 1 }, { n: 2 }, { n: 3 }] });
+    } finally {
+      await t.cleanup();
+    }
+  });
 });

@@ -22,9 +22,11 @@
  *   could take it last polled here) when no poll takes it at once.
  * - A held poll is woken by a task queued in this process without delay, by one queued in
  *   another through the store's notifier; an answer reaches the call the same ways.
- * - Each commit costs every call in the process a flush, so a call spends as few as it can: a
- *   poll held here that may take it claims in the commit that queues it (and is answered once
- *   that commit is durable); a worker's answer to a call waiting here settles the call at once
+ * - Each commit costs every call in the process a flush, so a call spends as few as it can: its
+ *   first attempt is staged (`stage`) and written by the append that schedules the call, claimed
+ *   there for a poll held here that may take it (answered when the call is sent, once that commit
+ *   is durable); another attempt is queued by `call`, and a poll held here that may take it
+ *   claims in the commit that queues it; a worker's answer to a call waiting here settles the call at once
  *   (its journal makes the outcome durable; the store only forgets the task); the removal of a
  *   task done with is written with this process's next write, or within `REMOVAL_DELAY_MS`.
  */
@@ -43,10 +45,20 @@ import {
   type HostTaskFilter,
   type HostTaskRecord,
   type LeaseAnswer,
+  type NewHostTask,
+  type StagedHostTask,
 } from "../store/host-task-store.js";
 import type { Store } from "../store/store.js";
 import { PollTimes } from "./poll-times.js";
-import { isSuspension, type ResumedCall, type ToolCallRequest, type ToolOutcome, type ToolSource } from "./tool-source.js";
+import {
+  isSuspension,
+  type ResumedCall,
+  type StagedAttempt,
+  type StagedCallRequest,
+  type ToolCallRequest,
+  type ToolOutcome,
+  type ToolSource,
+} from "./tool-source.js";
 
 /** A task as a worker sees it (the wire type, shared with the SDK). */
 export type { HostTask, LeaseAnswer };
@@ -84,6 +96,9 @@ export const MAX_POLL_MS = 30_000;
 /** How long a task done with may wait for a write to be removed with: short, so the store does not keep what no one needs. */
 const REMOVAL_DELAY_MS = 1_000;
 
+/** The runs whose audience is kept for staging (`stage` needs it at once): the runs calling lately. */
+const AUDIENCES_KEPT = 1_024;
+
 /** A call of this process waiting for its task's outcome. */
 interface Waiting {
   readonly request: ToolCallRequest;
@@ -107,7 +122,18 @@ interface HeldPoll {
    */
   force: boolean;
   done: boolean;
+  /** Tasks staged claimed for it (`stage`), at most `max`: it gets them once their calls are sent, and claims nothing else meanwhile. */
+  readonly reserved: Set<HostTaskRecord>;
+  /** Those of them whose calls are sent: handed over together, after the turn that sends them. */
+  readonly sent: HostTaskRecord[];
   readonly finish: (tasks: HostTaskRecord[]) => void;
+}
+
+/** A first attempt staged (`stage`): its task is written by the append that schedules it; `call` picks it up. */
+interface Staged {
+  readonly record: HostTaskRecord;
+  /** The held poll it was claimed for in that commit. */
+  readonly poll?: HeldPoll;
 }
 
 type PollWho = Omit<HostTaskFilter, "tools">;
@@ -127,6 +153,10 @@ export class HostTaskQueue implements ToolSource {
   readonly #pollTimes: PollTimes<PollWho>;
   /** Tasks a poll here claimed in the commit that queued them, before their call was waiting here (`call` takes them). */
   readonly #claimedEarly = new Map<string, HostTaskRecord>();
+  /** First attempts staged with the appends that schedule them, by `run/seq/attempt`, until their `call` (or `drop`). */
+  readonly #staged = new Map<string, Staged>();
+  /** The audiences of the runs that called lately (they never change): `stage` must have one at once. */
+  readonly #audiences = new Map<string, HostTaskAudience>();
   /**
    * Tasks whose outcome their call took, to be removed from the store with this queue's next
    * write (the next call's task, most often) or within `REMOVAL_DELAY_MS`: a removal of its own
@@ -157,8 +187,47 @@ export class HostTaskQueue implements ToolSource {
     return { queued: tasks.filter((t) => t.state === "queued").length, claimed: tasks.filter((t) => t.state === "claimed").length };
   }
 
+  /**
+   * Stages the first attempt of a call being scheduled (see `ToolSource.stage`): its task, for the
+   * append of its `call.scheduled` entry to write, claimed in that commit by a poll held here
+   * that may take it. The removals waiting for a write are submitted now, in the same turn, so
+   * they share that commit. Nothing is staged for a run whose audience this queue has not read
+   * yet (its first call here queues its task itself).
+   */
+  stage(request: StagedCallRequest): StagedAttempt | undefined {
+    const audience = this.#audiences.get(request.runId);
+    if (this.#closed || audience === undefined) return undefined;
+    const tool = `${request.tool.group}.${request.tool.name}`;
+    const now = this.#clock.now();
+    const task = this.#newTask(request, tool, audience, now);
+    const poll = [...this.#polls].find(
+      (held) => !held.done && held.reserved.size + held.sent.length < held.max && held.matches(tool) && audienceMatches(held.filter, audience),
+    );
+    const claim = poll && { lease: randomBytes(16).toString("base64url"), leaseUntil: now + request.tool.policy.heartbeatTimeoutMs };
+    const staged: StagedHostTask = claim ? { ...task, claim } : task;
+    const record: HostTaskRecord = claim ? { ...task, state: "claimed", ...claim } : { ...task, state: "queued" };
+    poll?.reserved.add(record);
+    const key = attemptKey(request);
+    this.#staged.set(key, { record, ...(poll ? { poll } : {}) });
+    this.#flushRemovals();
+    const drop = (): void => {
+      if (this.#staged.get(key)?.record !== record) return;
+      this.#staged.delete(key);
+      // The poll waits on for other work (a task written nonetheless lapses with its lease).
+      poll?.reserved.delete(record);
+    };
+    return { task: staged, drop };
+  }
+
   async call(request: ToolCallRequest): Promise<ToolOutcome> {
     if (this.#closed) return { kind: "interrupted", reason: "the engine closed" };
+    const tool = `${request.tool.group}.${request.tool.name}`;
+    const staged = this.#staged.get(attemptKey(request));
+    if (staged) {
+      // Written by the append that scheduled the call, which is durable now: nothing to write.
+      this.#staged.delete(attemptKey(request));
+      return this.#wait(request, tool, this.#handOver(staged), staged.record.audience, undefined);
+    }
     let audience: HostTaskAudience | undefined;
     try {
       audience = await this.#audience(request.runId);
@@ -166,34 +235,78 @@ export class HostTaskQueue implements ToolSource {
       return { kind: "interrupted", reason: `the run ${request.runId} could not be read to queue the call: ${describe(error)}` };
     }
     if (audience === undefined) return { kind: "interrupted", reason: `there is no run ${request.runId} to queue the call for` };
+    this.#keepAudience(request.runId, audience);
     if (request.signal.aborted) return { kind: "interrupted", reason: "withdrawn" };
-    const tool = `${request.tool.group}.${request.tool.name}`;
     // Polls held here that could take the call claim in the commit that queues it: one commit, not two.
-    const local = [...this.#polls].filter((held) => !held.done && held.matches(tool) && audienceMatches(held.filter, audience));
+    const local = [...this.#polls].filter((held) => !held.done && !spokenFor(held) && held.matches(tool) && audienceMatches(held.filter, audience));
     for (const held of local) held.force = true;
     let record: HostTaskRecord;
     let offered: Promise<void> | undefined;
     try {
-      const queued = this.#store.hostTasks.enqueue({
-        id: `task_${randomBytes(12).toString("base64url")}`,
-        runId: request.runId,
-        seq: request.seq,
-        attempt: request.attempt,
-        tool,
-        args: request.args,
-        idempotencyKey: request.idempotencyKey,
-        traceparent: request.traceparent,
-        heartbeatTimeoutMs: request.tool.policy.heartbeatTimeoutMs,
-        audience,
-        waiter: this.#waiter,
-        createdAt: this.#clock.now(),
-      });
+      const queued = this.#store.hostTasks.enqueue(this.#newTask(request, tool, audience, this.#clock.now()));
       this.#flushRemovals();
       if (local.length > 0) offered = this.#offer();
       record = await queued;
     } catch (error) {
       return { kind: "interrupted", reason: `the call could not be queued for a worker: ${describe(error)}` };
     }
+    return this.#wait(request, tool, record, audience, offered);
+  }
+
+  /**
+   * A staged task whose call is sent (its commit is durable): the poll it was claimed for gets
+   * it, with the others of it sent in the same turn; if that poll ended, it goes back to the queue.
+   */
+  #handOver(staged: Staged): HostTaskRecord {
+    const { record, poll } = staged;
+    if (!poll?.reserved.delete(record)) return record;
+    if (poll.done) {
+      this.#giveBack([record]);
+      const { lease: _lease, leaseUntil: _until, ...queued } = record;
+      return { ...queued, state: "queued" };
+    }
+    poll.sent.push(record);
+    if (poll.sent.length === 1) {
+      queueMicrotask(() => {
+        const tasks = poll.sent.splice(0);
+        if (poll.done) this.#giveBack(tasks);
+        else poll.finish(tasks);
+      });
+    }
+    return record;
+  }
+
+  /** Tasks claimed for a poll that ended before it got them: nobody saw them, so they go back to the queue. */
+  #giveBack(tasks: readonly HostTaskRecord[]): void {
+    for (const task of tasks) this.#background(this.#store.hostTasks.release(task.id, task.lease!));
+  }
+
+  #newTask(request: StagedCallRequest, tool: string, audience: HostTaskAudience, now: number): NewHostTask {
+    return {
+      id: `task_${randomBytes(12).toString("base64url")}`,
+      runId: request.runId,
+      seq: request.seq,
+      attempt: request.attempt,
+      tool,
+      args: request.args,
+      idempotencyKey: request.idempotencyKey,
+      traceparent: request.traceparent,
+      heartbeatTimeoutMs: request.tool.policy.heartbeatTimeoutMs,
+      audience,
+      waiter: this.#waiter,
+      createdAt: now,
+    };
+  }
+
+  /** Keeps a run's audience for `stage`, the runs that called last kept. */
+  #keepAudience(runId: string, audience: HostTaskAudience): void {
+    this.#audiences.delete(runId);
+    this.#audiences.set(runId, audience);
+    if (this.#audiences.size > AUDIENCES_KEPT) this.#audiences.delete(this.#audiences.keys().next().value!);
+  }
+
+  /** Waits for the outcome of the task `record` of the call (queued or claimed); `offered`: the offer pass to the polls held here that may take it. */
+  #wait(request: ToolCallRequest, tool: string, record: HostTaskRecord, audience: HostTaskAudience, offered: Promise<void> | undefined): Promise<ToolOutcome> {
     return new Promise<ToolOutcome>((resolve) => {
       const waiting: Waiting = {
         request,
@@ -257,6 +370,8 @@ export class HostTaskQueue implements ToolSource {
         max,
         force: request.waitMs <= 0,
         done: false,
+        reserved: new Set(),
+        sent: [],
         finish: (tasks) => {
           if (held.done) return;
           held.done = true;
@@ -317,6 +432,7 @@ export class HostTaskQueue implements ToolSource {
     this.#stopHearingTasks?.();
     this.#stopHearingAnswers = this.#stopHearingTasks = undefined;
     this.#claimedEarly.clear();
+    this.#staged.clear();
     this.#flushRemovals();
     return Promise.resolve();
   }
@@ -430,7 +546,8 @@ export class HostTaskQueue implements ToolSource {
       if (this.#polls.size === 0 || this.#closed) return;
       const queued = await this.#store.hostTasks.list({ states: ["queued"], limit: 1000 });
       const polls = [...this.#polls].filter(
-        (held) => !held.done && (held.force || queued.some((task) => held.matches(task.tool) && audienceMatches(held.filter, task.audience))),
+        (held) =>
+          !held.done && !spokenFor(held) && (held.force || queued.some((task) => held.matches(task.tool) && audienceMatches(held.filter, task.audience))),
       );
       const now = this.#clock.now();
       const claims = await Promise.all(
@@ -449,7 +566,7 @@ export class HostTaskQueue implements ToolSource {
         if (claimed.length === 0) return;
         if (!held.done) return held.finish(claimed);
         // The poll ended while it claimed: nobody saw these tasks, so no worker holds them.
-        for (const task of claimed) this.#background(this.#store.hostTasks.release(task.id, task.lease!));
+        this.#giveBack(claimed);
       });
     }, this.#onFault);
   }
@@ -523,6 +640,15 @@ async function storedAudience(store: Store, runId: string): Promise<HostTaskAudi
     ...(run.labels === undefined ? {} : { labels: run.labels }),
     toolsets: await toolsetChain(store, run.toolsetId),
   };
+}
+
+/** Whether a held poll has tasks staged for it (see `HeldPoll.reserved`): it takes no others. */
+function spokenFor(held: HeldPoll): boolean {
+  return held.reserved.size > 0 || held.sent.length > 0;
+}
+
+function attemptKey(attempt: { readonly runId: string; readonly seq: number; readonly attempt: number }): string {
+  return `${attempt.runId}/${attempt.seq}/${attempt.attempt}`;
 }
 
 function view(task: HostTaskRecord): HostTask {

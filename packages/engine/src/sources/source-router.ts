@@ -1,6 +1,6 @@
 import type { PinnedTool, ToolSourceKind } from "@tapedeck/protocol";
 import { toolFailure } from "@tapedeck/protocol";
-import type { ResumedCall, ToolCallRequest, ToolOutcome, ToolSource } from "./tool-source.js";
+import type { ResumedCall, StagedAttempt, StagedCallRequest, ToolCallRequest, ToolOutcome, ToolSource } from "./tool-source.js";
 
 /** Sends each call to the source of its tool's kind (host, mcp, builtin). */
 export class SourceRouter implements ToolSource {
@@ -34,6 +34,11 @@ export class SourceRouter implements ToolSource {
   /** Asks the source of the call's tool (see `ToolSource.resumes`). */
   resumes(call: ResumedCall): Promise<boolean> | undefined {
     return this.sources[call.tool.source]?.resumes?.(call);
+  }
+
+  /** Asks the source of the call's tool (see `ToolSource.stage`). */
+  stage(request: StagedCallRequest): StagedAttempt | undefined {
+    return this.sources[request.tool.source]?.stage?.(request);
   }
 
   async close(): Promise<void> {

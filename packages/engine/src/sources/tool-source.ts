@@ -1,5 +1,6 @@
 import type { JsonValue, ParkReason, PinnedTool, ToolFailure } from "@tapedeck/protocol";
 import type { KnownSecret } from "../secrets/leak-scanner.js";
+import type { StagedHostTask } from "../store/host-task-store.js";
 
 /**
  * The tool source seam: where the dispatcher sends a call once it is durable in the journal.
@@ -24,6 +25,15 @@ export interface ToolSource {
    * method) says the same at once: the source keeps nothing across engines.
    */
   resumes?(call: ResumedCall): Promise<boolean> | undefined;
+  /**
+   * Asked while a call's `call.scheduled` entry is being journaled, for a source that keeps its
+   * calls in the store (the host task queue): the first attempt's write, for the journal to make
+   * in the same commit (`RunPatch.hostTasks`), so the call costs no commit of its own. The
+   * `call` that follows (once that commit is durable) picks the staged attempt up without
+   * writing it. `undefined`: nothing to stage, `call` writes what it needs. `drop` is called
+   * instead of `call` when the attempt will not be sent (the append failed, the run stopped).
+   */
+  stage?(request: StagedCallRequest): StagedAttempt | undefined;
   /** Closes connections. */
   close?(): Promise<void>;
 }
@@ -50,6 +60,16 @@ export interface ResumedCall {
   readonly runId: string;
   readonly seq: number;
   readonly attempt: number;
+}
+
+/** An attempt to stage: what its `ToolCallRequest` will say (attempt 1), known when the call is scheduled. */
+export type StagedCallRequest = Pick<ToolCallRequest, "tool" | "args" | "runId" | "seq" | "idempotencyKey" | "attempt" | "traceparent">;
+
+/** What a source staged for an attempt: the task the journal's append writes (see `ToolSource.stage`). */
+export interface StagedAttempt {
+  readonly task: StagedHostTask;
+  /** The attempt will not be sent: forget it (its task was not written, or is the run's to give up). */
+  readonly drop: () => void;
 }
 
 /** Why a call is held back, in words for the harness (and the model). */

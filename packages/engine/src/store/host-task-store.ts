@@ -9,7 +9,8 @@ import type { JsonValue, ToolFailure } from "@tapedeck/protocol";
  * A task goes `queued → claimed → answered | lapsed`; the run may withdraw it at any time (a
  * queued one is deleted, a claimed one becomes `withdrawn` until its worker reports or its lease
  * lapses), and the process waiting for it removes it once it has its outcome. The append that
- * ends a run withdraws all of its tasks in its commit (`RunPatch`).
+ * schedules a call may queue its first attempt in its commit (`RunPatch.hostTasks`); the append
+ * that ends a run withdraws all of its tasks in its commit (`RunPatch`).
  *
  * Invariants every implementation keeps:
  * - A task is claimed by one poll at a time, whatever the process: concurrent claims never
@@ -74,6 +75,16 @@ export interface NewHostTask {
   /** The process that runs the call and waits for the answer: `hostTaskWaiterTopic(waiter)` tells it. */
   readonly waiter: string;
   readonly createdAt: number;
+}
+
+/**
+ * A task written by a run's append (`RunPatch.hostTasks`) rather than by `enqueue`: the first
+ * attempt of a call, in the commit of the `call.scheduled` entry that schedules it. With `claim`,
+ * it is written claimed under that lease: a poll held in the writing process takes it, and is
+ * answered once the commit is durable.
+ */
+export interface StagedHostTask extends NewHostTask {
+  readonly claim?: { readonly lease: string; readonly leaseUntil: number };
 }
 
 /** The run a task belongs to, as far as deciding which polls may claim it. */

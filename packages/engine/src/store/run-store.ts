@@ -1,4 +1,5 @@
 import type { JournalEntry, JsonValue, RunError, RunEvent, RunStatus, RunWait } from "@tapedeck/protocol";
+import type { StagedHostTask } from "./host-task-store.js";
 
 /**
  * The runs sub-store: runs and their journals, the engine's record of what each run did.
@@ -132,6 +133,13 @@ export interface RunPatch {
   readonly wakeRun?: string;
   /** The run made progress in this commit: its host faults are forgotten (`RunRecord.hostFaults`). */
   readonly clearHostFaults?: boolean;
+  /**
+   * Host tasks queued in this commit: the first attempts of the host tool calls these entries
+   * schedule, so that a task exists exactly when its `call.scheduled` does (no commit of its own),
+   * claimed already when `claim` says a poll of the writing process takes it. Published
+   * (`HOST_TASKS_TOPIC`, for the queued ones) once committed. See `host-task-store.ts`.
+   */
+  readonly hostTasks?: readonly StagedHostTask[];
 }
 
 export interface RunQuery {

@@ -23,6 +23,7 @@ import {
   type HostTaskStore,
   type LeaseAnswer,
   type NewHostTask,
+  type StagedHostTask,
 } from "./host-task-store.js";
 import type { Notifier } from "./notifier.js";
 import type { SqliteAccess } from "./sqlite-handle.js";
@@ -255,6 +256,24 @@ export class SqliteHostTaskStore implements HostTaskStore {
       }
       return listed;
     });
+  }
+
+  /**
+   * Inside the store's append that schedules the call (`RunPatch.hostTasks`): the task is
+   * written, claimed when it says so; a task its attempt has already fails the append (a bug:
+   * the attempt is new).
+   */
+  queueInAppend(task: StagedHostTask): void {
+    const row = newTaskRow(task);
+    const claim = task.claim === undefined ? {} : { state: "claimed" as const, lease: task.claim.lease, lease_until: task.claim.leaseUntil };
+    if (this.#sql.insert.run({ ...row, ...claim }).changes === 0) {
+      throw new Error(`host task ${task.runId}/${task.seq} attempt ${task.attempt} is queued already; an append queues a call's first attempt only`);
+    }
+  }
+
+  /** Tells the polls waiting here that tasks were queued (by an append, once committed). */
+  queued(): void {
+    this.#notifier.publish(HOST_TASKS_TOPIC);
   }
 
   /** Inside the store's write that ends a run: its queued tasks go, its claimed ones are withdrawn. */

@@ -316,7 +316,7 @@ export class SqliteStore implements Store {
 
   /** Rejects with `StoreConflictError` (writing nothing) if the entries do not continue the journal; with an `Error` if the run does not exist. */
   append(runId: string, entries: readonly JournalEntry[], patch?: RunPatch): Promise<void> {
-    return this.#write(() => {
+    const written = this.#write(() => {
       // The hot path (a step of a running run): one statement checks and bumps the length.
       if (patch === undefined && this.#bumpLength(runId, entries)) {
         for (const entry of entries) this.#insertEntry(runId, entry);
@@ -339,6 +339,8 @@ export class SqliteStore implements Store {
         }
       }
       for (const event of patch?.events ?? []) this.#sql.insertEvent.run(runId, JSON.stringify(event), patch!.updatedAt);
+      // The first attempts of the calls these entries schedule: a task exists exactly when its scheduling does.
+      for (const task of patch?.hostTasks ?? []) this.hostTasks.queueInAppend(task);
       if (patch?.wakeRun !== undefined) this.#sql.wakeRun.run(patch.updatedAt, patch.updatedAt, patch.wakeRun);
       // A run that ends wants none of its host calls: no worker may take one now (see RunPatch).
       if (patch?.status !== undefined && terminalStatuses.includes(patch.status)) this.hostTasks.giveUpRun(runId);
@@ -358,6 +360,8 @@ export class SqliteStore implements Store {
         clear_faults: patch?.clearHostFaults === true ? 1 : 0,
       });
     });
+    // Polls waiting for work hear of the tasks queued (not claimed already) once they are durable.
+    return patch?.hostTasks?.some((task) => task.claim === undefined) === true ? written.then(() => this.hostTasks.queued()) : written;
   }
 
   nextWakeAt(options: { readonly after?: number; readonly owner?: string } = {}): Promise<number | undefined> {

@@ -12,7 +12,17 @@
  * - A call no poll takes at once is reported `waiting` with the last poll that could have taken
  *   it (its scope and toolset see the run, its tools name the call's), not any poll.
  */
-import type { HostTask, HostTaskQueue, LeaseAnswer, ResumedCall, ToolCallRequest, ToolOutcome, ToolSource } from "@tapedeck/engine";
+import type {
+  HostTask,
+  HostTaskQueue,
+  LeaseAnswer,
+  ResumedCall,
+  StagedAttempt,
+  StagedCallRequest,
+  ToolCallRequest,
+  ToolOutcome,
+  ToolSource,
+} from "@tapedeck/engine";
 import type { JsonValue, ToolFailure } from "@tapedeck/protocol";
 import type { Scope } from "../tenancy/scope.js";
 
@@ -42,6 +52,10 @@ export class HostTaskBroker implements ToolSource {
 
   resumes(call: ResumedCall): Promise<boolean> {
     return this.#queue.resumes(call);
+  }
+
+  stage(request: StagedCallRequest): StagedAttempt | undefined {
+    return this.#queue.stage(request);
   }
 
   /** Claims up to `max` tasks the poll may see: at once if some wait, else when one arrives, or none after `waitMs`. Never rejects. */

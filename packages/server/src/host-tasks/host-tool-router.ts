@@ -1,4 +1,4 @@
-import type { InProcessHostTools, ResumedCall, ToolCallRequest, ToolOutcome, ToolSource } from "@tapedeck/engine";
+import type { InProcessHostTools, ResumedCall, StagedAttempt, StagedCallRequest, ToolCallRequest, ToolOutcome, ToolSource } from "@tapedeck/engine";
 import type { HostTaskBroker } from "./host-task-broker.js";
 
 /**
@@ -24,6 +24,12 @@ export class HostToolRouter implements ToolSource {
   resumes(call: ResumedCall): Promise<boolean> | undefined {
     if (this.#local && this.#local.missing([call.tool]).length === 0) return undefined;
     return this.#workers.resumes(call);
+  }
+
+  /** A worker's task is staged with the scheduling that sends it (see `ToolSource.stage`); a local tool has nothing to stage. */
+  stage(request: StagedCallRequest): StagedAttempt | undefined {
+    if (this.#local && this.#local.missing([request.tool]).length === 0) return undefined;
+    return this.#workers.stage(request);
   }
 
   close(): Promise<void> {

@@ -10,6 +10,7 @@ import { describe } from "node:test";
 import { HOST_TASKS_TOPIC, hostTaskWaiterTopic, type HostTaskRecord, type NewHostTask } from "../host-task-store.js";
 import type { Store } from "../store.js";
 import { contractTest, eventually, type StoreFactory } from "./contract-test.js";
+import { isConflict } from "./fixtures.js";
 
 const NOW = 1_800_000_000_000;
 
@@ -200,6 +201,44 @@ export function describeHostTaskStoreContract(name: string, open: StoreFactory):
         ],
       );
       assert.equal(await store.hostTasks.heartbeat("t_held", held.lease!, NOW + 3), "cancelled");
+    });
+
+    test("an append writes its patch's host tasks in its commit: queued (polls hear of them) or claimed under the staged lease; a refused append writes none", async ({
+      store,
+    }) => {
+      const run = { id: "run_stage", toolsetId: "ts_a", source: "", js: "", sourceMap: "", input: null, status: "running", createdAt: NOW } as const;
+      await store.createRun(run, []);
+      const heard = listen(store, HOST_TASKS_TOPIC);
+      const scheduled = (index: number, seq: number) =>
+        ({ index, at: NOW, kind: "call.scheduled", seq, tool: "shop.charge", args: {}, key: `run_stage/${seq}` }) as const;
+      await assert.rejects(
+        store.append("run_stage", [scheduled(3, 1)], { updatedAt: NOW, hostTasks: [task("t_refused", { runId: "run_stage" })] }),
+        isConflict,
+        "an append that does not continue the journal is refused",
+      );
+      assert.deepEqual(await store.hostTasks.list(), [], "with the tasks of its patch");
+      const claim = { lease: "lease_staged", leaseUntil: NOW + 30_000 };
+      await store.append("run_stage", [scheduled(0, 1), scheduled(1, 2)], {
+        updatedAt: NOW,
+        hostTasks: [task("t_queued", { runId: "run_stage", seq: 1 }), { ...task("t_claimed", { runId: "run_stage", seq: 2 }), claim }],
+      });
+      assert.deepEqual(
+        (await store.hostTasks.list()).map((t) => [t.id, t.state, t.lease, t.leaseUntil]),
+        [
+          ["t_queued", "queued", undefined, undefined],
+          ["t_claimed", "claimed", "lease_staged", NOW + 30_000],
+        ],
+      );
+      await eventually("polls hear of the queued task", () => Promise.resolve(heard.heard() > 0));
+      heard.stop();
+      assert.equal(await store.hostTasks.heartbeat("t_claimed", "lease_staged", NOW + 1), "ok", "the staged lease holds the claimed task");
+      assert.deepEqual(ids(await store.hostTasks.claim({ tools: ["shop.*"] }, 5, NOW + 1)), ["t_queued"], "a claimed one is no poll's to take");
+      await assert.rejects(
+        store.append("run_stage", [scheduled(2, 1)], { updatedAt: NOW, hostTasks: [task("t_again", { runId: "run_stage", seq: 1 })] }),
+        /queued already/,
+        "an append queues first attempts only: one with a task is a bug, and nothing of the append is written",
+      );
+      assert.equal((await store.readJournal("run_stage")).length, 2);
     });
 
     test("list: by state, tools and audience, oldest first, at most limit", async ({ store }) => {

@@ -22,6 +22,7 @@ import {
   type HostTaskStore,
   type LeaseAnswer,
   type NewHostTask,
+  type StagedHostTask,
 } from "../host-task-store.js";
 import type { Notifier } from "../notifier.js";
 import type { PgAccess, PgTransaction } from "./pg-access.js";
@@ -64,23 +65,7 @@ export class PgHostTaskStore implements HostTaskStore {
   }
 
   async enqueue(task: NewHostTask): Promise<HostTaskRecord> {
-    const values = [
-      task.id,
-      task.runId,
-      task.seq,
-      task.attempt,
-      task.tool,
-      groupOf(task.tool),
-      JSON.stringify(task.args),
-      task.idempotencyKey,
-      task.traceparent,
-      task.heartbeatTimeoutMs,
-      task.audience.namespace ?? null,
-      task.audience.labels === undefined ? null : JSON.stringify(task.audience.labels),
-      JSON.stringify(task.audience.toolsets),
-      task.waiter,
-      task.createdAt,
-    ];
+    const values = taskValues(task);
     const { created, stored } = await this.#access.write(async (tx) => {
       const inserted = await tx.query(
         `INSERT INTO host_tasks (id, run_id, seq, attempt, tool, tool_group, args, idempotency_key, traceparent, heartbeat_timeout_ms,
@@ -233,6 +218,29 @@ export class PgHostTaskStore implements HostTaskStore {
     return (await this.#access.read<TaskRow>(`SELECT ${COLUMNS} FROM host_tasks WHERE ${where} ORDER BY ord LIMIT $${values.length}`, values)).map(taskFromRow);
   }
 
+  /**
+   * Inside the store's append that schedules the call (`RunPatch.hostTasks`): the task is
+   * written, claimed when it says so; a task its attempt has already fails the append (a bug:
+   * the attempt is new).
+   */
+  async queueInAppend(tx: PgTransaction, task: StagedHostTask): Promise<void> {
+    const inserted = await tx.query(
+      `INSERT INTO host_tasks (id, run_id, seq, attempt, tool, tool_group, args, idempotency_key, traceparent, heartbeat_timeout_ms,
+         namespace, labels, toolsets, waiter, state, created_at, lease, lease_until)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::jsonb, $13::jsonb, $14, $16, $15, $17, $18)
+       ON CONFLICT (run_id, seq, attempt) DO NOTHING`,
+      [...taskValues(task), task.claim === undefined ? "queued" : "claimed", task.claim?.lease ?? null, task.claim?.leaseUntil ?? null],
+    );
+    if (inserted.rowCount === 0) {
+      throw new Error(`host task ${task.runId}/${task.seq} attempt ${task.attempt} is queued already; an append queues a call's first attempt only`);
+    }
+  }
+
+  /** Tells the polls waiting for work that tasks were queued (by an append, once committed). */
+  queued(): void {
+    this.#notifier.publish(HOST_TASKS_TOPIC);
+  }
+
   /** Inside the store's write that ends a run: its queued tasks go, its claimed ones are withdrawn. */
   async giveUpRun(tx: PgTransaction, runId: string): Promise<void> {
     await tx.query("DELETE FROM host_tasks WHERE run_id = $1 AND state IN ('queued', 'answered', 'lapsed')", [runId]);
@@ -301,4 +309,25 @@ function taskFromRow(row: TaskRow): HostTaskRecord {
     ...(row.lease_until !== null && { leaseUntil: row.lease_until }),
     ...(row.answer !== null && { answer: JSON.parse(row.answer) as HostTaskAnswer }),
   };
+}
+
+/** A new task's columns, in the order of the inserts above ($1 … $15). */
+function taskValues(task: NewHostTask): unknown[] {
+  return [
+    task.id,
+    task.runId,
+    task.seq,
+    task.attempt,
+    task.tool,
+    groupOf(task.tool),
+    JSON.stringify(task.args),
+    task.idempotencyKey,
+    task.traceparent,
+    task.heartbeatTimeoutMs,
+    task.audience.namespace ?? null,
+    task.audience.labels === undefined ? null : JSON.stringify(task.audience.labels),
+    JSON.stringify(task.audience.toolsets),
+    task.waiter,
+    task.createdAt,
+  ];
 }

@@ -283,7 +283,7 @@ export class PostgresStore implements Store {
 
   /** Rejects with `StoreConflictError` (writing nothing) if the entries do not continue the journal; with an `Error` if the run does not exist. */
   append(runId: string, entries: readonly JournalEntry[], patch?: RunPatch): Promise<void> {
-    return this.#write(async (tx) => {
+    const written = this.#write(async (tx) => {
       // Encoded before any statement: a value JSON cannot hold fails the append before it writes.
       const rows = entries.map((entry) => journalRow(runId, entry));
       const output = patch?.output === undefined ? null : JSON.stringify(patch.output);
@@ -323,6 +323,8 @@ export class PostgresStore implements Store {
           patch.wakeRun,
         ]);
       }
+      // The first attempts of the calls these entries schedule: a task exists exactly when its scheduling does.
+      for (const task of patch?.hostTasks ?? []) await this.hostTasks.queueInAppend(tx, task);
       // A run that ends wants none of its host calls: no worker may take one now (see RunPatch).
       if (patch?.status !== undefined && terminalStatuses.includes(patch.status)) await this.hostTasks.giveUpRun(tx, runId);
       await tx.query(UPDATE_RUN, [
@@ -340,6 +342,8 @@ export class PostgresStore implements Store {
         patch?.clearHostFaults === true,
       ]);
     });
+    // Polls waiting for work hear of the tasks queued (not claimed already) once they are durable.
+    return patch?.hostTasks?.some((task) => task.claim === undefined) === true ? written.then(() => this.hostTasks.queued()) : written;
   }
 
   async nextWakeAt(options: { readonly after?: number; readonly owner?: string } = {}): Promise<number | undefined> {
