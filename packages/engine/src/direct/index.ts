@@ -5,7 +5,7 @@
  *
  * - approval: `approval-policy.ts` (shapes, checker), `approval-decision.ts` (deny → ask → allow →
  *   unmatched), `tool-risk.ts`, `tool-glob.ts`, `json-pointer.ts`, `linear-regex.ts`,
- *   `summary-template.ts`, `gateway-rules.ts`, `approval-signature.ts` (config_mismatch)
+ *   `summary-template.ts`, `approval-signature.ts` (gateway rules: `@tapedeck/protocol`'s `gatewayRules`) (config_mismatch)
  * - the tool table: `direct-options.ts`, `model-name-table.ts`, `own-tools.ts`, `direct-binding.ts`,
  *   `binding-diff.ts` (the note), `direct-call-key.ts`
  * - results: `model-content.ts`, `failure-text.ts`, `result-blocks.ts`, `business-errors.ts`
@@ -52,8 +52,6 @@ export { BLOB_PAGE_BYTES, blobPage, fetchBlob } from "./fetch-blob.js";
 export type { BlobPage } from "./fetch-blob.js";
 export { firstRequestTokens } from "./first-request-tokens.js";
 export type { FirstRequestTokens } from "./first-request-tokens.js";
-export { gatewayRules } from "./gateway-rules.js";
-export type { GatewayRuleOptions, GatewayRules } from "./gateway-rules.js";
 export { MAX_POINTER_LENGTH, parsePointer, readPointer } from "./json-pointer.js";
 export type { ParsedPointer, PointerValue } from "./json-pointer.js";
 export { MENU_LINE_MAX, isLazyTool, menuLine, toolFindDefinition, menuToolFind } from "./lazy-menu.js";

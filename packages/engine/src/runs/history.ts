@@ -126,6 +126,13 @@ export function readHistory(runId: string, entries: readonly JournalEntry[]): Hi
       case "run.cancelled":
         end = { ok: false, cancelled: entry.reason };
         break;
+      case "direct.bound":
+      case "direct.call":
+      case "direct.asked":
+      case "direct.always":
+      case "direct.expired":
+        // A direct tool session's own records (`direct/direct-session.ts` reads them); its calls are the `call.*` entries.
+        break;
       default:
         throw new JournalCorruptError(runId, `entry ${index} has an unknown kind "${(entry as { kind: string }).kind}"`);
     }

@@ -31,6 +31,7 @@ export const STATUS: Record<ApiErrorCode, number> = {
   forbidden: 403,
   not_found: 404,
   conflict: 409,
+  config_mismatch: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   invalid_toolset: 422,
