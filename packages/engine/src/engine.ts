@@ -1,43 +1,26 @@
 /**
  * The engine: the one entry point of everything a run goes through (toolsets, checks, starts,
  * forks, waits and their decisions, tests, credentials), over a store, a sandbox factory and the
- * tool sources. It is long because it is the seam where those meet; each concern it coordinates
- * lives in its own module (`runs/run-executor.ts` executes one run, `runs/run-leases.ts` keeps
- * processes apart, `workflows/child-runs.ts`, `secrets/credential-renewal.ts`, `testing/…`).
+ * tool sources. It is the public facade: it checks what it is given and hands the work to the
+ * parts that own it — `toolset/toolset-catalog.ts` (loaded toolsets, observed shapes, the
+ * checker), `runs/run-scheduler.ts` (which runs execute, wake and park, leases, waiters),
+ * `runs/create-run.ts`, `testing/…` (test_script) — see docs/design/engine.md.
  *
  * Invariants:
- * - A run executes in at most one executor of one process at a time (the executors map, checked
- *   and set without an await, plus the store's lease); requests for a run held elsewhere go to
- *   its holder through the store.
- * - What a run did is durable before anyone hears of it: events, waiters and webhooks follow the
- *   commit that records the change (with `recordEvents`, the events are in that commit).
- * - A parked run holds no sandbox and is woken by its timer, a signal, a decision, a child's end
- *   or a renewed credential, by replay.
+ * - Every public method of an open engine either does what it says or throws an `EngineError`
+ *   saying what to do; a closed engine throws `closed`.
+ * - A run is created only from a script that type-checked against its toolset, with a toolset
+ *   this engine can serve (`ToolsetCatalog.checkSources`).
  */
-import { createHash, randomBytes } from "node:crypto";
 import { join } from "node:path";
-import { decisionEvent, needsDecision, terminalStatuses } from "@tapedeck/protocol";
-import type {
-  Decision,
-  DecisionWait,
-  JournalEntry,
-  JsonSchema,
-  JsonValue,
-  PinnedTool,
-  PinnedToolset,
-  PinnedWorkflow,
-  RunEnd,
-  RunEvent,
-  RunWait,
-  ToolSourceKind,
-} from "@tapedeck/protocol";
+import { needsDecision } from "@tapedeck/protocol";
+import type { DecisionWait, JournalEntry, JsonValue, PinnedToolset, PinnedWorkflow, RunEnd } from "@tapedeck/protocol";
 import { systemClock, VirtualClock, type Clock } from "./clock.js";
 import { EngineError } from "./errors.js";
 import {
   HOLD_WAIT_MS,
   LOG_LINE_CHARS,
   MAX_ATTEMPTS,
-  MAX_HOST_FAULTS,
   MAX_JOURNAL_ENTRIES,
   MAX_VALUE_BYTES,
   RUN_CONCURRENCY,
@@ -45,72 +28,70 @@ import {
   SANDBOX_MEMORY_BYTES,
   SANDBOX_STACK_BYTES,
 } from "./limits.js";
-import { ArgsValidator } from "./runs/args-validator.js";
-import { countsAsHostFault, describeFault } from "./runs/host-faults.js";
-import { endRecord, REPLAY_VERSION, RunExecutor, type ExecutionResult, type ExecutorLimits, type LoadedToolset, type RunPause } from "./runs/run-executor.js";
-import { RunLeases } from "./runs/run-leases.js";
-import { RunWaiters } from "./runs/run-waiters.js";
-import { WakeTimer } from "./runs/wake-timer.js";
+import { createRun } from "./runs/create-run.js";
+import { EngineListeners, type EngineEvent } from "./runs/engine-events.js";
+import type { ExecutionResult, ExecutorLimits, RunPause } from "./runs/run-executor.js";
+import { RunScheduler } from "./runs/run-scheduler.js";
 import { verifyReplay, type VerifyResult } from "./runs/verify-replay.js";
+import { hashToken } from "./runs/webhooks.js";
 import { QuickJsSandboxFactory } from "./sandbox/quickjs-sandbox-factory.js";
 import type { SandboxFactory } from "./sandbox/sandbox.js";
-import type { CheckOptions, ScriptDeclarations } from "./script/checker.js";
-import { CheckerPool, CheckTimeoutError, type ScriptCheck } from "./script/checker-pool.js";
-import { scriptSizeDiagnostic } from "./script/script-size.js";
+import type { ScriptCheck } from "./script/checker-pool.js";
 import type { CheckResult, Diagnostic } from "./script/diagnostic.js";
-import { InProcessHostTools, type HostToolModule } from "./sources/in-process-host-tools.js";
-import { McpToolSource } from "./sources/mcp/mcp-tool-source.js";
-import { HttpToolSource } from "./sources/http/http-tool-source.js";
-import { SourceRouter } from "./sources/source-router.js";
 import { vaultResolver } from "./secrets/credential-resolver.js";
 import { MasterKeySource } from "./secrets/master-key.js";
 import { CredentialVault } from "./secrets/vault.js";
-import { CredentialRenewal } from "./secrets/credential-renewal.js";
-import { closeAll } from "./util/close-all.js";
-import { ToolSearch, type ToolSearchHit, type ToolSearchOptions } from "./toolset/tool-search.js";
+import { HttpToolSource } from "./sources/http/http-tool-source.js";
+import { McpToolSource } from "./sources/mcp/mcp-tool-source.js";
+import { SourceRouter } from "./sources/source-router.js";
 import type { ToolSource } from "./sources/tool-source.js";
-import { SqliteStore } from "./store/sqlite-store.js";
-import type { Durability, RunQuery, RunRecord, RunRequest, Store } from "./store/store.js";
-import { renderDeclarations, type Declarations } from "./toolset/declarations.js";
-import { mergeShapes, shapeOf } from "./toolset/observed-shape.js";
-import { pinToolset } from "./toolset/pin.js";
-import { nullObject } from "./util/null-object.js";
-import type { McpAddresses, McpOverride } from "./toolset/pin-mcp.js";
-import { canonicalJson } from "./util/canonical-json.js";
-import { valueProblem } from "./util/value-bounds.js";
-import { parseToolsetSpec, ToolsetSpecError } from "./toolset/toolset-file.js";
-import { featureGlobals } from "./script/feature-globals.js";
-import { importableTools, scriptFeatures } from "./toolset/script-features.js";
-import { newRunId } from "./util/ids.js";
+import { openStore } from "./store/open-store.js";
+import type { RunQuery, RunRecord, Store } from "./store/store.js";
 import { parseScenario, ScenarioError, type Scenario } from "./testing/scenario.js";
 import { ScenarioSource } from "./testing/scenario-source.js";
 import { cassetteOf, runTest, type CassetteDocument, type TestReport } from "./testing/test-script.js";
-import { ChildRuns } from "./workflows/child-runs.js";
-import { deriveWithWorkflow, pinWorkflow, WorkflowSpecError, type SaveWorkflowOptions } from "./workflows/workflow-spec.js";
+import type { Declarations } from "./toolset/declarations.js";
 import { schemaToType } from "./toolset/schema-to-type.js";
-import type { RunCaller } from "./store/store.js";
-
-/**
- * The engine: registers toolsets, checks scripts, starts, executes and resumes runs. Everything
- * the CLI and the server do goes through here. It knows nothing of HTTP.
- */
+import { ToolsetCatalog, type RegisterToolsetOptions } from "./toolset/toolset-catalog.js";
+import { ToolSearch, type ToolSearchHit, type ToolSearchOptions } from "./toolset/tool-search.js";
+import { closeAll } from "./util/close-all.js";
+import { valueProblem } from "./util/value-bounds.js";
+import { deriveWithWorkflow, pinWorkflow, WorkflowSpecError, type SaveWorkflowOptions } from "./workflows/workflow-spec.js";
 
 /** Limits of runs; every field has a default (see `limits.ts` for why). */
 export type EngineLimits = ExecutorLimits;
 
+/**
+ * Where the engine sends calls, by the source of their tool. Each has a default but `host`.
+ */
+export interface EngineSources {
+  /**
+   * Host tools: their implementations, run in this process (`new InProcessHostTools(module)`,
+   * `--host ./tools.ts`), or a source of your own (the server's queue for workers). Default none:
+   * a run of a toolset with host tools is then refused (`misconfigured`).
+   */
+  readonly host?: ToolSource;
+  /**
+   * MCP tools. An `McpToolSource` is also the MCP client layer that lists servers' tools when a
+   * toolset is registered (pass one to choose its options); any other `ToolSource` only answers
+   * the calls (a mock), and registration then uses an `McpToolSource` of the engine's own.
+   * Default: an `McpToolSource` that reads credentials from this engine's vault.
+   */
+  readonly mcp?: ToolSource;
+  /** The built-in `http` tool (`fetch` in scripts). Default: an `HttpToolSource` that reads credentials from this engine's vault. */
+  readonly builtin?: ToolSource;
+}
+
 export interface EngineOptions {
-  /** Data folder of the embedded SQLite store (`<dataDir>/tapedeck.db`). Default `./.tapedeck`. Ignored with `store`. */
-  readonly dataDir?: string;
-  /** A store to use instead of the embedded SQLite one. The engine closes it on `close()`. */
-  readonly store?: Store;
-  /** Durability of the embedded store. Default `"full"`. */
-  readonly durability?: Durability;
-  /** Implementations of host tools, in this process. */
-  readonly hostTools?: HostToolModule;
-  /** The MCP client layer (connections cached by server). Default: one of the engine's own. */
-  readonly mcp?: McpToolSource;
-  /** Tool sources by kind; `host` defaults to `hostTools`, `mcp` to `mcp`. */
-  readonly sources?: Partial<Record<ToolSourceKind, ToolSource>>;
+  /**
+   * Where runs are kept: a data folder or a store URL, opened with `openStore` (a folder: SQLite
+   * in `<folder>/tapedeck.db`, durability `full`; `memory:`: in memory), or a store already
+   * opened (`openStore(location, { durability })` for another durability). The engine closes it
+   * on `close()`. Default `"./.tapedeck"`.
+   */
+  readonly store?: string | Store;
+  /** Where calls go, by the source of their tool (see `EngineSources`). The engine closes them on `close()`. */
+  readonly sources?: EngineSources;
   /** Default: QuickJS in 2 worker threads. */
   readonly sandboxes?: SandboxFactory;
   /** Default: the system clock. */
@@ -133,16 +114,17 @@ export interface EngineOptions {
    */
   readonly checker?: ScriptCheck;
   /**
-   * TESTS ONLY, never in production: lets the `http` tool reach loopback addresses (127.0.0.0/8,
-   * ::1), so a test can serve an allowed host on a local server. Every other refused range stays
-   * refused and the allow-list still applies. Default false. Only this option turns it on; no
-   * toolset file can. Ignored when `sources.builtin` is given.
+   * TESTS ONLY, never in production: lets the default `http` tool source reach loopback addresses
+   * (127.0.0.0/8, ::1), so a test can serve an allowed host on a local server. Every other refused
+   * range stays refused and the allow-list still applies. Default false. Only this option turns it
+   * on; no toolset file can. (A `sources.builtin` of your own has options of its own.)
    */
   readonly unsafeHttpAllowLoopbackForTests?: boolean;
   /**
-   * The master key file of the credential vault. Default `<dataDir>/master.key`; with `store`
-   * and no `dataDir`, none (the key must then come from `TAPEDECK_MASTER_KEY`). The file is
-   * created (mode 0600) only when a first credential is set.
+   * The master key file of the credential vault. Default: `master.key` in the store's data
+   * folder (`Store.dataFolder`); for a store without one (in memory, a database URL), none: the
+   * key must then come from `TAPEDECK_MASTER_KEY`. The file is created (mode 0600) only when a
+   * first credential is set.
    */
   readonly masterKeyFile?: string;
   /**
@@ -166,21 +148,13 @@ export type TestResult =
   /** The script did not type-check. */
   { readonly kind: "refused"; readonly diagnostics: readonly Diagnostic[] } | ({ readonly kind: "tested" } & TestReport);
 
-/** Where the embedded store (and the master key file) live when no `dataDir` is given. */
+/** Where the store (and so the master key file) is when none is given: a data folder. */
 const DEFAULT_DATA_DIR = ".tapedeck";
-
-/** How often an engine that wakes every run looks for runs other processes parked. */
-const WAKE_RESCAN_MS = 5_000;
 
 /** A test run's journal is bounded lower than a real run's: a script looping in virtual time fails fast. */
 const TEST_MAX_JOURNAL_ENTRIES = 50_000;
 
-/** What the engine tells its listeners (the server turns them into webhooks). */
-export type EngineEvent =
-  /** Something happened to a run (see `RunEvent`). */
-  | RunEvent
-  /** The engine failed to do something in the background (waking runs); the runs are intact. */
-  | { readonly type: "engine.error"; readonly error: unknown };
+export type { EngineEvent };
 
 /** A call waiting for a decision, with its run. `id` is `<run_id>/<seq>` (the call's idempotency key). */
 export type PendingDecision = DecisionWait & {
@@ -198,20 +172,7 @@ export interface RegisteredToolset {
   readonly declarations: Declarations;
 }
 
-export type { SaveWorkflowOptions };
-
-export interface RegisterToolsetOptions {
-  /** Changes how MCP tools are pinned, by group (seed 002's `override`). Default: none. */
-  readonly override?: Readonly<Record<string, McpOverride>>;
-  /**
-   * Where the toolset's Streamable HTTP MCP servers may be reached: `"public"` for a toolset
-   * registered on a tenant's behalf (the server passes it for keys limited to a namespace or
-   * labels): each connection, registration's included, resolves the host once, checks every
-   * answer and connects to the checked address, so loopback, private and metadata addresses are
-   * refused (`refused`). Default `"any"` (the operator's toolsets).
-   */
-  readonly mcpAddresses?: McpAddresses;
-}
+export type { RegisterToolsetOptions, SaveWorkflowOptions };
 
 export type SaveWorkflowResult =
   /** The workflow's code did not type-check (or breaks its input/output contract): nothing was saved. */
@@ -271,136 +232,84 @@ const DEFAULT_LIMITS: EngineLimits = {
   holdWaitMs: HOLD_WAIT_MS,
 };
 
-/** A toolset as the engine keeps it: pinned, ready to execute, with its observed result shapes. */
-interface ToolsetEntry extends LoadedToolset {
-  readonly pinned: PinnedToolset;
-  declarations: Declarations;
-  /** Bumped when an observed shape changes: part of the checker's cache key. */
-  version: number;
-  readonly observed: Record<string, JsonSchema>;
-  readonly observedText: Map<string, string>;
-}
-
+/**
+ * The engine: registers toolsets, checks scripts, starts, executes and resumes runs. Everything
+ * the CLI and the server do goes through here. It knows nothing of HTTP.
+ */
 export class Engine {
   readonly #store: Store;
   /** Credentials, sealed in the store; the `http` tool injects them (`secrets/vault.ts`). */
   readonly credentials: CredentialVault;
   readonly #sandboxes: SandboxFactory;
   readonly #source: SourceRouter;
-  readonly #hostTools: InProcessHostTools | undefined;
-  readonly #mcp: McpToolSource;
   readonly #clock: Clock;
   readonly #limits: EngineLimits;
-  readonly #toolsets = new Map<string, ToolsetEntry>();
-  /** The execution of each run executing here, and how it stops (ends or parks). */
-  readonly #executors = new Map<string, { readonly executor: RunExecutor; readonly stopped: Promise<unknown> }>();
-  /** Parked runs being woken, so two wake-ups of one run start one execution. */
-  readonly #waking = new Map<string, Promise<void>>();
-  readonly #waiters = new RunWaiters();
-  readonly #listeners = new Set<(event: EngineEvent) => void>();
   readonly #webhookBaseUrl: string;
-  readonly #wakeMode: boolean | "owned";
-  readonly #recordEvents: boolean;
-  readonly #leases: RunLeases;
-  /** The child runs of `workflows.<name>` calls (`workflows/child-runs.ts`). */
-  readonly #children: ChildRuns;
-  #wake: WakeTimer | undefined;
-  #rescan: NodeJS.Timeout | undefined;
-  #checker: ScriptCheck | undefined;
-  /** The checker this engine made (and closes). */
-  #ownChecker: CheckerPool | undefined;
+  readonly #listeners = new EngineListeners();
+  readonly #catalog: ToolsetCatalog;
+  readonly #scheduler: RunScheduler;
+  /** Closes what the sources do not: an MCP client layer of the engine's own when a mock answers MCP calls. */
+  readonly #closeExtra: readonly (() => Promise<unknown>)[];
   #closed = false;
 
   private constructor(options: EngineOptions, store: Store) {
     this.#store = store;
     this.#sandboxes = options.sandboxes ?? new QuickJsSandboxFactory();
-    this.#hostTools = options.hostTools ? new InProcessHostTools(options.hostTools) : undefined;
-    const keyFile =
-      options.masterKeyFile ??
-      (options.store === undefined
-        ? join(options.dataDir ?? DEFAULT_DATA_DIR, "master.key")
-        : options.dataDir === undefined
-          ? undefined
-          : join(options.dataDir, "master.key"));
+    const keyFile = options.masterKeyFile ?? (store.dataFolder === undefined ? undefined : join(store.dataFolder, "master.key"));
     this.credentials = new CredentialVault(store.credentials, new MasterKeySource(keyFile === undefined ? {} : { keyFile }));
-    // An MCP source given in the options keeps its own credentials (its options decide).
-    // A stdio server that stops on its own is reported with its last stderr lines (the server logs engine errors).
-    this.#mcp =
-      options.mcp ??
-      new McpToolSource({
-        credentials: vaultResolver(store, this.credentials),
-        log: (message) => this.#emit({ type: "engine.error", error: new Error(message) }),
-      });
+    const given = options.sources ?? {};
+    // The MCP client layer lists servers' tools at registration; an MCP source given in the
+    // options keeps its own credentials (its options decide). A stdio server that stops on its
+    // own is reported with its last stderr lines (the server logs engine errors).
+    const mcp =
+      given.mcp instanceof McpToolSource
+        ? given.mcp
+        : new McpToolSource({
+            credentials: vaultResolver(store, this.credentials),
+            log: (message) => this.#listeners.emit({ type: "engine.error", error: new Error(message) }),
+          });
     this.#source = new SourceRouter({
-      ...(this.#hostTools ? { host: this.#hostTools } : {}),
-      mcp: this.#mcp,
+      ...(given.host ? { host: given.host } : {}),
+      mcp: given.mcp ?? mcp,
       // `http.fetch`; it opens no connection until a run calls `fetch`.
       builtin:
-        options.sources?.builtin ??
+        given.builtin ??
         new HttpToolSource({
           unsafeAllowLoopbackForTests: options.unsafeHttpAllowLoopbackForTests === true,
           credentials: vaultResolver(store, this.credentials),
         }),
-      ...options.sources,
     });
+    this.#closeExtra = given.mcp !== undefined && given.mcp !== mcp ? [() => mcp.close()] : [];
     this.#clock = options.clock ?? systemClock;
     this.#limits = { ...DEFAULT_LIMITS, ...options.limits, sandbox: { ...DEFAULT_LIMITS.sandbox, ...options.limits?.sandbox } };
-    if (options.checker) this.#checker = options.checker;
     this.#webhookBaseUrl = (options.webhookBaseUrl ?? "http://127.0.0.1:7700").replace(/\/+$/, "");
-    this.#wakeMode = options.wake ?? true;
-    this.#recordEvents = options.recordEvents === true;
-    const onError = (error: unknown) => this.#emit({ type: "engine.error", error });
-    const renewal = new CredentialRenewal({
-      store,
-      approve: (runId, seq, reason) => this.approve(runId, seq, { reason }),
-      decidedMeanwhile: (error) => error instanceof EngineError && error.code === "conflict",
-      onError,
-    });
-    this.credentials.onSet(async (scope, name) => {
-      if (!this.#closed) await renewal.renewed(scope, name).catch(onError);
-    });
-    this.#leases = new RunLeases(store, (runId, request) => this.#applyRequest(runId, request), onError);
-    this.#children = new ChildRuns({
+    this.#catalog = new ToolsetCatalog({ store, mcp, sources: this.#source, ...(options.checker ? { checker: options.checker } : {}) });
+    this.#scheduler = new RunScheduler({
       store,
       clock: this.#clock,
-      toolset: (id) => this.#toolset(id),
-      execute: (run, toolset) => this.#execute(run, toolset),
-      executing: (runId) => this.#executors.has(runId),
-      resume: (run) => this.#resumeStopped(run),
-      ended: (run) => this.#recordedEnd(run),
-      signal: (runId, name, payload, options) => this.signal(runId, name, payload, options),
-      compile: (source) => this.#checks().compile(source),
+      sandboxes: this.#sandboxes,
+      source: this.#source,
+      limits: this.#limits,
+      catalog: this.#catalog,
+      wake: options.wake ?? true,
+      recordEvents: options.recordEvents === true,
+      webhookBaseUrl: this.#webhookBaseUrl,
+      emit: (event) => this.#listeners.emit(event),
     });
-    if (this.#wakeMode !== false) this.#wake = new WakeTimer(this.#clock, (now) => this.#wakeDue(now), onError);
+    this.credentials.onSet((scope, name) => this.#scheduler.credentialSet(scope, name));
   }
 
-  /** Opens an engine on a store (by default SQLite in `dataDir`). */
+  /** Opens an engine on its store (`options.store`, by default the data folder `./.tapedeck`). */
   static async open(options: EngineOptions = {}): Promise<Engine> {
-    let store = options.store;
-    if (!store) {
-      const dataDir = options.dataDir ?? DEFAULT_DATA_DIR;
-      store = SqliteStore.openDataFolder(dataDir, { durability: options.durability ?? "full" });
-    }
+    const store = typeof options.store === "object" ? options.store : await openStore(options.store ?? DEFAULT_DATA_DIR);
     const engine = new Engine(options, store);
-    if (engine.#wakeMode === true) {
-      engine.#wake?.schedule(await store.nextWakeAt());
-      // Runs parked by other processes (a detached `tapedeck run`) are in the store, not in this
-      // engine's timer: look for them every few seconds (wall-clock time, unref'd).
-      engine.#rescan = setInterval(() => {
-        store.nextWakeAt().then(
-          (next) => engine.#wake?.schedule(next),
-          () => {},
-        );
-      }, WAKE_RESCAN_MS);
-      engine.#rescan.unref();
-    }
+    await engine.#scheduler.open();
     return engine;
   }
 
   /** Listens to the engine's events; returns a function that stops listening. */
   on(listener: (event: EngineEvent) => void): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
+    return this.#listeners.on(listener);
   }
 
   /**
@@ -409,35 +318,13 @@ export class Engine {
    */
   async registerToolset(spec: unknown, options: RegisterToolsetOptions = {}): Promise<RegisteredToolset> {
     this.#open();
-    let pinned: PinnedToolset;
-    let warnings: string[];
-    try {
-      ({ toolset: pinned, warnings } = await pinToolset(
-        parseToolsetSpec(spec),
-        this.#mcp,
-        options.override,
-        (id) => this.#store.getToolset(id),
-        options.mcpAddresses,
-      ));
-    } catch (error) {
-      if (error instanceof ToolsetSpecError) throw new EngineError("invalid_toolset", error.message);
-      throw error;
-    }
-    const validator = new ArgsValidator();
-    for (const tool of pinned.tools) {
-      const problem = validator.schemaProblem(tool);
-      if (problem) throw new EngineError("invalid_toolset", `The input schema of ${tool.group}.${tool.name} cannot be compiled: ${problem}`);
-    }
-    // The validator that just compiled every schema serves the toolset's runs. Loaded before it
-    // is stored: a toolset that cannot be loaded is refused, and leaves nothing behind.
-    const loaded = this.#load(pinned, await this.#store.getObservedShapes(pinned.id), validator);
-    await this.#put(pinned);
-    return { id: pinned.id, toolset: pinned, declarations: loaded.declarations, warnings };
+    const { toolset, warnings } = await this.#catalog.register(spec, options);
+    return { id: toolset.id, toolset: toolset.pinned, declarations: toolset.declarations, warnings };
   }
 
   /** A registered toolset and its declarations. Throws `not_found`. */
   async toolset(id: string): Promise<RegisteredToolset> {
-    const loaded = await this.#toolset(id);
+    const loaded = await this.#catalog.get(id);
     return { id, toolset: loaded.pinned, declarations: loaded.declarations };
   }
 
@@ -447,17 +334,12 @@ export class Engine {
    * unknown toolset, `invalid_request` for a query with no words or a bad limit.
    */
   async searchTools(toolsetId: string, query: string, options: ToolSearchOptions = {}): Promise<readonly ToolSearchHit[]> {
-    return ToolSearch.of((await this.#toolset(toolsetId)).pinned).search(query, options);
+    return ToolSearch.of((await this.#catalog.get(toolsetId)).pinned).search(query, options);
   }
 
   /** Type-checks a script against a toolset's declarations (off the event loop); a script past `MAX_SCRIPT_BYTES` is refused unchecked. */
   async check(source: string, toolsetId: string): Promise<CheckResult> {
-    const loaded = await this.#toolset(toolsetId);
-    return this.#checkScript(
-      source,
-      { id: `${loaded.id}#${loaded.version}`, text: loaded.declarations.typescript },
-      { extraGlobals: featureGlobals(loaded.features) },
-    );
+    return this.#catalog.check(source, await this.#catalog.get(toolsetId));
   }
 
   /**
@@ -470,26 +352,22 @@ export class Engine {
    */
   async saveWorkflow(options: SaveWorkflowOptions): Promise<SaveWorkflowResult> {
     this.#open();
-    const base = await this.#toolset(options.toolset);
+    const base = await this.#catalog.get(options.toolset);
     let workflow: PinnedWorkflow;
     try {
-      workflow = pinWorkflow(options, base.pinned, this.#children.schemas);
+      workflow = pinWorkflow(options, base.pinned, this.#scheduler.workflowSchemas);
     } catch (error) {
       if (error instanceof WorkflowSpecError) throw new EngineError(error.kind, error.message);
       throw error;
     }
     const contract = { input: schemaToType(workflow.input, { style: "ts" }), output: schemaToType(workflow.output, { style: "ts" }) };
-    const checked = await this.#checkScript(
-      workflow.source,
-      { id: `${base.id}#${base.version}`, text: base.declarations.typescript },
-      { extraGlobals: featureGlobals(base.features), workflow: contract },
-    );
+    const checked = await this.#catalog.check(workflow.source, base, contract);
     if (!checked.ok) return { kind: "refused", diagnostics: checked.diagnostics };
     const pinned = deriveWithWorkflow(base.pinned, options.name, workflow);
     // The derived toolset has the base's tools: it starts with what was observed of their results.
     const observed = { ...base.observed, ...(await this.#store.getObservedShapes(pinned.id)) };
-    const loaded = this.#load(pinned, observed, base.validator);
-    await this.#put(pinned);
+    const loaded = this.#catalog.load(pinned, observed, base.validator);
+    await this.#catalog.put(pinned);
     return { kind: "saved", id: pinned.id, toolset: pinned, declarations: loaded.declarations, warnings: checked.diagnostics };
   }
 
@@ -503,41 +381,27 @@ export class Engine {
       throw new EngineError("invalid_request", `A run's ttl must be a positive number of milliseconds, not ${options.ttlMs}.`);
     const inputProblem = options.input === undefined ? undefined : valueProblem(options.input);
     if (inputProblem !== undefined) throw new EngineError("invalid_request", `The run's input is refused: ${inputProblem}.`);
-    const loaded = await this.#toolset(options.toolset);
-    this.#checkHostTools(loaded.pinned);
+    const loaded = await this.#catalog.get(options.toolset);
+    this.#catalog.checkSources(loaded.pinned);
     const checked = await this.check(options.source, options.toolset);
     if (!checked.ok) return { kind: "refused", diagnostics: checked.diagnostics };
-    const compiled = await this.#checks().compile(options.source);
-    const now = this.#clock.now();
-    const id = newRunId(now);
-    const input = options.input ?? null;
-    const traceparent = options.traceparent === undefined ? {} : { traceparent: checkTraceparent(options.traceparent) };
-    const started: JournalEntry = { index: 0, at: now, kind: "run.started", input, replayVersion: REPLAY_VERSION, ...traceparent };
-    const created = await this.#store.createRun(
-      {
-        id,
-        toolsetId: loaded.id,
-        source: options.source,
-        js: compiled.js,
-        sourceMap: compiled.sourceMap,
-        input,
-        status: "running",
-        createdAt: now,
-        ...(options.labels ? { labels: options.labels } : {}),
-        ...(options.namespace ? { namespace: options.namespace } : {}),
-        ...(options.parentId ? { parentId: options.parentId } : {}),
-        ...(key === undefined ? {} : { idempotencyKey: key }),
-        ...(options.ttlMs === undefined ? {} : { expiresAt: now + options.ttlMs }),
-      },
-      [started],
-    );
+    const compiled = await this.#catalog.compile(options.source);
+    const created = await createRun(this.#store, this.#clock, {
+      toolsetId: loaded.id,
+      source: options.source,
+      compiled,
+      input: options.input ?? null,
+      ...(options.labels ? { labels: options.labels } : {}),
+      ...(options.namespace ? { namespace: options.namespace } : {}),
+      ...(options.parentId ? { parentId: options.parentId } : {}),
+      ...(key === undefined ? {} : { idempotencyKey: key }),
+      ...(options.ttlMs === undefined ? {} : { expires: { afterMs: options.ttlMs } }),
+      ...(options.traceparent === undefined ? {} : { traceparent: checkTraceparent(options.traceparent) }),
+    });
     // A start with the same key committed first (while this one was checked): its run is the answer.
     if (created.kind === "duplicate") return this.#existing(created.runId);
-    const run = await this.#store.getRun(id);
-    if (!run) throw new Error(`run ${id} vanished after it was created`);
-    const end = this.#waiters.end(id);
-    this.#execute(run, loaded);
-    return { kind: "started", runId: id, warnings: checked.diagnostics, end, existing: false };
+    const end = this.#scheduler.start(created.run, loaded);
+    return { kind: "started", runId: created.run.id, warnings: checked.diagnostics, end, existing: false };
   }
 
   /**
@@ -555,7 +419,7 @@ export class Engine {
     readonly ttlMs?: number;
     readonly traceparent?: string;
   }): Promise<StartResult> {
-    const parent = await this.#run(options.parent);
+    const parent = await this.#scheduler.run(options.parent);
     const ttlMs = options.ttlMs ?? (parent.expiresAt === undefined ? undefined : parent.expiresAt - parent.createdAt);
     return this.start({
       toolset: parent.toolsetId,
@@ -577,35 +441,7 @@ export class Engine {
    */
   async resume(runId?: string): Promise<{ runId: string; end: Promise<RunEnd> }[]> {
     this.#open();
-    const runs = runId
-      ? [await this.#run(runId)]
-      : [
-          ...(await this.#store.listRuns({ status: ["running"], limit: 10_000 })),
-          ...(await this.#store.listRuns({ wakeBy: this.#clock.now(), limit: 10_000 })),
-        ];
-    const resumed: { runId: string; end: Promise<RunEnd> }[] = [];
-    for (const run of runs) {
-      if (!terminalStatuses.includes(run.status) && this.#leases.heldElsewhere(run) && !this.#executors.has(run.id)) {
-        // Another live process executes or keeps it: not taken over.
-        if (runId !== undefined)
-          throw new EngineError(
-            "conflict",
-            `Run ${run.id} is held by another live process (${run.owner?.id}); it goes on there. Signals, decisions and cancels sent from here reach it.`,
-          );
-        continue;
-      }
-      if (terminalStatuses.includes(run.status)) {
-        resumed.push({ runId: run.id, end: Promise.resolve((await this.end(run.id))!) });
-        continue;
-      }
-      const loaded = await this.#toolset(run.toolsetId);
-      if (!this.#executors.has(run.id)) this.#checkHostTools(loaded.pinned);
-      const end = this.#waiters.end(run.id);
-      if (run.status === "waiting") await this.#unpark(run.id);
-      else this.#execute(run, loaded);
-      resumed.push({ runId: run.id, end });
-    }
-    return resumed;
+    return this.#scheduler.resume(runId);
   }
 
   /**
@@ -613,47 +449,16 @@ export class Engine {
    * `cancelled`; calls in flight are abandoned and their late results ignored. A run that has
    * ended is left as it is: its end is returned.
    */
-  async cancel(runId: string, reason = "cancelled"): Promise<RunEnd> {
-    this.#open();
-    for (let live = this.#executors.get(runId); live; live = this.#executors.get(runId)) {
-      const result = await live.executor.cancel(reason);
-      // The run parked as the cancel arrived: cancel it parked.
-      if (result.status !== "waiting") return result;
-    }
-    const run = await this.#run(runId);
-    const ended = await this.#recordedEnd(run);
-    if (ended) return ended;
-    const cancelled: RunEnd = { status: "cancelled", reason };
-    if (this.#leases.heldElsewhere(run)) {
-      // The process holding the run cancels it (promptly: it takes its requests a few times a second).
-      await this.#store.putRunRequest(runId, { kind: "cancel", reason }, this.#clock.now());
-      return cancelled;
-    }
-    const now = this.#clock.now();
-    const { event, patch } = endRecord(cancelled, now);
-    const events: RunEvent[] = this.#recordEvents ? [{ type: "run.ended", runId, end: cancelled }] : [];
-    const wake = run.caller ? { wakeRun: run.caller.runId } : {};
-    await this.#store.append(runId, [{ ...event, index: run.journalLength, at: now }], {
-      ...patch,
-      waits: null,
-      wakeAt: null,
-      ...wake,
-      ...(events.length > 0 ? { events } : {}),
-    });
-    this.#report(runId, cancelled, run.caller);
-    return cancelled;
+  cancel(runId: string, reason = "cancelled"): Promise<RunEnd> {
+    return this.#scheduler.cancel(runId, reason);
   }
 
   /**
    * How a run ended. A run executing or parked in this engine is waited for (across parks, as
    * long as this engine wakes it). Undefined for a run left `running` by another engine.
    */
-  async end(runId: string): Promise<RunEnd | undefined> {
-    if (this.#executors.has(runId)) return this.#waiters.end(runId);
-    const run = await this.#run(runId);
-    const ended = await this.#recordedEnd(run);
-    if (ended) return ended;
-    return run.status === "waiting" ? this.#waiters.end(runId) : undefined;
+  end(runId: string): Promise<RunEnd | undefined> {
+    return this.#scheduler.end(runId);
   }
 
   /**
@@ -661,17 +466,8 @@ export class Engine {
    * With `next`, a parked run is waited for too: its next end or park after it wakes in this
    * engine. Undefined for a run left `running` by another engine.
    */
-  async settled(runId: string, options: { readonly next?: boolean } = {}): Promise<ExecutionResult | undefined> {
-    if (this.#executors.has(runId) || this.#waking.has(runId)) return this.#waiters.settled(runId);
-    if (options.next === true) {
-      const waiting = this.#waiters.settled(runId);
-      const run = await this.#run(runId);
-      if (run.status === "waiting" || this.#executors.has(runId) || this.#waking.has(runId)) return waiting;
-      return (await this.#recordedEnd(run)) ?? waiting;
-    }
-    const run = await this.#run(runId);
-    if (run.status === "waiting") return { status: "waiting", waits: run.waits ?? [], ...(run.wakeAt === undefined ? {} : { wakeAt: run.wakeAt }) };
-    return await this.#recordedEnd(run);
+  settled(runId: string, options: { readonly next?: boolean } = {}): Promise<ExecutionResult | undefined> {
+    return this.#scheduler.settled(runId, options);
   }
 
   /**
@@ -680,35 +476,13 @@ export class Engine {
    * before for this run, nothing is sent again (`duplicate`). `heldBy`: another live process
    * holds the run and takes the signal there (within a fraction of a second).
    */
-  async signal(
+  signal(
     runId: string,
     name: string,
     payload: JsonValue = null,
     options: { readonly key?: string } = {},
   ): Promise<{ readonly signalId: number; readonly duplicate: boolean; readonly heldBy?: string }> {
-    this.#open();
-    if (typeof name !== "string" || name === "")
-      throw new EngineError("invalid_request", "A signal needs a name: a non-empty string the script waits for with signal(name).");
-    const problem = valueProblem(payload);
-    if (problem !== undefined) throw new EngineError("invalid_request", `The signal's payload is refused: ${problem}.`);
-    const bytes = jsonBytes(payload);
-    if (bytes === undefined)
-      throw new EngineError("invalid_request", "The signal's payload is not JSON; send plain data (objects, arrays, strings, numbers, booleans, null).");
-    if (bytes > this.#limits.maxValueBytes)
-      throw new EngineError(
-        "invalid_request",
-        `The signal's payload is ${bytes} bytes; one recorded value may be at most ${this.#limits.maxValueBytes} bytes.`,
-      );
-    const run = await this.#run(runId);
-    if (terminalStatuses.includes(run.status)) {
-      // A keyed signal sent again after it ended the run (a retried request) was sent: say so.
-      const sent = options.key === undefined ? undefined : await this.#store.signalByKey(runId, options.key);
-      if (sent !== undefined) return { signalId: sent, duplicate: true };
-      throw new EngineError("conflict", `Run ${runId} has ended (${run.status}); the signal "${name}" was not sent.`);
-    }
-    const kept = await this.#store.putSignal({ runId, name, payload, at: this.#clock.now(), ...(options.key === undefined ? {} : { key: options.key }) });
-    const heldBy = kept.duplicate ? undefined : await this.#notify(runId, { kind: "signal", name });
-    return { signalId: kept.id, duplicate: kept.duplicate, ...(heldBy === undefined ? {} : { heldBy }) };
+    return this.#scheduler.signal(runId, name, payload, options);
   }
 
   /**
@@ -716,12 +490,12 @@ export class Engine {
    * sent with its key. `heldBy`: another live process holds the run and decides there.
    */
   approve(runId: string, seq: number, options: { readonly reason?: string } = {}): Promise<{ readonly heldBy?: string }> {
-    return this.#decide(runId, seq, "approved", options.reason);
+    return this.#scheduler.decide(runId, seq, "approved", options.reason);
   }
 
   /** Rejects a call waiting for approval (or parked): the decision is journaled; the script gets a `ToolError` (`approval_rejected`, `schema_changed` for a parked call). */
   reject(runId: string, seq: number, options: { readonly reason?: string } = {}): Promise<{ readonly heldBy?: string }> {
-    return this.#decide(runId, seq, "rejected", options.reason);
+    return this.#scheduler.decide(runId, seq, "rejected", options.reason);
   }
 
   /** Calls waiting for a decision, oldest run first: of one run, or of every run matching `query`. */
@@ -729,7 +503,7 @@ export class Engine {
     query: { readonly runId?: string; readonly namespace?: string; readonly labels?: Readonly<Record<string, string>>; readonly limit?: number } = {},
   ): Promise<PendingDecision[]> {
     const runs = query.runId
-      ? [await this.#run(query.runId)]
+      ? [await this.#scheduler.run(query.runId)]
       : await this.#store.listRuns({
           needsDecision: true,
           limit: query.limit ?? 1000,
@@ -763,12 +537,12 @@ export class Engine {
    */
   async test(options: TestOptions): Promise<TestResult> {
     this.#open();
-    const loaded = await this.#toolset(options.toolset);
+    const loaded = await this.#catalog.get(options.toolset);
     const scenario = await this.#scenario(options.scenario);
     const checked = await this.check(options.source, options.toolset);
     if (!checked.ok) return { kind: "refused", diagnostics: checked.diagnostics };
     const clock = new VirtualClock(scenario.start ?? this.#clock.now());
-    const store = SqliteStore.open({ path: ":memory:", durability: "off" });
+    const store = await openStore("memory:", { durability: "off" });
     await store.putToolset(loaded.pinned);
     for (const [tool, shape] of Object.entries(loaded.observed)) await store.putObservedShape(loaded.id, tool, shape);
     const source = new ScenarioSource(scenario, clock);
@@ -780,7 +554,7 @@ export class Engine {
       // Built-ins too: a test's `fetch` is answered by the scenario, never sent.
       sources: { host: source, mcp: source, builtin: source },
       wake: false,
-      checker: this.#checks(),
+      checker: this.#catalog.checker,
       webhookBaseUrl: this.#webhookBaseUrl,
       limits: { ...this.#limits, maxJournalEntries: Math.min(this.#limits.maxJournalEntries, TEST_MAX_JOURNAL_ENTRIES) },
     });
@@ -798,7 +572,7 @@ export class Engine {
 
   /** A run's recorded calls as a cassette: a scenario document that `test` replays without sending anything. */
   async cassette(runId: string): Promise<CassetteDocument> {
-    await this.#run(runId);
+    await this.#scheduler.run(runId);
     return cassetteOf(await this.#store.readJournal(runId));
   }
 
@@ -828,20 +602,20 @@ export class Engine {
    * checks that the script does what was recorded. See `verify-replay.ts`.
    */
   async verify(runId: string): Promise<VerifyResult> {
-    const run = await this.#run(runId);
-    const loaded = await this.#toolset(run.toolsetId);
+    const run = await this.#scheduler.run(runId);
+    const loaded = await this.#catalog.get(run.toolsetId);
     const entries = await this.#store.readJournal(runId);
     return verifyReplay(run, loaded, entries, this.#sandboxes, this.#limits.sandbox);
   }
 
   /** The runs executing in this engine now (not parked ones). */
   executing(): string[] {
-    return [...this.#executors.keys()];
+    return this.#scheduler.executingRuns();
   }
 
   /** A run's record. Throws `not_found`. */
   async getRun(id: string): Promise<RunRecord> {
-    return this.#run(id);
+    return this.#scheduler.run(id);
   }
 
   listRuns(query?: RunQuery): Promise<RunRecord[]> {
@@ -850,7 +624,7 @@ export class Engine {
 
   /** A page of a run's journal. */
   async journal(runId: string, from = 0, limit = 1000): Promise<JournalEntry[]> {
-    await this.#run(runId);
+    await this.#scheduler.run(runId);
     return this.#store.readJournal(runId, from, limit);
   }
 
@@ -861,370 +635,23 @@ export class Engine {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    this.#wake?.stop();
-    clearInterval(this.#rescan);
-    const closed = new EngineError(
-      "closed",
-      "The engine closed while the run was executing or waiting; it resumes with `resume` (a waiting run wakes in the next engine).",
-    );
-    for (const { executor } of this.#executors.values()) executor.stop(closed);
-    this.#waiters.failAll(closed);
     await closeAll([
-      () => this.#leases.close().catch(() => {}),
+      () => this.#scheduler.close(),
       () => this.#source.close(),
+      ...this.#closeExtra,
       () => this.#sandboxes.close(),
-      async () => this.#ownChecker?.close(),
+      () => this.#catalog.close(),
       () => this.#store.close(),
     ]);
   }
 
-  /** Starts executing a run unless it executes already; how it stops is reported to the waiters. */
-  #execute(run: RunRecord, toolset: LoadedToolset): void {
-    // Looked up and registered without an await: two resumes (or a resume and a start) can never run one run twice.
-    if (this.#executors.has(run.id)) return;
-    const executor = new RunExecutor(run, toolset, {
-      store: this.#store,
-      sandboxes: this.#sandboxes,
-      source: this.#source,
-      clock: this.#clock,
-      limits: this.#limits,
-      observe: (tool, value) => this.#observe(toolset.id, tool, value),
-      createWebhook: (runId, name) => this.#createWebhook(runId, name),
-      onDecisionNeeded: (runId, wait) => this.#emit(decisionEvent(runId, wait)),
-      workflows: this.#children,
-      recordEvents: this.#recordEvents,
-    });
-    const stopped = this.#leases
-      .claim(run)
-      .then((claimed) => {
-        if (!claimed) executor.stop(new EngineError("conflict", `Run ${run.id} is held by another live process; it goes on there.`));
-        return executor.execute();
-      })
-      .then(
-        (result) => {
-          this.#executors.delete(run.id);
-          if (result.status === "waiting") {
-            // Kept while this engine wakes runs, so requests from other processes come here.
-            if (this.#wakeMode === false) void this.#leases.release(run.id).catch(() => {});
-            this.#waiters.report(run.id, result);
-            this.#emit({ type: "run.waiting", runId: run.id, waits: result.waits, ...(result.wakeAt === undefined ? {} : { wakeAt: result.wakeAt }) });
-            this.#wake?.schedule(result.wakeAt);
-            // Under a virtual clock a parked child no longer drives time: its caller looks again.
-            if (this.#clock.virtual) this.#tellCaller(run.caller, run.id);
-          } else {
-            // The store cleared the lease with the end; this engine forgets it.
-            void this.#leases.release(run.id).catch(() => {});
-            this.#report(run.id, result, run.caller);
-          }
-        },
-        async (error: unknown) => {
-          this.#executors.delete(run.id);
-          // Counted against the run (host-faults.ts): the fault that reaches the limit fails it now, by executing it once more.
-          const faults = this.#closed || !countsAsHostFault(error) ? 0 : await this.#store.noteHostFault(run.id, describeFault(error)).catch(() => 0);
-          if (faults === MAX_HOST_FAULTS) return this.#execute(run, toolset);
-          // Left `running` for `resume`, by this engine or another: released before anyone hears of it.
-          if (!this.#closed) await this.#leases.release(run.id).catch(() => {});
-          this.#waiters.fail(run.id, error);
-        },
-      );
-    this.#executors.set(run.id, { executor, stopped });
-  }
-
-  /** Executes a run left `running` by an engine that stopped, unless it executes here or a live process holds it. */
-  async #resumeStopped(run: RunRecord): Promise<void> {
-    if (run.status !== "running" || this.#executors.has(run.id) || this.#leases.heldElsewhere(run) || this.#closed) return;
-    const loaded = await this.#toolset(run.toolsetId);
-    this.#checkHostTools(loaded.pinned);
-    this.#execute(run, loaded);
-  }
-
   /** A start answered by the run its idempotency key names: its `end` is as `end()` gives it, awaited here for a run another engine executes. */
   #existing(runId: string): StartResult {
-    const end = this.end(runId).then((ended) => ended ?? this.#waiters.end(runId));
-    // Like every waiter: nobody may await it, and the engine may close under it.
-    end.catch(() => {});
-    return { kind: "started", runId, warnings: [], end, existing: true };
-  }
-
-  #report(runId: string, end: RunEnd, caller?: RunCaller): void {
-    this.#waiters.report(runId, end);
-    this.#emit({ type: "run.ended", runId, end });
-    this.#tellCaller(caller, runId);
-  }
-
-  /** A workflow's child run ended (or parked under a virtual clock): the run that started it looks again. */
-  #tellCaller(caller: RunCaller | undefined, childId: string): void {
-    if (caller === undefined || this.#closed) return;
-    // Its end also woke the caller in the store (`RunPatch.wakeRun`): this is the prompt path.
-    this.#notify(caller.runId, { kind: "child", runId: childId }).catch((error: unknown) => this.#emit({ type: "engine.error", error }));
-  }
-
-  #emit(event: EngineEvent): void {
-    for (const listener of this.#listeners) {
-      try {
-        listener(event);
-      } catch {
-        // A listener's fault is its own; the engine goes on.
-      }
-    }
-  }
-
-  /** Marks a parked run running again and executes it (once, however many ask at the same time). */
-  #unpark(runId: string): Promise<void> {
-    const waking = this.#waking.get(runId);
-    if (waking) return waking;
-    const unparked = (async () => {
-      const run = await this.#run(runId);
-      if (run.status !== "waiting" || this.#executors.has(runId)) return;
-      const loaded = await this.#toolset(run.toolsetId);
-      this.#checkHostTools(loaded.pinned);
-      // Claimed before it is marked running: a run another process holds is left to it.
-      if (!(await this.#leases.claim(run))) return;
-      const decisions = (run.waits ?? []).filter(needsDecision);
-      await this.#store.append(runId, [], { status: "running", updatedAt: this.#clock.now(), wakeAt: null, waits: decisions.length > 0 ? decisions : null });
-      this.#execute({ ...run, status: "running" }, loaded);
-    })().finally(() => this.#waking.delete(runId));
-    this.#waking.set(runId, unparked);
-    return unparked;
-  }
-
-  /** Wakes the parked runs whose timers are due; resolves with the next `wakeAt`. */
-  async #wakeDue(now: number): Promise<number | undefined> {
-    const owner = this.#wakeMode === "owned" ? this.#leases.owner : undefined;
-    const skipped = new Set<string>();
-    // Runs another live process holds are its to wake; this engine looks again when their lease would lapse.
-    let retryAt: number | undefined;
-    for (;;) {
-      const due = (await this.#store.listRuns({ wakeBy: now, limit: 500, ...(owner ? { owner } : {}) })).filter(
-        (run) => !this.#executors.has(run.id) && !skipped.has(run.id),
-      );
-      if (due.length === 0) break;
-      for (const run of due) {
-        if (this.#closed) return undefined;
-        if (this.#leases.heldElsewhere(run)) {
-          skipped.add(run.id);
-          retryAt = Math.min(retryAt ?? Infinity, this.#clock.now() + Math.max(1, (run.owner?.until ?? 0) - Date.now()));
-          continue;
-        }
-        await this.#unpark(run.id).catch((error: unknown) => this.#emit({ type: "engine.error", error }));
-        if (this.#waking.has(run.id) || (!this.#executors.has(run.id) && (await this.#run(run.id)).status === "waiting")) skipped.add(run.id);
-      }
-    }
-    const next = await this.#store.nextWakeAt({ after: now, ...(owner ? { owner } : {}) });
-    return next === undefined ? retryAt : Math.min(next, retryAt ?? Infinity);
-  }
-
-  /** A request another process left for a run this engine holds: applied as if made here. */
-  async #applyRequest(runId: string, request: RunRequest): Promise<void> {
-    switch (request.kind) {
-      case "signal":
-      case "child":
-        await this.#notify(runId, request);
-        return;
-      case "decide":
-        await this.#decide(runId, request.seq, request.decision, request.reason);
-        return;
-      case "cancel":
-        await this.cancel(runId, request.reason);
-    }
-  }
-
-  /**
-   * Something a run may be waiting for happened: a signal was kept for it, or a child run it
-   * started ended. A live execution looks for it; a run parked on it wakes. Resolves with the
-   * holder, when another process holds the run.
-   */
-  async #notify(
-    runId: string,
-    event: { readonly kind: "signal"; readonly name: string } | { readonly kind: "child"; readonly runId: string },
-  ): Promise<string | undefined> {
-    for (let live = this.#executors.get(runId); live; live = this.#executors.get(runId)) {
-      if (event.kind === "signal" ? live.executor.notifySignal(event.name) : live.executor.notifyChild(event.runId)) return undefined;
-      await live.stopped; // parking: look again once it is parked
-    }
-    const run = await this.#run(runId);
-    if (terminalStatuses.includes(run.status)) return undefined;
-    if (this.#leases.heldElsewhere(run)) {
-      // The process holding the run looks again (takes the signal from the store, reads the child) when it reads this request.
-      await this.#store.putRunRequest(runId, event, this.#clock.now());
-      return run.owner?.id;
-    }
-    const waitsFor = (wait: RunWait) =>
-      event.kind === "signal" ? wait.kind === "signal" && wait.name === event.name : wait.kind === "child" && wait.runId === event.runId;
-    if (run.status === "waiting" && run.waits?.some(waitsFor)) await this.#unpark(runId);
-    return undefined;
-  }
-
-  async #decide(runId: string, seq: number, decision: Decision, reason: string | undefined): Promise<{ readonly heldBy?: string }> {
-    this.#open();
-    for (;;) {
-      let live = this.#executors.get(runId);
-      if (!live) {
-        const run = await this.#run(runId);
-        if (!(run.waits ?? []).some((wait) => wait.seq === seq && needsDecision(wait))) {
-          throw new EngineError(
-            "conflict",
-            `Call #${seq} of run ${runId} is not waiting for a decision${terminalStatuses.includes(run.status) ? ` (the run has ended: ${run.status})` : ""}.`,
-          );
-        }
-        if (this.#leases.heldElsewhere(run)) {
-          // The process holding the run journals the decision when it reads this request.
-          await this.#store.putRunRequest(runId, { kind: "decide", seq, decision, ...(reason === undefined ? {} : { reason }) }, this.#clock.now());
-          return run.owner?.id === undefined ? {} : { heldBy: run.owner.id };
-        }
-        if (run.status === "waiting") await this.#unpark(runId);
-        else this.#execute(run, await this.#toolset(run.toolsetId));
-        live = this.#executors.get(runId);
-        if (!live) {
-          // Another process took the run between the read and the claim: ask it.
-          if (this.#leases.heldElsewhere(await this.#run(runId))) continue;
-          throw new EngineError("conflict", `Run ${runId} could not be woken here to decide on call #${seq}.`);
-        }
-      }
-      if (await live.executor.decide(seq, decision, reason)) return {};
-      await live.stopped;
-    }
-  }
-
-  async #createWebhook(runId: string, name: string): Promise<string> {
-    const token = randomBytes(24).toString("base64url");
-    await this.#store.putWebhook({ tokenHash: hashToken(token), runId, name, createdAt: this.#clock.now() });
-    return `${this.#webhookBaseUrl}/hooks/${token}`;
-  }
-
-  /** How a run's record says it ended, if it did. */
-  async #recordedEnd(run: RunRecord): Promise<RunEnd | undefined> {
-    if (run.status === "completed") return { status: "completed", output: run.output ?? null };
-    if (run.status === "failed" && run.error) return { status: "failed", error: run.error };
-    if (run.status === "cancelled") {
-      const [last] = await this.#store.readJournal(run.id, Math.max(0, run.journalLength - 1));
-      return { status: "cancelled", reason: last?.kind === "run.cancelled" ? last.reason : "cancelled" };
-    }
-    return undefined;
-  }
-
-  #checkHostTools(toolset: PinnedToolset): void {
-    const host = toolset.tools.filter((t) => t.source === "host");
-    if (host.length === 0 || this.#hostTools === undefined) {
-      if (host.length > 0 && !this.#source.has("host")) {
-        throw new EngineError(
-          "misconfigured",
-          `The toolset has host tools (${host.map((t) => `${t.group}.${t.name}`).join(", ")}) but this engine has no host tool implementations: pass a host module (--host ./tools.ts).`,
-        );
-      }
-      return;
-    }
-    const missing = this.#hostTools.missing(host);
-    if (missing.length > 0) {
-      throw new EngineError(
-        "misconfigured",
-        `The host module does not implement ${missing.join(", ")}: export { <group>: { <name>: async (args, ctx) => result } } for every host tool of the toolset.`,
-      );
-    }
-  }
-
-  async #toolset(id: string): Promise<ToolsetEntry> {
-    const cached = this.#toolsets.get(id);
-    if (cached) return cached;
-    const pinned = await this.#store.getToolset(id);
-    if (!pinned) throw new EngineError("not_found", `No toolset ${id}. Register it first (tapedeck toolset register <file>).`);
-    return this.#load(pinned, await this.#store.getObservedShapes(id));
-  }
-
-  /** Stores a toolset `#load` just cached; if the store refuses it, it is not kept in the cache either. */
-  async #put(pinned: PinnedToolset): Promise<void> {
-    try {
-      await this.#store.putToolset(pinned);
-    } catch (error) {
-      this.#toolsets.delete(pinned.id);
-      throw error;
-    }
-  }
-
-  #load(pinned: PinnedToolset, observed: Record<string, JsonSchema>, validator = new ArgsValidator()): ToolsetEntry {
-    const cached = this.#toolsets.get(pinned.id);
-    if (cached) return cached;
-    if (pinned.servers) this.#mcp.addServers(pinned.servers);
-    // Keyed by group names: `constructor` or `toString` is a group like any other.
-    const groups: Record<string, string[]> = nullObject();
-    for (const tool of importableTools(pinned.tools)) (groups[tool.group] ??= []).push(tool.name);
-    const loaded = {
-      id: pinned.id,
-      pinned,
-      byPath: new Map(pinned.tools.map((t) => [`${t.group}.${t.name}`, t])),
-      groups,
-      features: scriptFeatures(pinned.tools),
-      validator,
-      workflows: pinned.workflows ?? {},
-      declarations: renderDeclarations(pinned.tools, observed, pinned.workflows),
-      version: 0,
-      observed,
-      observedText: new Map(Object.entries(observed).map(([path, shape]) => [path, canonicalJson(shape)])),
-    };
-    this.#toolsets.set(pinned.id, loaded);
-    return loaded;
-  }
-
-  /**
-   * Records the shape of a result of a tool that declares no output schema, so later scripts
-   * are checked against it (`@observed`). Keys and types only, never values.
-   */
-  #observe(toolsetId: string, tool: PinnedTool, value: JsonValue): void {
-    const entry = this.#toolsets.get(toolsetId);
-    if (!entry || tool.outputSchema !== undefined) return;
-    const path = `${tool.group}.${tool.name}`;
-    const before = entry.observed[path];
-    const shape = before === undefined ? shapeOf(value) : mergeShapes(before, shapeOf(value));
-    const text = canonicalJson(shape);
-    // Compared by canonical text, kept per tool, so each result costs one serialisation.
-    if (entry.observedText.get(path) === text) return;
-    entry.observedText.set(path, text);
-    entry.observed[path] = shape;
-    entry.version++;
-    entry.declarations = renderDeclarations(entry.pinned.tools, entry.observed, entry.pinned.workflows);
-    // Not part of any run's journal: losing it in a crash only delays a better declaration.
-    this.#store.putObservedShape(toolsetId, path, shape).catch(() => {});
-  }
-
-  async #run(id: string): Promise<RunRecord> {
-    const run = await this.#store.getRun(id);
-    if (!run) throw new EngineError("not_found", `No run ${id}.`);
-    return run;
-  }
-
-  #checks(): ScriptCheck {
-    // Its threads load TypeScript (a second) at the first check: only commands that check scripts pay for it.
-    if (this.#checker === undefined) this.#checker = this.#ownChecker = new CheckerPool();
-    return this.#checker;
-  }
-
-  async #checkScript(source: string, declarations: ScriptDeclarations, options: CheckOptions): Promise<CheckResult> {
-    const tooLarge = scriptSizeDiagnostic(source);
-    if (tooLarge !== undefined) return { ok: false, diagnostics: [tooLarge] };
-    try {
-      return await this.#checks().check(source, declarations, options);
-    } catch (error) {
-      if (!(error instanceof CheckTimeoutError)) throw error;
-      return { ok: false, diagnostics: [{ line: 1, column: 1, code: "check-timeout", category: "error", message: error.message, frame: "" }] };
-    }
+    return { kind: "started", runId, warnings: [], end: this.#scheduler.existing(runId), existing: true };
   }
 
   #open(): void {
     if (this.#closed) throw new EngineError("closed", "The engine is closed.");
-  }
-}
-
-function hashToken(token: string): string {
-  return createHash("sha256").update(token).digest("hex");
-}
-
-/** The size of `value` as JSON, or undefined if it is not JSON. */
-function jsonBytes(value: unknown): number | undefined {
-  try {
-    const text = JSON.stringify(value);
-    return text === undefined ? undefined : Buffer.byteLength(text);
-  } catch {
-    return undefined;
   }
 }
 

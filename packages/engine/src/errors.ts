@@ -1,6 +1,8 @@
 /**
  * Local errors: misuse of the engine's API and faults of the host, thrown as classes with a
- * stable `code`. (Failures of tool calls are data, `ToolFailure`, not these.)
+ * stable `code`. (Failures of tool calls are data, `ToolFailure`, not these.) Recognised by a
+ * brand, not by prototype (like `ToolError`): an `EngineError` made by another copy of this
+ * package (two installs, a bundled CLI) is an `EngineError` too.
  */
 export const EngineErrorCode = {
   /** No run, toolset or other object with that id. */
@@ -18,6 +20,8 @@ export const EngineErrorCode = {
 } as const;
 export type EngineErrorCode = (typeof EngineErrorCode)[keyof typeof EngineErrorCode];
 
+const brand = Symbol.for("dev.tapedeck/EngineError");
+
 export class EngineError extends Error {
   constructor(
     readonly code: EngineErrorCode,
@@ -25,5 +29,16 @@ export class EngineError extends Error {
   ) {
     super(message);
     this.name = "EngineError";
+    Object.defineProperty(this, brand, { value: true });
+  }
+
+  /** Whether `value` is an `EngineError`, from any copy of the package. */
+  static is(value: unknown): value is EngineError {
+    return typeof value === "object" && value !== null && (value as { [brand]?: unknown })[brand] === true;
+  }
+
+  /** `instanceof EngineError` asks the brand (a subclass, if one is ever made, keeps the prototype check). */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return this === EngineError ? EngineError.is(value) : Function.prototype[Symbol.hasInstance].call(this, value);
   }
 }

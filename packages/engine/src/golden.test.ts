@@ -4,13 +4,17 @@ import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { JournalEntry } from "@tapedeck/protocol";
 import { Engine } from "./engine.js";
+import { EngineError } from "./errors.js";
+import { InProcessHostTools } from "./sources/in-process-host-tools.js";
+import { SqliteStore } from "./store/sqlite-store.js";
 import type { SandboxFactory } from "./sandbox/sandbox.js";
 import { storeWithGolden, type GoldenJournal } from "./test-support/golden.js";
 import { testSandboxes } from "./test-support/engines.js";
 
 /**
  * Golden journals recorded by earlier releases must replay to the same end, sending nothing.
- * A tampered journal must fail loudly, never replay quietly.
+ * A tampered journal must fail loudly, never replay quietly; a journal a newer engine wrote
+ * (`golden/newer-engine/`) is refused, and its run left for that engine.
  */
 after(() => testSandboxes().close());
 
@@ -68,6 +72,38 @@ describe("golden journals", () => {
     const golden = tamper(first!.golden, (journal) => journal.filter((e) => e.index !== 2).map((e, index) => ({ ...e, index })));
     const result = await verify(golden);
     assert.equal(result.ok, false);
+  });
+
+  const newer = JSON.parse(readFileSync(`${DIR}newer-engine/v2-sequential-date-random-logs.json`, "utf8")) as GoldenJournal;
+  const newerMessage =
+    /The journal of run \S+ was written by a newer engine \(replay version 2; this engine replays versions up to 1\), so it was not replayed/;
+
+  it("a journal written by a newer engine is refused by verify, with an error that says so", async () => {
+    assert.equal(newer.journal[0]?.kind === "run.started" && newer.journal[0].replayVersion, 2);
+    const result = await verify(newer);
+    assert.equal(result.ok, false);
+    if (!result.ok) assert.match(result.problem, newerMessage);
+  });
+
+  it("a run whose journal a newer engine wrote is not resumed: its end rejects, and the run is left as it was", async () => {
+    const store = SqliteStore.open({ path: ":memory:", durability: "off" });
+    await store.putToolset(newer.toolset);
+    // Left running by the newer engine, before its end: resuming it here would replay it.
+    const journal = newer.journal.slice(0, -1);
+    await store.createRun({ ...newer.run, toolsetId: newer.toolset.id, status: "running" }, journal);
+    const sendNothing = () => Promise.reject(new Error("a refused journal sends nothing"));
+    const kv = { get: sendNothing, put: sendNothing };
+    const engine = await Engine.open({ store, sandboxes, sources: { host: new InProcessHostTools({ kv }) }, wake: false });
+    try {
+      const [resumed] = await engine.resume(newer.run.id);
+      await assert.rejects(resumed!.end, (error: unknown) => EngineError.is(error) && error.code === "misconfigured" && newerMessage.test(error.message));
+      const run = await engine.getRun(newer.run.id);
+      assert.equal(run.status, "running");
+      assert.equal(run.hostFaults, undefined, "not counted as a fault of the host: counting it would fail a run the newer engine can go on with");
+      assert.deepEqual(await engine.journal(newer.run.id), journal);
+    } finally {
+      await engine.close();
+    }
   });
 
   it("a renumbered entry fails loudly as a corrupt journal", async () => {

@@ -20,7 +20,7 @@ function faultySandboxes(faulty: () => boolean): SandboxFactory {
         start: () => real.start(),
         replay: (d) => real.replay(d),
         dispose: () => real.dispose(),
-        deliver: (delivery) => (faulty() ? Promise.reject(new Error("a fault of the host (simulated)")) : real.deliver(delivery)),
+        deliverEach: (batch) => (faulty() ? Promise.reject(new Error("a fault of the host (simulated)")) : real.deliverEach(batch)),
       };
       return sandbox;
     },

@@ -7,6 +7,7 @@ export type {
   EngineEvent,
   EngineLimits,
   EngineOptions,
+  EngineSources,
   PendingDecision,
   RegisteredToolset,
   RegisterToolsetOptions,
@@ -22,7 +23,7 @@ export type { ExecutionResult, RunPause } from "./runs/run-executor.js";
 export type { RunEnd, RunEvent } from "@tapedeck/protocol";
 export type { CassetteDocument, TestReport } from "./testing/test-script.js";
 export type { TestCall } from "@tapedeck/protocol";
-export { REPLAY_VERSION } from "./runs/run-executor.js";
+export { REPLAY_VERSION } from "./runs/history.js";
 export type { VerifyResult } from "./runs/verify-replay.js";
 export type { Clock, VirtualTime } from "./clock.js";
 export { systemClock, VirtualClock } from "./clock.js";
@@ -33,21 +34,48 @@ export { SEARCH_LIMIT } from "./toolset/tool-search.js";
 export type { ToolSearchHit, ToolSearchOptions } from "./toolset/tool-search.js";
 export type { HostToolContext, HostToolFunction, HostToolModule } from "./sources/in-process-host-tools.js";
 export { InProcessHostTools } from "./sources/in-process-host-tools.js";
-export type { QueueWatcher, ToolCallRequest, ToolOutcome, ToolSource } from "./sources/tool-source.js";
-export type { ApiKeyRecord, Durability, NewRun, RunPatch, RunQuery, RunRecord, Store } from "./store/store.js";
+export type { QueueWatcher, ResumedCall, ToolCallRequest, ToolOutcome, ToolSource } from "./sources/tool-source.js";
 export type {
-  DeliveryNext,
-  DeliveryStatus,
-  NewWebhookDelivery,
+  CreateRunResult,
+  Durability,
+  LeaseStore,
+  NewRun,
+  NewSignal,
   RecordedRunEvent,
-  WebhookAttemptRecord,
-  WebhookDeliveryRecord,
-  WebhookEndpointRecord,
-  WebhookOutboxStore,
-} from "./store/webhook-outbox.js";
+  RunCaller,
+  RunPatch,
+  RunQuery,
+  RunRecord,
+  RunRequest,
+  RunStore,
+  SignalStore,
+  Store,
+  StoredSignal,
+  ToolsetStore,
+  WebhookBinding,
+  WebhookBindingStore,
+} from "./store/store.js";
+export { runRequestsTopic } from "./store/lease-store.js";
+export type { Notifier } from "./store/notifier.js";
+export { LOCAL_POLL_MS, LocalNotifier } from "./store/local-notifier.js";
+export type {
+  HostTaskAnswer,
+  HostTaskAudience,
+  HostTaskFilter,
+  HostTaskRecord,
+  HostTaskState,
+  HostTaskStore,
+  LeaseAnswer,
+  NewHostTask,
+} from "./store/host-task-store.js";
+export { audienceMatches, HOST_TASKS_TOPIC, hostTaskWaiterTopic } from "./store/host-task-store.js";
 export { StoreConflictError } from "./store/store.js";
+export { openStore } from "./store/open-store.js";
+export type { OpenStoreOptions } from "./store/open-store.js";
 export { SqliteStore } from "./store/sqlite-store.js";
 export type { SqliteStoreOptions } from "./store/sqlite-store.js";
+export { PostgresStore } from "./store/postgres/postgres-store.js";
+export type { PostgresStoreOptions } from "./store/postgres/postgres-store.js";
 export type { Sandbox, SandboxFactory, SandboxLimits, SandboxOptions } from "./sandbox/sandbox.js";
 export { QuickJsSandboxFactory } from "./sandbox/quickjs-sandbox-factory.js";
 export { McpToolSource } from "./sources/mcp/mcp-tool-source.js";
@@ -55,8 +83,9 @@ export { HttpToolSource } from "./sources/http/http-tool-source.js";
 export type { HttpToolOptions } from "./sources/http/http-tool-source.js";
 export type { HostResolver } from "./sources/http/resolver.js";
 export { HostTaskQueue, MAX_POLL_MS, toolMatcher } from "./sources/host-task-queue.js";
+export type { HostTaskQueueOptions } from "./sources/host-task-queue.js";
 export { PollTimes } from "./sources/poll-times.js";
-export type { HostTask, LeaseAnswer, PollRequest } from "./sources/host-task-queue.js";
+export type { HostTask, PollRequest } from "./sources/host-task-queue.js";
 export { formatDuration, parseDuration } from "./util/duration.js";
 export { closeAll } from "./util/close-all.js";
 export { CredentialVault } from "./secrets/vault.js";

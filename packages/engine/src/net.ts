@@ -3,8 +3,8 @@
  * that connect where a tenant points them (the server's webhook deliveries). Everything
  * exported here is public API.
  */
-export { classifyAddress } from "./sources/http/address-ranges.js";
-export type { AddressVerdict } from "./sources/http/address-ranges.js";
+export { classifyAddress } from "./net/address-ranges.js";
+export type { AddressVerdict } from "./net/address-ranges.js";
 export { describeNetError, resolvePublicAddress } from "./sources/http/public-address.js";
 export type { PublicAddress } from "./sources/http/public-address.js";
 export { PinnedAgents } from "./sources/http/pinned-agents.js";

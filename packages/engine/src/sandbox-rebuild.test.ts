@@ -34,22 +34,15 @@ function dyingSandboxes(
         },
         replay: (d) => real.replay(d),
         dispose: () => real.dispose(),
-        deliver: async (delivery) => {
-          if (dieAt.has(++deliveries)) {
-            await real.dispose();
-            throw new SandboxLostError("its worker ended unexpectedly (simulated)", culprit);
-          }
-          return real.deliver(delivery);
-        },
         // Outcomes that arrive together go in one hop: the hop dies if any of them was to.
         deliverEach: async (batch) => {
           const first = deliveries + 1;
           deliveries += batch.length;
           if (batch.some((_, i) => dieAt.has(first + i))) {
             await real.dispose();
-            throw new SandboxLostError("its worker ended unexpectedly (simulated, during a batch)", culprit);
+            throw new SandboxLostError(`its worker ended unexpectedly (simulated${batch.length > 1 ? ", during a batch" : ""})`, culprit);
           }
-          return real.deliverEach!(batch);
+          return real.deliverEach(batch);
         },
       };
     },
@@ -178,7 +171,7 @@ describe("a sandbox lost under a run", () => {
           start: () => real.start(),
           replay: (d) => real.replay(d),
           dispose: () => real.dispose(),
-          deliver: async () => {
+          deliverEach: async () => {
             await real.dispose();
             throw new SandboxStoppedError({ kind: "limit", name: "LimitError", message: "stuck inside a built-in (simulated)" });
           },

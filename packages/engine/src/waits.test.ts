@@ -25,7 +25,7 @@ function countingSandboxes(): { factory: SandboxFactory; live: () => number } {
         let disposed = false;
         return {
           start: () => sandbox.start(),
-          deliver: (d) => sandbox.deliver(d),
+          deliverEach: (d) => sandbox.deliverEach(d),
           replay: (d) => sandbox.replay(d),
           dispose: async () => {
             if (!disposed) live--;

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import type { JournalEntry, JsonValue } from "@tapedeck/protocol";
 import { Engine, type EngineOptions, type SaveWorkflowOptions } from "./engine.js";
 import { SqliteStore } from "./store/sqlite-store.js";
+import { InProcessHostTools } from "./sources/in-process-host-tools.js";
 import type { Store } from "./store/store.js";
 import { harnessToolset, ToolHarness } from "./test-support/tool-harness.js";
 import { tempDir, testEngine, testSandboxes } from "./test-support/engines.js";
@@ -55,11 +56,11 @@ async function setup(options: EngineOptions = {}, tools: Record<string, (args: n
   return { ...t, harness, base, save, start };
 }
 
-const builtinCalls = (journal: readonly JournalEntry[]) =>
+const primitiveCalls = (journal: readonly JournalEntry[]) =>
   journal.flatMap((e) => (e.kind === "call.scheduled" && e.tool.startsWith("tapedeck.workflow.") ? [[e.seq, e.tool, e.args] as const] : []));
 
 describe("workflows: start and result", () => {
-  it("a parent starts a workflow as a child run and awaits its output; the journal holds ordinary built-in calls", async () => {
+  it("a parent starts a workflow as a child run and awaits its output; the journal holds ordinary primitive calls", async () => {
     const t = await setup();
     try {
       const saved = await t.save(DOUBLE);
@@ -74,7 +75,7 @@ describe("workflows: start and result", () => {
       const child = await t.engine.getRun(output.id);
       assert.deepEqual([child.status, child.caller, child.toolsetId, child.output], ["completed", { runId: started.runId, seq: 1 }, saved.id, { doubled: 42 }]);
       const journal = await t.engine.journal(started.runId);
-      assert.deepEqual(builtinCalls(journal), [
+      assert.deepEqual(primitiveCalls(journal), [
         [1, "tapedeck.workflow.start", { input: { n: 21 }, name: "double" }],
         [2, "tapedeck.workflow.result", { id: output.id, name: "double" }],
       ]);
@@ -143,14 +144,14 @@ describe("workflows: signals", () => {
       const [child] = await childrenOf(t.engine, started.runId);
       assert.ok(child);
       assert.deepEqual(
-        builtinCalls(journal).map(([seq, tool]) => [seq, tool]),
+        primitiveCalls(journal).map(([seq, tool]) => [seq, tool]),
         [
           [1, "tapedeck.workflow.start"],
           [2, "tapedeck.workflow.signal"],
           [3, "tapedeck.workflow.result"],
         ],
       );
-      assert.deepEqual(builtinCalls(journal)[1]![2], { id: child.id, name: "approval", payload: { ok: true }, signal: "approve" });
+      assert.deepEqual(primitiveCalls(journal)[1]![2], { id: child.id, name: "approval", payload: { ok: true }, signal: "approve" });
       const taken = (await t.engine.journal(child.id)).filter((e) => e.kind === "call.completed");
       assert.deepEqual(
         taken.map((e) => (e.kind === "call.completed" ? e.result : null)),
@@ -361,7 +362,7 @@ describe("workflows: crash-resume, replay and forks start no second child", () =
       SqliteStore.open({ path, durability: "normal" }),
       (runId, entries) => runId === parentId && entries.some((e) => e.kind === "call.completed"),
     );
-    const first = await Engine.open({ store, sandboxes, hostTools: tools() });
+    const first = await Engine.open({ store, sandboxes, sources: { host: new InProcessHostTools(tools()) } });
     const step = {
       description: "Echoes n.",
       inputSchema: { type: "object" },
@@ -380,7 +381,11 @@ describe("workflows: crash-resume, replay and forks start no second child", () =
     assert.ok(child, "the child was created before the parent's commit failed");
     await first.close();
 
-    const second = await Engine.open({ store: SqliteStore.open({ path, durability: "normal" }), sandboxes, hostTools: tools() });
+    const second = await Engine.open({
+      store: SqliteStore.open({ path, durability: "normal" }),
+      sandboxes,
+      sources: { host: new InProcessHostTools(tools()) },
+    });
     try {
       const journal = await second.journal(parentId);
       assert.deepEqual(

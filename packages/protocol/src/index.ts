@@ -5,7 +5,7 @@
 export type { JsonObject, JsonValue } from "./json.js";
 export { FailureCode, ToolError, toolFailure } from "./failure.js";
 export type { ToolFailure } from "./failure.js";
-export { BuiltinTool, RunErrorKind, RunStatus, isOutcome, needsDecision, terminalStatuses } from "./run.js";
+export { PrimitiveTool, RunErrorKind, RunStatus, isOutcome, needsDecision, terminalStatuses } from "./run.js";
 export type {
   Decision,
   DecisionWait,

@@ -140,7 +140,7 @@ export type ParkReason = "tool.schema_changed" | "credentials.expired";
 
 /**
  * What a run waits for (its `waits`, while it is `waiting`, and its pending decisions at any time).
- * Each is an open call of the run, by `seq`: built-in waits are calls too, so they are journaled,
+ * Each is an open call of the run, by `seq`: waits are primitive calls, so they are journaled,
  * replayed and forked like any other.
  */
 export type RunWait =
@@ -176,8 +176,12 @@ export function needsDecision(wait: RunWait): wait is DecisionWait {
   return wait.kind === "approval" || wait.kind === "parked";
 }
 
-/** The tool names of the built-in calls (waits, workflows), in the reserved group `tapedeck`. */
-export const BuiltinTool = {
+/**
+ * The tool names of the primitives: the calls the engine itself answers (waits, webhooks,
+ * workflows), in the reserved group `tapedeck`. (Built-in tools, such as `http.fetch`, are sent
+ * to a tool source like any tool.)
+ */
+export const PrimitiveTool = {
   sleep: "tapedeck.sleep",
   signal: "tapedeck.signal",
   webhook: "tapedeck.webhook",
@@ -188,7 +192,7 @@ export const BuiltinTool = {
   /** `workflows.<name>.signal(id, signal, payload)`: `{ name, id, signal, payload }` → null, sent once. */
   workflowSignal: "tapedeck.workflow.signal",
 } as const;
-export type BuiltinTool = (typeof BuiltinTool)[keyof typeof BuiltinTool];
+export type PrimitiveTool = (typeof PrimitiveTool)[keyof typeof PrimitiveTool];
 
 /** Entries that settle a call: the script sees them, in journal order. */
 export type OutcomeEntry = JournalEntry & { readonly kind: "call.completed" | "call.failed" | "call.rejected" };

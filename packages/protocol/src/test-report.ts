@@ -10,7 +10,7 @@ export type TestAnswerSource =
   | "mock"
   /** Nothing answered it: the call failed `no_mock`. */
   | "none"
-  /** A built-in (sleep, signal, webhook), answered in virtual time. */
+  /** A primitive (sleep, signal, webhook, workflows), answered by the engine in virtual time. (The wire value predates the word.) */
   | "builtin"
   /** Refused before sending (its arguments did not fit the schema). */
   | "rejected";

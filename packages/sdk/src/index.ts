@@ -8,6 +8,8 @@ export type { TapedeckOptions, TestResult } from "./client.js";
 export type { EmbeddedOptions, EmbeddedTapedeck } from "./embedded.js";
 export type { Worker } from "./worker/worker.js";
 export type { ToolContext, ToolHandler, WorkerHandle, WorkerOptions, WorkerTools } from "./worker/worker-types.js";
+export { defineTool, toolsetSpec, workerTools } from "./worker/define-tool.js";
+export type { DefinedTool, ToolDefinitionSpec } from "./worker/define-tool.js";
 export type { TaskRef, WorkerProblem } from "./worker/worker-problem.js";
 export type { AgentTools } from "./agent/agent-tools-api.js";
 export type { AgentToolsOptions } from "./agent/agent-tools.js";

@@ -14,7 +14,10 @@ import { ScriptChecker } from "../script/checker.js";
 import { renderDeclarations } from "../toolset/declarations.js";
 import { pinToolset } from "../toolset/pin.js";
 import { McpToolSource } from "../sources/mcp/mcp-tool-source.js";
+import { InProcessHostTools } from "../sources/in-process-host-tools.js";
 import { median, percentile, printTable, time, type Row } from "./measure.js";
+import { openStore } from "../store/open-store.js";
+import { toolLibrary } from "./tool-library.js";
 import type { Durability } from "../store/store.js";
 
 const ECHO_TOOLSET = { hostTools: { t: { echo: { description: "Echo.", inputSchema: { type: "object" } } } } };
@@ -28,9 +31,8 @@ export default async () => { let n = 0; for (let i = 0; i < ${calls}; i++) { awa
 async function withEngine<T>(durability: Durability, fn: (engine: Engine) => Promise<T>, options: EngineOptions = {}): Promise<T> {
   const dir = mkdtempSync(join(tmpdir(), "tapedeck-bench-"));
   const engine = await Engine.open({
-    dataDir: dir,
-    durability,
-    hostTools: echoModule,
+    store: await openStore(dir, { durability }),
+    sources: { host: new InProcessHostTools(echoModule) },
     limits: { maxJournalEntries: 1_000_000, sandbox: { cpuMsPerStep: 60_000 } },
     ...options,
   });
@@ -504,7 +506,7 @@ async function httpTool(rows: Row[]): Promise<void> {
   const { createServer } = await import("node:http");
   const { Agent, request } = await import("undici");
   const { HttpToolSource } = await import("../sources/http/http-tool-source.js");
-  const { pinHttpTool } = await import("../sources/http/http-tool.js");
+  const { pinHttpTool } = await import("../toolset/pin-http.js");
   const { SHAPE_SCANNER } = await import("../secrets/leak-scanner.js");
   const body = JSON.stringify({ items: Array.from({ length: 20 }, (_, i) => ({ id: i, title: `item ${i}`, url: `https://example.com/items/${i}` })) });
   const server = createServer((_req, res) => res.writeHead(200, { "content-type": "application/json" }).end(body));
@@ -638,6 +640,7 @@ async function main(): Promise<void> {
   if (!only || only === "waits") await waits(rows);
   if (!only || only === "http") await httpTool(rows);
   if (!only || only === "leak") await leakScan(rows);
+  if (!only || only === "library") await toolLibrary(rows);
   printTable(rows);
 }
 

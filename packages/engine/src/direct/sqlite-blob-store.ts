@@ -3,7 +3,7 @@
  *
  * The table is created here (`CREATE TABLE IF NOT EXISTS`) because this module is not yet wired
  * into the store: when it is, its statement moves into a numbered migration of
- * `store/migrations.ts` and the store passes its group-commit `access`, so that blob writes
+ * `store/migrations.ts` and the store passes its group-commit `access` (`store/sqlite-handle.ts`), so that blob writes
  * have the store's durability. Without `access`, statements run directly on `db`.
  *
  * Invariants: reads and writes name the session in the key, never the handle alone. The text is
@@ -11,7 +11,7 @@
  * included, which UTF-8 cannot hold — reads back exactly.
  */
 import type Database from "better-sqlite3";
-import type { SqliteAccess } from "../store/sqlite-webhook-outbox.js";
+import type { SqliteAccess } from "../store/sqlite-handle.js";
 import type { BlobStore } from "./blob-store.js";
 
 export const BLOB_TABLE_SQL = `CREATE TABLE IF NOT EXISTS direct_blobs (

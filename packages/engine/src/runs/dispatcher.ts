@@ -3,6 +3,7 @@ import { systemClock, type Clock } from "../clock.js";
 import { MAX_ATTEMPTS, MAX_VALUE_BYTES, RUN_CONCURRENCY } from "../limits.js";
 import { SHAPE_SCANNER, type LeakScanner } from "../secrets/leak-scanner.js";
 import type { Park, QueueWatcher, ToolOutcome, ToolSource } from "../sources/tool-source.js";
+import type { CallOutcome } from "./call-outcome.js";
 import { Semaphore } from "./semaphore.js";
 import { valueProblem } from "../util/value-bounds.js";
 import { callTraceparent, runTraceId } from "./trace-context.js";
@@ -16,19 +17,14 @@ import { callTraceparent, runTraceId } from "./trace-context.js";
  * - Only an interruption makes a call be sent again; a tool that answers with an error is done.
  * - At most `runConcurrency` calls of the run, and `policy.concurrency` of one tool, are in flight.
  * - After `abandon()`, nothing settles: late results are dropped.
- * - Every result and failure a source answers is leak-scanned before it becomes `Settled`:
+ * - Every result and failure a source answers is leak-scanned before it becomes a `CallOutcome`:
  *   secrets are redacted before the journal or the script sees them, whatever the source.
  * - A host tool's attempt times out (`timeout`) only once a worker has taken it: waiting for a
  *   worker is not part of the attempt. Its `queueTimeout` bounds that wait, and then nothing was sent.
  */
 
-/** How a call ended, as the script will see it; `notBefore`: not delivered before this (virtual) time. */
-export type Settled = ({ readonly ok: true; readonly value: JsonValue } | { readonly ok: false; readonly error: ToolFailure }) & {
-  readonly notBefore?: number;
-};
-
-/** How a dispatched call ends: settled, or parked until the harness acts (see `ToolOutcome` `park`). */
-export type Dispatched = Settled | { readonly parked: Park };
+/** How a dispatched call ends: with an outcome, or parked until the harness acts (see `ToolOutcome` `park`). */
+export type Dispatched = CallOutcome | { readonly parked: Park };
 
 export interface DispatchRequest {
   readonly seq: number;
@@ -111,10 +107,14 @@ export class RunDispatcher {
     this.traceId = traceparent.split("-")[1] ?? this.traceId;
   }
 
-  /** Stops wanting any result: ends the attempts in flight and aborts their signals; their outcomes are dropped by the caller. */
-  abandon(): void {
+  /**
+   * Stops wanting any result: ends the attempts in flight and aborts their signals (with
+   * `reason`: `executionSuspended` when the run stays `running` to be resumed); their outcomes
+   * are dropped by the caller.
+   */
+  abandon(reason: Error = new Error("the run no longer wants this result")): void {
     this.abandoned = true;
-    for (const stop of this.attemptsInFlight) stop(new Error("the run no longer wants this result"));
+    for (const stop of this.attemptsInFlight) stop(reason);
   }
 
   private toolSemaphore(tool: PinnedTool): Semaphore {
@@ -238,7 +238,7 @@ export class RunDispatcher {
     });
   }
 
-  private checkSize(value: JsonValue): Settled {
+  private checkSize(value: JsonValue): CallOutcome {
     const bytes = Buffer.byteLength(JSON.stringify(value));
     if (bytes <= this.maxValueBytes) return { ok: true, value };
     return {
@@ -283,7 +283,7 @@ export function tooManyAttempts(attempts: number, reason: string): ToolFailure {
 }
 
 /** A result out of the value bounds (nested too deep), as the call's failure. */
-function boundsFailure(value: JsonValue): Settled | undefined {
+function boundsFailure(value: JsonValue): CallOutcome | undefined {
   const problem = valueProblem(value);
   if (problem === undefined) return undefined;
   return { ok: false, error: toolFailure("result_too_large", `The tool's result is refused: ${problem}. Ask the tool for less, or for a flatter shape.`) };

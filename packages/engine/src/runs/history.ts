@@ -1,5 +1,13 @@
 import type { Decision, JournalEntry, JsonValue, ParkReason, RunError, ToolFailure } from "@tapedeck/protocol";
+import { EngineError } from "../errors.js";
 import type { Delivery } from "../sandbox/sandbox.js";
+
+/**
+ * The version of replay behaviour this engine writes into `run.started`; golden journals pin it.
+ * A journal of a higher version was written by a newer engine, whose replay this one does not
+ * know: it is refused when read (`readHistory`), never replayed.
+ */
+export const REPLAY_VERSION = 1;
 
 /** A call as the journal recorded it. */
 export interface RecordedCall {
@@ -11,7 +19,7 @@ export interface RecordedCall {
   /** Attempts made so far: 1 + the `call.attempt` entries. */
   readonly attempts: number;
   /** Whether an outcome was recorded. */
-  readonly settled: boolean;
+  readonly hasOutcome: boolean;
   /** Set while the call is held back, waiting for a decision (cleared by `call.decided`). */
   readonly parked?: { readonly reason: ParkReason; readonly message: string; readonly credential?: string };
   /** The harness's decision on a call that needed approval or was parked. */
@@ -48,10 +56,15 @@ export class JournalCorruptError extends Error {
 
 type MutableCall = { -readonly [K in keyof RecordedCall]: RecordedCall[K] };
 
-/** Reads a journal; throws `JournalCorruptError` when it breaks the journal's invariants. */
+/**
+ * Reads a journal; throws `JournalCorruptError` when it breaks the journal's invariants, and an
+ * `EngineError` (`misconfigured`) when a newer engine wrote it: the run is left as it is, for
+ * that engine to go on with.
+ */
 export function readHistory(runId: string, entries: readonly JournalEntry[]): History {
   const first = entries[0];
   if (!first || first.kind !== "run.started") throw new JournalCorruptError(runId, "entry 0 is not run.started");
+  if (first.replayVersion > REPLAY_VERSION) throw newerJournal(runId, first.replayVersion);
   const calls = new Map<number, MutableCall>();
   const deliveries: Delivery[] = [];
   let logCount = 0;
@@ -59,12 +72,12 @@ export function readHistory(runId: string, entries: readonly JournalEntry[]): Hi
   const settle = (seq: number, index: number): void => {
     const call = calls.get(seq);
     if (!call) throw new JournalCorruptError(runId, `entry ${index} settles call #${seq}, which was never issued`);
-    if (call.settled) throw new JournalCorruptError(runId, `entry ${index} settles call #${seq} a second time`);
-    call.settled = true;
+    if (call.hasOutcome) throw new JournalCorruptError(runId, `entry ${index} settles call #${seq} a second time`);
+    call.hasOutcome = true;
   };
   const issue = (seq: number, tool: string, args: JsonValue, rejected: boolean, index: number): MutableCall => {
     if (seq !== calls.size + 1) throw new JournalCorruptError(runId, `entry ${index} issues call #${seq} after call #${calls.size}`);
-    const call: MutableCall = { seq, tool, args, rejected, attempts: 1, settled: false };
+    const call: MutableCall = { seq, tool, args, rejected, attempts: 1, hasOutcome: false };
     calls.set(seq, call);
     return call;
   };
@@ -86,14 +99,14 @@ export function readHistory(runId: string, entries: readonly JournalEntry[]): Hi
         break;
       case "call.attempt": {
         const call = calls.get(entry.seq);
-        if (!call || call.settled) throw new JournalCorruptError(runId, `entry ${index} retries call #${entry.seq}, which is not open`);
+        if (!call || call.hasOutcome) throw new JournalCorruptError(runId, `entry ${index} retries call #${entry.seq}, which is not open`);
         call.attempts = entry.attempt;
         break;
       }
       case "call.parked":
       case "call.decided": {
         const call = calls.get(entry.seq);
-        if (!call || call.settled || call.rejected)
+        if (!call || call.hasOutcome || call.rejected)
           throw new JournalCorruptError(runId, `entry ${index} (${entry.kind}) names call #${entry.seq}, which is not open`);
         if (entry.kind === "call.parked") {
           call.parked = { reason: entry.reason, message: entry.message, ...(entry.credential === undefined ? {} : { credential: entry.credential }) };
@@ -148,6 +161,13 @@ export function readHistory(runId: string, entries: readonly JournalEntry[]): Hi
     ...(end ? { end } : {}),
     length: entries.length,
   };
+}
+
+function newerJournal(runId: string, version: number): EngineError {
+  return new EngineError(
+    "misconfigured",
+    `The journal of run ${runId} was written by a newer engine (replay version ${version}; this engine replays versions up to ${REPLAY_VERSION}), so it was not replayed and the run is left as it is. Resume it with a Tapedeck release whose engine replays version ${version} (upgrade this one).`,
+  );
 }
 
 function failureDelivery(seq: number, at: number, error: ToolFailure): Delivery {

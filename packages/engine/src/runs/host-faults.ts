@@ -20,9 +20,13 @@ import { runError } from "./run-error.js";
  *   of its script runs, with `hostFaultError`: the fault cannot repeat at the next start.
  */
 
-/** Whether an execution's failure is a fault of the host to count (not the engine closing, nor the run being held elsewhere). */
+/**
+ * Whether an execution's failure is a fault of the host to count: not the engine closing, nor
+ * the run being held elsewhere, nor an engine that cannot execute it (a journal a newer engine
+ * wrote: counting it would fail a run another engine can go on with).
+ */
 export function countsAsHostFault(error: unknown): boolean {
-  return !(error instanceof EngineError && (error.code === "closed" || error.code === "conflict"));
+  return !(EngineError.is(error) && (error.code === "closed" || error.code === "conflict" || error.code === "misconfigured"));
 }
 
 /** What the fault was, in a line. */

@@ -1,4 +1,4 @@
-import { BuiltinTool, type JournalEntry, type JsonValue } from "@tapedeck/protocol";
+import { PrimitiveTool, type JournalEntry, type JsonValue } from "@tapedeck/protocol";
 import { canonicalJson } from "../util/canonical-json.js";
 
 /**
@@ -28,7 +28,7 @@ export class ReusePool {
   ) {
     const scheduled = new Map<number, { tool: string; args: string }>();
     for (const entry of parent) {
-      if (entry.kind === "call.scheduled" && entry.tool !== BuiltinTool.webhook)
+      if (entry.kind === "call.scheduled" && entry.tool !== PrimitiveTool.webhook)
         scheduled.set(entry.seq, { tool: entry.tool, args: matchKey(entry.tool, entry.args) });
       if (entry.kind === "call.completed") {
         const call = scheduled.get(entry.seq);
@@ -40,20 +40,24 @@ export class ReusePool {
     for (const call of this.calls) call.used = alreadyUsed.has(call.seq);
   }
 
-  /** Takes the first unused recorded call with this tool and these (canonical) arguments. */
-  take(tool: string, args: JsonValue): Reused | undefined {
+  /** The first unused recorded call with this tool and these (canonical) arguments, left unused (see `use`). */
+  peek(tool: string, args: JsonValue): Reused | undefined {
     const text = matchKey(tool, args);
     const call = this.calls.find((c) => !c.used && c.tool === tool && c.args === text);
-    if (!call) return undefined;
-    call.used = true;
-    return { parentSeq: call.seq, result: call.result };
+    return call && { parentSeq: call.seq, result: call.result };
+  }
+
+  /** Marks a recorded call `peek` gave as used: no other call of the fork takes it. */
+  use(reused: Reused): void {
+    const call = this.calls.find((c) => c.seq === reused.parentSeq);
+    if (call) call.used = true;
   }
 }
 
 /** What two calls must share to match: their canonical arguments, or for a wait what it waits for. */
 function matchKey(tool: string, args: JsonValue): string {
   const object = typeof args === "object" && args !== null && !Array.isArray(args) ? args : {};
-  if (tool === BuiltinTool.sleep) return canonicalJson({ ms: object.ms ?? null });
-  if (tool === BuiltinTool.signal) return canonicalJson({ name: object.name ?? null, timeoutMs: object.timeoutMs ?? null });
+  if (tool === PrimitiveTool.sleep) return canonicalJson({ ms: object.ms ?? null });
+  if (tool === PrimitiveTool.signal) return canonicalJson({ name: object.name ?? null, timeoutMs: object.timeoutMs ?? null });
   return canonicalJson(args);
 }

@@ -5,8 +5,10 @@
  * - An engine claims a run before executing it, and keeps the lease while it executes it and,
  *   if it wakes runs, while the run is parked; it renews every lease it holds in one statement.
  * - Another process that wants something of a run held elsewhere (a signal arrived, a decision,
- *   a cancel) writes a request; the holder takes its requests a few times a second and applies
- *   them as if they had been made in its own process.
+ *   a cancel) writes a request, which tells the holder through the store's notifier
+ *   (`runRequestsTopic`); the holder takes its requests then and applies them as if they had
+ *   been made in its own process. (On one machine the notifier also calls it a few times a
+ *   second, the poll this once was; PostgreSQL's wakes it at once.)
  * - A holder that dies stops renewing; its runs are taken over once the lease lapses, at once
  *   when the holder is known dead (same host, its pid gone), which is the common case with the
  *   embedded SQLite store.
@@ -14,30 +16,31 @@
  */
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
-import type { RunRecord, RunRequest, Store } from "../store/store.js";
+import { runRequestsTopic } from "../store/lease-store.js";
+import type { RunRecord, Store } from "../store/store.js";
+import type { RunHost } from "./run-host.js";
 
 /** How long a lease holds without renewal: long enough to ride out a stalled event loop. */
 export const LEASE_MS = 30_000;
 /** How often leases are renewed. */
 const RENEW_MS = 10_000;
-/** How often the holder takes the requests left for its runs: "promptly" for a human or a harness. */
-const REQUEST_POLL_MS = 200;
 
 export class RunLeases {
   /** `<host>/<pid>/<random>`: a holder on this host can be checked for life by its pid. */
   readonly owner = `${hostname()}/${process.pid}/${randomBytes(6).toString("hex")}`;
   readonly #held = new Set<string>();
   #timer: NodeJS.Timeout | undefined;
-  #renewedAt = 0;
+  #stopHearing: (() => void) | undefined;
   #polling = false;
+  #again = false;
   #closed = false;
 
-  constructor(
-    private readonly store: Store,
-    /** Applies a request another process left for a run this engine holds. */
-    private readonly apply: (runId: string, request: RunRequest) => Promise<void>,
-    private readonly onError: (error: unknown) => void,
-  ) {}
+  private readonly store: Store;
+
+  /** `host` applies the requests other processes leave for the runs this engine holds, and hears of faults. */
+  constructor(private readonly host: RunHost) {
+    this.store = host.store;
+  }
 
   /** Whether another live engine holds the run. */
   heldElsewhere(run: RunRecord): boolean {
@@ -78,31 +81,42 @@ export class RunLeases {
 
   #start(): void {
     // Not unref'd: an engine that holds a run (executing, or parked and kept) keeps its process up.
-    this.#timer ??= setInterval(() => this.#tick(), REQUEST_POLL_MS);
+    this.#timer ??= setInterval(() => {
+      if (!this.#closed) this.store.renewLeases(this.owner, Date.now() + LEASE_MS).catch((error: unknown) => this.host.onError(error));
+    }, RENEW_MS);
+    this.#stopHearing ??= this.store.notifier.subscribe(runRequestsTopic(this.owner), () => this.#tick());
   }
 
   #stop(): void {
     clearInterval(this.#timer);
     this.#timer = undefined;
+    this.#stopHearing?.();
+    this.#stopHearing = undefined;
   }
 
+  /** Takes the requests left for this engine's runs, once at a time; told again meanwhile, it looks again after. */
   #tick(): void {
-    if (this.#polling || this.#closed) return;
+    if (this.#closed) return;
+    if (this.#polling) {
+      this.#again = true;
+      return;
+    }
     this.#polling = true;
     this.#work()
-      .catch((error: unknown) => this.onError(error))
-      .finally(() => (this.#polling = false));
+      .catch((error: unknown) => this.host.onError(error))
+      .finally(() => {
+        this.#polling = false;
+        if (this.#again) {
+          this.#again = false;
+          this.#tick();
+        }
+      });
   }
 
   async #work(): Promise<void> {
-    const now = Date.now();
-    if (now - this.#renewedAt >= RENEW_MS) {
-      this.#renewedAt = now;
-      await this.store.renewLeases(this.owner, now + LEASE_MS);
-    }
     for (const { runId, request } of await this.store.takeRunRequests(this.owner)) {
       if (this.#closed) return;
-      await this.apply(runId, request).catch((error: unknown) => this.onError(error));
+      await this.host.applyRequest(runId, request).catch((error: unknown) => this.host.onError(error));
     }
   }
 }

@@ -13,7 +13,7 @@ export type WorkerWait = RunWait & { readonly kind: "worker" };
  * Invariants:
  * - A call is shown only once it has waited `noticeMs` untaken: most calls are taken within
  *   milliseconds, and none of those costs a write.
- * - A call stops being shown when a worker takes it or it settles; each change to what is shown
+ * - A call stops being shown when a worker takes it or it has its outcome; each change to what is shown
  *   calls `changed` once (the executor writes the run's waits then).
  * - After `close`, nothing is shown and no timer is left.
  */
@@ -31,7 +31,7 @@ export class UnservedCalls {
   watcher(seq: number, tool: string): QueueWatcher {
     return {
       waiting: (lastPollAt) => {
-        this.settled(seq);
+        this.done(seq);
         const since = this.clock.now();
         this.#timers.set(
           seq,
@@ -42,12 +42,12 @@ export class UnservedCalls {
           }),
         );
       },
-      taken: () => this.settled(seq),
+      taken: () => this.done(seq),
     };
   }
 
-  /** Call `seq` was taken, settled, or is no longer wanted. */
-  settled(seq: number): void {
+  /** Call `seq` was taken, has its outcome, or is no longer wanted. */
+  done(seq: number): void {
     this.#timers.get(seq)?.();
     this.#timers.delete(seq);
     if (this.#shown.delete(seq)) this.changed();

@@ -5,7 +5,8 @@ import { canonicalJson } from "../util/canonical-json.js";
 import { readHistory, type History } from "./history.js";
 import { replayHistory } from "./replay.js";
 import { guestErrorToRunError, type DeliveredFailure } from "./run-error.js";
-import { endOf, type LoadedToolset } from "./run-executor.js";
+import type { LoadedToolset } from "../toolset/loaded-toolset.js";
+import { endOf } from "./run-executor.js";
 
 /**
  * Replays a run's whole journal in a fresh sandbox and checks that the script does exactly what

@@ -1,13 +1,12 @@
 /**
- * The open calls of a run that wait on the engine rather than on a tool source: built-in waits
+ * The open calls of a run that wait on the engine rather than on a tool source: primitive waits
  * (`sleep`, `signal`, a workflow's `result()`), calls waiting for a decision (approval, parked),
  * and, under a virtual clock, outcomes that reach the script at a later virtual time. The executor keeps them here;
  * this file knows how each is described to the harness and when it is due.
  */
-import { BuiltinTool, needsDecision, toolFailure, type JsonValue, type ParkReason, type PinnedTool, type RunWait, type ToolFailure } from "@tapedeck/protocol";
+import { needsDecision, toolFailure, type JsonValue, type ParkReason, type PinnedTool, type RunWait, type ToolFailure } from "@tapedeck/protocol";
 import { formatDuration } from "../util/duration.js";
-import { parseWorkflowCall, type WorkflowCall } from "../workflows/workflow-calls.js";
-import type { Settled } from "./dispatcher.js";
+import type { CallOutcome } from "./call-outcome.js";
 
 export type OpenWait =
   | { readonly kind: "sleep"; readonly seq: number; readonly until: number }
@@ -23,48 +22,9 @@ export type OpenWait =
       readonly credential?: string;
     }
   /** A virtual-time outcome (a mock's delay): delivered when the clock reaches `until`. */
-  | { readonly kind: "timed"; readonly seq: number; readonly until: number; readonly settled: Settled }
+  | { readonly kind: "timed"; readonly seq: number; readonly until: number; readonly outcome: CallOutcome }
   /** `result()` of a workflow: settled by the end of the child run `runId`. */
   | { readonly kind: "child"; readonly seq: number; readonly runId: string; readonly workflow: string };
-
-/** A built-in call's arguments, checked: the prelude builds them, but a journal is data. */
-export type BuiltinCall =
-  | { readonly kind: "sleep"; readonly until: number }
-  | { readonly kind: "signal"; readonly name: string; readonly timeoutMs?: number; readonly until?: number }
-  | { readonly kind: "webhook"; readonly name: string }
-  | WorkflowCall;
-
-export function isBuiltin(tool: string): boolean {
-  return tool.startsWith("tapedeck.");
-}
-
-/** The built-in call `tool(args)`, or the failure that rejects it. */
-export function parseBuiltin(tool: string, args: JsonValue): BuiltinCall | ToolFailure {
-  const object = typeof args === "object" && args !== null && !Array.isArray(args) ? args : {};
-  const number = (key: string): number | undefined => (typeof object[key] === "number" && Number.isFinite(object[key]) ? object[key] : undefined);
-  const name = typeof object.name === "string" && object.name !== "" ? object.name : undefined;
-  const invalid = (what: string) => toolFailure("invalid_arguments", `${tool}: ${what}.`);
-  switch (tool) {
-    case BuiltinTool.sleep: {
-      const until = number("until");
-      return until === undefined ? invalid("until must be a time in ms") : { kind: "sleep", until };
-    }
-    case BuiltinTool.signal: {
-      if (name === undefined) return invalid("name must be a non-empty string");
-      const until = number("until");
-      const timeoutMs = number("timeoutMs");
-      return { kind: "signal", name, ...(until === undefined ? {} : { until }), ...(timeoutMs === undefined ? {} : { timeoutMs }) };
-    }
-    case BuiltinTool.webhook:
-      return name === undefined ? invalid("name must be a non-empty string") : { kind: "webhook", name };
-    case BuiltinTool.workflowStart:
-    case BuiltinTool.workflowResult:
-    case BuiltinTool.workflowSignal:
-      return parseWorkflowCall(tool, args);
-    default:
-      return toolFailure("unknown_tool", `There is no built-in ${tool}.`);
-  }
-}
 
 /** When a wait is due on its own (a timer), if ever. */
 export function dueAt(wait: OpenWait): number | undefined {

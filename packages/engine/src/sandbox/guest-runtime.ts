@@ -89,7 +89,7 @@ export class GuestRuntime {
     try {
       const toolsSource = toolsModuleSource(Object.keys(options.tools));
       const limits: SandboxLimits = { ...options.limits, stackBytes: Math.min(options.limits.stackBytes, MAX_STACK_BYTES) };
-      const guard = new StepGuard(limits.cpuMsPerStep, realm.heap, (deadline) => host.onBudget(deadline));
+      const guard = new StepGuard(limits.cpuMsPerStep, realm.heap, (deadline) => host.onBudget(deadline), limits.fuel);
       guard.begin();
       // The heap itself is the limit (QuickJS's own `setMemoryLimit` misses most allocations in WASM).
       realm.heap.limitTo(limits.memoryBytes);
@@ -127,8 +127,20 @@ export class GuestRuntime {
     );
   }
 
+  /** Settles each call in order, running every job after each: one step per delivery, up to the one that ends the script. */
+  deliverEach(deliveries: readonly Delivery[]): Step[] {
+    const steps: Step[] = [];
+    for (const delivery of deliveries) {
+      if (this.phase === "ended" || this.phase === "crashed") break;
+      const step = this.deliver(delivery);
+      steps.push(step);
+      if (step.end !== undefined) break;
+    }
+    return steps;
+  }
+
   /** Settles one call and runs every job. Throws `HostBugError` for a seq not pending. */
-  deliver(delivery: Delivery): Step {
+  private deliver(delivery: Delivery): Step {
     if (this.phase === "ended" || this.phase === "crashed") return EMPTY_STEP;
     this.expectPhase("running");
     return this.contained(() =>

@@ -20,7 +20,6 @@ export type WorkerRequest =
   /** Builds a realm for a new sandbox; it runs nothing of the script yet. */
   | { readonly type: "create"; readonly id: number; readonly sandboxId: number; readonly options: SandboxOptions }
   | { readonly type: "start"; readonly id: number; readonly sandboxId: number }
-  | { readonly type: "deliver"; readonly id: number; readonly sandboxId: number; readonly delivery: Delivery }
   | { readonly type: "deliverEach"; readonly id: number; readonly sandboxId: number; readonly deliveries: readonly Delivery[] }
   | { readonly type: "replay"; readonly id: number; readonly sandboxId: number; readonly deliveries: readonly Delivery[] }
   /** Frees the realm. Unknown ids are fine (disposing twice). */
@@ -30,7 +29,6 @@ export type WorkerRequest =
 export interface ResultValues {
   readonly create: null;
   readonly start: Step;
-  readonly deliver: Step;
   readonly deliverEach: Step[];
   readonly replay: ReplayStep;
   readonly dispose: null;

@@ -345,7 +345,7 @@ const consoleObject = {
 };
 defineProperty(global, "console", { value: freeze(consoleObject), writable: true, configurable: true });
 
-// ---- durable waits: built-in calls, journaled and replayed like tool calls ----
+// ---- durable waits: primitive calls, journaled and replayed like tool calls ----
 const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h|d|w|y)$/;
 const UNIT_MS = { __proto__: null, ms: 1, s: 1000, m: 60000, h: 3600000, d: 86400000, w: 604800000, y: 31536000000 };
 const MAX_WAIT_MS = 10 * 366 * 86400000;
@@ -517,7 +517,7 @@ for (let i = 0; i < config.features.length; i++) {
   defineProperty(global, "fetch", { value: freeze(fetch), writable: true, configurable: true });
 }
 
-// ---- workflows: only when the toolset pins some; start, result and signal are journaled built-in calls ----
+// ---- workflows: only when the toolset pins some; start, result and signal are journaled primitive calls ----
 function nullIfUndefined(value) { return value === undefined ? null : value; }
 function workflowHandle(name, id) {
   let result;

@@ -28,12 +28,6 @@ export class QuickJsSandbox implements Sandbox {
     return this.track(await this.stoppable(this.client.request({ type: "start", sandboxId: this.sandboxId })));
   }
 
-  async deliver(delivery: Delivery): Promise<Step> {
-    if (this.ended) return { calls: [], logs: [] };
-    this.expectOpen();
-    return this.track(await this.stoppable(this.client.request({ type: "deliver", sandboxId: this.sandboxId, delivery })));
-  }
-
   async deliverEach(deliveries: readonly Delivery[]): Promise<Step[]> {
     if (this.ended) return [];
     this.expectOpen();

@@ -7,7 +7,6 @@ import { buildRealm, type Realm } from "./realm.js";
 import { compileQuickJs } from "./sandbox-heap.js";
 import { warmUp } from "./warm-up.js";
 import { wallNow, WorkerWatch } from "./worker-watch.js";
-import type { Step } from "./sandbox.js";
 
 /**
  * A sandbox worker: one compiled WASM module, many sandboxes, each with its own instance and heap
@@ -79,18 +78,8 @@ async function handle(request: WorkerRequest): Promise<ResultValues[WorkerReques
       return null;
     case "start":
       return sandbox(request.sandboxId).start();
-    case "deliver":
-      return sandbox(request.sandboxId).deliver(request.delivery);
-    case "deliverEach": {
-      const guest = sandbox(request.sandboxId);
-      const steps: Step[] = [];
-      for (const delivery of request.deliveries) {
-        const step = guest.deliver(delivery);
-        steps.push(step);
-        if (step.end !== undefined) break;
-      }
-      return steps;
-    }
+    case "deliverEach":
+      return sandbox(request.sandboxId).deliverEach(request.deliveries);
     case "replay":
       return sandbox(request.sandboxId).replay(request.deliveries);
     case "dispose":

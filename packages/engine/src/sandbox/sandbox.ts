@@ -2,10 +2,11 @@ import type { JsonValue, LogLevel, ToolFailure } from "@tapedeck/protocol";
 
 /**
  * The sandbox seam: a deterministic JavaScript realm that runs one script and talks to the
- * engine only through this contract. The engine drives it in lockstep: it starts the script,
- * then delivers outcomes one at a time; after each, the sandbox runs every pending job and
- * reports what the script did (`Step`). Nothing in a sandbox reads a clock, a random source or
- * the network: `Date` is the `at` of the latest delivery, `Math.random` is seeded.
+ * engine only through this contract (its behaviour: `sandbox-contract.ts`). The engine drives it
+ * in lockstep: it starts the script, then delivers outcomes in batches, in order; after each
+ * outcome, the sandbox runs every pending job and reports what the script did (`Step`). Nothing
+ * in a sandbox reads a clock, a random source or the network: `Date` is the `at` of the latest
+ * delivery, `Math.random` is seeded.
  */
 export interface SandboxFactory {
   /** Creates a sandbox for one run. Rejects only for faults of the host (never for the script). */
@@ -22,10 +23,17 @@ export interface SandboxLimits {
   readonly memoryBytes: number;
   /** Guest stack, bytes. More than 256 KiB can overflow the host's own stack. */
   readonly stackBytes: number;
-  /** CPU time the script may use between two host interactions (one `start`/`deliver`), ms. */
+  /** CPU time the script may use between two host interactions (`start`, one delivery), ms. */
   readonly cpuMsPerStep: number;
   /** Longest `console.*` line kept, characters; longer lines are cut with a marker. */
   readonly logLineChars: number;
+  /**
+   * Deterministic CPU for the whole sandbox: how many times QuickJS may poll the interrupt
+   * handler (about every 10,000 bytecode branches and calls) before the script is stopped. The
+   * same script with the same deliveries stops at the same point on every machine, unlike
+   * `cpuMsPerStep`, which also applies. Absent: no fuel limit (scripts); user tools set it.
+   */
+  readonly fuel?: number;
 }
 
 /**
@@ -118,17 +126,23 @@ export interface ReplayStep extends Step {
   readonly stalledAt?: number;
 }
 
+/**
+ * One script's realm. Two ways in besides `start`, because they are two operations: `deliverEach`
+ * is the live path (the engine reacts to each step before anything else is delivered, so a step
+ * per outcome comes back, and an outcome for a call not issued is the engine's bug), `replay`
+ * feeds a recorded journal back (one merged step, and a delivery for a call the script does not
+ * make again is how a divergence shows: `stalledAt`).
+ */
 export interface Sandbox {
   /** Evaluates the module and calls the default export; runs until no job is pending. Once. */
   start(): Promise<Step>;
-  /** Settles call `seq`, then runs until no job is pending. */
-  deliver(delivery: Delivery): Promise<Step>;
   /**
-   * `deliver` for each delivery in order, in one round trip: one step per delivery, exactly as
-   * separate `deliver`s would give them; stops after the step that ends the script (fewer steps
-   * than deliveries). Optional: without it, the engine delivers one at a time.
+   * Settles each call in order, running every pending job after each, in one round trip: one
+   * step per delivery, exactly as one delivery at a time would give them; stops after the step
+   * that ends the script (fewer steps than deliveries; none once it has ended). Rejects for a
+   * delivery of a seq not issued or already settled (a host bug).
    */
-  deliverEach?(deliveries: readonly Delivery[]): Promise<Step[]>;
+  deliverEach(deliveries: readonly Delivery[]): Promise<Step[]>;
   /**
    * Delivers many outcomes in order, each followed by running every pending job, in one
    * round trip: how a recorded journal is replayed fast. Stops early at the end of the script

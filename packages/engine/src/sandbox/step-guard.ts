@@ -16,11 +16,16 @@ import { wallNow } from "./worker-watch.js";
  * - every `begin()` is announced to `onBudget` (the worker's watch, which the main thread reads
  *   to stop a step the interrupt handler cannot reach: see `worker-watch.ts`).
  *
+ * - with `fuel`, the script is stopped at the poll after its fuel is spent, whatever the clock
+ *   says: that point is the same on every run of the same script with the same deliveries.
+ *
  * CPU is measured as wall time of the synchronous step (Node 20 has no per-thread CPU clock);
  * a step never waits on I/O, so on an idle core the two are the same.
  */
 export class StepGuard {
   private deadline = 0;
+  /** Interrupt polls left (`SandboxLimits.fuel`), counted over the sandbox's life: never reset by `begin()`. */
+  private fuelLeft: number;
   private stopping = false;
   /** The first limit the script went past, if any. Sticky. */
   exceeded: GuardedLimit | undefined;
@@ -29,8 +34,10 @@ export class StepGuard {
     private readonly cpuMs: number,
     heap: SandboxHeap,
     private readonly onBudget: (deadline: number) => void,
+    fuel = Infinity,
   ) {
     heap.onRefused = () => this.trip("memory");
+    this.fuelLeft = fuel;
   }
 
   /** Starts a new budget: call before each step, and before the host's own calls into the guest. */
@@ -42,6 +49,8 @@ export class StepGuard {
 
   readonly shouldInterrupt = (): boolean => {
     if (this.stopping) return true;
+    // Counted before the clock is read, so the point where fuel runs out depends only on the script.
+    if (--this.fuelLeft < 0) return this.trip("fuel");
     if (performance.now() > this.deadline) return this.trip("cpu");
     return false;
   };

@@ -35,7 +35,7 @@ export async function warmUp(compiled: WasmModule, host: GuestHost, rounds = 5):
     const sandbox = GuestRuntime.create(host, await buildRealm(compiled), OPTIONS);
     try {
       sandbox.start();
-      sandbox.deliver({ seq: 2, at: 1, ok: true, value: [2] });
+      sandbox.deliverEach([{ seq: 2, at: 1, ok: true, value: [2] }]);
       sandbox.replay([
         { seq: 1, at: 2, ok: true, value: { one: 1 } },
         { seq: 3, at: 3, ok: false, error: { code: "warm", message: "warm" } },

@@ -6,7 +6,7 @@
  * (`api.github.com`, `*.example.com`, an IP literal).
  */
 import type { PinnedToolset } from "@tapedeck/protocol";
-import { isAllowedHost, stripTrailingDot } from "../sources/http/allow-list.js";
+import { isAllowedHost, stripTrailingDot } from "../net/allow-list.js";
 
 export type CredentialReach =
   /** One of the credential's hosts is a host the toolset sends requests to. */

@@ -2,7 +2,6 @@ import { toolFailure, type ToolFailure } from "@tapedeck/protocol";
 import type { Store } from "../store/store.js";
 import { describeScope, secretValues, type CredentialSecret } from "./credential.js";
 import type { KnownSecret } from "./leak-scanner.js";
-import type { Park } from "../sources/tool-source.js";
 import { toolsetChain } from "./toolset-chain.js";
 import type { CredentialVault } from "./vault.js";
 
@@ -32,8 +31,16 @@ export type CredentialLookup =
   | { readonly kind: "ok"; readonly credential?: InjectedCredential }
   /** A credential applies but cannot be used: the call fails with this, and nothing is sent. */
   | { readonly kind: "failure"; readonly failure: ToolFailure }
-  /** The credential that applies has expired: nothing is sent, the call parks until it is renewed. */
-  | { readonly kind: "expired"; readonly park: Park };
+  /** The credential that applies has expired: nothing is sent, the call parks until it is renewed (a tool source's `Park`). */
+  | { readonly kind: "expired"; readonly park: CredentialPark };
+
+/** Why a call waits for a credential: what the source parks it with (`Park` in `sources/tool-source.ts`). */
+export interface CredentialPark {
+  readonly reason: "credentials.expired";
+  readonly message: string;
+  /** The credential it waits for: setting that one sends the call again. */
+  readonly credential: string;
+}
 
 /** `name`: the credential the request named; it must exist in one of the run's scopes and be bound to `host`. */
 export type CredentialResolver = (runId: string, host: string, origin: string, name?: string) => Promise<CredentialLookup>;

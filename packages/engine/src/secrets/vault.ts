@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { EngineError } from "../errors.js";
-import { AllowEntryError, isAllowedHost, normaliseAllowEntry } from "../sources/http/allow-list.js";
+import { AllowEntryError, isAllowedHost, normaliseAllowEntry } from "../net/allow-list.js";
 import type { CredentialStore, SealedCredential } from "../store/credential-store.js";
 import {
   credentialScopeKey,

@@ -1,8 +1,10 @@
 /**
  * Host tools served by workers outside the engine (the harness's own process, through the
- * server's long-poll API). Each attempt of a call becomes a task; a worker polls for tasks of
- * the tools it implements, claims one with a lease, heartbeats while it works, then completes or
- * fails it.
+ * server's long-poll API). Each attempt of a call becomes a task in the store's host task queue
+ * (`store/host-task-store.ts`); a worker polls for tasks of the tools it implements (and of the
+ * runs it may see), claims one with a lease, heartbeats while it works, then completes or fails
+ * it. The queue is the store's, so a worker polling any process sharing the store sees every
+ * task, and this class is what one process adds: the calls it runs, the polls it holds.
  *
  * Invariants:
  * - A task is given to one worker at a time; only the holder of its current lease can
@@ -10,21 +12,45 @@
  * - A claimed task whose worker misses its heartbeat (`heartbeatTimeout` of the tool) ends the
  *   attempt as an interruption: the tool's `onInterruption` policy decides (a new attempt is a
  *   new task with the same idempotency key, or `outcomeUnknown`).
- * - An attempt the run no longer wants (timeout, cancel) is withdrawn: a queued task disappears,
- *   a claimed one tells its worker (`heartbeat` answers `cancelled`) and its answer is dropped.
- * - Tasks live in memory: they are derived from the journal, and an engine that restarts sends
- *   its interrupted calls again by policy.
- * - A call's `queue` watcher hears `taken` when a worker claims its attempt, and `waiting` (with
- *   when a worker serving its tool last polled) when no poll takes it at once.
+ * - An attempt the run no longer wants (timeout, cancel, the run ended) is withdrawn: a queued
+ *   task disappears, a claimed one tells its worker (`heartbeat` answers `cancelled`) and its
+ *   answer is dropped. An attempt of a run that stops here but stays `running` (the engine
+ *   stops or faults: `isSuspension`) stays in the store as it is: the resumed run picks it up
+ *   (`resumes`), so a call no worker took is sent as the same attempt, not as an interrupted one.
+ * - A call's `queue` watcher hears `taken` when a worker claims its attempt (before that
+ *   worker's poll answers, when it polled this process), and `waiting` (with when a worker that
+ *   could take it last polled here) when no poll takes it at once.
+ * - A held poll is woken by a task queued in this process without delay, by one queued in
+ *   another through the store's notifier; an answer reaches the call the same ways.
+ * - Each commit costs every call in the process a flush, so a call spends as few as it can: a
+ *   poll held here that may take it claims in the commit that queues it (and is answered once
+ *   that commit is durable); a worker's answer to a call waiting here settles the call at once
+ *   (its journal makes the outcome durable; the store only forgets the task); the removal of a
+ *   task done with is written with this process's next write, or within `REMOVAL_DELAY_MS`.
  */
 import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
 import type { HostTask, JsonValue, ToolFailure } from "@tapedeck/protocol";
 import { systemClock, type Clock } from "../clock.js";
+import { toolsetChain } from "../secrets/toolset-chain.js";
+import {
+  audienceMatches,
+  HOST_TASKS_TOPIC,
+  hostTaskWaiterTopic,
+  toolMatcher,
+  type HostTaskAnswer,
+  type HostTaskAudience,
+  type HostTaskFilter,
+  type HostTaskRecord,
+  type LeaseAnswer,
+} from "../store/host-task-store.js";
+import type { Store } from "../store/store.js";
 import { PollTimes } from "./poll-times.js";
-import type { ToolCallRequest, ToolOutcome, ToolSource } from "./tool-source.js";
+import { isSuspension, type ResumedCall, type ToolCallRequest, type ToolOutcome, type ToolSource } from "./tool-source.js";
 
 /** A task as a worker sees it (the wire type, shared with the SDK). */
-export type { HostTask };
+export type { HostTask, LeaseAnswer };
+export { toolMatcher };
 
 export interface PollRequest {
   /** The tools the worker implements: `group.name`, or `group.*` for a whole group. */
@@ -35,202 +61,485 @@ export interface PollRequest {
   readonly max?: number;
   /** Ends the poll early (the worker's HTTP request closed). */
   readonly signal?: AbortSignal;
+  /** Only calls of runs in this namespace. */
+  readonly namespace?: string;
+  /** Only calls of runs carrying every one of these labels. */
+  readonly labels?: Readonly<Record<string, string>>;
+  /** Only calls of runs on this toolset, or on a toolset derived from it. */
+  readonly toolset?: string;
 }
 
-/** What a lease holder is told when it reports. */
-export type LeaseAnswer = "ok" | "cancelled" | "lost";
+export interface HostTaskQueueOptions {
+  /** Lease and poll times. Default: the system clock. */
+  readonly clock?: Clock;
+  /** Who may claim a run's calls. Default: the run's namespace, labels and toolset chain, read from the store. */
+  readonly audience?: (runId: string) => Promise<HostTaskAudience | undefined>;
+  /** Hears what should never happen (a store write in the background that failed). */
+  readonly onFault?: (error: unknown) => void;
+}
 
 /** The longest a poll is held: long enough to spare requests, short enough for proxies. */
 export const MAX_POLL_MS = 30_000;
 
-interface Task {
+/** How long a task done with may wait for a write to be removed with: short, so the store does not keep what no one needs. */
+const REMOVAL_DELAY_MS = 1_000;
+
+/** A call of this process waiting for its task's outcome. */
+interface Waiting {
   readonly request: ToolCallRequest;
-  readonly tool: string;
-  readonly id: string;
+  readonly taskId: string;
   readonly settle: (outcome: ToolOutcome) => void;
-  lease?: string;
+  /** A worker claimed it (the watcher heard `taken`). */
+  taken: boolean;
+  leaseUntil?: number;
   cancelLeaseTimer?: () => void;
-  withdrawn: boolean;
 }
 
-interface Poller {
+/** A poll held here until tasks come, its time is up, or it is aborted. */
+interface HeldPoll {
+  readonly filter: HostTaskFilter;
   readonly matches: (tool: string) => boolean;
-  readonly take: (tasks: Task[]) => void;
   readonly max: number;
+  /**
+   * Its next pass claims without reading first: a poll that does not wait (it must see calls
+   * queued in this very turn), or one a call of this process is queued for (so that the claim
+   * shares the commit that queues it).
+   */
+  force: boolean;
+  done: boolean;
+  readonly finish: (tasks: HostTaskRecord[]) => void;
 }
+
+type PollWho = Omit<HostTaskFilter, "tools">;
+
+/** What a worker's key or token reaches: the runs of a namespace, carrying these labels. */
+export type Reach = Pick<HostTaskFilter, "namespace" | "labels">;
 
 export class HostTaskQueue implements ToolSource {
-  readonly #queued: Task[] = [];
-  readonly #claimed = new Map<string, Task>();
-  readonly #pollers = new Set<Poller>();
-  readonly #polls: PollTimes<undefined>;
+  readonly #store: Store;
+  readonly #clock: Clock;
+  readonly #audience: (runId: string) => Promise<HostTaskAudience | undefined>;
+  readonly #onFault: (error: unknown) => void;
+  /** This process, as the waiter of the tasks it queues (`hostTaskWaiterTopic`). */
+  readonly #waiter = `${hostname()}/${process.pid}/${randomBytes(6).toString("hex")}`;
+  readonly #waiting = new Map<string, Waiting>();
+  readonly #polls = new Set<HeldPoll>();
+  readonly #pollTimes: PollTimes<PollWho>;
+  /** Tasks a poll here claimed in the commit that queued them, before their call was waiting here (`call` takes them). */
+  readonly #claimedEarly = new Map<string, HostTaskRecord>();
+  /**
+   * Tasks whose outcome their call took, to be removed from the store with this queue's next
+   * write (the next call's task, most often) or within `REMOVAL_DELAY_MS`: a removal of its own
+   * would cost every call a commit. Until then a task sits in the store done with; a crash
+   * leaves it to the run's end, which gives up every task of the run.
+   */
+  readonly #removals = new Set<string>();
+  #removalTimer: NodeJS.Timeout | undefined;
+  #stopHearingAnswers: (() => void) | undefined;
+  #stopHearingTasks: (() => void) | undefined;
+  /** Offer passes run one after another; a pass not yet started serves everyone who asks meanwhile. */
+  #offers = new Passes();
+  /** Likewise for looking at this process's tasks in the store. */
+  #syncs = new Passes();
+  #closed = false;
 
-  constructor(private readonly clock: Clock = systemClock) {
-    this.#polls = new PollTimes(clock);
+  constructor(store: Store, options: HostTaskQueueOptions = {}) {
+    this.#store = store;
+    this.#clock = options.clock ?? systemClock;
+    this.#audience = options.audience ?? ((runId) => storedAudience(store, runId));
+    this.#onFault = options.onFault ?? (() => {});
+    this.#pollTimes = new PollTimes(this.#clock);
   }
 
-  /** Calls queued or claimed: for tests and health. */
-  get pending(): { readonly queued: number; readonly claimed: number } {
-    return { queued: this.#queued.length, claimed: this.#claimed.size };
+  /** Tasks queued or claimed in the store (of every process sharing it): for tests and health. */
+  async pending(): Promise<{ readonly queued: number; readonly claimed: number }> {
+    const tasks = await this.#store.hostTasks.list({ states: ["queued", "claimed"], limit: Number.MAX_SAFE_INTEGER });
+    return { queued: tasks.filter((t) => t.state === "queued").length, claimed: tasks.filter((t) => t.state === "claimed").length };
   }
 
-  call(request: ToolCallRequest): Promise<ToolOutcome> {
-    return new Promise<ToolOutcome>((resolve) => {
-      const task: Task = {
-        request,
-        tool: `${request.tool.group}.${request.tool.name}`,
+  async call(request: ToolCallRequest): Promise<ToolOutcome> {
+    if (this.#closed) return { kind: "interrupted", reason: "the engine closed" };
+    let audience: HostTaskAudience | undefined;
+    try {
+      audience = await this.#audience(request.runId);
+    } catch (error) {
+      return { kind: "interrupted", reason: `the run ${request.runId} could not be read to queue the call: ${describe(error)}` };
+    }
+    if (audience === undefined) return { kind: "interrupted", reason: `there is no run ${request.runId} to queue the call for` };
+    if (request.signal.aborted) return { kind: "interrupted", reason: "withdrawn" };
+    const tool = `${request.tool.group}.${request.tool.name}`;
+    // Polls held here that could take the call claim in the commit that queues it: one commit, not two.
+    const local = [...this.#polls].filter((held) => !held.done && held.matches(tool) && audienceMatches(held.filter, audience));
+    for (const held of local) held.force = true;
+    let record: HostTaskRecord;
+    let offered: Promise<void> | undefined;
+    try {
+      const queued = this.#store.hostTasks.enqueue({
         id: `task_${randomBytes(12).toString("base64url")}`,
-        withdrawn: false,
+        runId: request.runId,
+        seq: request.seq,
+        attempt: request.attempt,
+        tool,
+        args: request.args,
+        idempotencyKey: request.idempotencyKey,
+        traceparent: request.traceparent,
+        heartbeatTimeoutMs: request.tool.policy.heartbeatTimeoutMs,
+        audience,
+        waiter: this.#waiter,
+        createdAt: this.#clock.now(),
+      });
+      this.#flushRemovals();
+      if (local.length > 0) offered = this.#offer();
+      record = await queued;
+    } catch (error) {
+      return { kind: "interrupted", reason: `the call could not be queued for a worker: ${describe(error)}` };
+    }
+    return new Promise<ToolOutcome>((resolve) => {
+      const waiting: Waiting = {
+        request,
+        taskId: record.id,
+        taken: false,
         settle: (outcome) => {
-          task.cancelLeaseTimer?.();
-          this.#claimed.delete(task.id);
+          waiting.cancelLeaseTimer?.();
+          if (this.#waiting.get(record.id) === waiting) this.#waiting.delete(record.id);
+          this.#hearAnswers();
           resolve(outcome);
         },
       };
-      request.signal.addEventListener("abort", () => this.#withdraw(task), { once: true });
-      if (request.signal.aborted) return this.#withdraw(task);
-      for (const poller of this.#pollers) {
-        if (poller.matches(task.tool)) {
-          this.#pollers.delete(poller);
-          return poller.take([this.#claim(task)]);
-        }
-      }
-      this.#queued.push(task);
-      request.queue?.waiting(this.#polls.last(task.tool));
+      this.#waiting.set(record.id, waiting);
+      this.#hearAnswers();
+      // Claimed by a poll of this process in the commit that queued it, before the call was waiting here.
+      const early = this.#claimedEarly.get(record.id);
+      this.#claimedEarly.delete(record.id);
+      request.signal.addEventListener("abort", () => this.#abandon(waiting), { once: true });
+      if (request.signal.aborted) return this.#abandon(waiting);
+      if (early) this.#apply(waiting, early);
+      if (record.state !== "queued") return this.#apply(waiting, record);
+      const waits = (): void => {
+        if (this.#waiting.get(record.id) === waiting && !waiting.taken)
+          request.queue?.waiting(this.#pollTimes.last(tool, (who) => audienceMatches(who, audience)));
+      };
+      // Offered to the polls held here first: a call a waiting worker takes at once never waits.
+      if (offered) void offered.then(waits);
+      else waits();
     });
+  }
+
+  /**
+   * Whether the attempt a stopped engine sent still stands here (its task queued, held by a
+   * worker, or answered): the resumed run then sends that same attempt, and `call` picks the
+   * task up where it is. A task that lapsed or was withdrawn does not stand.
+   */
+  async resumes(call: ResumedCall): Promise<boolean> {
+    const task = await this.#store.hostTasks.find(call.runId, call.seq, call.attempt);
+    return task !== undefined && (task.state === "queued" || task.state === "claimed" || task.state === "answered");
   }
 
   /** Resolves with up to `max` claimed tasks: at once if some wait, else when one arrives or after `waitMs` (empty). */
   poll(request: PollRequest): Promise<HostTask[]> {
+    const filter: HostTaskFilter = {
+      tools: request.tools,
+      ...(request.namespace === undefined ? {} : { namespace: request.namespace }),
+      ...(request.labels === undefined || Object.keys(request.labels).length === 0 ? {} : { labels: request.labels }),
+      ...(request.toolset === undefined ? {} : { toolset: request.toolset }),
+    };
     const matches = toolMatcher(request.tools);
-    const polled = this.#polls.record([...request.tools].sort().join("\n"), undefined, matches);
+    const { tools: _, ...who } = filter;
+    const key = JSON.stringify([filter.namespace ?? null, Object.entries(filter.labels ?? {}).sort(), [...request.tools].sort(), filter.toolset ?? null]);
+    const polled = this.#pollTimes.record(key, who, matches);
     const max = Math.max(1, request.max ?? 1);
-    const ready: Task[] = [];
-    for (let i = 0; i < this.#queued.length && ready.length < max;) {
-      const task = this.#queued[i]!;
-      if (matches(task.tool)) {
-        this.#queued.splice(i, 1);
-        ready.push(this.#claim(task));
-      } else {
-        i++;
-      }
-    }
-    if (ready.length > 0 || request.waitMs <= 0 || request.signal?.aborted) return Promise.resolve(ready.map(view));
     return new Promise<HostTask[]>((resolve) => {
-      const poller: Poller = {
+      let cancelTimer = (): void => {};
+      const stop = (): void => held.finish([]);
+      const held: HeldPoll = {
+        filter,
         matches,
         max,
-        take: (tasks) => {
+        force: request.waitMs <= 0,
+        done: false,
+        finish: (tasks) => {
+          if (held.done) return;
+          held.done = true;
+          // A held poll was polling until it ended: that is when a worker last polled.
+          polled();
           cancelTimer();
+          request.signal?.removeEventListener("abort", stop);
+          this.#polls.delete(held);
+          this.#hearTasks();
           resolve(tasks.map(view));
         },
       };
-      const end = (): void => {
-        // A held poll was polling until it ended: that is when a worker last polled.
-        polled();
-        if (this.#pollers.delete(poller)) resolve([]);
-      };
-      const cancelTimer = this.clock.setTimer(this.clock.now() + Math.min(request.waitMs, MAX_POLL_MS), end);
-      request.signal?.addEventListener(
-        "abort",
-        () => {
-          cancelTimer();
-          end();
-        },
-        { once: true },
-      );
-      this.#pollers.add(poller);
+      if (this.#closed || request.signal?.aborted) return held.finish([]);
+      request.signal?.addEventListener("abort", stop, { once: true });
+      if (request.waitMs > 0) cancelTimer = this.#clock.setTimer(this.#clock.now() + Math.min(request.waitMs, MAX_POLL_MS), stop);
+      this.#polls.add(held);
+      this.#hearTasks();
+      void this.#offer().then(() => {
+        if (request.waitMs <= 0) held.finish([]);
+      });
     });
   }
 
-  /** Extends the lease of a claimed task. `cancelled`: the run no longer wants it (stop working); `lost`: the lease is not (or no longer) this one. */
-  heartbeat(taskId: string, lease: string): LeaseAnswer {
-    const task = this.#held(taskId, lease);
-    if (!task) return "lost";
-    if (task.withdrawn) return "cancelled";
-    this.#armLease(task);
-    return "ok";
+  /**
+   * Extends the lease of a claimed task. `cancelled`: the run no longer wants it (stop working);
+   * `lost`: the lease is not (or no longer) this one, or the task is not `within` what the
+   * caller may reach (its runs' namespace and labels), as for a task that does not exist.
+   */
+  async heartbeat(taskId: string, lease: string, within?: Reach): Promise<LeaseAnswer> {
+    if (this.#removals.has(taskId) || !(await this.#reaches(taskId, within))) return "lost";
+    const now = this.#clock.now();
+    const answer = await this.#store.hostTasks.heartbeat(taskId, lease, now);
+    const waiting = this.#waiting.get(taskId);
+    if (answer === "ok" && waiting) this.#armLease(waiting, now + waiting.request.tool.policy.heartbeatTimeoutMs);
+    return answer;
   }
 
-  /** The worker's result. */
-  complete(taskId: string, lease: string, value: JsonValue): LeaseAnswer {
-    return this.#answer(taskId, lease, { kind: "result", value });
+  /** The worker's result (`within` as for `heartbeat`). */
+  complete(taskId: string, lease: string, value: JsonValue, within?: Reach): Promise<LeaseAnswer> {
+    return this.#answer(taskId, lease, { kind: "result", value }, within);
   }
 
-  /** The worker's failure: the script gets a `ToolError` with it; never retried. */
-  fail(taskId: string, lease: string, failure: ToolFailure): LeaseAnswer {
-    return this.#answer(taskId, lease, { kind: "failure", failure });
+  /** The worker's failure: the script gets a `ToolError` with it; never retried (`within` as for `heartbeat`). */
+  fail(taskId: string, lease: string, failure: ToolFailure, within?: Reach): Promise<LeaseAnswer> {
+    return this.#answer(taskId, lease, { kind: "failure", failure }, within);
   }
 
+  /**
+   * Ends every held poll (empty) and stops waiting for the calls of this process (they end
+   * interrupted here). Their tasks stay in the store as they are: the engine that resumes the
+   * runs picks them up.
+   */
   close(): Promise<void> {
-    for (const poller of this.#pollers) poller.take([]);
-    this.#pollers.clear();
-    for (const task of [...this.#queued, ...this.#claimed.values()]) task.settle({ kind: "interrupted", reason: "the engine closed" });
-    this.#queued.length = 0;
+    this.#closed = true;
+    for (const held of [...this.#polls]) held.finish([]);
+    for (const waiting of [...this.#waiting.values()]) waiting.settle({ kind: "interrupted", reason: "the engine closed" });
+    this.#stopHearingAnswers?.();
+    this.#stopHearingTasks?.();
+    this.#stopHearingAnswers = this.#stopHearingTasks = undefined;
+    this.#claimedEarly.clear();
+    this.#flushRemovals();
     return Promise.resolve();
   }
 
-  #answer(taskId: string, lease: string, outcome: ToolOutcome): LeaseAnswer {
-    const task = this.#held(taskId, lease);
-    if (!task) return "lost";
-    // A withdrawn attempt's outcome goes nowhere: the dispatcher has already ended it.
-    task.settle(task.withdrawn ? { kind: "interrupted", reason: "withdrawn" } : outcome);
-    if (task.withdrawn) return "cancelled";
-    return "ok";
+  async #answer(taskId: string, lease: string, outcome: HostTaskAnswer, within: Reach | undefined): Promise<LeaseAnswer> {
+    // Answered here already, its removal still to be written: answered once.
+    if (this.#removals.has(taskId) || !(await this.#reaches(taskId, within))) return "lost";
+    if (this.#waiting.has(taskId)) {
+      // The call waits in this process: the answer goes to it (and so to its journal) at once,
+      // and the store only forgets the task; a commit of the answer would reach no one else.
+      const [task] = await this.#store.hostTasks.get([taskId]);
+      const waiting = this.#waiting.get(taskId);
+      if (waiting && task?.state === "claimed" && task.lease === lease) {
+        this.#take(waiting, outcome);
+        return "ok";
+      }
+    }
+    const answer = await this.#store.hostTasks.answer(taskId, lease, outcome, this.#clock.now());
+    const waiting = this.#waiting.get(taskId);
+    if (answer === "ok" && waiting) this.#take(waiting, outcome);
+    return answer;
   }
 
-  #held(taskId: string, lease: string): Task | undefined {
-    const task = this.#claimed.get(taskId);
-    return task && task.lease === lease ? task : undefined;
+  /** Whether the task is one a caller limited to `within` may report on (a task that does not exist: let the store say `lost`). */
+  async #reaches(taskId: string, within: Reach | undefined): Promise<boolean> {
+    if (within === undefined || (within.namespace === undefined && within.labels === undefined)) return true;
+    const [task] = await this.#store.hostTasks.get([taskId]);
+    return task === undefined || audienceMatches(within, task.audience);
   }
 
-  #claim(task: Task): Task {
-    task.lease = randomBytes(16).toString("base64url");
-    this.#claimed.set(task.id, task);
-    this.#armLease(task);
-    task.request.queue?.taken();
-    return task;
+  /** What the task of a call waiting here has come to. */
+  #apply(waiting: Waiting, task: HostTaskRecord): void {
+    switch (task.state) {
+      case "queued":
+        return;
+      case "withdrawn":
+        return this.#forget(waiting, { kind: "interrupted", reason: "withdrawn" });
+      case "claimed":
+        if (!waiting.taken) {
+          waiting.taken = true;
+          waiting.request.queue?.taken();
+        }
+        if (task.leaseUntil !== undefined && task.leaseUntil !== waiting.leaseUntil) this.#armLease(waiting, task.leaseUntil);
+        return;
+      case "answered":
+        return this.#take(waiting, task.answer ?? { kind: "failure", failure: { code: "tool_error", message: "The worker's answer was lost." } });
+      case "lapsed": {
+        const timeout = waiting.request.tool.policy.heartbeatTimeoutMs;
+        this.#forget(waiting, { kind: "interrupted", reason: `the worker missed its heartbeat (no sign of life for ${timeout} ms)` });
+      }
+    }
   }
 
-  /** A missed heartbeat interrupts the attempt: the worker is presumed dead. */
-  #armLease(task: Task): void {
-    task.cancelLeaseTimer?.();
-    const timeout = task.request.tool.policy.heartbeatTimeoutMs;
-    task.cancelLeaseTimer = this.clock.setTimer(this.clock.now() + timeout, () => {
-      task.settle({ kind: "interrupted", reason: `the worker missed its heartbeat (no sign of life for ${timeout} ms)` });
+  /** The call's outcome: settled here, its task removed from the store. */
+  #take(waiting: Waiting, answer: HostTaskAnswer): void {
+    this.#forget(waiting, answer.kind === "result" ? { kind: "result", value: answer.value } : { kind: "failure", failure: answer.failure });
+  }
+
+  #forget(waiting: Waiting, outcome: ToolOutcome): void {
+    if (this.#waiting.get(waiting.taskId) !== waiting) return;
+    waiting.settle(outcome);
+    this.#removals.add(waiting.taskId);
+    if (!this.#closed) this.#removalTimer ??= setTimeout(() => this.#flushRemovals(), REMOVAL_DELAY_MS).unref();
+  }
+
+  /** Removes the tasks whose outcomes were taken (see `#removals`). */
+  #flushRemovals(): void {
+    clearTimeout(this.#removalTimer);
+    this.#removalTimer = undefined;
+    if (this.#removals.size === 0) return;
+    const ids = [...this.#removals];
+    this.#removals.clear();
+    this.#background(this.#store.hostTasks.remove(ids));
+  }
+
+  /** The attempt's signal aborted: withdrawn, unless the run only stops here (then its task is kept for the resumed run). */
+  #abandon(waiting: Waiting): void {
+    if (this.#waiting.get(waiting.taskId) !== waiting) return;
+    if (!isSuspension(waiting.request.signal.reason)) this.#background(this.#store.hostTasks.withdraw(waiting.taskId));
+    waiting.settle({ kind: "interrupted", reason: "withdrawn" });
+  }
+
+  /** A missed heartbeat interrupts the attempt: the worker is presumed dead. Checked in the store, where a heartbeat through another process may have extended it. */
+  #armLease(waiting: Waiting, until: number): void {
+    waiting.cancelLeaseTimer?.();
+    waiting.leaseUntil = until;
+    waiting.cancelLeaseTimer = this.#clock.setTimer(until, () => {
+      waiting.cancelLeaseTimer = undefined;
+      void this.#store.hostTasks.expire(this.#clock.now()).then(
+        (lapsed) => {
+          for (const task of lapsed) {
+            const mine = this.#waiting.get(task.id);
+            if (mine) this.#apply(mine, task);
+          }
+          // Not lapsed: extended elsewhere; what the store says re-arms it.
+          if (this.#waiting.get(waiting.taskId) === waiting) this.#sync();
+        },
+        (error: unknown) => this.#onFault(error),
+      );
     });
   }
 
-  /** The run no longer wants this attempt: the dispatcher has already ended it. */
-  #withdraw(task: Task): void {
-    task.withdrawn = true;
-    const index = this.#queued.indexOf(task);
-    if (index >= 0) this.#queued.splice(index, 1);
-    // A claimed task stays known until its worker reports or its lease lapses, so the worker
-    // hears `cancelled` instead of `lost`.
-    if (!this.#claimed.has(task.id)) task.settle({ kind: "interrupted", reason: "withdrawn" });
+  /**
+   * Claims for the held polls what is queued and each may see, oldest poll first. One read tells
+   * which polls could get something, so a poll or a wake-up that brings nothing costs no write;
+   * a poll marked `force` claims without it. The claims of a pass are issued together: they
+   * share a commit.
+   */
+  #offer(): Promise<void> {
+    return this.#offers.run(async () => {
+      if (this.#polls.size === 0 || this.#closed) return;
+      const queued = await this.#store.hostTasks.list({ states: ["queued"], limit: 1000 });
+      const polls = [...this.#polls].filter(
+        (held) => !held.done && (held.force || queued.some((task) => held.matches(task.tool) && audienceMatches(held.filter, task.audience))),
+      );
+      const now = this.#clock.now();
+      const claims = await Promise.all(
+        polls.map((held) => {
+          held.force = false;
+          return this.#store.hostTasks.claim(held.filter, held.max, now);
+        }),
+      );
+      polls.forEach((held, i) => {
+        const claimed = claims[i] ?? [];
+        for (const task of claimed) {
+          const waiting = this.#waiting.get(task.id);
+          if (waiting) this.#apply(waiting, task);
+          else if (task.waiter === this.#waiter) this.#claimedEarly.set(task.id, task);
+        }
+        if (claimed.length === 0) return;
+        if (!held.done) return held.finish(claimed);
+        // The poll ended while it claimed: nobody saw these tasks, so no worker holds them.
+        for (const task of claimed) this.#background(this.#store.hostTasks.release(task.id, task.lease!));
+      });
+    }, this.#onFault);
+  }
+
+  /** Looks in the store at the tasks of this process's calls (claimed, answered or lapsed elsewhere). */
+  #sync(): void {
+    void this.#syncs.run(async () => {
+      const ids = [...this.#waiting.keys()];
+      if (ids.length === 0) return;
+      const tasks = new Map((await this.#store.hostTasks.get(ids)).map((task) => [task.id, task]));
+      for (const id of ids) {
+        const waiting = this.#waiting.get(id);
+        if (!waiting) continue;
+        const task = tasks.get(id);
+        if (task) this.#apply(waiting, task);
+        else this.#forget(waiting, { kind: "interrupted", reason: "its task is no longer in the queue" });
+      }
+    }, this.#onFault);
+  }
+
+  /** Hears the answers to this process's calls while it has some. */
+  #hearAnswers(): void {
+    if (this.#waiting.size > 0 && !this.#closed)
+      this.#stopHearingAnswers ??= this.#store.notifier.subscribe(hostTaskWaiterTopic(this.#waiter), () => this.#sync());
+    else {
+      this.#stopHearingAnswers?.();
+      this.#stopHearingAnswers = undefined;
+    }
+  }
+
+  /** Hears new tasks while polls are held here. */
+  #hearTasks(): void {
+    if (this.#polls.size > 0 && !this.#closed) this.#stopHearingTasks ??= this.#store.notifier.subscribe(HOST_TASKS_TOPIC, () => void this.#offer());
+    else {
+      this.#stopHearingTasks?.();
+      this.#stopHearingTasks = undefined;
+    }
+  }
+
+  #background(write: Promise<void>): void {
+    write.catch((error: unknown) => this.#onFault(error));
   }
 }
 
-function view(task: Task): HostTask {
-  const { request } = task;
+/**
+ * Passes of some work that must not overlap (claims for held polls, looks at the store): each
+ * runs after the one before; a pass asked for while another runs waits, and every ask made
+ * before it starts is served by it, so asking often costs one pass.
+ */
+class Passes {
+  #tail: Promise<void> = Promise.resolve();
+  #next: Promise<void> | undefined;
+
+  run(pass: () => Promise<void>, onFault: (error: unknown) => void): Promise<void> {
+    if (this.#next) return this.#next;
+    const next = this.#tail.then(() => {
+      this.#next = undefined;
+      return pass().catch(onFault);
+    });
+    this.#next = this.#tail = next;
+    return next;
+  }
+}
+
+/** A run's audience as the store has it: its namespace, labels, and toolset with those it derives from. */
+async function storedAudience(store: Store, runId: string): Promise<HostTaskAudience | undefined> {
+  const run = await store.getRun(runId);
+  if (!run) return undefined;
   return {
-    id: task.id,
-    tool: task.tool,
-    args: request.args,
-    idempotencyKey: request.idempotencyKey,
-    runId: request.runId,
-    seq: request.seq,
-    attempt: request.attempt,
-    traceparent: request.traceparent,
-    lease: task.lease!,
-    heartbeatTimeoutMs: request.tool.policy.heartbeatTimeoutMs,
+    ...(run.namespace === undefined ? {} : { namespace: run.namespace }),
+    ...(run.labels === undefined ? {} : { labels: run.labels }),
+    toolsets: await toolsetChain(store, run.toolsetId),
   };
 }
 
-/** Whether a poll for `tools` (`group.name`, or `group.*` for a whole group) takes calls of a tool. */
-export function toolMatcher(tools: readonly string[]): (tool: string) => boolean {
-  const exact = new Set(tools.filter((t) => !t.endsWith(".*")));
-  const groups = tools.filter((t) => t.endsWith(".*")).map((t) => t.slice(0, -1));
-  return (tool) => exact.has(tool) || groups.some((prefix) => tool.startsWith(prefix));
+function view(task: HostTaskRecord): HostTask {
+  return {
+    id: task.id,
+    tool: task.tool,
+    args: task.args,
+    idempotencyKey: task.idempotencyKey,
+    runId: task.runId,
+    seq: task.seq,
+    attempt: task.attempt,
+    traceparent: task.traceparent,
+    lease: task.lease!,
+    heartbeatTimeoutMs: task.heartbeatTimeoutMs,
+  };
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

@@ -1,6 +1,7 @@
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { PolicySpec, RunWait } from "@tapedeck/protocol";
+import { SqliteStore } from "../store/sqlite-store.js";
 import { HostTaskQueue } from "./host-task-queue.js";
 import { harnessToolset } from "../test-support/tool-harness.js";
 import { testEngine, testSandboxes } from "../test-support/engines.js";
@@ -20,8 +21,9 @@ const MINUTE = 60_000;
 
 async function setup(policies: Record<string, PolicySpec> = {}) {
   const clock = new ManualClock();
-  const queue = new HostTaskQueue(clock);
-  const t = await testEngine({ sources: { host: queue }, clock });
+  const store = SqliteStore.open({ path: ":memory:", durability: "off" });
+  const queue = new HostTaskQueue(store, { clock });
+  const t = await testEngine({ store, sources: { host: queue }, clock });
   const spec = harnessToolset(["crm.lookup_customer", "crm.charge", "crm.notify", "mail.send"], { policies: { "crm.charge": { timeout: "2m" }, ...policies } });
   const { id, toolset } = await t.engine.registerToolset(spec);
   const start = async (source: string) => {
@@ -73,7 +75,7 @@ describe("host tools while no worker serves them", () => {
       assert.deepEqual(await t.queue.poll({ tools: ["mail.send"], waitMs: 0 }), [], "a worker for another tool polls later");
       const queuedAt = t.clock.now();
       const started = await t.start(`export default async () => crm.lookup_customer({ email: "ann@acme.test" });`);
-      await until("the call to be queued", () => (t.queue.pending.queued === 1 ? true : undefined));
+      await until("the call to be queued", async () => ((await t.queue.pending()).queued === 1 ? true : undefined));
       t.clock.tick(10 * MINUTE);
       const waits = await until("the run's waits to name the call", async () => {
         const run = await t.engine.getRun(started.runId);
@@ -85,7 +87,7 @@ describe("host tools while no worker serves them", () => {
       assert.deepEqual(await t.engine.pendingDecisions({ runId: started.runId }), [], "waiting for a worker is not a decision");
       const [task] = await t.queue.poll({ tools: ["crm.*"], waitMs: 0 });
       assert.equal(task?.attempt, 1, "waiting was not an attempt");
-      assert.equal(t.queue.complete(task.id, task.lease, { id: "cus_1" }), "ok");
+      assert.equal(await t.queue.complete(task.id, task.lease, { id: "cus_1" }), "ok");
       assert.deepEqual(await within("the run's end", started.end), { status: "completed", output: { id: "cus_1" } });
       assert.equal((await t.engine.getRun(started.runId)).waits, undefined);
       assert.deepEqual(
@@ -105,7 +107,7 @@ describe("host tools while no worker serves them", () => {
       const [task] = await polling;
       t.clock.tick(30_000);
       assert.equal((await t.engine.getRun(started.runId)).waits, undefined);
-      t.queue.complete(task!.id, task!.lease, "found");
+      await t.queue.complete(task!.id, task!.lease, "found");
       assert.deepEqual(await within("the run's end", started.end), { status: "completed", output: "found" });
     } finally {
       await t.cleanup();
@@ -118,7 +120,7 @@ describe("host tools while no worker serves them", () => {
       const started = await t.start(
         `export default async () => { try { return await crm.charge({ cents: 500 }); } catch (e: any) { return [e.code, e.message]; } };`,
       );
-      await until("the call to be queued", () => (t.queue.pending.queued === 1 ? true : undefined));
+      await until("the call to be queued", async () => ((await t.queue.pending()).queued === 1 ? true : undefined));
       t.clock.tick(10 * MINUTE);
       assert.equal((await t.engine.getRun(started.runId)).status, "running", "ten minutes in the queue are not two minutes of an attempt");
       const [task] = await t.queue.poll({ tools: ["crm.charge"], waitMs: 0 });
@@ -126,7 +128,7 @@ describe("host tools while no worker serves them", () => {
       // The worker heartbeats within its 60 s lease while the two minutes of the attempt run.
       for (const ms of [50_000, 50_000]) {
         t.clock.tick(ms);
-        assert.equal(t.queue.heartbeat(task.id, task.lease), "ok");
+        assert.equal(await t.queue.heartbeat(task.id, task.lease), "ok");
       }
       t.clock.tick(20_000);
       const end = await within("the timeout, two minutes after the worker took the call", started.end);
@@ -137,7 +139,7 @@ describe("host tools while no worker serves them", () => {
           "crm.charge did not answer within 120000 ms after a worker took it (attempt 1); its outcome is unknown. Raise the tool's timeout policy, or catch this error and decide.",
         ],
       });
-      assert.equal(t.queue.heartbeat(task.id, task.lease), "cancelled", "the worker hears that the attempt is over");
+      assert.equal(await t.queue.heartbeat(task.id, task.lease), "cancelled", "the worker hears that the attempt is over");
     } finally {
       await t.cleanup();
     }
@@ -149,7 +151,7 @@ describe("host tools while no worker serves them", () => {
       const started = await t.start(
         `export default async () => { try { return await crm.notify({ to: "ann" }); } catch (e: any) { return [e.code, e.message, e.retryable]; } };`,
       );
-      await until("the call to be queued", () => (t.queue.pending.queued === 1 ? true : undefined));
+      await until("the call to be queued", async () => ((await t.queue.pending()).queued === 1 ? true : undefined));
       t.clock.tick(30_000);
       const end = await within("the queue timeout", started.end);
       assert.deepEqual(end, {
@@ -160,7 +162,7 @@ describe("host tools while no worker serves them", () => {
           true,
         ],
       });
-      assert.deepEqual(t.queue.pending, { queued: 0, claimed: 0 });
+      assert.deepEqual(await t.queue.pending(), { queued: 0, claimed: 0 });
       assert.deepEqual(await t.queue.poll({ tools: ["crm.*"], waitMs: 0 }), [], "a worker that comes later gets nothing: the call ended");
       const failed = (await t.engine.journal(started.runId)).find((e) => e.kind === "call.failed");
       assert.equal(failed?.kind === "call.failed" ? failed.error.code : undefined, "queue_timeout");

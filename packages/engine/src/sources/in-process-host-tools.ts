@@ -1,4 +1,4 @@
-import { ToolError, toolFailure, type JsonValue } from "@tapedeck/protocol";
+import { ToolError, toolFailure, type JsonValue, type PinnedTool } from "@tapedeck/protocol";
 import type { ToolCallRequest, ToolOutcome, ToolSource } from "./tool-source.js";
 
 /** What a host tool implementation receives besides its arguments. */
@@ -33,6 +33,12 @@ export class InProcessHostTools implements ToolSource {
   /** The `group.name` of every tool of `tools` that this module does not implement. */
   missing(tools: readonly { group: string; name: string; source: string }[]): string[] {
     return tools.filter((t) => t.source === "host" && this.#implementation(t.group, t.name) === undefined).map((t) => `${t.group}.${t.name}`);
+  }
+
+  check(tools: readonly PinnedTool[]): string | undefined {
+    const missing = this.missing(tools);
+    if (missing.length === 0) return undefined;
+    return `The host module does not implement ${missing.join(", ")}: export { <group>: { <name>: async (args, ctx) => result } } for every host tool of the toolset.`;
   }
 
   /**

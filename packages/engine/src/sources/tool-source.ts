@@ -3,14 +3,53 @@ import type { KnownSecret } from "../secrets/leak-scanner.js";
 
 /**
  * The tool source seam: where the dispatcher sends a call once it is durable in the journal.
- * Host tools, MCP servers and built-ins each implement it. A source never retries by itself:
+ * Host tools, MCP servers and the built-in `http` tool each implement it. A source never retries by itself:
  * it reports an interruption and the dispatcher applies the tool's policy.
  */
 export interface ToolSource {
   /** Sends one attempt of a call. Never rejects: every way it can end is an outcome. */
   call(request: ToolCallRequest): Promise<ToolOutcome>;
+  /**
+   * Why this source cannot serve some of `tools` (the tools of a toolset whose run is about to
+   * start), in words for whoever configures the engine; undefined when it can. Optional: a source
+   * that cannot tell beforehand (a queue for remote workers) has none.
+   */
+  check?(tools: readonly PinnedTool[]): string | undefined;
+  /**
+   * Asked by a resumed run before it applies the tool's `onInterruption` policy to a call whose
+   * attempt `attempt` a stopped engine had sent: whether that attempt still stands in this
+   * source (a host task still queued for a worker, held by one, or answered). `true`: the run
+   * sends the same attempt again and the source picks it up where it stands; `false`: the
+   * attempt was lost with the engine, an interruption. `undefined` (and a source without this
+   * method) says the same at once: the source keeps nothing across engines.
+   */
+  resumes?(call: ResumedCall): Promise<boolean> | undefined;
   /** Closes connections. */
   close?(): Promise<void>;
+}
+
+const SUSPENDED = Symbol.for("dev.tapedeck/execution-suspended");
+
+/**
+ * What an attempt's signal aborts with when its run stops executing in this process but stays
+ * `running`, to be resumed (the engine stops or faults), rather than no longer wanting the call:
+ * a source that keeps calls durably (the host task queue) keeps this one for the resumed run.
+ */
+export function executionSuspended(why: string): Error {
+  return Object.assign(new Error(why), { [SUSPENDED]: true });
+}
+
+/** Whether an abort reason is `executionSuspended`'s. */
+export function isSuspension(reason: unknown): boolean {
+  return typeof reason === "object" && reason !== null && (reason as { [SUSPENDED]?: unknown })[SUSPENDED] === true;
+}
+
+/** A call a resumed run finds sent by a stopped engine: its tool, and the attempt the journal last recorded. */
+export interface ResumedCall {
+  readonly tool: PinnedTool;
+  readonly runId: string;
+  readonly seq: number;
+  readonly attempt: number;
 }
 
 /** Why a call is held back, in words for the harness (and the model). */

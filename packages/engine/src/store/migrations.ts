@@ -8,6 +8,11 @@
  * - Pending migrations apply in one transaction: all of them or none.
  * - A database holding a number this build does not know was written by a newer Tapedeck; it is
  *   refused, because an older build could silently damage data it does not understand.
+ *
+ * Migrations 4, 6 and part of 8 created the HTTP server's tables (API keys, the webhook outbox)
+ * before the server owned them; they stay as released, and the server's own migrations
+ * (`packages/server/src/store/server-migrations.ts`) adopt those tables. The engine's code no
+ * longer reads them.
  */
 import type BetterSqlite3 from "better-sqlite3";
 
@@ -267,38 +272,80 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE runs ADD COLUMN last_fault TEXT;
     `,
   },
+  {
+    version: 17,
+    name: "host tasks",
+    sql: `
+      -- Host tool calls for workers, one row per attempt (sources/host-task-queue.ts): queued,
+      -- claimed under a lease, answered, lapsed or withdrawn. In the store rather than in a
+      -- process, so that a worker polling any process sees every task and an engine that stops
+      -- loses none: a resumed run finds its unclaimed attempt still queued. tool_group: the
+      -- tool's group, for polls of group.*; namespace, labels (JSON) and toolsets (JSON array:
+      -- the run's toolset and those it derives from) decide which polls may claim it; waiter:
+      -- the process running the call. Rows go once their outcome is taken.
+      CREATE TABLE host_tasks (
+        id                   TEXT PRIMARY KEY,
+        run_id               TEXT NOT NULL,
+        seq                  INTEGER NOT NULL,
+        attempt              INTEGER NOT NULL,
+        tool                 TEXT NOT NULL,
+        tool_group           TEXT NOT NULL,
+        args                 TEXT NOT NULL,
+        idempotency_key      TEXT NOT NULL,
+        traceparent          TEXT NOT NULL,
+        heartbeat_timeout_ms INTEGER NOT NULL,
+        namespace            TEXT,
+        labels               TEXT,
+        toolsets             TEXT NOT NULL,
+        waiter               TEXT NOT NULL,
+        state                TEXT NOT NULL,
+        lease                TEXT,
+        lease_until          INTEGER,
+        answer               TEXT,
+        created_at           INTEGER NOT NULL
+      );
+      CREATE UNIQUE INDEX host_tasks_by_attempt ON host_tasks (run_id, seq, attempt);
+      CREATE INDEX host_tasks_queued_by_tool ON host_tasks (tool) WHERE state = 'queued';
+      CREATE INDEX host_tasks_queued_by_group ON host_tasks (tool_group) WHERE state = 'queued';
+      CREATE INDEX host_tasks_by_lease ON host_tasks (lease_until) WHERE state IN ('claimed', 'withdrawn');
+    `,
+  },
 ];
+
+/** The engine's history table: which of `migrations` a database has. */
+export const MIGRATIONS_TABLE = "schema_migrations";
 
 /**
  * Applies the migrations `db` lacks, in one transaction, and returns their numbers (empty when
  * the database is up to date). Throws, changing nothing, when the database is newer than this
- * build.
+ * build. Another part sharing the database (the server) passes its own list and history table.
  */
-export function migrate(db: BetterSqlite3.Database): number[] {
-  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+export function migrate(db: BetterSqlite3.Database, list: readonly Migration[] = migrations, history = MIGRATIONS_TABLE): number[] {
+  if (!/^[a-z_]+$/.test(history)) throw new Error(`migrate: the history table must be a plain lower-case name, not ${JSON.stringify(history)}`);
+  db.exec(`CREATE TABLE IF NOT EXISTS ${history} (
     version    INTEGER PRIMARY KEY,
     name       TEXT NOT NULL,
     applied_at INTEGER NOT NULL
   )`);
   // IMMEDIATE takes the write lock before reading what is applied, so two processes opening
   // the same new file do not both apply migration 1.
-  return db.transaction(() => applyPending(db)).immediate();
+  return db.transaction(() => applyPending(db, list, history)).immediate();
 }
 
-function applyPending(db: BetterSqlite3.Database): number[] {
-  const rows = db.prepare<[], { version: number }>("SELECT version FROM schema_migrations").all();
+function applyPending(db: BetterSqlite3.Database, list: readonly Migration[], history: string): number[] {
+  const rows = db.prepare<[], { version: number }>(`SELECT version FROM ${history}`).all();
   const applied = new Set(rows.map((row) => row.version));
   // The highest number, wherever it is listed (two changes in flight may land out of order).
-  const latest = Math.max(0, ...migrations.map((migration) => migration.version));
+  const latest = Math.max(0, ...list.map((migration) => migration.version));
   const unknown = [...applied].filter((version) => version > latest);
   if (unknown.length > 0) {
     throw new Error(
-      `The database ${db.name} has schema version ${Math.max(...unknown)}, written by a newer Tapedeck; ` +
+      `The database ${db.name} has schema version ${Math.max(...unknown)}${history === MIGRATIONS_TABLE ? "" : ` (in ${history})`}, written by a newer Tapedeck; ` +
         `this Tapedeck knows versions up to ${latest}. Upgrade Tapedeck to open it (nothing was changed).`,
     );
   }
-  const record = db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)");
-  const pending = migrations.filter((migration) => !applied.has(migration.version)).sort((a, b) => a.version - b.version);
+  const record = db.prepare(`INSERT INTO ${history} (version, name, applied_at) VALUES (?, ?, ?)`);
+  const pending = list.filter((migration) => !applied.has(migration.version)).sort((a, b) => a.version - b.version);
   for (const migration of pending) {
     db.exec(migration.sql);
     record.run(migration.version, migration.name, Date.now());

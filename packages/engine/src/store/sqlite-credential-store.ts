@@ -7,7 +7,7 @@
  */
 import type Database from "better-sqlite3";
 import type { CredentialStore, SealedCredential } from "./credential-store.js";
-import type { SqliteAccess } from "./sqlite-webhook-outbox.js";
+import type { SqliteAccess } from "./sqlite-handle.js";
 
 interface CredentialRow {
   readonly scope_key: string;

@@ -8,7 +8,7 @@
  *   without `index`, `at` and `kind` (so `seq` lives in both: the body is the source of truth).
  */
 import { RunStatus, type JournalEntry, type JsonValue, type RunError, type RunWait } from "@tapedeck/protocol";
-import type { ApiKeyRecord, NewRun, RunRecord } from "./store.js";
+import type { NewRun, RunRecord } from "./store.js";
 
 export interface RunRow {
   readonly id: string;
@@ -141,32 +141,4 @@ export function entryFromRow(row: Pick<JournalRow, "idx" | "at" | "kind" | "body
   const payload = JSON.parse(row.body) as object;
   // The row was written by `journalRow` from a typed entry, so kind and payload agree.
   return { index: row.idx, at: row.at, kind: row.kind, ...payload } as JournalEntry;
-}
-
-export interface ApiKeyRow {
-  readonly id: string;
-  readonly hash: string;
-  readonly namespace: string | null;
-  readonly labels: string | null;
-  readonly created_at: number;
-}
-
-export function apiKeyRow(key: ApiKeyRecord): ApiKeyRow {
-  return {
-    id: key.id,
-    hash: key.hash,
-    namespace: key.namespace ?? null,
-    labels: key.labels === undefined ? null : JSON.stringify(key.labels),
-    created_at: key.createdAt,
-  };
-}
-
-export function apiKeyFromRow(row: ApiKeyRow): ApiKeyRecord {
-  return {
-    id: row.id,
-    hash: row.hash,
-    ...(row.namespace !== null && { namespace: row.namespace }),
-    ...(row.labels !== null && { labels: JSON.parse(row.labels) as Record<string, string> }),
-    createdAt: row.created_at,
-  };
 }

@@ -1,5 +1,8 @@
 /**
- * The embedded store: one SQLite file (WAL mode) through better-sqlite3.
+ * The embedded store: one SQLite file (WAL mode) through better-sqlite3. The sub-stores whose
+ * writes meet in the runs' rows (runs and journal, signals, leases and requests, toolsets,
+ * webhook bindings) are implemented here; credentials and host tasks beside it, on the same
+ * connection and group commit; the server's tables through `sqliteHandle` (`sqlite-handle.ts`).
  *
  * Invariants:
  * - Every write (toolsets, new runs, appends) goes through the group commit, so a resolved
@@ -11,21 +14,24 @@
  *   prepared once and kept short; listing reads only the rows asked for.
  */
 import Database from "better-sqlite3";
-import { needsDecision, type JournalEntry, type JsonSchema, type JsonValue, type PinnedToolset } from "@tapedeck/protocol";
+import { needsDecision, terminalStatuses, type JournalEntry, type JsonSchema, type JsonValue, type PinnedToolset, type RunEvent } from "@tapedeck/protocol";
 import { createDataFolder, createPrivateFile, databaseFile } from "./data-folder.js";
 import { GroupCommit } from "./group-commit.js";
+import { runRequestsTopic } from "./lease-store.js";
+import { LocalNotifier } from "./local-notifier.js";
 import { migrate } from "./migrations.js";
-import { apiKeyFromRow, apiKeyRow, entryFromRow, journalRow, newRunRow, runFromRow, runOrDamaged } from "./sqlite-rows.js";
-import type { ApiKeyRow, JournalRow, RunRow } from "./sqlite-rows.js";
+import { entryFromRow, journalRow, newRunRow, runFromRow, runOrDamaged } from "./sqlite-rows.js";
+import type { JournalRow, RunRow } from "./sqlite-rows.js";
 import { SqliteCredentialStore } from "./sqlite-credential-store.js";
-import { SqliteWebhookOutbox } from "./sqlite-webhook-outbox.js";
+import type { SqliteAccess, SqliteHandle } from "./sqlite-handle.js";
+import { SqliteHostTaskStore } from "./sqlite-host-task-store.js";
 import { StoreConflictError } from "./store.js";
 import type {
-  ApiKeyRecord,
   CreateRunResult,
   Durability,
   NewRun,
   NewSignal,
+  RecordedRunEvent,
   RunPatch,
   RunQuery,
   RunRecord,
@@ -40,6 +46,19 @@ export interface SqliteStoreOptions {
   readonly path: string;
   /** How hard a commit tries to survive a crash. Default `"full"`. */
   readonly durability?: Durability;
+  /** How often the store's notifier looks for what other processes did, ms. Default `LOCAL_POLL_MS` (200). */
+  readonly pollMs?: number;
+}
+
+/** The handles of open SqliteStores, for `sqliteHandle`: not a member, so the class's public face stays free of better-sqlite3's types. */
+const handles = new WeakMap<object, SqliteHandle>();
+
+/**
+ * The handle of a SQLite store, for a part that keeps its own tables in the same database (the
+ * server: see `sqlite-handle.ts`); undefined for any other store.
+ */
+export function sqliteHandle(store: object): SqliteHandle | undefined {
+  return handles.get(store);
 }
 
 /** How long a write waits for another process's lock before failing with SQLITE_BUSY. */
@@ -89,16 +108,18 @@ export class SqliteStore implements Store {
   readonly #commits: GroupCommit;
   #closed = false;
   readonly #sql;
-  readonly webhookOutbox: SqliteWebhookOutbox;
   readonly credentials: SqliteCredentialStore;
+  readonly hostTasks: SqliteHostTaskStore;
+  readonly notifier: LocalNotifier;
+  readonly dataFolder: string | undefined;
 
   /**
    * Opens the database of a data folder (`<dataDir>/tapedeck.db`), creating the folder (0700)
-   * and the database (0600) if needed.
+   * and the database (0600) if needed. The store's `dataFolder` is `dataDir`.
    */
-  static openDataFolder(dataDir: string, options: { readonly durability?: Durability } = {}): SqliteStore {
+  static openDataFolder(dataDir: string, options: Omit<SqliteStoreOptions, "path"> = {}): SqliteStore {
     createDataFolder(dataDir);
-    return SqliteStore.open({ path: databaseFile(dataDir), ...options });
+    return SqliteStore.#open({ path: databaseFile(dataDir), ...options }, dataDir);
   }
 
   /**
@@ -106,6 +127,10 @@ export class SqliteStore implements Store {
    * database. Throws if it is from a newer Tapedeck.
    */
   static open(options: SqliteStoreOptions): SqliteStore {
+    return SqliteStore.#open(options, undefined);
+  }
+
+  static #open(options: SqliteStoreOptions, dataFolder: string | undefined): SqliteStore {
     // SQLite would create the file 0644 (less the umask); tool arguments and results are private.
     if (isFilePath(options.path)) createPrivateFile(options.path);
     const db = new Database(options.path);
@@ -115,19 +140,28 @@ export class SqliteStore implements Store {
       db.pragma("journal_mode = WAL");
       db.pragma(`synchronous = ${synchronousPragma[options.durability ?? "full"]}`);
       migrate(db);
-      return new SqliteStore(db);
+      return new SqliteStore(db, options, dataFolder);
     } catch (error) {
       db.close();
       throw error;
     }
   }
 
-  private constructor(db: Database.Database) {
+  private constructor(db: Database.Database, options: SqliteStoreOptions, dataFolder: string | undefined) {
     this.#db = db;
     this.#commits = new GroupCommit(db);
-    const access = { write: (write: () => void) => this.#write(write), read: <T>(read: () => T) => this.#read(read) };
-    this.webhookOutbox = new SqliteWebhookOutbox(db, access);
+    this.dataFolder = dataFolder;
+    this.notifier = new LocalNotifier(options.pollMs === undefined ? {} : { pollMs: options.pollMs });
+    const access: SqliteAccess = { write: (write: () => void) => this.#write(write), read: <T>(read: () => T) => this.#read(read) };
     this.credentials = new SqliteCredentialStore(db, access);
+    this.hostTasks = new SqliteHostTaskStore(db, access, this.notifier);
+    const deleteEvent = db.prepare<[number]>("DELETE FROM run_events WHERE id = ?");
+    handles.set(this, {
+      ...access,
+      db,
+      migrate: (history, list) => migrate(db, list, history),
+      removeRecordedEvent: (id) => deleteEvent.run(id).changes === 1,
+    });
     this.#sql = {
       putToolset: db.prepare<[string, string]>("INSERT INTO toolsets (id, body) VALUES (?, ?) ON CONFLICT (id) DO NOTHING"),
       getToolset: db.prepare<[string], { body: string }>("SELECT body FROM toolsets WHERE id = ?"),
@@ -200,6 +234,8 @@ export class SqliteStore implements Store {
       releaseRun: db.prepare<[string, string]>("UPDATE runs SET owner = NULL, owner_until = NULL WHERE id = ? AND owner = ?"),
       releaseAll: db.prepare<[string]>("UPDATE runs SET owner = NULL, owner_until = NULL WHERE owner = ?"),
       putRequest: db.prepare<[string, string, number]>("INSERT INTO run_requests (run_id, body, at) VALUES (?, ?, ?)"),
+      owner: db.prepare<[string], { owner: string | null }>("SELECT owner FROM runs WHERE id = ?"),
+      hasRequests: db.prepare<[string], { found: number }>("SELECT 1 AS found FROM run_requests WHERE run_id = ? LIMIT 1"),
       takeRequests: db.prepare<[string], { id: number; run_id: string; body: string }>(
         "DELETE FROM run_requests WHERE run_id IN (SELECT id FROM runs WHERE owner = ?) RETURNING id, run_id, body",
       ),
@@ -207,11 +243,7 @@ export class SqliteStore implements Store {
       getWebhook: db.prepare<[string], { run_id: string; name: string; created_at: number }>(
         "SELECT run_id, name, created_at FROM webhooks WHERE token_hash = ?",
       ),
-      insertApiKey: db.prepare<[ApiKeyRow]>(
-        "INSERT INTO api_keys (id, hash, namespace, labels, created_at) VALUES (@id, @hash, @namespace, @labels, @created_at)",
-      ),
-      apiKeyByHash: db.prepare<[string], ApiKeyRow>("SELECT * FROM api_keys WHERE hash = ?"),
-      apiKeys: db.prepare<[], ApiKeyRow>("SELECT * FROM api_keys ORDER BY created_at, rowid"),
+      recordedEvents: db.prepare<[number], { id: number; event: string; at: number }>("SELECT id, event, at FROM run_events ORDER BY id LIMIT ?"),
       // LIMIT -1 is SQLite for "no limit".
       readJournal: db.prepare<[string, number, number], EntryRow>("SELECT idx, at, kind, body FROM journal WHERE run_id = ? AND idx >= ? ORDER BY idx LIMIT ?"),
     };
@@ -308,6 +340,8 @@ export class SqliteStore implements Store {
       }
       for (const event of patch?.events ?? []) this.#sql.insertEvent.run(runId, JSON.stringify(event), patch!.updatedAt);
       if (patch?.wakeRun !== undefined) this.#sql.wakeRun.run(patch.updatedAt, patch.updatedAt, patch.wakeRun);
+      // A run that ends wants none of its host calls: no worker may take one now (see RunPatch).
+      if (patch?.status !== undefined && terminalStatuses.includes(patch.status)) this.hostTasks.giveUpRun(runId);
       const waits = patch?.waits;
       this.#sql.updateRun.run({
         id: runId,
@@ -359,9 +393,15 @@ export class SqliteStore implements Store {
 
   claimRun(runId: string, owner: string, until: number, now: number, takeOverFrom?: string): Promise<boolean> {
     let claimed = false;
+    let waiting = false;
     return this.#write(() => {
       claimed = this.#sql.claimRun.run({ owner, until, id: runId, now, dead: takeOverFrom ?? owner, fault: PROCESS_STOPPED }).changes === 1;
-    }).then(() => claimed);
+      waiting = claimed && this.#sql.hasRequests.get(runId) !== undefined;
+    }).then(() => {
+      // Requests left for the run's previous holder (or for none) are the new holder's now.
+      if (waiting) this.notifier.publish(runRequestsTopic(owner));
+      return claimed;
+    });
   }
 
   noteHostFault(runId: string, message: string): Promise<number> {
@@ -385,8 +425,12 @@ export class SqliteStore implements Store {
   }
 
   putRunRequest(runId: string, request: RunRequest, at: number): Promise<void> {
+    let holder: string | null | undefined;
     return this.#write(() => {
       this.#sql.putRequest.run(runId, JSON.stringify(request), at);
+      holder = this.#sql.owner.get(runId)?.owner;
+    }).then(() => {
+      if (typeof holder === "string") this.notifier.publish(runRequestsTopic(holder));
     });
   }
 
@@ -413,22 +457,8 @@ export class SqliteStore implements Store {
     });
   }
 
-  /** Rejects (writing nothing) if a key with this id or hash exists. */
-  putApiKey(key: ApiKeyRecord): Promise<void> {
-    return this.#write(() => {
-      this.#sql.insertApiKey.run(apiKeyRow(key));
-    });
-  }
-
-  getApiKeyByHash(hash: string): Promise<ApiKeyRecord | undefined> {
-    return this.#read(() => {
-      const row = this.#sql.apiKeyByHash.get(hash);
-      return row === undefined ? undefined : apiKeyFromRow(row);
-    });
-  }
-
-  listApiKeys(): Promise<ApiKeyRecord[]> {
-    return this.#read(() => this.#sql.apiKeys.all().map(apiKeyFromRow));
+  recordedEvents(limit: number): Promise<RecordedRunEvent[]> {
+    return this.#read(() => this.#sql.recordedEvents.all(limit).map((row) => ({ id: row.id, event: JSON.parse(row.event) as RunEvent, at: row.at })));
   }
 
   readJournal(runId: string, from = 0, limit?: number): Promise<JournalEntry[]> {
@@ -439,6 +469,7 @@ export class SqliteStore implements Store {
   close(): Promise<void> {
     if (this.#closed) return Promise.resolve();
     this.#closed = true;
+    this.notifier.close();
     return this.#read(() => {
       this.#commits.flush();
       this.#db.close();

@@ -3,6 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ToolsetSpec } from "@tapedeck/protocol";
 import { Engine, type EngineOptions } from "../engine.js";
+import { InProcessHostTools, type HostToolModule } from "../sources/in-process-host-tools.js";
+import type { ToolSource } from "../sources/tool-source.js";
 import { SqliteStore } from "../store/sqlite-store.js";
 import { QuickJsSandboxFactory } from "../sandbox/quickjs-sandbox-factory.js";
 import type { SandboxFactory } from "../sandbox/sandbox.js";
@@ -21,17 +23,30 @@ export function tempDir(prefix = "tapedeck-test-"): { path: string; cleanup: () 
   return { path, cleanup: () => rmSync(path, { recursive: true, force: true }) };
 }
 
+/** `EngineOptions`, with two shorthands of tests: `hostTools` (`sources.host`, in process) and `mcp` (`sources.mcp`). */
+export type TestEngineOptions = EngineOptions & { readonly hostTools?: HostToolModule; readonly mcp?: ToolSource };
+
+/** The engine options a `TestEngineOptions` stands for. */
+export function engineOptions(options: TestEngineOptions): EngineOptions {
+  const { hostTools, mcp, ...rest } = options;
+  if (hostTools === undefined && mcp === undefined) return rest;
+  return {
+    ...rest,
+    sources: { ...rest.sources, ...(hostTools ? { host: new InProcessHostTools(hostTools) } : {}), ...(mcp ? { mcp } : {}) },
+  };
+}
+
 /**
- * An engine on a SQLite file in a temp folder, sharing the file's sandbox pool. `reopen` gives
- * a second engine on the same data (a restart) with other options.
+ * An engine on a SQLite file in a temp folder (or on `options.store`), sharing the file's
+ * sandbox pool. `reopen` gives a second engine on the same data (a restart) with other options.
  */
-export async function testEngine(options: EngineOptions = {}) {
+export async function testEngine(options: TestEngineOptions = {}) {
   const dir = tempDir();
-  const open = (more: EngineOptions) =>
+  const open = (more: TestEngineOptions) =>
     Engine.open({
-      store: SqliteStore.open({ path: join(dir.path, "tapedeck.db"), durability: "normal" }),
+      store: more.store ?? SqliteStore.open({ path: join(dir.path, "tapedeck.db"), durability: "normal" }),
       sandboxes: nonClosing(testSandboxes()),
-      ...more,
+      ...engineOptions(more),
     });
   const engine = await open(options);
   return {

@@ -2,7 +2,7 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import type { AddressInfo } from "node:net";
 import type { JsonValue, PinnedTool } from "@tapedeck/protocol";
 import type { ToolCallRequest } from "../sources/tool-source.js";
-import { pinHttpTool } from "../sources/http/http-tool.js";
+import { pinHttpTool } from "../toolset/pin-http.js";
 import type { HostResolver } from "../sources/http/resolver.js";
 
 /**

@@ -7,8 +7,9 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { ToolsetSpec } from "@tapedeck/protocol";
 import { Engine } from "../engine.js";
-import { REPLAY_VERSION } from "../runs/run-executor.js";
+import { REPLAY_VERSION } from "../runs/history.js";
 import { SqliteStore } from "../store/sqlite-store.js";
+import { InProcessHostTools } from "../sources/in-process-host-tools.js";
 import type { GoldenJournal } from "./golden.js";
 import { harnessToolset, ToolHarness } from "./tool-harness.js";
 
@@ -103,7 +104,7 @@ export default async () => {
 async function record(scenario: Scenario): Promise<GoldenJournal> {
   const tools = new ToolHarness(scenario.tools);
   for (const tool of scenario.hold ?? []) tools.hold(tool);
-  const engine = await Engine.open({ store: SqliteStore.open({ path: ":memory:" }), hostTools: tools.module() });
+  const engine = await Engine.open({ store: SqliteStore.open({ path: ":memory:" }), sources: { host: new InProcessHostTools(tools.module()) } });
   try {
     const { id, toolset } = await engine.registerToolset(scenario.spec);
     const started = await engine.start({ toolset: id, source: scenario.source, ...(scenario.input === undefined ? {} : { input: scenario.input as never }) });

@@ -6,7 +6,7 @@
  * nothing to do but wait, the clock jumps to the next timer.
  */
 import {
-  BuiltinTool,
+  PrimitiveTool,
   type JournalEntry,
   type JsonValue,
   type RunWait,
@@ -147,7 +147,7 @@ export function cassetteOf(journal: readonly JournalEntry[]): CassetteDocument {
     if (entry.kind !== "call.completed" && entry.kind !== "call.failed") continue;
     const call = scheduled.get(entry.seq);
     if (!call) continue;
-    if (call.tool === BuiltinTool.signal && entry.kind === "call.completed") {
+    if (call.tool === PrimitiveTool.signal && entry.kind === "call.completed") {
       const name = (call.args as { name?: string }).name ?? "";
       signals.push({ name, payload: entry.result, at: entry.at - started });
     } else if (!call.tool.startsWith("tapedeck.")) {

@@ -1,5 +1,5 @@
 import type { HttpSpec } from "@tapedeck/protocol";
-import { AllowEntryError, normaliseAllowEntry } from "../sources/http/allow-list.js";
+import { AllowEntryError, normaliseAllowEntry } from "../net/allow-list.js";
 import { ToolsetSpecError } from "./spec-error.js";
 
 /**

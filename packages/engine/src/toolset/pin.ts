@@ -1,6 +1,6 @@
 import type { McpServerRecipe, PinnedTool, PinnedToolset, PinnedWorkflow, ToolsetSpec } from "@tapedeck/protocol";
 import type { McpToolSource } from "../sources/mcp/mcp-tool-source.js";
-import { pinHttpTool } from "../sources/http/http-tool.js";
+import { pinHttpTool } from "./pin-http.js";
 import { pinMcpServers, type McpAddresses, type McpOverride } from "./pin-mcp.js";
 import { canonicalJson } from "../util/canonical-json.js";
 import { valueProblem } from "../util/value-bounds.js";

@@ -8,7 +8,7 @@ import { protectedName, protectedNames } from "./protected-names.js";
 
 /**
  * No group may take a name that a script reaches something else by: the engine's own
- * `tapedeck.*` calls, the built-ins, the sandbox's globals, JavaScript's. Registration refuses
+ * `tapedeck.*` calls (the primitives), the built-ins, the sandbox's globals, JavaScript's. Registration refuses
  * each with the clash named, and stores nothing.
  */
 let t: Awaited<ReturnType<typeof testEngine>>;

@@ -3,7 +3,7 @@
  * a binding the script imports (`import { tapedeck } from "tapedeck:tools"`, and the prompt's
  * import line lists every group), so a group named like a global hides that global from the
  * script, and the group `tapedeck` is the engine's own: its calls (`tapedeck.sleep`, …) are
- * executed as built-in waits, not sent to any tool.
+ * executed as primitives, not sent to any tool.
  *
  * Invariants:
  * - One list, here: registration (`checkGroupName`) refuses every name in it, with the reason,

@@ -1,5 +1,5 @@
 import {
-  BuiltinTool,
+  PrimitiveTool,
   FailureCode,
   toolFailure,
   type JsonObject,
@@ -8,10 +8,10 @@ import {
   type RunError,
   type ToolFailure,
 } from "@tapedeck/protocol";
-import type { WorkflowSchemas } from "./workflow-schemas.js";
+import type { SchemaValidator } from "../util/schema-validator.js";
 
 /**
- * The built-in calls behind the `workflows` global, as the journal records them:
+ * The primitive calls behind the `workflows` global, as the journal records them:
  *
  * - `tapedeck.workflow.start  { name, input }`          → `{ id }` (the child run)
  * - `tapedeck.workflow.result { name, id }`             → the child's output, or `workflow_failed`
@@ -40,7 +40,7 @@ export type WorkflowCall =
   | { readonly kind: "workflow.signal"; readonly name: string; readonly id: string; readonly signal: string; readonly payload: JsonValue };
 
 export function isWorkflowCall(tool: string): boolean {
-  return tool === BuiltinTool.workflowStart || tool === BuiltinTool.workflowResult || tool === BuiltinTool.workflowSignal;
+  return tool === PrimitiveTool.workflowStart || tool === PrimitiveTool.workflowResult || tool === PrimitiveTool.workflowSignal;
 }
 
 /** The workflow call `tool(args)`, or the failure that rejects it. */
@@ -50,10 +50,10 @@ export function parseWorkflowCall(tool: string, args: JsonValue): WorkflowCall |
   const invalid = (what: string) => toolFailure("invalid_arguments", `${tool}: ${what}.`);
   const name = text("name");
   if (name === undefined) return invalid("name must be the workflow's name");
-  if (tool === BuiltinTool.workflowStart) return { kind: "workflow.start", name, input: object.input ?? null };
+  if (tool === PrimitiveTool.workflowStart) return { kind: "workflow.start", name, input: object.input ?? null };
   const id = text("id");
   if (id === undefined) return invalid("id must be the id of a run start() gave");
-  if (tool === BuiltinTool.workflowResult) return { kind: "workflow.result", name, id };
+  if (tool === PrimitiveTool.workflowResult) return { kind: "workflow.result", name, id };
   const signal = text("signal");
   if (signal === undefined) return invalid("signal must be a non-empty string");
   return { kind: "workflow.signal", name, id, signal, payload: object.payload ?? null };
@@ -64,7 +64,7 @@ export function parseWorkflowCall(tool: string, args: JsonValue): WorkflowCall |
  * the workflow exists, `start`'s input and a signal's payload match their schemas. The failure
  * rejects the call (`call.rejected`), like invalid arguments of a tool.
  */
-export function checkWorkflowCall(call: WorkflowCall, workflows: Readonly<Record<string, PinnedWorkflow>>, schemas: WorkflowSchemas): ToolFailure | undefined {
+export function checkWorkflowCall(call: WorkflowCall, workflows: Readonly<Record<string, PinnedWorkflow>>, schemas: SchemaValidator): ToolFailure | undefined {
   const workflow = Object.hasOwn(workflows, call.name) ? workflows[call.name] : undefined;
   if (!workflow) {
     const known = Object.keys(workflows);

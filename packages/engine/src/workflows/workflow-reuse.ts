@@ -1,4 +1,4 @@
-import { BuiltinTool, type JournalEntry } from "@tapedeck/protocol";
+import { PrimitiveTool, type JournalEntry } from "@tapedeck/protocol";
 
 /**
  * What a fork may reuse of its parent's workflow calls. A completed `workflows.<name>.start` is
@@ -17,13 +17,13 @@ export function reusableWorkflowCalls(parent: readonly JournalEntry[]): readonly
   for (const entry of parent) {
     if (entry.kind === "call.scheduled") {
       tools.set(entry.seq, entry.tool);
-      if (entry.tool === BuiltinTool.workflowResult) results.set(entry.seq, idOf(entry.args) ?? "");
+      if (entry.tool === PrimitiveTool.workflowResult) results.set(entry.seq, idOf(entry.args) ?? "");
     }
     if (entry.kind === "call.completed" && results.has(entry.seq)) resultIds.add(results.get(entry.seq)!);
   }
-  if (![...tools.values()].includes(BuiltinTool.workflowStart)) return parent;
+  if (![...tools.values()].includes(PrimitiveTool.workflowStart)) return parent;
   return parent.filter((entry) => {
-    if (entry.kind !== "call.completed" || tools.get(entry.seq) !== BuiltinTool.workflowStart) return true;
+    if (entry.kind !== "call.completed" || tools.get(entry.seq) !== PrimitiveTool.workflowStart) return true;
     const id = idOf(entry.result);
     return id !== undefined && resultIds.has(id);
   });

@@ -1,7 +1,7 @@
 import type { JsonSchema, PinnedToolset, PinnedWorkflow } from "@tapedeck/protocol";
 import { findLiteralSecret } from "../toolset/literal-secrets.js";
 import { toolsetOf } from "../toolset/pin.js";
-import type { WorkflowSchemas } from "./workflow-schemas.js";
+import type { SchemaValidator } from "../util/schema-validator.js";
 
 /**
  * What saving a workflow takes, how it is checked before its code is, and the derived toolset
@@ -48,7 +48,7 @@ export class WorkflowSpecError extends Error {
 }
 
 /** Checks everything but the code, and returns the workflow as a toolset pins it. Throws `WorkflowSpecError`. */
-export function pinWorkflow(options: SaveWorkflowOptions, base: PinnedToolset, schemas: WorkflowSchemas): PinnedWorkflow {
+export function pinWorkflow(options: SaveWorkflowOptions, base: PinnedToolset, schemas: SchemaValidator): PinnedWorkflow {
   const { name, description, source, input, output, signals } = options;
   const bad = (message: string) => new WorkflowSpecError("invalid_request", message);
   if (typeof name !== "string" || !WORKFLOW_NAME.test(name) || name.length > WORKFLOW_NAME_MAX || name === "__proto__") {

@@ -11,7 +11,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Engine } from "@tapedeck/engine";
+import { Engine, InProcessHostTools } from "@tapedeck/engine";
 import { Tapedeck } from "@tapedeck/sdk";
 import { openEmbedded } from "../embedded/embedded.js";
 import { startServer } from "../runtime/start-server.js";
@@ -75,7 +75,7 @@ async function httpVsEmbedded(rows: Row[]): Promise<void> {
     }
   });
   const engineAlone = await withFolder(async (dataDir) => {
-    const engine = await Engine.open({ dataDir, hostTools: echo });
+    const engine = await Engine.open({ store: dataDir, sources: { host: new InProcessHostTools(echo) } });
     try {
       const { id } = await engine.registerToolset(TOOLSET);
       return await sample(50, 20, async () => {

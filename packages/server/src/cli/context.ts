@@ -1,9 +1,10 @@
 import { readFileSync } from "node:fs";
 import type { JournalEntry } from "@tapedeck/protocol";
-import { Engine, type EngineOptions } from "@tapedeck/engine";
+import { Engine, InProcessHostTools, type EngineOptions } from "@tapedeck/engine";
 import { UsageError } from "./args.js";
 import { requireDataFolder } from "./data-folder.js";
 import { loadHostModule } from "./load-host-module.js";
+import { storeLocation } from "./store-location.js";
 
 /** Reads a JSON file, with an error that names the file. */
 export function readJsonFile(path: string, what: string): unknown {
@@ -38,8 +39,8 @@ export function parseJsonFlag(text: string | undefined, flag: string): unknown {
 }
 
 /**
- * Runs `use` with an engine on `--data` (with the host module of `--host`, if given), and
- * closes the engine however `use` ends. The data folder must exist (`not_found` naming it)
+ * Runs `use` with an engine on `--data`, or on the store `TAPEDECK_STORE` names (with the host
+ * module of `--host`, if given), and closes the engine however `use` ends. The data folder must exist (`not_found` naming it)
  * unless `access` is `create` (or `extra` gives a store of its own).
  *
  * The engine wakes only the runs it holds (`wake: "owned"`): a command executes the runs it
@@ -54,9 +55,11 @@ export async function withEngine<T>(
   extra: EngineOptions = {},
   access: "existing" | "create" = "existing",
 ): Promise<T> {
-  if (access === "existing" && extra.store === undefined) requireDataFolder(data);
+  // TAPEDECK_STORE (a postgres:// URL) names the store of every command, as for `tapedeck serve`.
+  const store = storeLocation(undefined, data);
+  if (access === "existing" && extra.store === undefined && store === data) requireDataFolder(data);
   const hostTools = host === undefined ? undefined : await loadHostModule(host);
-  const engine = await Engine.open({ dataDir: data, wake: "owned", ...(hostTools ? { hostTools } : {}), ...extra });
+  const engine = await Engine.open({ store, wake: "owned", ...(hostTools ? { sources: { host: new InProcessHostTools(hostTools) } } : {}), ...extra });
   try {
     return await use(engine);
   } finally {

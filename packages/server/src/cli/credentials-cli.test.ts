@@ -81,7 +81,7 @@ describe("tapedeck credentials", () => {
       assert.equal((await run(["delete", "GH", "--toolset", toolset])).code, 0);
       assert.equal((await run(["delete", "GH", "--toolset", toolset])).code, 1);
 
-      const engine = await Engine.open({ dataDir: dir, wake: false });
+      const engine = await Engine.open({ store: dir, wake: false });
       try {
         const ns = await engine.credentials.resolve({ runId: "run_x", toolsetId: toolset, namespace: "alice" }, "a.example.com");
         assert.deepEqual(ns.kind === "found" ? ns.secret : undefined, { kind: "query", param: "api_key", value: ENV_SECRET });

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { Engine, SqliteStore } from "@tapedeck/engine";
+import { Engine, InProcessHostTools, SqliteStore } from "@tapedeck/engine";
 import { cli } from "./cli.js";
 import { capture, withDir } from "./test-support/in-process.js";
 
@@ -15,7 +15,7 @@ const SLEEPING = `export default async () => { await sleep("1h"); return 1; };`;
 describe("tapedeck runs with a damaged run", () => {
   it("a forged wake time of 1e300 or a status no run has shows that run as damaged and lists the others", async () => {
     await withDir(async (dir) => {
-      const engine = await Engine.open({ dataDir: dir, wake: false, hostTools: { probe: { echo: (args: never) => args } } });
+      const engine = await Engine.open({ store: dir, wake: false, sources: { host: new InProcessHostTools({ probe: { echo: (args: never) => args } }) } });
       const { id: toolset } = await engine.registerToolset({ hostTools: { probe: { echo: {} } } });
       const ids: string[] = [];
       for (let i = 0; i < 4; i++) {

@@ -1,4 +1,4 @@
-import type { InProcessHostTools, ToolCallRequest, ToolOutcome, ToolSource } from "@tapedeck/engine";
+import type { InProcessHostTools, ResumedCall, ToolCallRequest, ToolOutcome, ToolSource } from "@tapedeck/engine";
 import type { HostTaskBroker } from "./host-task-broker.js";
 
 /**
@@ -18,6 +18,12 @@ export class HostToolRouter implements ToolSource {
   call(request: ToolCallRequest): Promise<ToolOutcome> {
     if (this.#local && this.#local.missing([request.tool]).length === 0) return this.#local.call(request);
     return this.#workers.call(request);
+  }
+
+  /** A call of a local tool died with the process that ran it; a worker's task may still stand in the store. */
+  resumes(call: ResumedCall): Promise<boolean> | undefined {
+    if (this.#local && this.#local.missing([call.tool]).length === 0) return undefined;
+    return this.#workers.resumes(call);
   }
 
   close(): Promise<void> {

@@ -147,7 +147,7 @@ describe("webhooks out", () => {
     assert.equal(await server.stop(), 0, server.stderr());
     // The moment a crash can fall into: the engine committed the run's end and its event, and
     // nothing read the event yet. An engine recording events, with no server, leaves exactly that.
-    const engine = await Engine.open({ dataDir: server.dataDir, recordEvents: true, wake: false });
+    const engine = await Engine.open({ store: server.dataDir, recordEvents: true, wake: false });
     let runId: string;
     try {
       const { id } = await engine.registerToolset({});

@@ -9,8 +9,14 @@ export interface ServeOptions {
   readonly port?: number;
   /** Address to bind. Default `127.0.0.1`: loopback only, so exposing the server is a decision. */
   readonly host?: string;
-  /** Data folder: the SQLite database and the server's signing secret. Default `./.tapedeck`. */
+  /** Data folder: the SQLite database (unless `store` is elsewhere) and the server's signing secret. Default `./.tapedeck`. */
   readonly dataDir?: string;
+  /**
+   * Where runs, API keys and the webhook outbox are kept: a data folder or a store URL
+   * (`postgres://user:password@host:5432/database?schema=name`: several servers may share it).
+   * Default: the data folder (`dataDir`).
+   */
+  readonly store?: string;
   /** Durability of the store. Default `"full"`. */
   readonly durability?: Durability;
   /** Host tools run in this process; any other host tool is served by workers (`/v1/tasks`). Default: none (every host tool by workers). */
@@ -46,6 +52,7 @@ export interface ResolvedServeOptions {
   readonly port: number;
   readonly host: string;
   readonly dataDir: string;
+  readonly store: string;
   readonly durability: Durability;
   readonly hostTools: HostToolModule | undefined;
   readonly publicUrl: string | undefined;
@@ -66,6 +73,7 @@ export function resolveServeOptions(options: ServeOptions): ResolvedServeOptions
     port: options.port ?? DEFAULT_PORT,
     host: options.host ?? DEFAULT_HOST,
     dataDir: options.dataDir ?? ".tapedeck",
+    store: options.store ?? options.dataDir ?? ".tapedeck",
     durability: options.durability ?? "full",
     hostTools: options.hostTools,
     publicUrl: options.publicUrl?.replace(/\/+$/, ""),

@@ -1,6 +1,8 @@
 import type { Engine, Store } from "@tapedeck/engine";
 import type { HostTaskBroker } from "../host-tasks/host-task-broker.js";
 import type { WorkerPresence } from "../host-tasks/worker-presence.js";
+import type { ApiKeyStore } from "../store/api-key-store.js";
+import type { WebhookOutboxStore } from "../store/webhook-outbox-store.js";
 import type { WebhookEndpoints } from "../webhooks/webhook-endpoints.js";
 import { ApiError } from "../http/api-error.js";
 import type { TokenSigner } from "../http/auth/tokens.js";
@@ -13,6 +15,10 @@ import type { InProcessChannel } from "../http/in-process-channel.js";
  */
 export class ServerContext {
   readonly store: Store;
+  /** The server's API keys (`/v1` authentication), in the store's database. */
+  readonly apiKeys: ApiKeyStore;
+  /** The webhook deliveries the server owes, in the store's database. */
+  readonly webhookOutbox: WebhookOutboxStore;
   readonly tokens: TokenSigner;
   /** Host tool calls waiting for workers (`/v1/tasks`). */
   readonly hostTasks: HostTaskBroker;
@@ -30,6 +36,8 @@ export class ServerContext {
 
   constructor(parts: {
     readonly store: Store;
+    readonly apiKeys: ApiKeyStore;
+    readonly webhookOutbox: WebhookOutboxStore;
     readonly tokens: TokenSigner;
     readonly hostTasks: HostTaskBroker;
     readonly workers: WorkerPresence;
@@ -39,6 +47,8 @@ export class ServerContext {
     readonly dataDir: string;
   }) {
     this.store = parts.store;
+    this.apiKeys = parts.apiKeys;
+    this.webhookOutbox = parts.webhookOutbox;
     this.tokens = parts.tokens;
     this.hostTasks = parts.hostTasks;
     this.workers = parts.workers;

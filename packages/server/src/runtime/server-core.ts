@@ -1,7 +1,6 @@
-import { join } from "node:path";
-import { closeAll, Engine, InProcessHostTools, SqliteStore, type Store } from "@tapedeck/engine";
+import { closeAll, Engine, HostTaskQueue, InProcessHostTools, openStore, type Store } from "@tapedeck/engine";
 import type { FastifyInstance } from "fastify";
-import { HostTaskBroker, type TaskRun } from "../host-tasks/host-task-broker.js";
+import { HostTaskBroker } from "../host-tasks/host-task-broker.js";
 import { HostToolRouter } from "../host-tasks/host-tool-router.js";
 import { DeliveryLoop } from "../webhooks/delivery-loop.js";
 import { SecretBox } from "../webhooks/endpoint-secret.js";
@@ -10,6 +9,7 @@ import { ExpirySweeper } from "../expiry/expiry-sweeper.js";
 import { WorkerPresence } from "../host-tasks/worker-presence.js";
 import { logRunEvents } from "../logging/run-log.js";
 import type { ServerLogger } from "../logging/server-logger.js";
+import { openServerStores, type ServerStores } from "../store/server-stores.js";
 import { WebhookEndpoints } from "../webhooks/webhook-endpoints.js";
 import { buildApp } from "../http/app.js";
 import { ensureAdminKey } from "../http/auth/api-keys.js";
@@ -43,18 +43,21 @@ export async function openServerCore(
   options: ResolvedServeOptions,
   extra: { readonly adminKey: boolean; readonly inProcess?: InProcessChannel },
 ): Promise<ServerCore> {
-  const store = SqliteStore.openDataFolder(options.dataDir, { durability: options.durability });
+  const store = await openStore(options.store, { durability: options.durability });
   let context: ServerContext | undefined;
   let app: FastifyInstance | undefined;
   try {
-    const admin = extra.adminKey ? await ensureAdminKey(store) : undefined;
+    const server = await openServerStores(store);
+    const admin = extra.adminKey ? await ensureAdminKey(server.apiKeys) : undefined;
     const { logger } = options;
     const secret = loadOrCreateServerSecret(options.dataDir, (line) => logger.warn(line));
-    const webhooks = await WebhookEndpoints.load(store.webhookOutbox, new SecretBox(secret));
-    const hostTasks = new HostTaskBroker({ lookup: taskRunLookup(store), onFault: (error) => logger.error({ err: error }, "host task broker fault") });
+    const webhooks = await WebhookEndpoints.load(server.webhookOutbox, new SecretBox(secret));
+    const hostTasks = new HostTaskBroker(new HostTaskQueue(store, { onFault: (error) => logger.error({ err: error }, "host task queue fault") }));
     const workers = new WorkerPresence({ logger, lostAfterMs: options.workerLostAfterMs });
     const opened = new ServerContext({
       store,
+      apiKeys: server.apiKeys,
+      webhookOutbox: server.webhookOutbox,
       tokens: new TokenSigner(secret),
       hostTasks,
       workers,
@@ -65,7 +68,7 @@ export async function openServerCore(
     context = opened;
     const served = await buildApp(opened, logger);
     app = served;
-    return new Core(options, store, opened, served, admin?.secret);
+    return new Core(options, store, server, opened, served, admin?.secret);
   } catch (error) {
     context?.stop();
     await app?.close();
@@ -82,21 +85,21 @@ class Core implements ServerCore {
 
   constructor(
     private readonly options: ResolvedServeOptions,
-    private readonly store: SqliteStore,
+    private readonly store: Store,
+    private readonly server: ServerStores,
     readonly context: ServerContext,
     readonly app: FastifyInstance,
     readonly adminKey: string | undefined,
   ) {}
 
   async open(url: string): Promise<void> {
-    const { options, store, context } = this;
+    const { options, store, server, context } = this;
     const local = options.hostTools ? new InProcessHostTools(options.hostTools) : undefined;
     const engine = await Engine.open({
+      // Its master key file follows the data folder, as for `tapedeck credentials`: the CLI and the API share one vault.
       store,
       webhookBaseUrl: url,
       sources: { host: new HostToolRouter(local, context.hostTasks) },
-      // The same key file as `tapedeck credentials`, so the CLI and the API share one vault.
-      masterKeyFile: join(options.dataDir, "master.key"),
       // Webhooks read run events from the store, so none is lost between a commit and its delivery.
       recordEvents: true,
       unsafeHttpAllowLoopbackForTests: options.unsafeHttpAllowLoopbackForTests,
@@ -105,14 +108,20 @@ class Core implements ServerCore {
     const { logger } = options;
     logRunEvents(engine, logger);
     const deliveries = new DeliveryLoop({
-      outbox: store.webhookOutbox,
+      outbox: server.webhookOutbox,
       target: (id) => context.webhooks.target(id),
       schedule: options.webhooks.retry,
       timeoutMs: options.webhooks.timeoutMs,
       logger,
     });
     this.#deliveries = deliveries;
-    this.#writer = new OutboxWriter({ store, endpoints: context.webhooks, written: () => deliveries.kick(), log: (line) => logger.error(line) });
+    this.#writer = new OutboxWriter({
+      store,
+      outbox: server.webhookOutbox,
+      endpoints: context.webhooks,
+      written: () => deliveries.kick(),
+      log: (line) => logger.error(line),
+    });
     this.#writer.listen(engine);
     context.attach(engine);
     await resumeLeftRunning(engine, logger);
@@ -154,22 +163,4 @@ async function resumeLeftRunning(engine: Engine, logger: ServerLogger): Promise<
       logger.error({ runId: run.id, err: error }, "run was left running and cannot resume here");
     }
   }
-}
-
-/** Reads a run for the host task broker, with the toolsets its toolset derives from (kept: a toolset never changes). */
-function taskRunLookup(store: Store): (runId: string) => Promise<TaskRun | undefined> {
-  const bases = new Map<string, Promise<string[]>>();
-  const basesOf = (toolsetId: string): Promise<string[]> => {
-    let found = bases.get(toolsetId);
-    if (!found) {
-      found = store.getToolset(toolsetId).then(async (toolset) => (toolset?.base === undefined ? [] : [toolset.base, ...(await basesOf(toolset.base))]));
-      found.catch(() => bases.delete(toolsetId));
-      bases.set(toolsetId, found);
-    }
-    return found;
-  };
-  return async (runId) => {
-    const run = await store.getRun(runId);
-    return run && { ...run, bases: await basesOf(run.toolsetId) };
-  };
 }

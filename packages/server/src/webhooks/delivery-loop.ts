@@ -1,4 +1,4 @@
-import type { DeliveryNext, WebhookDeliveryRecord, WebhookOutboxStore } from "@tapedeck/engine";
+import type { DeliveryNext, WebhookDeliveryRecord, WebhookOutboxStore } from "../store/webhook-outbox-store.js";
 import { describeNetError } from "@tapedeck/engine/net";
 import type { ServerLogger } from "../logging/server-logger.js";
 import { retryDelay, type RetrySchedule } from "./retry-schedule.js";

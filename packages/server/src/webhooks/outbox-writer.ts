@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
-import type { Engine, NewWebhookDelivery, RecordedRunEvent, Store } from "@tapedeck/engine";
+import type { Engine, RecordedRunEvent, Store } from "@tapedeck/engine";
+import type { NewWebhookDelivery, WebhookOutboxStore } from "../store/webhook-outbox-store.js";
 import { webhookEvent, webhookType } from "./webhook-event.js";
 import type { WebhookEndpoints } from "./webhook-endpoints.js";
 
@@ -22,6 +23,7 @@ const EVENTS_PER_COMMIT = 50;
  */
 export class OutboxWriter {
   readonly #store: Store;
+  readonly #outbox: WebhookOutboxStore;
   readonly #endpoints: WebhookEndpoints;
   readonly #written: () => void;
   readonly #log: (line: string) => void;
@@ -30,8 +32,15 @@ export class OutboxWriter {
   #closed = false;
   #unsubscribe: (() => void) | undefined;
 
-  constructor(options: { readonly store: Store; readonly endpoints: WebhookEndpoints; readonly written: () => void; readonly log: (line: string) => void }) {
+  constructor(options: {
+    readonly store: Store;
+    readonly outbox: WebhookOutboxStore;
+    readonly endpoints: WebhookEndpoints;
+    readonly written: () => void;
+    readonly log: (line: string) => void;
+  }) {
     this.#store = options.store;
+    this.#outbox = options.outbox;
     this.#endpoints = options.endpoints;
     this.#written = options.written;
     this.#log = options.log;
@@ -76,11 +85,11 @@ export class OutboxWriter {
 
   async #drainAll(): Promise<void> {
     while (!this.#closed) {
-      const recorded = await this.#store.webhookOutbox.recordedEvents(EVENTS_PER_COMMIT);
+      const recorded = await this.#store.recordedEvents(EVENTS_PER_COMMIT);
       if (recorded.length === 0) return;
       const events = [];
       for (const event of recorded) events.push({ recorded: event.id, deliveries: await this.#deliveriesOf(event) });
-      await this.#store.webhookOutbox.fanOut(events);
+      await this.#outbox.fanOut(events);
       if (events.some((event) => event.deliveries.length > 0)) this.#written();
       if (recorded.length < EVENTS_PER_COMMIT) return;
     }

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { WebhookEndpointRecord, WebhookOutboxStore } from "@tapedeck/engine";
+import type { WebhookEndpointRecord, WebhookOutboxStore } from "../store/webhook-outbox-store.js";
 import type { WebhookEndpoint, WebhookEventType } from "@tapedeck/protocol/api";
 import { sees, type Scope } from "../tenancy/scope.js";
 import { newEndpointSecret, type SecretBox } from "./endpoint-secret.js";

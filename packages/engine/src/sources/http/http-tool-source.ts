@@ -29,7 +29,7 @@ import { systemResolver, type HostResolver } from "./resolver.js";
  * - Every refusal is a failure of code `refused` saying which rule and which host or address.
  * - The call's idempotency key goes out as `Idempotency-Key`, its trace context as `traceparent`.
  * - Its results are not leak-scanned here: every result of every source is, where results
- *   become `Settled` (`runs/dispatcher.ts`), before the journal or the script sees them. The
+ *   become a `CallOutcome` (`runs/dispatcher.ts`), before the journal or the script sees them. The
  *   outcome names the credential values it sent (`secrets`), so that scan redacts them too.
  * - A credential (`credentials`) is resolved after the first URL passed every check, and put
  *   into a copy of the request to that URL's origin only: never into a redirect to another

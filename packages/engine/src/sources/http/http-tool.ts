@@ -1,8 +1,7 @@
-import type { JsonObject, PinnedTool, PolicySpec } from "@tapedeck/protocol";
-import { resolvePolicy } from "../../toolset/policy.js";
+import type { JsonObject, PinnedTool } from "@tapedeck/protocol";
 
 /**
- * The built-in `http.fetch` tool as a toolset pins it. Scripts never import it: the sandbox's
+ * The built-in `http.fetch` tool: its name and schemas (`toolset/pin-http.ts` pins it). Scripts never import it: the sandbox's
  * `fetch` global issues its calls. Pinning it as an ordinary tool (source `builtin`) is what
  * keeps it uniform with every other tool: its arguments are validated against the schema below
  * before the call is journaled, its policy comes from `policies["http.fetch"]`, the dispatcher
@@ -48,25 +47,10 @@ export const FETCH_OUTPUT_SCHEMA: JsonObject = {
   additionalProperties: false,
 };
 
-const DESCRIPTION = "An HTTP request to an allowed host, made by the engine and journaled (replay never sends it again). " + "Scripts call it through `fetch`.";
+export const HTTP_FETCH_DESCRIPTION =
+  "An HTTP request to an allowed host, made by the engine and journaled (replay never sends it again). " + "Scripts call it through `fetch`.";
 
 /** Whether `tool` is the built-in `http.fetch`. */
 export function isHttpFetch(tool: Pick<PinnedTool, "group" | "name" | "source">): boolean {
   return tool.source === "builtin" && tool.group === HTTP_GROUP && tool.name === HTTP_FETCH;
-}
-
-/** The pinned `http.fetch` of a toolset whose (normalised) allow-list is `allow`. */
-export function pinHttpTool(allow: readonly string[], policies: Readonly<Record<string, PolicySpec>>): PinnedTool {
-  // Sorted and deduplicated: the same hosts in another order are the same toolset.
-  const hosts = [...new Set(allow)].sort();
-  return {
-    group: HTTP_GROUP,
-    name: HTTP_FETCH,
-    source: "builtin",
-    description: DESCRIPTION,
-    inputSchema: FETCH_INPUT_SCHEMA,
-    outputSchema: FETCH_OUTPUT_SCHEMA,
-    policy: resolvePolicy(HTTP_GROUP, HTTP_FETCH, policies),
-    http: { allow: hosts },
-  };
 }

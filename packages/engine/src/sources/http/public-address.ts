@@ -1,4 +1,4 @@
-import { classifyAddress, type AddressVerdict } from "./address-ranges.js";
+import { classifyAddress, type AddressVerdict } from "../../net/address-ranges.js";
 import { passes } from "./request-target.js";
 import type { HostResolver } from "./resolver.js";
 

@@ -1,6 +1,6 @@
 import type { ToolFailure } from "@tapedeck/protocol";
-import { classifyAddress, parseCanonicalAddress, type AddressVerdict } from "./address-ranges.js";
-import { isAllowedHost, stripTrailingDot } from "./allow-list.js";
+import { classifyAddress, parseCanonicalAddress, type AddressVerdict } from "../../net/address-ranges.js";
+import { isAllowedHost, stripTrailingDot } from "../../net/allow-list.js";
 import { refusal, RefusalRule } from "./refusal.js";
 
 /**

@@ -4,7 +4,7 @@ import type { PolicySpec, ToolsetSpec } from "@tapedeck/protocol";
 import { randomUUID } from "node:crypto";
 import { McpToolSource } from "./mcp-tool-source.js";
 import { findSecrets } from "../../test-support/leak-scan.js";
-import type { ToolCallRequest, ToolOutcome, ToolSource } from "../tool-source.js";
+import type { ToolCallRequest, ToolOutcome } from "../tool-source.js";
 import { STDIO_MAIN } from "../../test-support/mcp/fixture-clients.js";
 import { startHttpFixture } from "../../test-support/mcp/http-fixture.js";
 import { runScript, testEngine, testSandboxes } from "../../test-support/engines.js";
@@ -18,17 +18,15 @@ after(() => testSandboxes().close());
 const stdio = (...flags: string[]) => ({ command: process.execPath, args: [STDIO_MAIN, ...flags] });
 
 /** Loses the first answer of each call after the server has acted on it: the call is interrupted. */
-class LoseFirstAnswer implements ToolSource {
-  constructor(private readonly inner: ToolSource) {}
-  async call(request: ToolCallRequest): Promise<ToolOutcome> {
-    const outcome = await this.inner.call(request);
+class LoseFirstAnswer extends McpToolSource {
+  override async call(request: ToolCallRequest): Promise<ToolOutcome> {
+    const outcome = await super.call(request);
     return request.attempt === 1 ? { kind: "interrupted", reason: "the answer was lost" } : outcome;
   }
 }
 
 async function run(server: object, source: string, options: { policies?: Record<string, PolicySpec>; loseFirst?: boolean; input?: unknown } = {}) {
-  const mcp = new McpToolSource();
-  const t = await testEngine({ mcp, ...(options.loseFirst ? { sources: { mcp: new LoseFirstAnswer(mcp) } } : {}) });
+  const t = await testEngine({ mcp: options.loseFirst ? new LoseFirstAnswer() : new McpToolSource() });
   try {
     const spec = { mcpServers: { fx: server }, ...(options.policies ? { policies: options.policies } : {}) } as ToolsetSpec;
     const { runId, end } = await runScript(t.engine, spec, `import { fx, ToolError } from "tapedeck:tools";\n${source}`, options.input);

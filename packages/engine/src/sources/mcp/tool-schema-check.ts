@@ -1,6 +1,6 @@
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { JsonObject, JsonValue, PinnedTool } from "@tapedeck/protocol";
-import { ArgsValidator } from "../../runs/args-validator.js";
+import { SchemaValidator } from "../../util/schema-validator.js";
 import { canonicalJson } from "../../util/canonical-json.js";
 import type { Park } from "../tool-source.js";
 
@@ -18,7 +18,7 @@ import type { Park } from "../tool-source.js";
  * - Pure: the list comes from the caller (`McpConnection.currentTools`, one read per connection).
  */
 export class ToolSchemaCheck {
-  readonly #validator = new ArgsValidator();
+  readonly #validator = new SchemaValidator();
   readonly #byName = new WeakMap<readonly Tool[], ReadonlyMap<string, Tool>>();
   readonly #canonical = new WeakMap<object, string>();
   /** The pinned tool with the server's current input schema, for validating arguments against it. */
@@ -36,7 +36,7 @@ export class ToolSchemaCheck {
     }
     const current = this.#canonicalOf(now.inputSchema);
     if (current !== undefined && current === this.#canonicalOf(pinned.inputSchema)) return undefined;
-    const failure = this.#validator.validate(this.#withCurrentSchema(pinned, now), args);
+    const failure = this.#validator.validateArgs(this.#withCurrentSchema(pinned, now), args);
     if (!failure) return undefined;
     return {
       reason: "tool.schema_changed",

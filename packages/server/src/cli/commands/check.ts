@@ -1,4 +1,3 @@
-import { SqliteStore } from "@tapedeck/engine";
 import { parse, requireFlag, UsageError } from "../args.js";
 import { readJsonFile, readTextFile, withEngine } from "../context.js";
 import { formatDiagnostics, type Output } from "../print.js";
@@ -26,6 +25,6 @@ export async function checkCommand(args: readonly string[], out: Output): Promis
       else out.stderr(`${scriptPath}: ${errors} error${errors === 1 ? "" : "s"} against ${toolsetPath}`);
       return result.ok ? 0 : 1;
     },
-    { store: SqliteStore.open({ path: ":memory:" }) },
+    { store: "memory:" },
   );
 }

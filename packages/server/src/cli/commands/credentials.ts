@@ -7,7 +7,7 @@ import {
   EngineError,
   MasterKeySource,
   parseDuration,
-  SqliteStore,
+  openStore,
   type CredentialKind,
   type CredentialScope,
   type CredentialSecret,
@@ -47,7 +47,7 @@ export async function credentialsCommand(args: readonly string[], out: Output): 
   // Not quoted: an extra argument may well be a secret given by mistake.
   if (extra !== undefined) throw new UsageError("unexpected extra argument (not shown); a value is read from stdin or --from-env, never from an argument");
   requireDataFolder(values.data);
-  const store = SqliteStore.openDataFolder(values.data);
+  const store = await openStore(values.data);
   const vault = new CredentialVault(store.credentials, new MasterKeySource({ keyFile: join(values.data, "master.key") }));
   try {
     switch (verb) {

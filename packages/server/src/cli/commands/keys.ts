@@ -1,29 +1,32 @@
-import { SqliteStore } from "@tapedeck/engine";
+import { openStore } from "@tapedeck/engine";
 import { createApiKey } from "../../http/index.js";
+import { openServerStores } from "../../store/server-stores.js";
 import { optionalFlag, parse, UsageError } from "../args.js";
 import { requireDataFolder } from "../data-folder.js";
 import type { Output } from "../print.js";
+import { storeLocation } from "../store-location.js";
 
-export const keysUsage = "tapedeck keys create [--namespace <ns>] [--label <k>=<v>]… [--data <dir>]";
+export const keysUsage = "tapedeck keys create [--namespace <ns>] [--label <k>=<v>]… [--data <dir>] [--store <dir or postgres://… URL>]";
 
 /**
- * Creates an API key in the data folder (a running server sees it at once) and prints it on
+ * Creates an API key in the data folder, or the store `--store` / `TAPEDECK_STORE` names (a running server sees it at once) and prints it on
  * stdout, alone, so a script can capture it; what it is limited to goes to stderr. The key is
  * shown this once: only its hash is stored.
  */
 export async function keysCommand(args: readonly string[], out: Output): Promise<number> {
-  const { values, positionals } = parse(args, { namespace: { type: "string" }, label: { type: "string", multiple: true } });
+  const { values, positionals } = parse(args, { namespace: { type: "string" }, label: { type: "string", multiple: true }, store: { type: "string" } });
   const [verb, extra] = positionals;
   if (verb !== "create") throw new UsageError(`unknown keys command "${verb ?? ""}"`);
   if (extra !== undefined) throw new UsageError(`unexpected argument ${JSON.stringify(extra)}`);
   const namespace = optionalFlag(values.namespace, "namespace");
   if (namespace === "") throw new UsageError("--namespace needs a value: the end user's id");
   const labels = parseLabels((values as Readonly<Record<string, unknown>>).label);
+  const location = storeLocation(optionalFlag(values.store, "store"), values.data);
   // A key in a folder no server reads would be a key that never works.
-  requireDataFolder(values.data);
-  const store = SqliteStore.openDataFolder(values.data);
+  if (location === values.data) requireDataFolder(values.data);
+  const store = await openStore(location);
   try {
-    const { secret, record } = await createApiKey(store, { ...(namespace === undefined ? {} : { namespace }), labels });
+    const { secret, record } = await createApiKey((await openServerStores(store)).apiKeys, { ...(namespace === undefined ? {} : { namespace }), labels });
     out.stdout(secret);
     const limits = [
       namespace === undefined ? undefined : `namespace "${namespace}"`,

@@ -4,14 +4,16 @@ import { optionalFlag, parse, UsageError } from "../args.js";
 import { loadHostModule } from "../load-host-module.js";
 import type { Output } from "../print.js";
 import { shellArg } from "../print-waits.js";
+import { isStoreUrl, storeLocation } from "../store-location.js";
 
 export const serveUsage =
-  "tapedeck serve [--port 7700] [--host 127.0.0.1] [--host-module <tools.ts>] [--public-url <url>] [--log-level info] [--log-format json|pretty] [--data <dir>]";
+  "tapedeck serve [--port 7700] [--host 127.0.0.1] [--host-module <tools.ts>] [--public-url <url>] [--log-level info] [--log-format json|pretty] [--data <dir>] [--store <dir or postgres://… URL>]";
 
 /**
  * Runs the HTTP server until SIGINT or SIGTERM. Prints `tapedeck listening on <url>` on stdout
- * once it takes requests (with `--port 0`, the port it got), and on a data folder's first start
- * the admin API key on stderr, once. The log goes to stderr (`--log-level`, `--log-format`).
+ * once it takes requests (with `--port 0`, the port it got), and on a store's first start the
+ * admin API key on stderr, once. The log goes to stderr (`--log-level`, `--log-format`). The
+ * store is `--store`, else `TAPEDECK_STORE`, else the data folder (`store-location.ts`).
  */
 export async function serveCommand(args: readonly string[], out: Output): Promise<number> {
   const { values, positionals } = parse(args, {
@@ -21,6 +23,7 @@ export async function serveCommand(args: readonly string[], out: Output): Promis
     "public-url": { type: "string" },
     "log-level": { type: "string" },
     "log-format": { type: "string" },
+    store: { type: "string" },
   });
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
   const port = parsePort(optionalFlag(values.port, "port"));
@@ -34,8 +37,10 @@ export async function serveCommand(args: readonly string[], out: Output): Promis
   const hostTools = modulePath === undefined ? undefined : await loadHostModule(modulePath);
   const retryBaseMs = testMs(process.env[TEST_RETRY_BASE_ENV], TEST_RETRY_BASE_ENV);
   const workerLostMs = testMs(process.env[TEST_WORKER_LOST_ENV], TEST_WORKER_LOST_ENV);
+  const store = storeLocation(optionalFlag(values.store, "store"), values.data);
   const server = await startServer({
     dataDir: values.data,
+    store,
     ...(retryBaseMs === undefined ? {} : { webhooks: { retry: { baseMs: retryBaseMs } } }),
     ...(process.env[TEST_ALLOW_LOOPBACK_ENV] === "1" ? { unsafeHttpAllowLoopbackForTests: true } : {}),
     ...(port === undefined ? {} : { port }),
@@ -47,7 +52,7 @@ export async function serveCommand(args: readonly string[], out: Output): Promis
     ...(workerLostMs === undefined ? {} : { workerLostAfterMs: workerLostMs }),
     log: (line) => out.stderr(line),
   });
-  if (server.adminKey) out.stderr(adminKeyNotice(server.adminKey, server.url, values.data));
+  if (server.adminKey) out.stderr(adminKeyNotice(server.adminKey, server.url, values.data, store));
   out.stdout(`tapedeck listening on ${server.url}`);
   const signal = await stopSignal();
   out.stderr(`tapedeck: ${signal}: stopping (runs stay intact and go on at the next start)`);
@@ -106,14 +111,16 @@ function stopSignal(): Promise<NodeJS.Signals> {
   });
 }
 
-function adminKeyNotice(key: string, url: string, data: string): string {
+function adminKeyNotice(key: string, url: string, data: string, store: string): string {
+  // A store URL may hold a password: it is never printed.
+  const where = isStoreUrl(store) ? { of: "store", flag: `--store <the store's URL>` } : { of: `data folder ${data}`, flag: `--data ${shellArg(data)}` };
   return [
-    `tapedeck: created the admin API key of the data folder ${data}. It is shown this once: the server keeps only its hash.`,
+    `tapedeck: created the admin API key of the ${where.of}. It is shown this once: the server keeps only its hash.`,
     "",
     `    ${key}`,
     "",
     `  Send it with every /v1 request:  Authorization: Bearer ${key}`,
     `  From code:  new Tapedeck({ baseUrl: "${url}", apiKey: "${key}" })`,
-    `  More keys, limited to an end user or labels:  tapedeck keys create --data ${shellArg(data)} --namespace <user> --label <k>=<v>`,
+    `  More keys, limited to an end user or labels:  tapedeck keys create ${where.flag} --namespace <user> --label <k>=<v>`,
   ].join("\n");
 }

@@ -1,5 +1,5 @@
 import type { JsonValue } from "@tapedeck/protocol";
-import { formatDuration, SqliteStore, type TestCall, type TestResult } from "@tapedeck/engine";
+import { formatDuration, type TestCall, type TestResult } from "@tapedeck/engine";
 import { formatRunError } from "@tapedeck/protocol";
 import { noExtraArguments, optionalFlag, parse, requireFlag, UsageError } from "../args.js";
 import { parseJsonFlag, readJsonFile, readTextFile, withEngine } from "../context.js";
@@ -32,7 +32,7 @@ export async function testCommand(args: readonly string[], out: Output): Promise
   const input = parseJsonFlag(optionalFlag(values.input, "input"), "input") as JsonValue | undefined;
   // The data folder is read for a scenario's `from_run` only; without one, nothing needs it.
   const fromRun = typeof scenario === "object" && scenario !== null && "from_run" in scenario;
-  const store = fromRun || isDataFolder(values.data) ? {} : { store: SqliteStore.open({ path: ":memory:" }) };
+  const store = fromRun || isDataFolder(values.data) ? {} : { store: "memory:" };
   return withEngine(
     values.data,
     optionalFlag(values.host, "host"),

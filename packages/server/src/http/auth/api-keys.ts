@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
-import type { ApiKeyRecord, Store } from "@tapedeck/engine";
 import type { Labels } from "@tapedeck/protocol/api";
+import type { ApiKeyRecord, ApiKeyStore } from "../../store/api-key-store.js";
 
 /** How an API key is written: the prefix tells keys from tokens (and lets secret scanners find leaked keys). */
 export const API_KEY_PREFIX = "tdk_";
@@ -22,7 +22,11 @@ export interface NewApiKey {
 }
 
 /** Creates and stores a key, limited to `namespace` and `labels` when given. */
-export async function createApiKey(store: Store, limits: { readonly namespace?: string; readonly labels?: Labels } = {}, now = Date.now()): Promise<NewApiKey> {
+export async function createApiKey(
+  keys: ApiKeyStore,
+  limits: { readonly namespace?: string; readonly labels?: Labels } = {},
+  now = Date.now(),
+): Promise<NewApiKey> {
   const secret = `${API_KEY_PREFIX}${randomBytes(32).toString("base64url")}`;
   const record: ApiKeyRecord = {
     id: `key_${randomBytes(6).toString("hex")}`,
@@ -31,16 +35,16 @@ export async function createApiKey(store: Store, limits: { readonly namespace?: 
     ...(limits.labels === undefined || Object.keys(limits.labels).length === 0 ? {} : { labels: limits.labels }),
     createdAt: now,
   };
-  await store.putApiKey(record);
+  await keys.put(record);
   return { secret, record };
 }
 
 /** The admin key of a data folder's first start: created when the store has no key at all. */
-export async function ensureAdminKey(store: Store): Promise<NewApiKey | undefined> {
-  if ((await store.listApiKeys()).length > 0) return undefined;
-  return createApiKey(store);
+export async function ensureAdminKey(keys: ApiKeyStore): Promise<NewApiKey | undefined> {
+  if ((await keys.list()).length > 0) return undefined;
+  return createApiKey(keys);
 }
 
-export function findApiKey(store: Store, secret: string): Promise<ApiKeyRecord | undefined> {
-  return store.getApiKeyByHash(hashApiKey(secret));
+export function findApiKey(keys: ApiKeyStore, secret: string): Promise<ApiKeyRecord | undefined> {
+  return keys.getByHash(hashApiKey(secret));
 }

@@ -1,5 +1,5 @@
-import type { Store } from "@tapedeck/engine";
 import { NAMESPACE_HEADER } from "@tapedeck/protocol/api";
+import type { ApiKeyStore } from "../../store/api-key-store.js";
 import { ApiError } from "../api-error.js";
 import { API_KEY_PREFIX, findApiKey } from "./api-keys.js";
 import type { InProcessChannel } from "../in-process-channel.js";
@@ -24,7 +24,7 @@ export interface Caller {
 }
 
 export interface CallerSources {
-  readonly store: Store;
+  readonly apiKeys: ApiKeyStore;
   readonly tokens: TokenSigner;
   readonly now: () => number;
   /** The server's data folder: where `tapedeck keys create` makes keys this server knows. */
@@ -66,7 +66,7 @@ function bearer(header: string | string[] | undefined, dataDir: string): string 
 }
 
 async function byKey(secret: string, sources: CallerSources): Promise<Caller> {
-  const key = secret.startsWith(API_KEY_PREFIX) ? await findApiKey(sources.store, secret) : undefined;
+  const key = secret.startsWith(API_KEY_PREFIX) ? await findApiKey(sources.apiKeys, secret) : undefined;
   if (!key)
     throw new ApiError(
       "unauthorized",

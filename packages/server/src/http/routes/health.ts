@@ -20,7 +20,7 @@ export function healthRoutes(app: FastifyInstance, context: ServerContext): void
       if (!context.ready) return reply.code(503).send({ status: context.stopping.aborted ? "stopping" : "starting" });
       try {
         // One indexed read: proves the database answers without scanning anything.
-        await context.store.getApiKeyByHash("");
+        await context.apiKeys.getByHash("");
       } catch {
         return reply.code(503).send({ status: "unavailable" });
       }

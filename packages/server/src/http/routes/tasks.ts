@@ -71,10 +71,10 @@ export function taskRoutes(app: FastifyInstance, context: ServerContext): void {
         response: { 200: leaseAnswer, ...errors(400, 401) },
       },
     },
-    (request): LeaseAnswer => {
+    async (request): Promise<LeaseAnswer> => {
       context.ensureOpen();
       context.workers.answered(callerOf(request).keyId);
-      return { status: context.hostTasks.heartbeat(callerOf(request).scope, request.params.id, request.body.lease) };
+      return { status: await context.hostTasks.heartbeat(callerOf(request).scope, request.params.id, request.body.lease) };
     },
   );
 
@@ -89,10 +89,10 @@ export function taskRoutes(app: FastifyInstance, context: ServerContext): void {
         response: { 200: leaseAnswer, ...errors(400, 401, 413) },
       },
     },
-    (request): LeaseAnswer => {
+    async (request): Promise<LeaseAnswer> => {
       context.ensureOpen();
       context.workers.answered(callerOf(request).keyId);
-      return { status: context.hostTasks.complete(callerOf(request).scope, request.params.id, request.body.lease, request.body.result ?? null) };
+      return { status: await context.hostTasks.complete(callerOf(request).scope, request.params.id, request.body.lease, request.body.result ?? null) };
     },
   );
 
@@ -109,10 +109,10 @@ export function taskRoutes(app: FastifyInstance, context: ServerContext): void {
         response: { 200: leaseAnswer, ...errors(400, 401) },
       },
     },
-    (request): LeaseAnswer => {
+    async (request): Promise<LeaseAnswer> => {
       context.ensureOpen();
       context.workers.answered(callerOf(request).keyId);
-      return { status: context.hostTasks.fail(callerOf(request).scope, request.params.id, request.body.lease, request.body.error) };
+      return { status: await context.hostTasks.fail(callerOf(request).scope, request.params.id, request.body.lease, request.body.error) };
     },
   );
 }

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import type { WebhookDeliveryRecord } from "@tapedeck/engine";
+import type { WebhookDeliveryRecord } from "../../store/webhook-outbox-store.js";
 import {
   createdWebhookEndpoint,
   createWebhookRequest,
@@ -111,7 +111,7 @@ export function webhookRoutes(app: FastifyInstance, context: ServerContext): voi
     async (request): Promise<WebhookDeliveryList> => {
       if (!context.webhooks.has(keyCaller(callerOf(request)).scope, request.params.id)) throw endpointNotFound(request.params.id);
       const limit = request.query.limit ?? DELIVERIES_LIMIT.default;
-      const records = await context.store.webhookOutbox.listDeliveries(request.params.id, {
+      const records = await context.webhookOutbox.listDeliveries(request.params.id, {
         limit,
         ...(request.query.before === undefined ? {} : { before: request.query.before }),
       });

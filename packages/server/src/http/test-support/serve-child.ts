@@ -43,6 +43,8 @@ export interface ServeChildOptions {
   readonly env?: Readonly<Record<string, string>>;
   /** More arguments for `tapedeck serve` (`--log-level debug`). */
   readonly args?: readonly string[];
+  /** Whether its store is new, so that its first start prints the admin key (default: the data folder has no database yet). A server on a store URL says. */
+  readonly fresh?: boolean;
   /** The port to listen on (default 0: any free port). A restart on the same data folder passes its previous port, so run-bound webhook URLs stay valid. */
   readonly port?: number;
 }
@@ -50,7 +52,7 @@ export interface ServeChildOptions {
 export async function startServeChild(options: ServeChildOptions = {}): Promise<ServeChild> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "tapedeck-serve-"));
   // A folder without a database is new: its first start prints the admin key.
-  const fresh = !existsSync(join(dataDir, "tapedeck.db"));
+  const fresh = options.fresh ?? !existsSync(join(dataDir, "tapedeck.db"));
   const args = ["serve", "--port", String(options.port ?? 0), "--data", dataDir, ...(options.args ?? [])];
   if (options.hostModule !== undefined) {
     const path = join(dataDir, "host-tools.ts");

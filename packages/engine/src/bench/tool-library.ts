@@ -1,0 +1,142 @@
+import { createServer } from "node:http";
+import Database from "better-sqlite3";
+import { callLibraryTool } from "../library/call-library-tool.js";
+import { defineTool, result } from "../library/library-tool.js";
+import { checkRateLimit } from "../library/rate-limit/rate-limiter.js";
+import { SqliteRateLimitStore } from "../library/rate-limit/sqlite-rate-limit-store.js";
+import { QuickJsSandboxFactory } from "../sandbox/quickjs-sandbox-factory.js";
+import { ScriptChecker } from "../script/checker.js";
+import { HttpToolSource } from "../sources/http/http-tool-source.js";
+import { pinHttpTool } from "../toolset/pin-http.js";
+import type { ToolCallRequest } from "../sources/tool-source.js";
+import { MemorySubCallJournal, registerUserTool, UserToolRunner, type UserTool, type UserToolHost } from "../user-tools/index.js";
+import { median, time, type Row } from "./measure.js";
+
+/**
+ * `npm run bench -- library`: a user tool call (a fresh sandbox per call) against the same logic
+ * as a built-in tool in the engine's process; a user tool's `fetch` (grant check, sub-call
+ * record, leak scan) against the same request sent by the `http` tool source alone; rate-limit
+ * checks per second on SQLite. Issue 15's goals: a fresh-context call p50 ≤ 1 ms; a user tool's
+ * journaled fetch ≤ 1.2× a script's (measured here against the source alone, which is stricter).
+ */
+
+const SIGNAL = new AbortController().signal;
+
+function register(code: string, grants = {}): UserTool {
+  const registration = registerUserTool(
+    {
+      definition: {
+        name: "double",
+        description: "Doubles n.",
+        inputSchema: { type: "object", properties: { n: { type: "number" } }, required: ["n"] },
+        risk: "low",
+        approval: { kind: "never" },
+      },
+      code,
+      grants,
+    },
+    [],
+    new ScriptChecker(),
+  );
+  if (!registration.ok) throw new Error(registration.problems.join("; "));
+  return registration.tool;
+}
+
+export async function toolLibrary(rows: Row[]): Promise<void> {
+  const sandboxes = new QuickJsSandboxFactory({ workers: 1 });
+  const runner = new UserToolRunner(sandboxes);
+  const server = createServer((_req, res) => res.writeHead(200, { "content-type": "application/json" }).end('{"items":[1,2,3]}'));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/v1/items`;
+  const source = new HttpToolSource({ unsafeAllowLoopbackForTests: true });
+  const pinned = pinHttpTool(["127.0.0.1"], {});
+  let seq = 0;
+  const request = (key: string): ToolCallRequest => ({
+    tool: pinned,
+    args: { url, method: "GET", headers: {} },
+    runId: "run_bench",
+    seq: ++seq,
+    idempotencyKey: key,
+    attempt: 1,
+    traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+    signal: SIGNAL,
+  });
+  const host: UserToolHost = {
+    fetch: (args, key, signal) => source.call({ ...request(key), args, signal }),
+    invoke: () => Promise.reject(new Error("no tools in the bench")),
+  };
+  try {
+    const double = register("export default (input: { n: number }) => ({ doubled: input.n * 2 });");
+    const native = defineTool<{ n: number }>({ ...double.definition, needs: [], execute: ({ n }) => Promise.resolve(result({ doubled: n * 2 })) });
+    const userCall = async (tool: UserTool, i: number) => {
+      const outcome = await runner.call(tool, { n: i }, { key: `run_bench/${i}`, signal: SIGNAL, now: () => 0, host, journal: new MemorySubCallJournal() });
+      if (outcome.result.kind !== "result") throw new Error(JSON.stringify(outcome.result));
+    };
+    const calls: number[] = [];
+    const natives: number[] = [];
+    for (let i = 0; i < 400; i++) {
+      calls.push(await time(() => userCall(double, i)));
+      natives.push(await time(() => callLibraryTool(native, { n: i }, { now: () => 0, signal: SIGNAL })));
+    }
+    rows.push({
+      name: "user tool call, fresh sandbox (p50)",
+      value: median(calls.slice(100)),
+      unit: "ms",
+      baselineName: "same logic as a built-in tool",
+      baseline: median(natives.slice(100)),
+      goal: "≤ 1 ms",
+    });
+
+    const fetcher = register(`export default async (input: { n: number }) => (await fetch(${JSON.stringify(url)})).status + input.n;`, {
+      http: [{ host: "127.0.0.1", pathPrefix: "/v1/" }],
+    });
+    const bare = async () => {
+      const outcome = await source.call(request(`run_bench/x${seq}`));
+      if (outcome.kind !== "result") throw new Error(JSON.stringify(outcome));
+    };
+    const fetches: number[] = [];
+    const bares: number[] = [];
+    const sandboxOnly: number[] = [];
+    for (let i = 0; i < 300; i++) {
+      fetches.push(await time(() => userCall(fetcher, i)));
+      bares.push(await time(bare));
+      sandboxOnly.push(await time(() => userCall(double, i)));
+    }
+    // The fetch's own cost in a user tool: the call with a fetch minus the same call without one.
+    rows.push({
+      name: "user tool fetch, on top of its call (p50)",
+      value: median(fetches.slice(50)) - median(sandboxOnly.slice(50)),
+      unit: "ms",
+      baselineName: "http tool source alone",
+      baseline: median(bares.slice(50)),
+      goal: "≤ 1.2×",
+    });
+
+    const store = new SqliteRateLimitStore(new Database(":memory:"));
+    const checks = 20_000;
+    const ms = await time(async () => {
+      for (let i = 0; i < checks; i++)
+        await checkRateLimit(store, { namespace: `user-${i % 100}`, tool: "web.fetch" }, { perMinute: 1_000, perHour: 10_000 }, i);
+    });
+    // IronClaw's limiter: fixed windows counted in a map in memory (lost on restart, not shared).
+    const counts = new Map<string, number>();
+    const memoryMs = await time(() => {
+      for (let i = 0; i < checks; i++) {
+        const key = `user-${i % 100}/web.fetch/${Math.floor(i / 60_000)}`;
+        counts.set(key, (counts.get(key) ?? 0) + 1);
+      }
+    });
+    rows.push({
+      name: "rate-limit checks (SQLite, sliding, 2 windows)",
+      value: Math.round((checks / ms) * 1000),
+      unit: "/s",
+      baselineName: "fixed windows in memory",
+      baseline: Math.round((checks / memoryMs) * 1000),
+      goal: "",
+    });
+  } finally {
+    await sandboxes.close();
+    await source.close();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}

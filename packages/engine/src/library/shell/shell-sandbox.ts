@@ -1,0 +1,185 @@
+import { spawn } from "node:child_process";
+import { bubblewrapArgs } from "./bubblewrap-args.js";
+import { PidsCgroup, type ProcessLimit } from "./process-limit.js";
+
+/**
+ * Runs one shell command in a bubblewrap sandbox over a workspace (see `bubblewrap-args.ts` for
+ * what the command sees), bounded in time, output and processes.
+ *
+ * Invariants:
+ * - Time: past `timeoutMs` (or when `signal` aborts) the sandbox is killed — bubblewrap's
+ *   process group with SIGKILL, and with it the sandbox's PID namespace, whose every process the
+ *   kernel kills when its first process dies; in cgroup mode every process of the cgroup too.
+ * - Output: at most `maxStdoutBytes` of stdout and `maxStderrBytes` of stderr are kept (the
+ *   rest is counted and reported as omitted); past `OUTPUT_KILL_BYTES` in all the command is
+ *   killed, since nothing more of it would be kept anyway.
+ * - Processes: at most `maxProcesses` at once (`process-limit.ts`): a fork bomb stalls at the
+ *   bound until the time limit ends it.
+ * - The command never gets the engine's environment, files outside its workspace, or a network.
+ */
+
+export interface ShellSandboxOptions {
+  /** How processes are bounded here (`chooseProcessLimit`). */
+  readonly processLimit: ProcessLimit;
+  /** Default `/usr/bin/bwrap`. */
+  readonly bwrap?: string;
+  /** Processes a command may have at once. Default 64. */
+  readonly maxProcesses?: number;
+  /** Default 64 KiB. */
+  readonly maxStdoutBytes?: number;
+  /** Default 32 KiB. */
+  readonly maxStderrBytes?: number;
+}
+
+export interface ShellRequest {
+  readonly command: string;
+  /** The workspace folder on the host (resolved). */
+  readonly workspace: string;
+  readonly writable: boolean;
+  readonly timeoutMs: number;
+  readonly signal: AbortSignal;
+}
+
+export interface ShellRun {
+  /** The command's exit code; null when it was killed. */
+  readonly exitCode: number | null;
+  /** The signal that ended it, if one did. */
+  readonly signal: string | null;
+  /** Why Tapedeck stopped it, when it did. */
+  readonly stopped?: "timeout" | "output" | "aborted";
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly stdoutOmittedBytes: number;
+  readonly stderrOmittedBytes: number;
+  /** A fork was refused because the command had `maxProcesses` already (known in cgroup mode). */
+  readonly processLimitReached?: boolean;
+  readonly durationMs: number;
+}
+
+export const DEFAULT_BWRAP = "/usr/bin/bwrap";
+export const DEFAULT_MAX_PROCESSES = 64;
+export const DEFAULT_MAX_STDOUT_BYTES = 64 * 1024;
+export const DEFAULT_MAX_STDERR_BYTES = 32 * 1024;
+/** Output read (and thrown away) before a command that only prints is stopped: `yes` would otherwise run to its time limit. */
+export const OUTPUT_KILL_BYTES = 16 * 1024 * 1024;
+
+/** Starts the sandbox inside the cgroup: the shell moves itself into it, then becomes bubblewrap. */
+const ENTER_CGROUP = 'echo $$ > "$0/cgroup.procs" && exec "$@"';
+
+export class ShellSandbox {
+  readonly #limit: ProcessLimit;
+  readonly #bwrap: string;
+  readonly #maxProcesses: number;
+  readonly #maxStdout: number;
+  readonly #maxStderr: number;
+
+  constructor(options: ShellSandboxOptions) {
+    this.#limit = options.processLimit;
+    this.#bwrap = options.bwrap ?? DEFAULT_BWRAP;
+    this.#maxProcesses = options.maxProcesses ?? DEFAULT_MAX_PROCESSES;
+    this.#maxStdout = options.maxStdoutBytes ?? DEFAULT_MAX_STDOUT_BYTES;
+    this.#maxStderr = options.maxStderrBytes ?? DEFAULT_MAX_STDERR_BYTES;
+  }
+
+  get limits(): { readonly maxProcesses: number; readonly maxStdoutBytes: number; readonly maxStderrBytes: number } {
+    return { maxProcesses: this.#maxProcesses, maxStdoutBytes: this.#maxStdout, maxStderrBytes: this.#maxStderr };
+  }
+
+  async run(request: ShellRequest): Promise<ShellRun> {
+    const shell = ["/bin/sh", "-c", request.command];
+    const inside = this.#limit.kind === "rlimit" ? [this.#limit.prlimit, `--nproc=${this.#maxProcesses}`, "--", ...shell] : shell;
+    const args = bubblewrapArgs({ workspace: request.workspace, writable: request.writable, command: inside });
+    const cgroup = this.#limit.kind === "cgroup" ? await PidsCgroup.create(this.#limit, this.#maxProcesses) : undefined;
+    try {
+      const [file, argv] = cgroup === undefined ? [this.#bwrap, args] : ["/bin/sh", ["-c", ENTER_CGROUP, cgroup.path, this.#bwrap, ...args]];
+      const run = await this.#spawn(file, argv, request);
+      return cgroup !== undefined && (await cgroup.limitReached()) ? { ...run, processLimitReached: true } : run;
+    } finally {
+      await cgroup?.remove();
+    }
+  }
+
+  #spawn(file: string, argv: readonly string[], request: ShellRequest): Promise<ShellRun> {
+    const started = performance.now();
+    return new Promise((resolve, reject) => {
+      // Its own process group (detached), so that one kill reaches bubblewrap and what it started.
+      const child = spawn(file, argv, { detached: true, stdio: ["ignore", "pipe", "pipe"], env: {} });
+      const stdout = new Capped(this.#maxStdout);
+      const stderr = new Capped(this.#maxStderr);
+      let stopped: ShellRun["stopped"];
+      const stop = (why: NonNullable<ShellRun["stopped"]>): void => {
+        stopped ??= why;
+        try {
+          process.kill(-child.pid!, "SIGKILL");
+        } catch {
+          // It has exited already.
+        }
+      };
+      const onOutput = (capped: Capped) => (chunk: Buffer) => {
+        capped.add(chunk);
+        if (stdout.total + stderr.total > OUTPUT_KILL_BYTES) stop("output");
+      };
+      child.stdout.on("data", onOutput(stdout));
+      child.stderr.on("data", onOutput(stderr));
+      const timer = setTimeout(() => stop("timeout"), request.timeoutMs);
+      const abort = (): void => stop("aborted");
+      if (request.signal.aborted) abort();
+      else request.signal.addEventListener("abort", abort, { once: true });
+      child.once("error", (error) => {
+        clearTimeout(timer);
+        request.signal.removeEventListener("abort", abort);
+        reject(error);
+      });
+      child.once("close", (code, signal) => {
+        clearTimeout(timer);
+        request.signal.removeEventListener("abort", abort);
+        resolve({
+          exitCode: code,
+          signal,
+          ...(stopped === undefined ? {} : { stopped }),
+          stdout: stdout.text(),
+          stderr: stderr.text(),
+          stdoutOmittedBytes: stdout.omitted,
+          stderrOmittedBytes: stderr.omitted,
+          durationMs: Math.round(performance.now() - started),
+        });
+      });
+    });
+  }
+}
+
+/** The first `max` bytes of a stream, and how many more there were. */
+class Capped {
+  readonly #chunks: Buffer[] = [];
+  #kept = 0;
+  total = 0;
+
+  constructor(private readonly max: number) {}
+
+  add(chunk: Buffer): void {
+    this.total += chunk.length;
+    const room = this.max - this.#kept;
+    if (room <= 0) return;
+    const kept = chunk.length <= room ? chunk : chunk.subarray(0, room);
+    this.#chunks.push(kept);
+    this.#kept += kept.length;
+  }
+
+  get omitted(): number {
+    return this.total - this.#kept;
+  }
+
+  /** UTF-8; a character cut at the end is dropped rather than shown as U+FFFD. */
+  text(): string {
+    const bytes = Buffer.concat(this.#chunks);
+    let end = bytes.length;
+    if (this.omitted > 0) {
+      let start = end - 1;
+      while (start > 0 && start > end - 4 && (bytes[start]! & 0xc0) === 0x80) start--;
+      const lead = bytes[start] ?? 0;
+      const size = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+      if (start + size > end) end = start;
+    }
+    return bytes.subarray(0, end).toString("utf8");
+  }
+}

@@ -1,0 +1,140 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { HttpToolSource } from "../../sources/http/http-tool-source.js";
+import { startLoopbackServer, tableResolver, type LoopbackServer } from "../../test-support/loopback-http.js";
+import type { ToolContext } from "../library-tool.js";
+import { failureOf, resultOf } from "../test-support/call-tool.js";
+import { guardedFetchFrom } from "./test-support/http-guarded-fetch.js";
+import { DEFAULT_MAX_CHARS, webFetchTool } from "./web-fetch.js";
+
+/**
+ * web.fetch through the real `http` tool source (allow-list, SSRF checks, pinned address) to a
+ * server on loopback, reached by the test-only allowance and a resolver that maps test names to
+ * 127.0.0.1.
+ */
+
+let server: LoopbackServer;
+let source: HttpToolSource;
+let ctx: ToolContext<"fetch">;
+let base: string;
+
+const PAGE = `<!doctype html>
+<html><head><title> Docs &amp; more </title><style>body { color: red }</style><script>document.write("injected")</script></head>
+<body>
+  <nav><a href="/">Home</a></nav>
+  <article class="doc">
+    <h1>API guide</h1>
+    <p>Read the <a href="../reference/index.html">reference</a> or <a href="javascript:alert(1)">click</a>.</p>
+    <img src="/img/diagram.png" alt="Request flow diagram">
+    <img src="data:image/png;base64,AAAA" alt="Inline chart">
+    <img src="data:image/gif;base64,R0lG" data-src="/img/lazy.jpg" alt="Lazy photo">
+    <table><tr><th>Code</th><th>Meaning</th></tr><tr><td>200</td><td>OK</td></tr></table>
+    <ul><li>one</li><li><del>two</del></li></ul>
+    <pre><code class="language-js">fetch(url)\n</code></pre>
+    <p hidden>secret hidden text</p>
+    <noscript>enable javascript</noscript>
+  </article>
+  <footer>© 2026</footer>
+</body></html>`;
+
+before(async () => {
+  server = await startLoopbackServer({
+    "/docs/guide.html": (_req, res) => res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(PAGE),
+    "/spa": (_req, res) =>
+      res.writeHead(200, { "content-type": "text/html" }).end('<html><body><div id="root"></div><script src="/app.js"></script></body></html>'),
+    "/long": (_req, res) => res.writeHead(200, { "content-type": "text/plain" }).end("0123456789".repeat(5_000)),
+    "/data.json": (_req, res) => res.writeHead(200, { "content-type": "application/json" }).end('{"a":[1,2],"b":{"c":true}}'),
+    "/image.png": (_req, res) => res.writeHead(200, { "content-type": "image/png" }).end(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 1])),
+    "/missing": (_req, res) => res.writeHead(404, { "content-type": "text/html" }).end("<html><body><h1>Not here</h1></body></html>"),
+    "/untyped": (_req, res) => res.writeHead(200, { "content-type": "" }).end("<!DOCTYPE html><html><body><p>sniffed</p></body></html>"),
+    "/to-private": (_req, res) => res.writeHead(302, { location: "http://10.0.0.1/admin" }).end(),
+    "/emoji": (_req, res) => res.writeHead(200, { "content-type": "text/plain" }).end("a😀b"),
+  });
+  source = new HttpToolSource({ resolver: tableResolver({ "docs.test.example": ["127.0.0.1"] }), unsafeAllowLoopbackForTests: true });
+  ctx = { now: () => 0, signal: new AbortController().signal, fetch: guardedFetchFrom(source, ["docs.test.example"]) };
+  base = `http://docs.test.example:${server.port}`;
+});
+after(async () => {
+  await source.close();
+  await server.close();
+});
+
+void describe("web.fetch", () => {
+  it("turns HTML into Markdown: headings, absolute links, tables, code, alt text; scripts, styles and hidden text dropped", async () => {
+    const page = await resultOf(webFetchTool, { url: `${base}/docs/guide.html` }, ctx);
+    const content = page.content as string;
+    assert.equal(page.title, "Docs & more");
+    assert.equal(page.status, 200);
+    assert.equal(page.contentType, "text/html");
+    assert.match(content, /^# API guide$/m);
+    assert.ok(content.includes(`[reference](${base}/reference/index.html)`), content);
+    assert.ok(content.includes("or click."), "a javascript: link keeps its text only");
+    assert.ok(content.includes(`![Request flow diagram](${base}/img/diagram.png)`));
+    assert.ok(content.includes("[image: Inline chart]"), "a data: image keeps its alt text, not its bytes");
+    assert.ok(content.includes(`![Lazy photo](${base}/img/lazy.jpg)`), "a lazy image's real URL is used");
+    assert.match(content, /\| Code +\| Meaning +\|\n\| -+ \| -+ \|\n\| 200 +\| OK +\|/);
+    assert.ok(content.includes("~~two~~") && content.includes("```js\nfetch(url)\n```"));
+    for (const gone of ["color: red", "injected", "secret hidden text", "enable javascript", "base64"]) assert.ok(!content.includes(gone), gone);
+  });
+
+  it("a selector keeps only what it matches, says how many matched, and refuses a selector that is not CSS", async () => {
+    const article = await resultOf(webFetchTool, { url: `${base}/docs/guide.html`, selector: "article.doc h1, footer" }, ctx);
+    assert.equal(article.content, "# API guide\n\n© 2026");
+    assert.equal(article.matched, 2);
+    const none = await resultOf(webFetchTool, { url: `${base}/docs/guide.html`, selector: "aside" }, ctx);
+    assert.equal(none.matched, 0);
+    assert.match(none.note as string, /No element matches the selector "aside"/);
+    const bad = await failureOf(webFetchTool, { url: `${base}/docs/guide.html`, selector: "[[[" }, ctx);
+    assert.equal(bad.code, "invalid_arguments");
+    assert.match(bad.message, /"\[\[\[" is not a CSS selector/);
+  });
+
+  it("says that JavaScript is not run — in its description and when a page is empty without it", async () => {
+    assert.match(webFetchTool.description, /does NOT run JavaScript/);
+    const spa = await resultOf(webFetchTool, { url: `${base}/spa` }, ctx);
+    assert.equal(spa.content, "");
+    assert.match(spa.note as string, /built by JavaScript, which web\.fetch does not run/);
+  });
+
+  it("is bounded: long text comes in parts, each saying where the next starts, and the parts rebuild the text", async () => {
+    const first = await resultOf(webFetchTool, { url: `${base}/long` }, ctx);
+    assert.equal((first.content as string).length, DEFAULT_MAX_CHARS);
+    assert.equal(first.totalChars, 50_000);
+    assert.equal(first.nextOffset, DEFAULT_MAX_CHARS);
+    let text = first.content as string;
+    for (let offset = first.nextOffset as number | undefined; offset !== undefined;) {
+      const part = await resultOf(webFetchTool, { url: `${base}/long`, offset, maxChars: 12_345 }, ctx);
+      text += part.content as string;
+      offset = part.nextOffset as number | undefined;
+    }
+    assert.equal(text, "0123456789".repeat(5_000));
+    const emoji = await resultOf(webFetchTool, { url: `${base}/emoji`, maxChars: 2 }, ctx);
+    assert.equal(emoji.content, "a", "a cut never splits a character");
+    assert.equal(emoji.nextOffset, 1);
+  });
+
+  it("JSON is indented, an error page is returned with its status, a page without a type is sniffed, binary is refused", async () => {
+    assert.equal(
+      (await resultOf(webFetchTool, { url: `${base}/data.json` }, ctx)).content,
+      '{\n  "a": [\n    1,\n    2\n  ],\n  "b": {\n    "c": true\n  }\n}',
+    );
+    const missing = await resultOf(webFetchTool, { url: `${base}/missing` }, ctx);
+    assert.equal(missing.status, 404);
+    assert.equal(missing.content, "# Not here");
+    assert.match(missing.note as string, /The server answered 404 Not Found/);
+    assert.equal((await resultOf(webFetchTool, { url: `${base}/untyped` }, ctx)).content, "sniffed");
+    const image = await failureOf(webFetchTool, { url: `${base}/image.png` }, ctx);
+    assert.equal(image.code, "unsupported_content");
+    assert.match(image.message, /is image\/png .* not text or HTML/);
+    const raw = await resultOf(webFetchTool, { url: `${base}/docs/guide.html`, format: "html" }, ctx);
+    assert.ok((raw.content as string).includes("<script>"), "format html returns the page as received");
+  });
+
+  it("the http tool's rules apply: an unlisted host and a redirect to a private address are refused", async () => {
+    const unlisted = await failureOf(webFetchTool, { url: "https://elsewhere.example.org/" }, ctx);
+    assert.equal(unlisted.code, "refused");
+    const redirect = await failureOf(webFetchTool, { url: `${base}/to-private` }, ctx);
+    assert.equal(redirect.code, "refused");
+    assert.match(redirect.message, /10\.0\.0\.1/);
+  });
+});

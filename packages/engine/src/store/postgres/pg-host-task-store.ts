@@ -1,0 +1,304 @@
+/**
+ * The host task queue in the PostgreSQL store's database, written through its group commit.
+ *
+ * Invariants:
+ * - A claim picks its tasks with `SELECT … FOR UPDATE SKIP LOCKED` and updates them in the same
+ *   statement: concurrent claims of every node skip each other's rows, so no task is claimed
+ *   twice and no claim waits for another. The whole filter (tools, namespace, labels, toolset)
+ *   is in SQL, so `LIMIT` counts only tasks the poll may take.
+ * - State changes are conditional updates (`WHERE state = … AND lease = …`): of two nodes
+ *   answering, lapsing or withdrawing one task, the second finds the row changed and does nothing.
+ * - Notifications are published only after the commit that made them true.
+ * - `(run_id, seq, attempt)` is unique: an attempt is queued once, whichever node queues it.
+ */
+import type { JsonValue } from "@tapedeck/protocol";
+import {
+  HOST_TASKS_TOPIC,
+  hostTaskWaiterTopic,
+  type HostTaskAnswer,
+  type HostTaskFilter,
+  type HostTaskRecord,
+  type HostTaskState,
+  type HostTaskStore,
+  type LeaseAnswer,
+  type NewHostTask,
+} from "../host-task-store.js";
+import type { Notifier } from "../notifier.js";
+import type { PgAccess, PgTransaction } from "./pg-access.js";
+
+interface TaskRow {
+  readonly ord: number;
+  readonly id: string;
+  readonly run_id: string;
+  readonly seq: number;
+  readonly attempt: number;
+  readonly tool: string;
+  readonly args: string;
+  readonly idempotency_key: string;
+  readonly traceparent: string;
+  readonly heartbeat_timeout_ms: number;
+  readonly namespace: string | null;
+  /** jsonb: parsed by pg. */
+  readonly labels: Record<string, string> | null;
+  readonly toolsets: string[];
+  readonly waiter: string;
+  readonly state: string;
+  readonly lease: string | null;
+  readonly lease_until: number | null;
+  readonly answer: string | null;
+  readonly created_at: number;
+}
+
+const DEFAULT_LIST_LIMIT = 100;
+
+const COLUMNS =
+  "ord, id, run_id, seq, attempt, tool, args, idempotency_key, traceparent, heartbeat_timeout_ms, namespace, labels, toolsets, waiter, state, lease, lease_until, answer, created_at";
+
+export class PgHostTaskStore implements HostTaskStore {
+  readonly #access: PgAccess;
+  readonly #notifier: Notifier;
+
+  constructor(access: PgAccess, notifier: Notifier) {
+    this.#access = access;
+    this.#notifier = notifier;
+  }
+
+  async enqueue(task: NewHostTask): Promise<HostTaskRecord> {
+    const values = [
+      task.id,
+      task.runId,
+      task.seq,
+      task.attempt,
+      task.tool,
+      groupOf(task.tool),
+      JSON.stringify(task.args),
+      task.idempotencyKey,
+      task.traceparent,
+      task.heartbeatTimeoutMs,
+      task.audience.namespace ?? null,
+      task.audience.labels === undefined ? null : JSON.stringify(task.audience.labels),
+      JSON.stringify(task.audience.toolsets),
+      task.waiter,
+      task.createdAt,
+    ];
+    const { created, stored } = await this.#access.write(async (tx) => {
+      const inserted = await tx.query(
+        `INSERT INTO host_tasks (id, run_id, seq, attempt, tool, tool_group, args, idempotency_key, traceparent, heartbeat_timeout_ms,
+           namespace, labels, toolsets, waiter, state, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::jsonb, $13::jsonb, $14, 'queued', $15)
+         ON CONFLICT (run_id, seq, attempt) DO NOTHING`,
+        values,
+      );
+      // The attempt's task, now waited for by this waiter (the same row when it was just queued).
+      const [row] = (
+        await tx.query<TaskRow>(`UPDATE host_tasks SET waiter = $4 WHERE run_id = $1 AND seq = $2 AND attempt = $3 RETURNING ${COLUMNS}`, [
+          task.runId,
+          task.seq,
+          task.attempt,
+          task.waiter,
+        ])
+      ).rows;
+      if (!row) throw new Error(`host task ${task.runId}/${task.seq} attempt ${task.attempt} was neither queued nor found`);
+      // Only the latest attempt of a call stands: a claimed earlier one is withdrawn, the rest deleted.
+      await tx.query("UPDATE host_tasks SET state = 'withdrawn' WHERE run_id = $1 AND seq = $2 AND attempt <> $3 AND state = 'claimed'", [
+        task.runId,
+        task.seq,
+        task.attempt,
+      ]);
+      await tx.query("DELETE FROM host_tasks WHERE run_id = $1 AND seq = $2 AND attempt <> $3 AND state IN ('queued', 'answered', 'lapsed')", [
+        task.runId,
+        task.seq,
+        task.attempt,
+      ]);
+      return { created: inserted.rowCount === 1, stored: taskFromRow(row) };
+    });
+    if (created) this.#notifier.publish(HOST_TASKS_TOPIC);
+    return stored;
+  }
+
+  async claim(filter: HostTaskFilter, max: number, now: number): Promise<HostTaskRecord[]> {
+    if (filter.tools.length === 0 || max <= 0) return [];
+    const { where, values } = filterSql(filter, ["queued"]);
+    values.push(max, now);
+    const n = values.length;
+    const claimed = await this.#access.write(async (tx) =>
+      (
+        await tx.query<TaskRow>(
+          `WITH chosen AS (SELECT id FROM host_tasks WHERE ${where} ORDER BY ord LIMIT $${n - 1} FOR UPDATE SKIP LOCKED)
+           UPDATE host_tasks t SET state = 'claimed', lease = replace(gen_random_uuid()::text, '-', ''), lease_until = $${n} + t.heartbeat_timeout_ms
+           FROM chosen WHERE t.id = chosen.id
+           RETURNING ${prefixed("t")}`,
+          values,
+        )
+      ).rows
+        .sort((a, b) => a.ord - b.ord)
+        .map(taskFromRow),
+    );
+    this.#tellWaiters(claimed);
+    return claimed;
+  }
+
+  async release(taskId: string, lease: string): Promise<void> {
+    const released = await this.#access.write(
+      async (tx) =>
+        (
+          await tx.query("UPDATE host_tasks SET state = 'queued', lease = NULL, lease_until = NULL WHERE id = $1 AND lease = $2 AND state = 'claimed'", [
+            taskId,
+            lease,
+          ])
+        ).rowCount === 1,
+    );
+    if (released) this.#notifier.publish(HOST_TASKS_TOPIC);
+  }
+
+  heartbeat(taskId: string, lease: string, now: number): Promise<LeaseAnswer> {
+    return this.#access.write(async (tx) => {
+      const extended = await tx.query("UPDATE host_tasks SET lease_until = $3 + heartbeat_timeout_ms WHERE id = $1 AND lease = $2 AND state = 'claimed'", [
+        taskId,
+        lease,
+        now,
+      ]);
+      if (extended.rowCount === 1) return "ok";
+      const [row] = (await tx.query<{ state: string }>("SELECT state FROM host_tasks WHERE id = $1 AND lease = $2", [taskId, lease])).rows;
+      return row?.state === "withdrawn" ? "cancelled" : "lost";
+    });
+  }
+
+  async answer(taskId: string, lease: string, outcome: HostTaskAnswer, _now: number): Promise<LeaseAnswer> {
+    const body = JSON.stringify(outcome);
+    const { answer, waiter } = await this.#access.write(async (tx): Promise<{ answer: LeaseAnswer; waiter?: string }> => {
+      const [row] = (
+        await tx.query<{ state: string; waiter: string }>(
+          "SELECT state, waiter FROM host_tasks WHERE id = $1 AND lease = $2 AND state IN ('claimed', 'withdrawn') FOR UPDATE",
+          [taskId, lease],
+        )
+      ).rows;
+      if (!row) return { answer: "lost" };
+      if (row.state === "withdrawn") {
+        // Nobody wants it: the worker is told, and the task is done with.
+        await tx.query("DELETE FROM host_tasks WHERE id = $1", [taskId]);
+        return { answer: "cancelled" };
+      }
+      await tx.query("UPDATE host_tasks SET state = 'answered', answer = $2, lease = NULL, lease_until = NULL WHERE id = $1", [taskId, body]);
+      return { answer: "ok", waiter: row.waiter };
+    });
+    if (waiter !== undefined) this.#notifier.publish(hostTaskWaiterTopic(waiter));
+    return answer;
+  }
+
+  withdraw(taskId: string): Promise<void> {
+    return this.#access.write(async (tx) => {
+      const deleted = await tx.query("DELETE FROM host_tasks WHERE id = $1 AND state IN ('queued', 'answered', 'lapsed')", [taskId]);
+      if (deleted.rowCount === 0) await tx.query("UPDATE host_tasks SET state = 'withdrawn' WHERE id = $1 AND state = 'claimed'", [taskId]);
+    });
+  }
+
+  async expire(now: number): Promise<HostTaskRecord[]> {
+    const lapsed = await this.#access.write(async (tx) => {
+      // No worker will report these now.
+      await tx.query("DELETE FROM host_tasks WHERE state = 'withdrawn' AND lease_until <= $1", [now]);
+      const rows = (
+        await tx.query<TaskRow>(
+          `UPDATE host_tasks SET state = 'lapsed', lease = NULL, lease_until = NULL WHERE state = 'claimed' AND lease_until <= $1 RETURNING ${COLUMNS}`,
+          [now],
+        )
+      ).rows;
+      return rows.sort((a, b) => a.ord - b.ord).map(taskFromRow);
+    });
+    this.#tellWaiters(lapsed);
+    return lapsed;
+  }
+
+  async get(taskIds: readonly string[]): Promise<HostTaskRecord[]> {
+    if (taskIds.length === 0) return [];
+    return (await this.#access.read<TaskRow>(`SELECT ${COLUMNS} FROM host_tasks WHERE id = ANY($1::text[])`, [taskIds])).map(taskFromRow);
+  }
+
+  async find(runId: string, seq: number, attempt: number): Promise<HostTaskRecord | undefined> {
+    const [row] = await this.#access.read<TaskRow>(`SELECT ${COLUMNS} FROM host_tasks WHERE run_id = $1 AND seq = $2 AND attempt = $3`, [runId, seq, attempt]);
+    return row === undefined ? undefined : taskFromRow(row);
+  }
+
+  remove(taskIds: readonly string[]): Promise<void> {
+    if (taskIds.length === 0) return Promise.resolve();
+    const ids = [...taskIds];
+    return this.#access.write(async (tx) => {
+      await tx.query("DELETE FROM host_tasks WHERE id = ANY($1::text[])", [ids]);
+    });
+  }
+
+  async list(filter: Partial<HostTaskFilter> & { readonly states?: readonly HostTaskState[]; readonly limit?: number } = {}): Promise<HostTaskRecord[]> {
+    const { where, values } = filterSql(filter, filter.states ?? []);
+    values.push(filter.limit ?? DEFAULT_LIST_LIMIT);
+    return (await this.#access.read<TaskRow>(`SELECT ${COLUMNS} FROM host_tasks WHERE ${where} ORDER BY ord LIMIT $${values.length}`, values)).map(taskFromRow);
+  }
+
+  /** Inside the store's write that ends a run: its queued tasks go, its claimed ones are withdrawn. */
+  async giveUpRun(tx: PgTransaction, runId: string): Promise<void> {
+    await tx.query("DELETE FROM host_tasks WHERE run_id = $1 AND state IN ('queued', 'answered', 'lapsed')", [runId]);
+    await tx.query("UPDATE host_tasks SET state = 'withdrawn' WHERE run_id = $1 AND state = 'claimed'", [runId]);
+  }
+
+  #tellWaiters(tasks: readonly HostTaskRecord[]): void {
+    for (const waiter of new Set(tasks.map((task) => task.waiter))) this.#notifier.publish(hostTaskWaiterTopic(waiter));
+  }
+}
+
+/** The WHERE clause of `filter` (every field given must match, as `audienceMatches` says) and its values. */
+function filterSql(filter: Partial<HostTaskFilter>, states: readonly HostTaskState[]): { where: string; values: unknown[] } {
+  const where: string[] = [];
+  const values: unknown[] = [];
+  const param = (value: unknown): string => {
+    values.push(value);
+    return `$${values.length}`;
+  };
+  if (states.length > 0) where.push(`state = ANY(${param([...states])}::text[])`);
+  if (filter.tools !== undefined) {
+    const exact = filter.tools.filter((t) => !t.endsWith(".*"));
+    const groups = filter.tools.filter((t) => t.endsWith(".*")).map((t) => t.slice(0, -2));
+    where.push(`(tool = ANY(${param(exact)}::text[]) OR tool_group = ANY(${param(groups)}::text[]))`);
+  }
+  if (filter.namespace !== undefined) where.push(`namespace = ${param(filter.namespace)}`);
+  // jsonb containment: every label asked for is on the run, with that value.
+  if (filter.labels !== undefined && Object.keys(filter.labels).length > 0) where.push(`labels @> ${param(JSON.stringify(filter.labels))}::jsonb`);
+  if (filter.toolset !== undefined) where.push(`toolsets ? ${param(filter.toolset)}`);
+  return { where: where.length > 0 ? where.join(" AND ") : "true", values };
+}
+
+function prefixed(alias: string): string {
+  return COLUMNS.split(", ")
+    .map((column) => `${alias}.${column}`)
+    .join(", ");
+}
+
+/** The group of a tool path: host tool groups are identifiers, so the part before the first dot. */
+function groupOf(tool: string): string {
+  const dot = tool.indexOf(".");
+  return dot < 0 ? tool : tool.slice(0, dot);
+}
+
+function taskFromRow(row: TaskRow): HostTaskRecord {
+  return {
+    id: row.id,
+    runId: row.run_id,
+    seq: row.seq,
+    attempt: row.attempt,
+    tool: row.tool,
+    args: JSON.parse(row.args) as JsonValue,
+    idempotencyKey: row.idempotency_key,
+    traceparent: row.traceparent,
+    heartbeatTimeoutMs: row.heartbeat_timeout_ms,
+    audience: {
+      ...(row.namespace !== null && { namespace: row.namespace }),
+      ...(row.labels !== null && { labels: row.labels }),
+      toolsets: row.toolsets,
+    },
+    waiter: row.waiter,
+    createdAt: row.created_at,
+    // The store wrote the state itself, from `HostTaskState`.
+    state: row.state as HostTaskState,
+    ...(row.lease !== null && { lease: row.lease }),
+    ...(row.lease_until !== null && { leaseUntil: row.lease_until }),
+    ...(row.answer !== null && { answer: JSON.parse(row.answer) as HostTaskAnswer }),
+  };
+}

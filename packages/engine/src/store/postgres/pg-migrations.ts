@@ -1,0 +1,202 @@
+/**
+ * The PostgreSQL schema, as ordered, numbered migrations applied when a store opens: the same
+ * rules as SQLite's (`../migrations.ts`), numbered on their own (PostgreSQL starts from today's
+ * schema, so its migration 1 is SQLite's 1 to 17 at once).
+ *
+ * Invariants:
+ * - A released migration never changes; a change is a new migration at the end, numbered next.
+ * - `schema_migrations` (in the store's schema) lists exactly the migrations applied.
+ * - Pending migrations apply in one transaction (PostgreSQL's DDL is transactional), under an
+ *   advisory lock of the schema: nodes opening one new database at once apply each migration
+ *   once, the others wait and find it done.
+ * - A database holding a number this build does not know was written by a newer Tapedeck: it is
+ *   refused, changing nothing.
+ *
+ * Columns: times are `bigint` milliseconds since the epoch; JSON is kept as `text` exactly as
+ * written (a journal entry reads back byte for byte; `jsonb` would refuse `\u0000` and reorder
+ * keys); `ord` columns (identity) order rows as SQLite's rowid does.
+ */
+import type pg from "pg";
+import type { Migration } from "../migrations.js";
+
+export const pgMigrations: readonly Migration[] = [
+  {
+    version: 1,
+    name: "runs, journal, toolsets, signals, webhooks, leases, credentials, run events and host tasks",
+    sql: `
+      CREATE TABLE toolsets (
+        id   text PRIMARY KEY,
+        body text NOT NULL
+      );
+      CREATE TABLE observed_shapes (
+        toolset_id text NOT NULL,
+        tool       text NOT NULL,
+        shape      text NOT NULL,
+        PRIMARY KEY (toolset_id, tool)
+      );
+      CREATE TABLE runs (
+        ord             bigint GENERATED ALWAYS AS IDENTITY,
+        id              text PRIMARY KEY,
+        toolset_id      text NOT NULL,
+        status          text NOT NULL,
+        source          text NOT NULL,
+        js              text NOT NULL,
+        source_map      text NOT NULL,
+        input           text NOT NULL,
+        output          text,
+        error           text,
+        labels          text,
+        namespace       text,
+        parent_id       text,
+        created_at      bigint NOT NULL,
+        updated_at      bigint NOT NULL,
+        journal_length  integer NOT NULL,
+        waits           text,
+        wake_at         bigint,
+        decisions       integer NOT NULL DEFAULT 0,
+        owner           text,
+        owner_until     bigint,
+        idempotency_key text,
+        expires_at      bigint,
+        caller_run_id   text,
+        caller_seq      integer,
+        host_faults     integer NOT NULL DEFAULT 0,
+        last_fault      text
+      );
+      CREATE INDEX runs_by_status ON runs (status, created_at);
+      CREATE INDEX runs_by_namespace ON runs (namespace, created_at);
+      CREATE INDEX runs_by_created ON runs (created_at, ord);
+      CREATE INDEX runs_by_wake ON runs (wake_at) WHERE status = 'waiting' AND wake_at IS NOT NULL;
+      CREATE INDEX runs_needing_decision ON runs (created_at) WHERE decisions > 0;
+      CREATE INDEX runs_by_owner ON runs (owner) WHERE owner IS NOT NULL;
+      -- A start repeating a key of its namespace gets the first run ('' is no namespace).
+      CREATE UNIQUE INDEX runs_by_idempotency_key ON runs ((coalesce(namespace, '')), idempotency_key) WHERE idempotency_key IS NOT NULL;
+      CREATE INDEX runs_by_expiry ON runs (status, expires_at) WHERE expires_at IS NOT NULL;
+      CREATE INDEX runs_by_caller ON runs (caller_run_id) WHERE caller_run_id IS NOT NULL;
+      CREATE TABLE journal (
+        run_id text NOT NULL,
+        idx    integer NOT NULL,
+        kind   text NOT NULL,
+        seq    integer,
+        at     bigint NOT NULL,
+        body   text NOT NULL,
+        PRIMARY KEY (run_id, idx)
+      );
+      CREATE TABLE signals (
+        id           bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        run_id       text NOT NULL,
+        name         text NOT NULL,
+        payload      text NOT NULL,
+        key          text,
+        at           bigint NOT NULL,
+        consumed_seq integer
+      );
+      CREATE INDEX signals_pending ON signals (run_id, name, id) WHERE consumed_seq IS NULL;
+      CREATE UNIQUE INDEX signals_by_key ON signals (run_id, key) WHERE key IS NOT NULL;
+      CREATE TABLE webhooks (
+        token_hash text PRIMARY KEY,
+        run_id     text NOT NULL,
+        name       text NOT NULL,
+        created_at bigint NOT NULL
+      );
+      CREATE TABLE run_requests (
+        id     bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        run_id text NOT NULL,
+        body   text NOT NULL,
+        at     bigint NOT NULL
+      );
+      CREATE INDEX run_requests_by_run ON run_requests (run_id, id);
+      CREATE TABLE credentials (
+        ord        bigint GENERATED ALWAYS AS IDENTITY,
+        scope_key  text NOT NULL,
+        name       text NOT NULL,
+        kind       text NOT NULL,
+        hosts      text NOT NULL,
+        key_id     text NOT NULL,
+        iv         text NOT NULL,
+        sealed     text NOT NULL,
+        expires_at bigint,
+        created_at bigint NOT NULL,
+        updated_at bigint NOT NULL,
+        PRIMARY KEY (scope_key, name)
+      );
+      CREATE TABLE run_events (
+        id     bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        run_id text NOT NULL,
+        event  text NOT NULL,
+        at     bigint NOT NULL
+      );
+      -- Host tool calls for workers, one row per attempt (see ../sqlite-host-task-store.ts).
+      -- labels and toolsets are jsonb: a claim filters on them in SQL, so that LIMIT and
+      -- FOR UPDATE SKIP LOCKED see only the tasks the poll may take.
+      CREATE TABLE host_tasks (
+        ord                  bigint GENERATED ALWAYS AS IDENTITY,
+        id                   text PRIMARY KEY,
+        run_id               text NOT NULL,
+        seq                  integer NOT NULL,
+        attempt              integer NOT NULL,
+        tool                 text NOT NULL,
+        tool_group           text NOT NULL,
+        args                 text NOT NULL,
+        idempotency_key      text NOT NULL,
+        traceparent          text NOT NULL,
+        heartbeat_timeout_ms bigint NOT NULL,
+        namespace            text,
+        labels               jsonb,
+        toolsets             jsonb NOT NULL,
+        waiter               text NOT NULL,
+        state                text NOT NULL,
+        lease                text,
+        lease_until          bigint,
+        answer               text,
+        created_at           bigint NOT NULL
+      );
+      CREATE UNIQUE INDEX host_tasks_by_attempt ON host_tasks (run_id, seq, attempt);
+      CREATE INDEX host_tasks_queued ON host_tasks (ord) WHERE state = 'queued';
+      CREATE INDEX host_tasks_by_lease ON host_tasks (lease_until) WHERE state IN ('claimed', 'withdrawn');
+    `,
+  },
+];
+
+/** The engine's history table, in the store's schema. */
+export const PG_MIGRATIONS_TABLE = "schema_migrations";
+
+/**
+ * Applies the migrations the schema lacks (creating the schema if needed), in one transaction
+ * on `client`, and returns their numbers. Throws, changing nothing, when the schema is newer than
+ * this build. Another part sharing the database (the server) passes its own list and history table.
+ */
+export async function pgMigrate(
+  client: pg.ClientBase,
+  schema: string,
+  list: readonly Migration[] = pgMigrations,
+  history = PG_MIGRATIONS_TABLE,
+): Promise<number[]> {
+  if (!/^[a-z_]+$/.test(history)) throw new Error(`pgMigrate: the history table must be a plain lower-case name, not ${JSON.stringify(history)}`);
+  await client.query("BEGIN");
+  try {
+    // One migrator per schema at a time, across every node: the others wait here, then find nothing to do.
+    await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`tapedeck-migrate:${schema}`]);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+    await client.query(`CREATE TABLE IF NOT EXISTS ${schema}.${history} (version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)`);
+    const applied = new Set((await client.query<{ version: number }>(`SELECT version FROM ${schema}.${history}`)).rows.map((row) => row.version));
+    const latest = Math.max(0, ...list.map((migration) => migration.version));
+    const unknown = [...applied].filter((version) => version > latest);
+    if (unknown.length > 0) {
+      throw new Error(
+        `The PostgreSQL schema ${schema} has schema version ${Math.max(...unknown)}${history === PG_MIGRATIONS_TABLE ? "" : ` (in ${history})`}, written by a newer Tapedeck; ` +
+          `this Tapedeck knows versions up to ${latest}. Upgrade Tapedeck to open it (nothing was changed).`,
+      );
+    }
+    const pending = list.filter((migration) => !applied.has(migration.version)).sort((a, b) => a.version - b.version);
+    for (const migration of pending) {
+      await client.query(migration.sql);
+      await client.query(`INSERT INTO ${schema}.${history} (version, name, applied_at) VALUES ($1, $2, $3)`, [migration.version, migration.name, Date.now()]);
+    }
+    await client.query("COMMIT");
+    return pending.map((migration) => migration.version);
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => undefined);
+    throw error;
+  }
+}

@@ -1,0 +1,561 @@
+/**
+ * The store on PostgreSQL (node-postgres), for several Tapedeck nodes sharing one database:
+ * runs and journal, signals, leases and requests, toolsets and observed shapes, webhook
+ * bindings here; credentials and host tasks beside it, on the same pool and group commit; the
+ * notifier on LISTEN/NOTIFY. Same contract suites as the SQLite store (`../contracts/`).
+ *
+ * Invariants:
+ * - Every write goes through the group commit (`pg-group-commit.ts`): a resolved promise
+ *   means committed (acknowledged by PostgreSQL), and concurrent runs' writes share commits.
+ *   Each append is in one transaction: a journal never holds half of an append.
+ * - A run's `journal_length` always equals its number of journal rows; an append checks it and
+ *   bumps it in the same transaction under the run's row lock, so two writers of one run (on
+ *   any nodes) cannot both succeed: the second finds the length moved and conflicts.
+ * - Leases are conditional updates of the run's row (`WHERE owner IS NULL OR … lapsed`):
+ *   whichever node's update takes the row lock first wins; the other re-reads the row and finds
+ *   it held.
+ * - Reads run on the pool, outside any write, and see committed data only.
+ * - Values are written as JSON text exactly as the SQLite store writes them (`../sqlite-rows.ts`
+ *   maps rows both ways for both stores).
+ */
+import { needsDecision, terminalStatuses, type JournalEntry, type JsonSchema, type JsonValue, type PinnedToolset, type RunEvent } from "@tapedeck/protocol";
+import type pg from "pg";
+import { runRequestsTopic } from "../lease-store.js";
+import type { Migration } from "../migrations.js";
+import { entryFromRow, journalRow, newRunRow, runFromRow, runOrDamaged, type JournalRow, type RunRow } from "../sqlite-rows.js";
+import { StoreConflictError } from "../store-conflict-error.js";
+import type {
+  CreateRunResult,
+  Durability,
+  NewRun,
+  NewSignal,
+  RecordedRunEvent,
+  RunPatch,
+  RunQuery,
+  RunRecord,
+  RunRequest,
+  Store,
+  StoredSignal,
+  WebhookBinding,
+} from "../store.js";
+import type { PgAccess, PgTransaction } from "./pg-access.js";
+import { openPool } from "./pg-connection.js";
+import { parsePostgresUrl, redactedUrl, type PostgresLocation } from "./pg-location.js";
+import { PgCredentialStore } from "./pg-credential-store.js";
+import { PgGroupCommit } from "./pg-group-commit.js";
+import { PgHostTaskStore } from "./pg-host-task-store.js";
+import { pgMigrate } from "./pg-migrations.js";
+import { PgNotifier } from "./pg-notifier.js";
+import { readWithRetry } from "./pg-retry.js";
+
+export interface PostgresStoreOptions {
+  /** `on` (default: a commit is acknowledged once PostgreSQL flushed it) or not (`synchronous_commit = off` for this store's sessions). */
+  readonly durability?: Durability;
+  /** How long a write or read keeps trying to reach the database after a lost connection, ms. Default 30 s. */
+  readonly reconnectMs?: number;
+  /** How often the notifier's listeners look in the store anyway, ms (`PG_POLL_MS`). */
+  readonly pollMs?: number;
+}
+
+/**
+ * What the store offers a part that keeps its own tables in the same database (the server: API
+ * keys, the webhook outbox), as `sqliteHandle` does on SQLite: writes in the store's group
+ * commit, reads on its pool, its migration rules, and the removal of a recorded run event inside
+ * a write. Reached through `@tapedeck/engine/postgres`.
+ */
+export interface PostgresHandle {
+  /** Runs `write` in the store's next batch (see `PgAccess.write`); it may run again after a lost connection, so it keeps no state outside. */
+  readonly write: PgAccess["write"];
+  /** Runs one query on the pool, outside any write. */
+  readonly read: PgAccess["read"];
+  /** The schema the store's tables (and the part's) live in: the connections' search_path. */
+  readonly schema: string;
+  /** Applies a part's own migrations, in its own history table, by the rules of the store's. */
+  readonly migrate: (history: string, migrations: readonly Migration[]) => Promise<number[]>;
+  /** Inside a `write`: removes a run event the engine recorded; false when a reader (another node) removed it already. */
+  readonly removeRecordedEvent: (tx: PgTransaction, id: number) => Promise<boolean>;
+}
+
+const handles = new WeakMap<object, PostgresHandle>();
+
+/** The handle of a PostgreSQL store, for a part that keeps its own tables in the same database (the server); undefined for any other store. */
+export function postgresHandle(store: object): PostgresHandle | undefined {
+  return handles.get(store);
+}
+
+const DEFAULT_LIST_LIMIT = 100;
+const DEFAULT_RECONNECT_MS = 30_000;
+
+/** The host fault counted when a run is taken over from an owner that never released it. */
+const PROCESS_STOPPED = "the process executing it stopped without shutting down (it crashed or was killed)";
+
+const RUN_COLUMNS = `id, toolset_id, status, source, js, source_map, input, output, error, labels, namespace, parent_id, created_at, updated_at,
+  journal_length, waits, wake_at, decisions, owner, owner_until, idempotency_key, expires_at, caller_run_id, caller_seq, host_faults, last_fault`;
+
+const INSERT_RUN = `INSERT INTO runs (id, toolset_id, status, source, js, source_map, input, output, error, labels,
+    namespace, parent_id, created_at, updated_at, journal_length, idempotency_key, expires_at, caller_run_id, caller_seq)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
+  ON CONFLICT DO NOTHING`;
+
+// A patch field left out keeps the stored value (JSON `null` is the text 'null', not NULL). A run that ends loses its lease.
+const UPDATE_RUN = `UPDATE runs SET status = coalesce($2::text, status), output = coalesce($3::text, output),
+    error = coalesce($4::text, error), updated_at = coalesce($5::bigint, updated_at), journal_length = $6::integer,
+    waits = CASE WHEN $7::boolean THEN $8::text ELSE waits END,
+    decisions = CASE WHEN $7::boolean THEN $9::integer ELSE decisions END,
+    wake_at = CASE WHEN $10::boolean THEN $11::bigint ELSE wake_at END,
+    host_faults = CASE WHEN $12::boolean THEN 0 ELSE host_faults END,
+    last_fault = CASE WHEN $12::boolean THEN NULL ELSE last_fault END,
+    owner = CASE WHEN $2::text IN ('completed', 'failed', 'cancelled') THEN NULL ELSE owner END,
+    owner_until = CASE WHEN $2::text IN ('completed', 'failed', 'cancelled') THEN NULL ELSE owner_until END
+  WHERE id = $1`;
+
+const INSERT_ENTRIES = `INSERT INTO journal (run_id, idx, kind, seq, at, body)
+  SELECT $1, e.idx, e.kind, e.seq, e.at, e.body FROM unnest($2::integer[], $3::text[], $4::integer[], $5::bigint[], $6::text[]) AS e (idx, kind, seq, at, body)`;
+
+// The data-modifying CTE runs once whatever the INSERT selects: the INSERT writes only if it bumped the length.
+const HOT_APPEND = `WITH bumped AS (UPDATE runs SET journal_length = $7 WHERE id = $1 AND journal_length = $8 RETURNING id)
+  INSERT INTO journal (run_id, idx, kind, seq, at, body)
+  SELECT $1, e.idx, e.kind, e.seq, e.at, e.body FROM unnest($2::integer[], $3::text[], $4::integer[], $5::bigint[], $6::text[]) AS e (idx, kind, seq, at, body)
+  WHERE EXISTS (SELECT 1 FROM bumped)`;
+
+export class PostgresStore implements Store {
+  readonly #pool: pg.Pool;
+  readonly #commits: PgGroupCommit;
+  readonly #reconnectMs: number;
+  readonly #access: PgAccess;
+  #closed = false;
+  readonly credentials: PgCredentialStore;
+  readonly hostTasks: PgHostTaskStore;
+  readonly notifier: PgNotifier;
+  /** A database store has no data folder: the vault's key and the server's secret must be given. */
+  readonly dataFolder: undefined = undefined;
+
+  /**
+   * Connects to `url` (`postgres://user:password@host:5432/database?schema=name`), creates the
+   * schema if needed, applies pending migrations, and listens for notifications. Throws (naming
+   * the URL without its password) when the database cannot be reached or is from a newer Tapedeck.
+   */
+  static async open(url: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
+    const location = parsePostgresUrl(url);
+    const session: PostgresLocation =
+      options.durability === undefined || options.durability === "full" ? location : { ...location, sessionOptions: "-c synchronous_commit=off" };
+    // An idle connection's error needs no action: the pool drops it and the next use opens another.
+    const pool = openPool(session, () => undefined);
+    try {
+      const client = await pool.connect();
+      try {
+        await pgMigrate(client, location.schema);
+      } finally {
+        client.release();
+      }
+      const notifier = new PgNotifier(session, (text, values) => pool.query(text, values), options.pollMs === undefined ? {} : { pollMs: options.pollMs });
+      await notifier.listen();
+      return new PostgresStore(pool, notifier, location.schema, options.reconnectMs ?? DEFAULT_RECONNECT_MS);
+    } catch (error) {
+      await pool.end().catch(() => undefined);
+      throw new Error(
+        `Tapedeck cannot open the PostgreSQL store ${JSON.stringify(redactedUrl(url))}: ${error instanceof Error ? error.message : String(error)}`,
+        {
+          cause: error,
+        },
+      );
+    }
+  }
+
+  private constructor(pool: pg.Pool, notifier: PgNotifier, schema: string, reconnectMs: number) {
+    this.#pool = pool;
+    this.#reconnectMs = reconnectMs;
+    this.#commits = new PgGroupCommit(pool, { reconnectMs });
+    this.notifier = notifier;
+    // node-postgres' client is a PgTransaction: its query resolves with rows and rowCount.
+    this.#access = { write: (write) => this.#write((tx) => write(tx as unknown as PgTransaction)), read: (text, values) => this.#read(text, values) };
+    this.credentials = new PgCredentialStore(this.#access);
+    this.hostTasks = new PgHostTaskStore(this.#access, notifier);
+    handles.set(this, {
+      write: this.#access.write,
+      read: (text, values) => this.#read(text, values),
+      schema,
+      migrate: async (history, list) => {
+        const client = await pool.connect();
+        try {
+          return await pgMigrate(client, schema, list, history);
+        } finally {
+          client.release();
+        }
+      },
+      removeRecordedEvent: async (tx, id) => (await tx.query("DELETE FROM run_events WHERE id = $1", [id])).rowCount === 1,
+    });
+  }
+
+  putToolset(toolset: PinnedToolset): Promise<void> {
+    const body = JSON.stringify(toolset);
+    return this.#write(async (tx) => {
+      await tx.query("INSERT INTO toolsets (id, body) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING", [toolset.id, body]);
+    });
+  }
+
+  async getToolset(id: string): Promise<PinnedToolset | undefined> {
+    const [row] = await this.#read<{ body: string }>("SELECT body FROM toolsets WHERE id = $1", [id]);
+    return row === undefined ? undefined : (JSON.parse(row.body) as PinnedToolset);
+  }
+
+  putObservedShape(toolsetId: string, tool: string, shape: JsonSchema): Promise<void> {
+    const body = JSON.stringify(shape);
+    return this.#write(async (tx) => {
+      await tx.query(
+        "INSERT INTO observed_shapes (toolset_id, tool, shape) VALUES ($1, $2, $3) ON CONFLICT (toolset_id, tool) DO UPDATE SET shape = excluded.shape",
+        [toolsetId, tool, body],
+      );
+    });
+  }
+
+  async getObservedShapes(toolsetId: string): Promise<Record<string, JsonSchema>> {
+    const rows = await this.#read<{ tool: string; shape: string }>("SELECT tool, shape FROM observed_shapes WHERE toolset_id = $1", [toolsetId]);
+    return Object.fromEntries(rows.map((row) => [row.tool, JSON.parse(row.shape) as JsonSchema]));
+  }
+
+  /** Rejects with `StoreConflictError` if the id exists; with an `Error` if `entries[i].index !== i`. */
+  createRun(run: NewRun, entries: readonly JournalEntry[]): Promise<CreateRunResult> {
+    return this.#write(async (tx): Promise<CreateRunResult> => {
+      entries.forEach((entry, i) => {
+        if (entry.index !== i) throw new Error(`createRun(${run.id}): entries[${i}] has index ${entry.index}; a new journal starts at 0 with no gaps`);
+      });
+      // Encoded before any statement: a value JSON cannot hold fails the write before it writes.
+      const row = newRunRow(run, entries.length);
+      const rows = entries.map((entry) => journalRow(run.id, entry));
+      const inserted = await tx.query(INSERT_RUN, [
+        row.id,
+        row.toolset_id,
+        row.status,
+        row.source,
+        row.js,
+        row.source_map,
+        row.input,
+        row.output,
+        row.error,
+        row.labels,
+        row.namespace,
+        row.parent_id,
+        row.created_at,
+        row.updated_at,
+        row.journal_length,
+        row.idempotency_key,
+        row.expires_at,
+        row.caller_run_id,
+        row.caller_seq,
+      ]);
+      // DO NOTHING on any unique conflict: the id, or the (namespace, idempotency key) index.
+      if (inserted.rowCount === 0) {
+        const first =
+          run.idempotencyKey === undefined
+            ? undefined
+            : (
+                await tx.query<{ id: string }>("SELECT id FROM runs WHERE coalesce(namespace, '') = $1 AND idempotency_key = $2", [
+                  run.namespace ?? "",
+                  run.idempotencyKey,
+                ])
+              ).rows[0];
+        if (first === undefined) throw new StoreConflictError(`A run with id ${run.id} already exists.`);
+        return { kind: "duplicate", runId: first.id };
+      }
+      await insertEntries(tx, run.id, rows);
+      return { kind: "created" };
+    });
+  }
+
+  async getRun(id: string): Promise<RunRecord | undefined> {
+    const [row] = await this.#read<RunRow>(`SELECT ${RUN_COLUMNS} FROM runs WHERE id = $1`, [id]);
+    return row === undefined ? undefined : runFromRow(row);
+  }
+
+  async getRunByIdempotencyKey(key: string, namespace?: string): Promise<RunRecord | undefined> {
+    const [row] = await this.#read<RunRow>(`SELECT ${RUN_COLUMNS} FROM runs WHERE coalesce(namespace, '') = $1 AND idempotency_key = $2`, [
+      namespace ?? "",
+      key,
+    ]);
+    return row === undefined ? undefined : runFromRow(row);
+  }
+
+  async listRuns(query: RunQuery = {}): Promise<RunRecord[]> {
+    const { sql, values } = listRunsSql(query);
+    return (await this.#read<RunRow>(sql, values)).map(query.includeDamaged === true ? runOrDamaged : runFromRow);
+  }
+
+  /** Rejects with `StoreConflictError` (writing nothing) if the entries do not continue the journal; with an `Error` if the run does not exist. */
+  append(runId: string, entries: readonly JournalEntry[], patch?: RunPatch): Promise<void> {
+    return this.#write(async (tx) => {
+      // Encoded before any statement: a value JSON cannot hold fails the append before it writes.
+      const rows = entries.map((entry) => journalRow(runId, entry));
+      const output = patch?.output === undefined ? null : JSON.stringify(patch.output);
+      const error = patch?.error === undefined ? null : JSON.stringify(patch.error);
+      const events = (patch?.events ?? []).map((event) => JSON.stringify(event));
+      const waits = patch?.waits;
+      const waitsText = waits === undefined || waits === null || waits.length === 0 ? null : JSON.stringify(waits);
+      // The hot path (a step of a running run): one statement checks and bumps the length.
+      if (patch === undefined && (await hotAppend(tx, runId, entries, rows))) return;
+      const length = (await tx.query<{ journal_length: number }>("SELECT journal_length FROM runs WHERE id = $1 FOR UPDATE", [runId])).rows[0]?.journal_length;
+      if (length === undefined) throw new Error(`append: there is no run ${runId}; create it with createRun first.`);
+      entries.forEach((entry, i) => {
+        if (entry.index !== length + i) {
+          throw new StoreConflictError(
+            `append to run ${runId}: entries[${i}] has index ${entry.index} but the journal expects ${length + i}; another writer appended first.`,
+          );
+        }
+      });
+      await insertEntries(tx, runId, rows);
+      for (const { id, seq } of patch?.consumeSignals ?? []) {
+        // Throwing undoes the whole append: the outcome is not recorded without its signal.
+        const taken = await tx.query("UPDATE signals SET consumed_seq = $1 WHERE id = $2 AND run_id = $3 AND consumed_seq IS NULL", [seq, id, runId]);
+        if (taken.rowCount === 0)
+          throw new StoreConflictError(`append to run ${runId}: signal ${id} was already taken by another call (or is not this run's).`);
+      }
+      if (events.length > 0) {
+        await tx.query("INSERT INTO run_events (run_id, event, at) SELECT $1, e, $3 FROM unnest($2::text[]) WITH ORDINALITY AS t (e, n) ORDER BY n", [
+          runId,
+          events,
+          patch!.updatedAt,
+        ]);
+      }
+      if (patch?.wakeRun !== undefined) {
+        // A child's end wakes its caller: brought forward, never pushed back; only while it is parked.
+        await tx.query("UPDATE runs SET wake_at = CASE WHEN wake_at IS NULL OR wake_at > $1 THEN $1 ELSE wake_at END WHERE id = $2 AND status = 'waiting'", [
+          patch.updatedAt,
+          patch.wakeRun,
+        ]);
+      }
+      // A run that ends wants none of its host calls: no worker may take one now (see RunPatch).
+      if (patch?.status !== undefined && terminalStatuses.includes(patch.status)) await this.hostTasks.giveUpRun(tx, runId);
+      await tx.query(UPDATE_RUN, [
+        runId,
+        patch?.status ?? null,
+        output,
+        error,
+        patch?.updatedAt ?? null,
+        length + entries.length,
+        waits !== undefined,
+        waitsText,
+        waits?.filter(needsDecision).length ?? 0,
+        patch?.wakeAt !== undefined,
+        patch?.wakeAt ?? null,
+        patch?.clearHostFaults === true,
+      ]);
+    });
+  }
+
+  async nextWakeAt(options: { readonly after?: number; readonly owner?: string } = {}): Promise<number | undefined> {
+    const after = options.after ?? Number.MIN_SAFE_INTEGER;
+    const [row] =
+      options.owner === undefined
+        ? await this.#read<{ wake_at: number | null }>(
+            "SELECT min(wake_at) AS wake_at FROM runs WHERE status = 'waiting' AND wake_at IS NOT NULL AND wake_at > $1",
+            [after],
+          )
+        : await this.#read<{ wake_at: number | null }>(
+            "SELECT min(wake_at) AS wake_at FROM runs WHERE status = 'waiting' AND wake_at IS NOT NULL AND wake_at > $1 AND owner = $2",
+            [after, options.owner],
+          );
+    return row?.wake_at ?? undefined;
+  }
+
+  putSignal(signal: NewSignal): Promise<{ id: number; duplicate: boolean }> {
+    const payload = JSON.stringify(signal.payload);
+    return this.#write(async (tx) => {
+      const [inserted] = (
+        await tx.query<{ id: number }>(
+          "INSERT INTO signals (run_id, name, payload, key, at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (run_id, key) WHERE key IS NOT NULL DO NOTHING RETURNING id",
+          [signal.runId, signal.name, payload, signal.key ?? null, signal.at],
+        )
+      ).rows;
+      if (inserted !== undefined) return { id: inserted.id, duplicate: false };
+      const [existing] = (await tx.query<{ id: number }>("SELECT id FROM signals WHERE run_id = $1 AND key = $2", [signal.runId, signal.key ?? ""])).rows;
+      if (!existing) throw new Error(`putSignal: signal ${signal.name} of run ${signal.runId} was neither written nor found by its key.`);
+      return { id: existing.id, duplicate: true };
+    });
+  }
+
+  async pendingSignals(runId: string, name: string): Promise<StoredSignal[]> {
+    const rows = await this.#read<{ id: number; name: string; payload: string; at: number }>(
+      "SELECT id, name, payload, at FROM signals WHERE run_id = $1 AND name = $2 AND consumed_seq IS NULL ORDER BY id",
+      [runId, name],
+    );
+    return rows.map((row) => ({ id: row.id, name: row.name, payload: JSON.parse(row.payload) as JsonValue, at: row.at }));
+  }
+
+  async signalByKey(runId: string, key: string): Promise<number | undefined> {
+    const [row] = await this.#read<{ id: number }>("SELECT id FROM signals WHERE run_id = $1 AND key = $2", [runId, key]);
+    return row?.id;
+  }
+
+  async claimRun(runId: string, owner: string, until: number, now: number, takeOverFrom?: string): Promise<boolean> {
+    const { claimed, waiting } = await this.#write(async (tx) => {
+      // Taking over a running run from another owner (dead, or its lease lapsed) means that owner
+      // stopped under it without a clean shutdown: one host fault (SET reads the row before the update).
+      const updated = await tx.query(
+        `UPDATE runs SET
+           host_faults = host_faults + (CASE WHEN status = 'running' AND owner IS NOT NULL AND owner <> $1 THEN 1 ELSE 0 END),
+           last_fault = CASE WHEN status = 'running' AND owner IS NOT NULL AND owner <> $1 THEN $5 ELSE last_fault END,
+           owner = $1, owner_until = $2
+         WHERE id = $3 AND (owner IS NULL OR owner = $1 OR owner_until < $4 OR owner = $6)`,
+        [owner, until, runId, now, PROCESS_STOPPED, takeOverFrom ?? owner],
+      );
+      if (updated.rowCount !== 1) return { claimed: false, waiting: false };
+      const requests = await tx.query("SELECT 1 FROM run_requests WHERE run_id = $1 LIMIT 1", [runId]);
+      return { claimed: true, waiting: requests.rowCount === 1 };
+    });
+    // Requests left for the run's previous holder (or for none) are the new holder's now.
+    if (waiting) this.notifier.publish(runRequestsTopic(owner));
+    return claimed;
+  }
+
+  noteHostFault(runId: string, message: string): Promise<number> {
+    return this.#write(
+      async (tx) =>
+        (
+          await tx.query<{ host_faults: number }>("UPDATE runs SET host_faults = host_faults + 1, last_fault = $1 WHERE id = $2 RETURNING host_faults", [
+            message,
+            runId,
+          ])
+        ).rows[0]?.host_faults ?? 0,
+    );
+  }
+
+  renewLeases(owner: string, until: number): Promise<void> {
+    return this.#write(async (tx) => {
+      await tx.query("UPDATE runs SET owner_until = $1 WHERE owner = $2", [until, owner]);
+    });
+  }
+
+  releaseRuns(owner: string, runId?: string): Promise<void> {
+    return this.#write(async (tx) => {
+      if (runId === undefined) await tx.query("UPDATE runs SET owner = NULL, owner_until = NULL WHERE owner = $1", [owner]);
+      else await tx.query("UPDATE runs SET owner = NULL, owner_until = NULL WHERE id = $1 AND owner = $2", [runId, owner]);
+    });
+  }
+
+  async putRunRequest(runId: string, request: RunRequest, at: number): Promise<void> {
+    const body = JSON.stringify(request);
+    const holder = await this.#write(async (tx) => {
+      await tx.query("INSERT INTO run_requests (run_id, body, at) VALUES ($1, $2, $3)", [runId, body, at]);
+      return (await tx.query<{ owner: string | null }>("SELECT owner FROM runs WHERE id = $1", [runId])).rows[0]?.owner ?? undefined;
+    });
+    if (typeof holder === "string") this.notifier.publish(runRequestsTopic(holder));
+  }
+
+  takeRunRequests(owner: string): Promise<{ runId: string; request: RunRequest }[]> {
+    return this.#write(async (tx) =>
+      (
+        await tx.query<{ id: number; run_id: string; body: string }>(
+          "DELETE FROM run_requests WHERE run_id IN (SELECT id FROM runs WHERE owner = $1) RETURNING id, run_id, body",
+          [owner],
+        )
+      ).rows
+        .sort((a, b) => a.id - b.id)
+        .map((row) => ({ runId: row.run_id, request: JSON.parse(row.body) as RunRequest })),
+    );
+  }
+
+  putWebhook(hook: WebhookBinding): Promise<void> {
+    return this.#write(async (tx) => {
+      await tx.query("INSERT INTO webhooks (token_hash, run_id, name, created_at) VALUES ($1, $2, $3, $4)", [
+        hook.tokenHash,
+        hook.runId,
+        hook.name,
+        hook.createdAt,
+      ]);
+    });
+  }
+
+  async getWebhook(tokenHash: string): Promise<WebhookBinding | undefined> {
+    const [row] = await this.#read<{ run_id: string; name: string; created_at: number }>(
+      "SELECT run_id, name, created_at FROM webhooks WHERE token_hash = $1",
+      [tokenHash],
+    );
+    return row === undefined ? undefined : { tokenHash, runId: row.run_id, name: row.name, createdAt: row.created_at };
+  }
+
+  async recordedEvents(limit: number): Promise<RecordedRunEvent[]> {
+    const rows = await this.#read<{ id: number; event: string; at: number }>("SELECT id, event, at FROM run_events ORDER BY id LIMIT $1", [limit]);
+    return rows.map((row) => ({ id: row.id, event: JSON.parse(row.event) as RunEvent, at: row.at }));
+  }
+
+  async readJournal(runId: string, from = 0, limit?: number): Promise<JournalEntry[]> {
+    // LIMIT NULL is PostgreSQL for "no limit".
+    const rows = await this.#read<Pick<JournalRow, "idx" | "at" | "kind" | "body">>(
+      "SELECT idx, at, kind, body FROM journal WHERE run_id = $1 AND idx >= $2 ORDER BY idx LIMIT $3",
+      [runId, from, limit ?? null],
+    );
+    return rows.map(entryFromRow);
+  }
+
+  /** Commits queued writes (their promises settle), then closes the pool and the notifier. Closing again does nothing. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.notifier.close();
+    await this.#commits.flush();
+    await this.#pool.end();
+  }
+
+  #write<T>(write: (tx: pg.ClientBase) => Promise<T>): Promise<T> {
+    if (this.#closed) return Promise.reject(new Error("This PostgresStore is closed; open it again to write."));
+    return this.#commits.submit(write);
+  }
+
+  #read<R extends object>(text: string, values: readonly unknown[] = []): Promise<R[]> {
+    if (this.#closed) return Promise.reject(new Error("This PostgresStore is closed; open it again to read."));
+    return readWithRetry<R>(this.#pool, this.#reconnectMs, text, values);
+  }
+}
+
+/**
+ * The append of a running run in one statement (one round trip): bumps the length of a journal
+ * that `entries` continue, numbered in order, and inserts them; `false` (nothing written) if they
+ * do not continue it.
+ */
+async function hotAppend(tx: pg.ClientBase, runId: string, entries: readonly JournalEntry[], rows: readonly JournalRow[]): Promise<boolean> {
+  const first = entries[0];
+  if (first === undefined || entries.some((entry, i) => entry.index !== first.index + i)) return false;
+  // Named: each connection parses and plans it once (every connection keeps one search_path).
+  const inserted = await tx.query({
+    name: "tapedeck_hot_append",
+    text: HOT_APPEND,
+    values: [runId, ...entryArrays(rows), first.index + entries.length, first.index],
+  });
+  return inserted.rowCount === entries.length;
+}
+
+/** One statement for every entry of an append. */
+async function insertEntries(tx: pg.ClientBase, runId: string, rows: readonly JournalRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await tx.query(INSERT_ENTRIES, [runId, ...entryArrays(rows)]);
+}
+
+/** The entries' columns as arrays, for `unnest`. */
+function entryArrays(rows: readonly JournalRow[]): unknown[] {
+  return [rows.map((row) => row.idx), rows.map((row) => row.kind), rows.map((row) => row.seq), rows.map((row) => row.at), rows.map((row) => row.body)];
+}
+
+/** The `listRuns` query for `query`: every filter given must hold; newest first. */
+function listRunsSql(query: RunQuery): { sql: string; values: unknown[] } {
+  const where: string[] = [];
+  const values: unknown[] = [];
+  const param = (value: unknown): string => {
+    values.push(value);
+    return `$${values.length}`;
+  };
+  if (query.status !== undefined) where.push(`status = ANY(${param([...query.status])}::text[])`);
+  if (query.namespace !== undefined) where.push(`namespace = ${param(query.namespace)}`);
+  if (query.wakeBy !== undefined) where.push(`status = 'waiting' AND wake_at IS NOT NULL AND wake_at <= ${param(query.wakeBy)}`);
+  if (query.needsDecision === true) where.push("decisions > 0");
+  if (query.expiredBy !== undefined) {
+    where.push(`expires_at IS NOT NULL AND status IN ('queued', 'running', 'waiting') AND expires_at <= ${param(query.expiredBy)}`);
+  }
+  if (query.owner !== undefined) where.push(`owner = ${param(query.owner)}`);
+  // Each label by key, as a JSON path cannot name keys holding dots or quotes.
+  for (const [key, value] of Object.entries(query.labels ?? {})) where.push(`(labels::jsonb ->> ${param(key)}) = ${param(value)}`);
+  const limit = param(query.limit ?? DEFAULT_LIST_LIMIT);
+  const filter = where.length === 0 ? "" : `WHERE ${where.join(" AND ")}`;
+  // ord breaks ties between runs created in the same millisecond: the later insert first.
+  const order = query.wakeBy !== undefined ? "wake_at, ord" : query.expiredBy !== undefined ? "expires_at, ord" : "created_at DESC, ord DESC";
+  return { sql: `SELECT ${RUN_COLUMNS} FROM runs ${filter} ORDER BY ${order} LIMIT ${limit}`, values };
+}

@@ -1,0 +1,47 @@
+/**
+ * The limits of one user tool call (issue 15): CPU as deterministic fuel plus a wall deadline,
+ * memory and stack, and how many host calls and log lines a call may make. Defaults follow
+ * IronClaw's WASM tools where they have one (50 requests, 20 invocations, 1,000 lines of 4 KiB).
+ */
+
+export interface UserToolLimits {
+  /** Interrupt polls (about 10,000 bytecode branches and calls each) the call may use: it stops at the same point every time. */
+  readonly fuel: number;
+  /** Wall-clock time the whole call may take, host calls included, ms. */
+  readonly deadlineMs: number;
+  /** The sandbox's whole heap (QuickJS itself takes about 5 MiB of it), bytes; at least 16 MiB. */
+  readonly memoryBytes: number;
+  /** Guest stack, bytes; at most 256 KiB. */
+  readonly stackBytes: number;
+  /** `fetch` requests per call. */
+  readonly httpRequests: number;
+  /** Other tools invoked per call. */
+  readonly toolCalls: number;
+  /** `console.*` lines kept per call; more are dropped, and the log says how many. */
+  readonly logLines: number;
+  /** Longest line kept, characters. */
+  readonly logLineChars: number;
+}
+
+export const DEFAULT_USER_TOOL_LIMITS: UserToolLimits = {
+  fuel: 50_000,
+  deadlineMs: 30_000,
+  memoryBytes: 16 * 1024 * 1024,
+  stackBytes: 256 * 1024,
+  httpRequests: 50,
+  toolCalls: 20,
+  logLines: 1_000,
+  logLineChars: 4_096,
+};
+
+/** What is wrong with `limits` (empty when nothing is). */
+export function limitsProblems(limits: Partial<UserToolLimits>): readonly string[] {
+  const problems: string[] = [];
+  for (const [field, value] of Object.entries(limits) as [keyof UserToolLimits, number | undefined][]) {
+    if (!(field in DEFAULT_USER_TOOL_LIMITS)) problems.push(`limits.${field}: there is no such limit (${Object.keys(DEFAULT_USER_TOOL_LIMITS).join(", ")})`);
+    else if (value !== undefined && !(Number.isInteger(value) && value > 0)) problems.push(`limits.${field}: ${value} is not a positive whole number`);
+  }
+  if (limits.memoryBytes !== undefined && limits.memoryBytes < 16 * 1024 * 1024) problems.push("limits.memoryBytes: at least 16 MiB (16777216)");
+  if (limits.stackBytes !== undefined && limits.stackBytes > 256 * 1024) problems.push("limits.stackBytes: at most 256 KiB (262144)");
+  return problems;
+}
