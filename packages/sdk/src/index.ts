@@ -54,6 +54,7 @@ export type {
   ApprovalPolicy,
   ApprovalRule,
   ArgumentTest,
+  BlobPageAnswer,
   BoundSession,
   DirectToolDefinition,
   DirectToolOptions,

@@ -17,6 +17,7 @@
  * not imported); the tests check them against the official types.
  */
 import type {
+  BlobPageAnswer,
   BoundSession,
   DirectToolDefinition,
   DirectToolOptions,
@@ -168,6 +169,8 @@ export interface DirectTools {
   pending(): Promise<readonly SessionApproval[]>;
   approve(seq: number, options?: DecideOptions): Promise<SessionDecision>;
   reject(seq: number, options?: DecideOptions): Promise<SessionDecision>;
+  /** A page of a result the session spilled (what `fetch_blob` gives the model), for the harness. */
+  blob(handle: string, offset?: number): Promise<BlobPageAnswer>;
 }
 
 export function sessionPath(session: string): string {
@@ -246,6 +249,7 @@ export async function bindDirectTools(http: HttpClient, options: DirectToolsOpti
     pending: async () => (await http.request<{ approvals: readonly SessionApproval[] }>("GET", `${path}/approvals`)).approvals,
     approve: (seq, given) => decide("approve", seq, given),
     reject: (seq, given) => decide("reject", seq, given),
+    blob: (handle, offset = 0) => http.request<BlobPageAnswer>("GET", `${path}/blobs/${encodeURIComponent(handle)}`, { query: { offset } }),
   };
 }
 

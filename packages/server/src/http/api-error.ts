@@ -53,6 +53,7 @@ const FROM_ENGINE: Record<EngineErrorCode, ApiErrorCode> = {
   closed: "unavailable",
   conflict: "conflict",
   invalid_request: "invalid_request",
+  config_mismatch: "config_mismatch",
 };
 
 export function fromEngineError(error: EngineError): ApiError {

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { BlobStore } from "../blob-store.js";
+import type { BlobStore } from "../../store/blob-store.js";
 
 export interface OpenedBlobStore {
   readonly store: BlobStore;
