@@ -28,6 +28,11 @@ import {
   SANDBOX_MEMORY_BYTES,
   SANDBOX_STACK_BYTES,
 } from "./limits.js";
+import { MemoryBlobStore } from "./store/blob-store.js";
+import { APPROVAL_EXPIRY_MS } from "./direct/direct-session.js";
+import { DirectSessionHost } from "./direct/direct-session-host.js";
+import { isSessionId } from "./direct/session-journal.js";
+import { directSigningKey } from "./direct/signing-key.js";
 import { createRun } from "./runs/create-run.js";
 import { EngineListeners, type EngineEvent } from "./runs/engine-events.js";
 import type { ExecutionResult, ExecutorLimits, RunPause } from "./runs/run-executor.js";
@@ -127,6 +132,8 @@ export interface EngineOptions {
    * first credential is set.
    */
   readonly masterKeyFile?: string;
+  /** How long a direct tool call waits for a human before the model is told its approval expired. Default 24 hours. */
+  readonly approvalExpiryMs?: number;
   /**
    * Write every run event (parked, ended, decision needed) into the store in the commit that
    * makes it happen, to be read with `Store.pendingEvents` and removed by its reader: the server
@@ -248,6 +255,8 @@ export class Engine {
   readonly #listeners = new EngineListeners();
   readonly #catalog: ToolsetCatalog;
   readonly #scheduler: RunScheduler;
+  /** Direct tool mode: sessions of model tool calls, each journaled like a run (`direct/direct-sessions.ts`). */
+  readonly direct: DirectSessionHost;
   /** Closes what the sources do not: an MCP client layer of the engine's own when a mock answers MCP calls. */
   readonly #closeExtra: readonly (() => Promise<unknown>)[];
   #closed = false;
@@ -256,7 +265,8 @@ export class Engine {
     this.#store = store;
     this.#sandboxes = options.sandboxes ?? new QuickJsSandboxFactory();
     const keyFile = options.masterKeyFile ?? (store.dataFolder === undefined ? undefined : join(store.dataFolder, "master.key"));
-    this.credentials = new CredentialVault(store.credentials, new MasterKeySource(keyFile === undefined ? {} : { keyFile }));
+    const keys = new MasterKeySource(keyFile === undefined ? {} : { keyFile });
+    this.credentials = new CredentialVault(store.credentials, keys);
     const given = options.sources ?? {};
     // The MCP client layer lists servers' tools at registration; an MCP source given in the
     // options keeps its own credentials (its options decide). A stdio server that stops on its
@@ -297,6 +307,22 @@ export class Engine {
       emit: (event) => this.#listeners.emit(event),
     });
     this.credentials.onSet((scope, name) => this.#scheduler.credentialSet(scope, name));
+    this.direct = new DirectSessionHost({
+      store,
+      clock: this.#clock,
+      source: this.#source,
+      toolset: (id) => this.#catalog.get(id),
+      checkSources: (pinned) => this.#catalog.checkSources(pinned),
+      limits: this.#limits,
+      recordEvents: options.recordEvents === true,
+      workflowSchemas: this.#scheduler.workflowSchemas,
+      signingKey: directSigningKey(keys),
+      blobs: store.directBlobs ?? new MemoryBlobStore(),
+      approvalExpiryMs: options.approvalExpiryMs ?? APPROVAL_EXPIRY_MS,
+      leases: this.#scheduler.leases,
+      onError: (error) => this.#listeners.emit({ type: "engine.error", error }),
+    });
+    this.#scheduler.serveSessions({ owns: isSessionId, decide: (runId, seq, decision, reason) => this.direct.decideById(runId, seq, decision, reason) });
   }
 
   /** Opens an engine on its store (`options.store`, by default the data folder `./.tapedeck`). */
@@ -636,6 +662,7 @@ export class Engine {
     if (this.#closed) return;
     this.#closed = true;
     await closeAll([
+      () => this.direct.close(),
       () => this.#scheduler.close(),
       () => this.#source.close(),
       ...this.#closeExtra,

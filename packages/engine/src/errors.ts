@@ -17,6 +17,8 @@ export const EngineErrorCode = {
   conflict: "conflict",
   /** An argument is malformed (a signal name, a payload that is not JSON). */
   invalid_request: "invalid_request",
+  /** A direct tool call waiting for approval is decided or answered under another tool table than it was asked under (and drift was not allowed): nothing was written. */
+  config_mismatch: "config_mismatch",
 } as const;
 export type EngineErrorCode = (typeof EngineErrorCode)[keyof typeof EngineErrorCode];
 

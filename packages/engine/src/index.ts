@@ -98,3 +98,5 @@ export { MASTER_KEY_ENV, MasterKeySource } from "./secrets/master-key.js";
 export type { MasterKeyOptions } from "./secrets/master-key.js";
 export type { CredentialStore, SealedCredential } from "./store/credential-store.js";
 export { canonicalJson } from "./util/canonical-json.js";
+export type { DirectSessions, SessionFilter, SessionRecordView, SessionRef } from "./direct/direct-sessions.js";
+export { isSessionId } from "./direct/session-journal.js";

@@ -51,3 +51,5 @@ export { workerWaitText } from "./worker-wait.js";
 export { SEARCH_LIMIT } from "./tool-search.js";
 export type { ToolContext, ToolHandler, WorkerTools } from "./tool-handler.js";
 export type { EmbeddedConnection, EmbeddedModule, EmbeddedOptions } from "./embedded.js";
+export { gatewayRules } from "./gateway-rules.js";
+export type { GatewayRuleOptions, GatewayRules } from "./gateway-rules.js";

@@ -98,7 +98,38 @@ export type JournalEvent =
   /** The run's error. */
   | { readonly kind: "run.failed"; readonly error: RunError }
   /** Someone cancelled the run; calls still in flight were abandoned. */
-  | { readonly kind: "run.cancelled"; readonly reason: string };
+  | { readonly kind: "run.cancelled"; readonly reason: string }
+  /** Direct tool mode (a session's journal): a tool table was bound, hidden from the model; `binding` is its id, `table` what rebuilds it. */
+  | { readonly kind: "direct.bound"; readonly binding: string; readonly table: JsonValue }
+  /**
+   * Direct tool mode: a model tool call, by its call id (the model's tool call id hashed with the
+   * session's labels), under a binding. A toolset call has `call`, its seq (its `call.*` entries
+   * are in the same batch, after it); a call answered without being sent (direct mode's own tools,
+   * an unknown or unloaded tool, a denial) has `answer`, the content the model got.
+   */
+  | {
+      readonly kind: "direct.call";
+      readonly callId: string;
+      readonly toolCallId: string;
+      readonly name: string;
+      readonly binding: string;
+      readonly call?: number;
+      readonly answer?: JsonValue;
+    }
+  /** Direct tool mode: call `seq` waits for a human, signed with the binding it was asked under; it expires at `expiresAt`. */
+  | {
+      readonly kind: "direct.asked";
+      readonly seq: number;
+      readonly summary: string;
+      readonly reason: string;
+      readonly ruleId?: string;
+      readonly signature: string;
+      readonly expiresAt: number;
+    }
+  /** Direct tool mode: approving call `seq` approved its tool (`group.name`) for the rest of the session. */
+  | { readonly kind: "direct.always"; readonly seq: number; readonly tool: string }
+  /** Direct tool mode: nobody decided call `seq` before its approval expired; a rejection follows. */
+  | { readonly kind: "direct.expired"; readonly seq: number };
 
 export type JournalKind = JournalEvent["kind"];
 

@@ -1,6 +1,7 @@
 import { NAMESPACE_HEADER, type CheckRequest, type CheckResult, type Diagnostic, type TestReport, type TestRequest } from "@tapedeck/protocol/api";
 import { createAgentTools, type AgentTools } from "./agent/agent-tools-api.js";
 import type { AgentToolsOptions } from "./agent/agent-tools.js";
+import { bindDirectTools, type DirectTools, type DirectToolsOptions } from "./direct/direct-tools.js";
 import { loadEmbedded, type EmbeddedOptions, type EmbeddedTapedeck } from "./embedded.js";
 import { TapedeckError } from "./errors.js";
 import { HttpClient, type Fetch } from "./http-client.js";
@@ -128,6 +129,19 @@ export class Tapedeck {
       );
     }
     return createAgentTools(this, options);
+  }
+
+  /**
+   * A toolset's tools as model tools, each call journaled in the session `options.session` of
+   * this client's namespace: `tools.anthropic.tools` / `tools.anthropic.handle(block)`,
+   * `tools.openai.responses…`, `tools.openai…` (Chat Completions), `tools.definitions` /
+   * `tools.handle(name, input, { toolCallId })`. Binding asks the server once (it pins the tool
+   * table in the session); `tools.note` tells the model when its tools changed since the
+   * session's previous binding. A bad option is a `TapedeckError` (`invalid_request`) naming the
+   * path of every mistake.
+   */
+  directTools(options: DirectToolsOptions): Promise<DirectTools> {
+    return bindDirectTools(this.#http, options);
   }
 
   /** Type-checks a script against a toolset's declarations, without running it. */

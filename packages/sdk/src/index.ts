@@ -19,6 +19,22 @@ export type { AnthropicAdapter } from "./agent/anthropic-adapter.js";
 export type { OpenAIAdapter } from "./agent/openai-adapter.js";
 export { AGENT_TOOL_NAMES } from "./agent/tool-definitions.js";
 export type { AgentToolDefinition, AgentToolInputs, AgentToolName } from "./agent/tool-definitions.js";
+export type {
+  DecideOptions,
+  DirectAnthropicTool,
+  DirectAnthropicToolResult,
+  DirectAnthropicToolUse,
+  DirectChatTool,
+  DirectChatToolCall,
+  DirectChatToolMessage,
+  DirectResponsesCall,
+  DirectResponsesOutput,
+  DirectResponsesTool,
+  DirectToolResult,
+  DirectTools,
+  DirectToolsOptions,
+  HandleOptions,
+} from "./direct/direct-tools.js";
 export { verifyWebhook } from "./webhooks/verify-webhook.js";
 export type { VerifyFailure, VerifyWebhookOptions, WebhookHeaders, WebhookVerification } from "./webhooks/verify-webhook.js";
 export type { Webhooks } from "./resources/webhooks.js";
@@ -35,6 +51,16 @@ export { ApiErrorCode, MAX_POLL_WAIT_MS, NAMESPACE_HEADER, WEBHOOK_OUTPUT_LIMIT_
 export type {
   ApiErrorBody,
   ApprovalList,
+  ApprovalPolicy,
+  ApprovalRule,
+  ArgumentTest,
+  BlobPageAnswer,
+  BoundSession,
+  DirectToolDefinition,
+  DirectToolOptions,
+  SessionApproval,
+  SessionDecision,
+  ToolCallAnswer,
   CancelRunRequest,
   CheckRequest,
   CheckResult,
@@ -91,9 +117,11 @@ export type {
   WebhookEventData,
   WebhookRunData,
 } from "@tapedeck/protocol/api";
-export { FailureCode, RunStatus, ToolError, formatRunError, isOutcome, toolFailure } from "@tapedeck/protocol";
+export { FailureCode, RunStatus, ToolError, formatRunError, gatewayRules, isOutcome, toolFailure } from "@tapedeck/protocol";
 export type {
   DecisionWait,
+  GatewayRuleOptions,
+  GatewayRules,
   JournalEntry,
   JsonSchema,
   JsonValue,

@@ -388,6 +388,102 @@ async function mcpCalls(rows: Row[]): Promise<void> {
 }
 
 /**
+ * Direct tool mode (seed 002): one model tool call handled through a session (journaled before it
+ * is sent, its outcome recorded) against the MCP SDK client alone, over Streamable HTTP, one at a
+ * time and 16 at a time (one model turn's calls); and the input tokens of the tools block of a
+ * session's first request for the 325-tool corpus, eager against each lazy lowering, counted
+ * with OpenAI's o200k_base (js-tiktoken).
+ */
+async function directCalls(rows: Row[]): Promise<void> {
+  const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
+  const { StreamableHTTPClientTransport } = await import("@modelcontextprotocol/sdk/client/streamableHttp.js");
+  const { startHttpFixture } = await import("../test-support/mcp/http-fixture.js");
+  const calls = 300;
+  const batch = 16;
+  const fixture = await startHttpFixture();
+  try {
+    const sdkTime = async (size: number) => {
+      const client = new Client({ name: "bench", version: "1" });
+      await client.connect(new StreamableHTTPClientTransport(new URL(fixture.url)));
+      for (let i = 0; i < 50; i++) await client.callTool({ name: "echo", arguments: { text: "x" } });
+      const ms = await time(async () => {
+        for (let i = 0; i < calls; i += size)
+          await Promise.all(Array.from({ length: size }, (_, j) => client.callTool({ name: "echo", arguments: { text: `x${i + j}` } })));
+      });
+      await client.close();
+      return ms / calls;
+    };
+    const directTime = (durability: "full" | "normal", size: number) =>
+      withEngine(durability, async (engine) => {
+        const { id } = await engine.registerToolset({ mcpServers: { fx: { url: fixture.url } } });
+        const ref = { session: `bench-${durability}-${size}` };
+        const { binding } = await engine.direct.bind(ref, { toolset: id, tools: ["fx.echo"] });
+        let n = 0;
+        const turn = (count: number) =>
+          Promise.all(
+            Array.from({ length: count }, () => {
+              const k = n++;
+              return engine.direct.call(ref, { binding, api: "anthropic", toolCallId: `toolu_${k}`, name: "fx_echo", input: { text: `x${k}` } });
+            }),
+          );
+        for (let i = 0; i < 50; i++) await turn(1);
+        const ms = await time(async () => {
+          for (let i = 0; i < calls; i += size) await turn(size);
+        });
+        return ms / calls;
+      });
+    const bare = bareCommitMs(200);
+    const sdkOne = await sdkTime(1);
+    rows.push({
+      name: "direct tool call over Streamable HTTP (full durability)",
+      value: await directTime("full", 1),
+      unit: "ms",
+      baselineName: "SDK client alone + one bare commit",
+      baseline: sdkOne + bare,
+      goal: "≤ 1.15×",
+    });
+    rows.push({
+      name: "direct tool call over Streamable HTTP (durability normal: no fsync)",
+      value: await directTime("normal", 1),
+      unit: "ms",
+      baselineName: "SDK client alone",
+      baseline: sdkOne,
+      goal: "(context)",
+    });
+    rows.push({
+      name: `direct tool calls over Streamable HTTP, ${batch} per turn (full durability)`,
+      value: await directTime("full", batch),
+      unit: "ms",
+      baselineName: "SDK client alone, same batches",
+      baseline: await sdkTime(batch),
+      goal: "(context)",
+    });
+  } finally {
+    await fixture.close();
+  }
+  const { getEncoding } = await import("js-tiktoken");
+  const { firstRequestTokens } = await import("../direct/first-request-tokens.js");
+  const { searchCorpus } = await import("../test-support/tool-search-corpus.js");
+  const o200k = getEncoding("o200k_base");
+  const tokens = firstRequestTokens(searchCorpus(), (text) => o200k.encode(text).length);
+  for (const [api, counts] of [
+    ["Anthropic", tokens.anthropic],
+    ["OpenAI Responses", tokens.openaiResponses],
+  ] as const) {
+    for (const lowering of ["menu", "native"] as const) {
+      rows.push({
+        name: `first request's tools, ${tokens.tools} tools, ${api}, lazy ${lowering === "menu" ? "menu" : api === "Anthropic" ? "anthropic (defer_loading)" : "openai (tool_search)"} (o200k_base tokens)`,
+        value: counts[lowering],
+        unit: "tokens",
+        baselineName: "eager (every definition)",
+        baseline: counts.eager,
+        goal: "≤ 0.15× (85 % fewer)",
+      });
+    }
+  }
+}
+
+/**
  * Durable waits: a year of virtual sleep in `test_script`, the memory of many parked runs, and
  * how late a parked run wakes after its timer is due.
  */
@@ -637,6 +733,7 @@ async function main(): Promise<void> {
   if (!only || only === "check") await warmCheck(rows);
   if (!only || only === "replay") await replayAndScale(rows);
   if (!only || only === "mcp") await mcpCalls(rows);
+  if (!only || only === "direct") await directCalls(rows);
   if (!only || only === "waits") await waits(rows);
   if (!only || only === "http") await httpTool(rows);
   if (!only || only === "leak") await leakScan(rows);

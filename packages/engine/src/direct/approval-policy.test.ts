@@ -4,7 +4,7 @@ import fc from "fast-check";
 import type { JsonObject, JsonValue } from "@tapedeck/protocol";
 import { checkApprovalPolicy, validateApprovalPolicy, type ApprovalPolicy } from "./approval-policy.js";
 import { decideApproval, type ApprovalCall, type ApprovalDecision } from "./approval-decision.js";
-import { gatewayRules } from "./gateway-rules.js";
+import { gatewayRules } from "@tapedeck/protocol";
 import { MAX_SUBJECT_LENGTH } from "./linear-regex.js";
 import { MAX_SUMMARY_LENGTH } from "./summary-template.js";
 

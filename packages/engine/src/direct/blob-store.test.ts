@@ -2,9 +2,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { MemoryBlobStore } from "./blob-store.js";
+import { MemoryBlobStore } from "../store/blob-store.js";
 import { describeBlobStoreContract } from "./test-support/blob-store-contract.js";
-import { SqliteBlobStore } from "./sqlite-blob-store.js";
+import { migrate } from "../store/migrations.js";
+import { SqliteBlobStore } from "../store/sqlite-blob-store.js";
 
 describeBlobStoreContract("memory", () => Promise.resolve({ store: new MemoryBlobStore(), close: () => Promise.resolve() }));
 
@@ -14,6 +15,7 @@ describeBlobStoreContract("sqlite", () => {
   const openDb = () => {
     const db = new Database(join(folder, "blobs.db"));
     db.pragma("journal_mode = WAL");
+    migrate(db);
     databases.push(db);
     return new SqliteBlobStore(db);
   };

@@ -1,4 +1,4 @@
-import type { BlobStore } from "./blob-store.js";
+import type { BlobStore } from "../store/blob-store.js";
 import type { ModelContent } from "./model-content.js";
 import { FETCH_BLOB } from "./own-tools.js";
 import { BLOB_HANDLE } from "./spill.js";

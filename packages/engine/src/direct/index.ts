@@ -5,16 +5,17 @@
  *
  * - approval: `approval-policy.ts` (shapes, checker), `approval-decision.ts` (deny → ask → allow →
  *   unmatched), `tool-risk.ts`, `tool-glob.ts`, `json-pointer.ts`, `linear-regex.ts`,
- *   `summary-template.ts`, `gateway-rules.ts`, `approval-signature.ts` (config_mismatch)
+ *   `summary-template.ts`, `approval-signature.ts` (gateway rules: `@tapedeck/protocol`'s `gatewayRules`) (config_mismatch)
  * - the tool table: `direct-options.ts`, `model-name-table.ts`, `own-tools.ts`, `direct-binding.ts`,
  *   `binding-diff.ts` (the note), `direct-call-key.ts`
  * - results: `model-content.ts`, `failure-text.ts`, `result-blocks.ts`, `business-errors.ts`
- * - spill: `token-estimate.ts`, `spill.ts`, `fetch-blob.ts`, `blob-store.ts`, `sqlite-blob-store.ts`
+ * - spill: `token-estimate.ts`, `spill.ts`, `fetch-blob.ts` (blobs live in the store: `store/blob-store.ts`, `store/sqlite-blob-store.ts`)
  * - lazy tools: `lazy-menu.ts`, `tool-find.ts`, `menu-lowering.ts`, `anthropic-lowering.ts`,
  *   `openai-lowering.ts`, `lazy-order-check.ts`, `first-request-tokens.ts`
  *
- * Not yet exported from the package: the lead wires these into the session journal, the server
- * (`/v1/sessions/…`) and the SDK (`td.namespace(user).directTools({...})`).
+ * - sessions: `direct-sessions.ts` (what the server needs), `direct-session-host.ts` (`Engine.direct`),
+ *   `direct-session.ts` (one live session over the call intake), `session-journal.ts` (its journal,
+ *   read), `session-table.ts` (a binding from a request), `signing-key.ts`
  */
 export { anthropicTools, anthropicToolFindResult } from "./anthropic-lowering.js";
 export type { AnthropicToolDefinition, AnthropicToolReference, AnthropicToolFindResult } from "./anthropic-lowering.js";
@@ -37,8 +38,8 @@ export { signPendingApproval, checkPendingApproval } from "./approval-signature.
 export type { PendingApproval, ApprovalCheck, ApprovalCheckInput } from "./approval-signature.js";
 export { diffBindings, bindingNote, noteForBinding } from "./binding-diff.js";
 export type { BindingDiff, BindingSection } from "./binding-diff.js";
-export { MemoryBlobStore } from "./blob-store.js";
-export type { BlobStore } from "./blob-store.js";
+export { MemoryBlobStore } from "../store/blob-store.js";
+export type { BlobStore } from "../store/blob-store.js";
 export { businessErrorOf, withBusinessError, businessErrorLine } from "./business-errors.js";
 export type { BusinessError } from "./business-errors.js";
 export { BINDING_VERSION, bindDirectTools, bindingId, definitionDigest } from "./direct-binding.js";
@@ -52,8 +53,6 @@ export { BLOB_PAGE_BYTES, blobPage, fetchBlob } from "./fetch-blob.js";
 export type { BlobPage } from "./fetch-blob.js";
 export { firstRequestTokens } from "./first-request-tokens.js";
 export type { FirstRequestTokens } from "./first-request-tokens.js";
-export { gatewayRules } from "./gateway-rules.js";
-export type { GatewayRuleOptions, GatewayRules } from "./gateway-rules.js";
 export { MAX_POINTER_LENGTH, parsePointer, readPointer } from "./json-pointer.js";
 export type { ParsedPointer, PointerValue } from "./json-pointer.js";
 export { MENU_LINE_MAX, isLazyTool, menuLine, toolFindDefinition, menuToolFind } from "./lazy-menu.js";
@@ -83,7 +82,7 @@ export type {
 } from "./result-blocks.js";
 export { PREVIEW_LINES, PREVIEW_LINE_MAX, withinBudget, blobHandle, BLOB_HANDLE } from "./spill.js";
 export type { SpillContext, Budget } from "./spill.js";
-export { BLOB_TABLE_SQL, SqliteBlobStore } from "./sqlite-blob-store.js";
+export { SqliteBlobStore } from "../store/sqlite-blob-store.js";
 export { MAX_SUMMARY_LENGTH, MAX_TEMPLATE_LENGTH, parseTemplate, renderSummary, oneLine, cutText } from "./summary-template.js";
 export type { TemplatePieces, ParsedTemplate } from "./summary-template.js";
 export { BYTES_PER_TOKEN, estimateTokens } from "./token-estimate.js";
@@ -93,3 +92,6 @@ export { MAX_GLOB_LENGTH, globProblem, globMatchesTool, globMatches } from "./to
 export type { ToolNames } from "./tool-glob.js";
 export { Risk, riskFromAnnotations, toolRisk } from "./tool-risk.js";
 export type { RiskOverride, RiskedTool } from "./tool-risk.js";
+export type { DirectSessions, SessionFilter, SessionRecordView, SessionRef } from "./direct-sessions.js";
+export { APPROVAL_EXPIRY_MS } from "./direct-session.js";
+export { isSessionId, sessionRecordId } from "./session-journal.js";

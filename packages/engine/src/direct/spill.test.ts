@@ -5,7 +5,7 @@ import { getEncoding } from "js-tiktoken";
 import { DEFAULT_POLICY } from "../toolset/policy.js";
 import { toolsetOf } from "../toolset/pin.js";
 import { searchCorpus } from "../test-support/tool-search-corpus.js";
-import { MemoryBlobStore } from "./blob-store.js";
+import { MemoryBlobStore } from "../store/blob-store.js";
 import { bindDirectTools } from "./direct-binding.js";
 import { checkDirectOptions } from "./direct-options.js";
 import { blobPage, fetchBlob } from "./fetch-blob.js";

@@ -1,5 +1,5 @@
 import { sha256Hex } from "../util/ids.js";
-import type { BlobStore } from "./blob-store.js";
+import type { BlobStore } from "../store/blob-store.js";
 import type { Overflow } from "./direct-options.js";
 import type { ModelContent, ModelPart } from "./model-content.js";
 import { FETCH_BLOB } from "./own-tools.js";

@@ -71,6 +71,8 @@ export interface CallToDecide {
   /** `group.name`, or a primitive's `tapedeck.*`. */
   readonly tool: string;
   readonly args: JsonValue;
+  /** The issuer's own policy asks a human for it (a direct tool session's): it waits for approval as if its tool's policy required it. */
+  readonly asks?: boolean;
   /** What the journal says of it, when it is resumed; absent for a call just issued. */
   readonly recorded?: RecordedCall;
 }
@@ -121,7 +123,12 @@ function decideIssued(call: CallToDecide, context: DecisionContext): CallDecisio
   }
   const failure = context.validator.validateArgs(tool, args);
   if (failure) return { kind: "reject", args, failure };
-  return reuseOr(call.tool, args, context, tool.policy.approval ? { kind: "await_approval", args, tool } : { kind: "send", args, tool, attempt: 1 });
+  return reuseOr(
+    call.tool,
+    args,
+    context,
+    tool.policy.approval || call.asks === true ? { kind: "await_approval", args, tool } : { kind: "send", args, tool, attempt: 1 },
+  );
 }
 
 /** A fork's call is answered from its parent's journal when it can be; else `decision`. */
@@ -140,7 +147,7 @@ function decideRecorded(call: RecordedCall, context: DecisionContext): CallDecis
   if (!tool) throw new Error(`call #${call.seq} names ${call.tool}, which the run's toolset does not have`);
   if (call.parked) return { kind: "park", args, tool, park: call.parked };
   if (call.decision?.decision === "rejected") return { kind: "fail", args, failure: approvalRejected(call.tool, call.decision.reason) };
-  if (tool.policy.approval && !call.decision) return { kind: "await_approval", args, tool };
+  if ((tool.policy.approval || call.asks === true) && !call.decision) return { kind: "await_approval", args, tool };
   // Sent before the engine stopped (or approved and about to be): its source may still hold
   // the attempt; if not, its policy decides.
   const approved = call.schemaChangeApproved ? { schemaChangeApproved: true } : {};

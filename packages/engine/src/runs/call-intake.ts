@@ -102,6 +102,8 @@ export interface IssuedCall {
   readonly seq: number;
   readonly tool: string;
   readonly args: JsonValue;
+  /** The issuer's own approval policy asks a human for this call (a direct tool session's, `direct/approval-decision.ts`): it waits for a decision like a call whose tool's policy requires one. */
+  readonly asks?: boolean;
 }
 
 /** What scheduling a batch of issued calls gives its issuer to journal and to do. */

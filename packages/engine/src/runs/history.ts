@@ -26,6 +26,8 @@ export interface RecordedCall {
   readonly decision?: { readonly decision: Decision; readonly reason?: string };
   /** The harness approved it after it was parked with `tool.schema_changed`: it is sent as it is, not checked again. */
   readonly schemaChangeApproved?: boolean;
+  /** Set by a direct tool session for a call its approval policy asked a human for (`direct.asked`): resumed, it waits for its decision. */
+  readonly asks?: boolean;
 }
 
 /**
@@ -138,6 +140,13 @@ export function readHistory(runId: string, entries: readonly JournalEntry[]): Hi
         break;
       case "run.cancelled":
         end = { ok: false, cancelled: entry.reason };
+        break;
+      case "direct.bound":
+      case "direct.call":
+      case "direct.asked":
+      case "direct.always":
+      case "direct.expired":
+        // A direct tool session's own records (`direct/session-journal.ts` reads them); its calls are the `call.*` entries.
         break;
       default:
         throw new JournalCorruptError(runId, `entry ${index} has an unknown kind "${(entry as { kind: string }).kind}"`);

@@ -44,6 +44,12 @@ import { createWebhook } from "./webhooks.js";
  *   and the run is left `running`, its lease released, for `resume` here or elsewhere.
  */
 
+/** Direct tool sessions, whose records are runs' (`Engine.direct`): which records are theirs, and how their calls are decided. */
+export interface SessionDecisions {
+  owns(runId: string): boolean;
+  decide(runId: string, seq: number, decision: Decision, reason: string | undefined): Promise<{ readonly heldBy?: string }>;
+}
+
 /** How often an engine that wakes every run looks for runs other processes parked. */
 const WAKE_RESCAN_MS = 5_000;
 
@@ -77,6 +83,8 @@ export class RunScheduler implements RunHost {
   readonly #waking = new Map<string, Promise<void>>();
   readonly #waiters = new RunWaiters();
   readonly #leases: RunLeases;
+  /** Decides the calls of direct tool sessions (`Engine.direct`), whose records are runs'. */
+  #sessions: SessionDecisions | undefined;
   /** The child runs of `workflows.<name>` calls. */
   readonly #children: ChildRuns;
   readonly #renewal: CredentialRenewal;
@@ -114,6 +122,16 @@ export class RunScheduler implements RunHost {
       );
     }, WAKE_RESCAN_MS);
     this.#rescan.unref();
+  }
+
+  /** The leases this engine holds: direct tool sessions hold theirs with the runs'. */
+  get leases(): RunLeases {
+    return this.#leases;
+  }
+
+  /** Where decisions on direct tool sessions' calls go (by the scheduler's `decide`, and the requests other processes leave). */
+  serveSessions(sessions: SessionDecisions): void {
+    this.#sessions = sessions;
   }
 
   /** Validates the inputs, outputs and signal payloads of workflows against their schemas. */
@@ -261,6 +279,8 @@ export class RunScheduler implements RunHost {
   /** `Engine.approve` / `reject`: journals the decision where the run executes (here, woken if parked, or in the process that holds it). */
   async decide(runId: string, seq: number, decision: Decision, reason: string | undefined): Promise<{ readonly heldBy?: string }> {
     this.#open();
+    // A direct tool session's record is a run's, but its calls are the session's to decide.
+    if (this.#sessions?.owns(runId) === true) return this.#sessions.decide(runId, seq, decision, reason);
     for (;;) {
       let live = this.#executors.get(runId);
       if (!live) {

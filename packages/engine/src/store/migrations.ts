@@ -307,6 +307,22 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX host_tasks_by_lease ON host_tasks (lease_until) WHERE state IN ('claimed', 'withdrawn');
     `,
   },
+  {
+    version: 18,
+    name: "direct tool blobs",
+    sql: `
+      -- Results of direct tool sessions too large to show the model whole, read back with
+      -- fetch_blob: by session (a handle of another session finds nothing) and handle (a hash
+      -- of the session and the text). text is the JSON string literal of the result's text.
+      CREATE TABLE direct_blobs (
+        session    TEXT NOT NULL,
+        handle     TEXT NOT NULL,
+        text       TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (session, handle)
+      ) WITHOUT ROWID;
+    `,
+  },
 ];
 
 /** The engine's history table: which of `migrations` a database has. */

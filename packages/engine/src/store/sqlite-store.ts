@@ -25,6 +25,7 @@ import type { JournalRow, RunRow } from "./sqlite-rows.js";
 import { SqliteCredentialStore } from "./sqlite-credential-store.js";
 import type { SqliteAccess, SqliteHandle } from "./sqlite-handle.js";
 import { SqliteHostTaskStore } from "./sqlite-host-task-store.js";
+import { SqliteBlobStore } from "./sqlite-blob-store.js";
 import { StoreConflictError } from "./store.js";
 import type {
   CreateRunResult,
@@ -108,6 +109,7 @@ export class SqliteStore implements Store {
   readonly #commits: GroupCommit;
   #closed = false;
   readonly #sql;
+  readonly directBlobs: SqliteBlobStore;
   readonly credentials: SqliteCredentialStore;
   readonly hostTasks: SqliteHostTaskStore;
   readonly notifier: LocalNotifier;
@@ -154,6 +156,7 @@ export class SqliteStore implements Store {
     this.notifier = new LocalNotifier(options.pollMs === undefined ? {} : { pollMs: options.pollMs });
     const access: SqliteAccess = { write: (write: () => void) => this.#write(write), read: <T>(read: () => T) => this.#read(read) };
     this.credentials = new SqliteCredentialStore(db, access);
+    this.directBlobs = new SqliteBlobStore(db, access);
     this.hostTasks = new SqliteHostTaskStore(db, access, this.notifier);
     const deleteEvent = db.prepare<[number]>("DELETE FROM run_events WHERE id = ?");
     handles.set(this, {

@@ -1,3 +1,4 @@
+import type { BlobStore } from "./blob-store.js";
 import type { CredentialStore } from "./credential-store.js";
 import type { HostTaskStore } from "./host-task-store.js";
 import type { LeaseStore } from "./lease-store.js";
@@ -36,6 +37,8 @@ export interface Store extends RunStore, SignalStore, LeaseStore, ToolsetStore, 
   readonly hostTasks: HostTaskStore;
   /** Wake-ups between the processes sharing this store (see `notifier.ts`). */
   readonly notifier: Notifier;
+  /** Results direct tool sessions spilled (`blob-store.ts`); a store without it leaves them in the engine's memory (lost at a restart). */
+  readonly directBlobs?: BlobStore;
   /**
    * The data folder the store lives in, when it has one (a SQLite store opened with `openStore`
    * or `SqliteStore.openDataFolder`): the credential vault's master key file and the server's

@@ -16,6 +16,8 @@ export const ApiErrorCode = {
   not_found: "not_found",
   /** 409: the request does not fit the run's state (it has ended; the call is not waiting for a decision). */
   conflict: "conflict",
+  /** 409: a direct tool call waiting for approval was decided or answered under another tool table than it was asked under; nothing was written. */
+  config_mismatch: "config_mismatch",
   /** 413: the body is larger than the server accepts. */
   payload_too_large: "payload_too_large",
   /** 415: the body is not `application/json`. */

@@ -127,3 +127,43 @@ export { healthStatus } from "./health.js";
 export type { HealthStatus } from "./health.js";
 export { hookDelivered, hookParams } from "./hooks.js";
 export type { HookDelivered, HookParams } from "./hooks.js";
+export {
+  bindRequest,
+  blobPageAnswer,
+  blobParams,
+  blobQuery,
+  boundSession,
+  ModelApi,
+  SESSION_NAME_MAX_LENGTH,
+  sessionApproval,
+  sessionApprovalList,
+  sessionCallParams,
+  sessionDecision,
+  sessionDecisionRequest,
+  sessionParams,
+  TOOL_CALL_ID_MAX_LENGTH,
+  toolCallAnswer,
+  toolCallRequest,
+} from "./sessions.js";
+export type {
+  ApprovalPolicy,
+  ApprovalRule,
+  ArgumentTest,
+  BindRequest,
+  BlobPageAnswer,
+  BlobParams,
+  BlobQuery,
+  BoundSession,
+  DirectResultBudget,
+  DirectToolDefinition,
+  DirectToolOptions,
+  SessionApproval,
+  SessionApprovalList,
+  SessionCallParams,
+  SessionDecision,
+  SessionDecisionRequest,
+  SessionParams,
+  SessionTools,
+  ToolCallAnswer,
+  ToolCallRequest,
+} from "./sessions.js";

@@ -1,4 +1,4 @@
-import type { ApprovalList, DecisionRequest, PendingApproval, Run } from "@tapedeck/protocol/api";
+import type { ApprovalList, DecisionRequest, PendingApproval, Run, SessionApproval, SessionApprovalList } from "@tapedeck/protocol/api";
 import type { HttpClient } from "../http-client.js";
 import { runPath } from "./runs.js";
 
@@ -18,6 +18,21 @@ export class Approvals {
     const runId = typeof run === "object" && run !== null ? run.id : run;
     const list = await this.#http.request<ApprovalList>("GET", "/v1/approvals", { query: { run: runId } });
     return list.approvals;
+  }
+
+  /** The calls of direct tool sessions waiting for a human, with their summaries, in the client's scope (decide them with `directTools(…).approve`, or `approveSessionCall`). */
+  async sessions(): Promise<readonly SessionApproval[]> {
+    return (await this.#http.request<SessionApprovalList>("GET", "/v1/session-approvals")).approvals;
+  }
+
+  /** Approves call `seq` of session `session` (its name) under the binding it was asked under. */
+  approveSessionCall(session: string, seq: number, options: { readonly reason?: string; readonly always?: boolean } = {}): Promise<unknown> {
+    return this.#http.request("POST", `/v1/sessions/${encodeURIComponent(session)}/calls/${seq}/approve`, { body: options });
+  }
+
+  /** Rejects call `seq` of session `session`: the model gets a result saying so. */
+  rejectSessionCall(session: string, seq: number, options: { readonly reason?: string } = {}): Promise<unknown> {
+    return this.#http.request("POST", `/v1/sessions/${encodeURIComponent(session)}/calls/${seq}/reject`, { body: options });
   }
 
   /** Approves call `seq` of a run: the decision is journaled, then the call is sent. Answers the run. */

@@ -169,7 +169,7 @@ describe("tapedeck CLI", () => {
           /^<seq> must be the number of the call, as tapedeck approvals lists it \(a positive integer\); got "#2"\nusage: tapedeck reject/,
         ],
         [["approve", "run_x", "0"], /^<seq> must be the number of the call/],
-        [["approvals", "run_x", "run_y"], /^unexpected argument "run_y"\nusage: tapedeck approvals \[<run_id>\]/],
+        [["approvals", "run_x", "run_y"], /^unexpected argument "run_y"\nusage: tapedeck approvals \[<run_id> \| <session_id>\]/],
         [["run", example("script.ts"), "--toolset", example("toolset.json"), "--detach=yes"], /^Option '--detach' does not take an argument/],
       ];
       for (const [args, pattern] of cases) {

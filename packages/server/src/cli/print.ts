@@ -80,6 +80,16 @@ function entryLine(entry: JournalEntry): string {
       return `${head} ${entry.error.kind}: ${entry.error.message}`;
     case "run.cancelled":
       return `${head} ${entry.reason}`;
+    case "direct.bound":
+      return `${head} ${entry.binding}`;
+    case "direct.call":
+      return `${head} ${entry.name} (${entry.toolCallId})${entry.call === undefined ? " answered without sending" : ` is #${entry.call}`}`;
+    case "direct.asked":
+      return `${head} #${entry.seq} ${entry.summary} (until ${new Date(entry.expiresAt).toISOString()})`;
+    case "direct.always":
+      return `${head} #${entry.seq} ${entry.tool} approved for the rest of the session`;
+    case "direct.expired":
+      return `${head} #${entry.seq} approval expired`;
   }
 }
 

@@ -64,4 +64,38 @@ describe("embedded client", () => {
       await again.close();
     }
   });
+
+  it("serves direct tools in process: a call journaled with its key, waiting for an approval that a second open of the data folder still has", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "tapedeck-embedded-direct-"));
+    dirs.push(dataDir);
+    const keys: string[] = [];
+    const hostTools = { mail: { send: (args: { to: string }, ctx: ToolContext) => (keys.push(ctx.idempotencyKey), `sent to ${args.to}`) } };
+    const options = { toolset: "", session: "conv", tools: ["mail.send"], approval: { ask: [{ tool: "mail.send", summary: "Mail {/to}" }] } };
+    const td = await Tapedeck.embedded({ dataDir, durability: "off", hostTools });
+    let sessionId: string;
+    try {
+      const { id: toolset } = await td.toolsets.create(TOOLSET);
+      options.toolset = toolset;
+      const tools = await td.namespace("alice").directTools(options);
+      sessionId = tools.sessionId;
+      const step = await tools.call("generic", "mail_send", { to: "ann" }, "call-1");
+      assert.equal(step.status === "pending" ? step.approval.summary : step.status, "Mail ann");
+    } finally {
+      await td.close();
+    }
+    const again = await Tapedeck.embedded({ dataDir, durability: "off", hostTools });
+    try {
+      const tools = await again.namespace("alice").directTools(options);
+      assert.deepEqual(
+        (await tools.pending()).map((a) => a.summary),
+        ["Mail ann"],
+      );
+      await tools.approve(1);
+      const result = await tools.handle("mail_send", { to: "ann" }, { toolCallId: "call-1" });
+      assert.deepEqual([result.text, result.isError], ["sent to ann", false]);
+      assert.deepEqual(keys, [`${sessionId}/1`]);
+    } finally {
+      await again.close();
+    }
+  });
 });

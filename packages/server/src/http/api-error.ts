@@ -31,6 +31,7 @@ export const STATUS: Record<ApiErrorCode, number> = {
   forbidden: 403,
   not_found: 404,
   conflict: 409,
+  config_mismatch: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   invalid_toolset: 422,
@@ -52,6 +53,7 @@ const FROM_ENGINE: Record<EngineErrorCode, ApiErrorCode> = {
   closed: "unavailable",
   conflict: "conflict",
   invalid_request: "invalid_request",
+  config_mismatch: "config_mismatch",
 };
 
 export function fromEngineError(error: EngineError): ApiError {

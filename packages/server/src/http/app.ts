@@ -15,6 +15,7 @@ import { hookRoutes } from "./routes/hooks.js";
 import { runActionRoutes } from "./routes/run-actions.js";
 import { runPieceRoutes } from "./routes/run-pieces.js";
 import { runRoutes } from "./routes/runs.js";
+import { sessionRoutes } from "./routes/sessions.js";
 import { taskRoutes } from "./routes/tasks.js";
 import { testRoutes } from "./routes/test.js";
 import { tokenRoutes } from "./routes/tokens.js";
@@ -114,6 +115,7 @@ export async function buildApp(context: ServerContext, logger: ServerLogger): Pr
       taskRoutes(v1, context);
       webhookRoutes(v1, context);
       credentialRoutes(v1, context);
+      sessionRoutes(v1, context);
       done();
     },
     { prefix: "/v1" },

@@ -147,6 +147,10 @@ const SDK: Readonly<Record<string, ((client: Tapedeck, id: string) => Promise<un
   "approvals.pending": (client, id) => client.approvals.pending({ id }),
   "approvals.approve": (client, id) => client.approvals.approve(id, 1),
   "approvals.reject": (client, id) => client.approvals.reject(id, 1),
+  // Direct tool sessions are named by the harness, in the caller's namespace (direct-tools.test.ts walks their scope).
+  "approvals.sessions": "takes no run id",
+  "approvals.approveSessionCall": "takes no run id",
+  "approvals.rejectSessionCall": "takes no run id",
   "credentials.set": (client, id) => client.credentials.set({ name: "stolen", kind: "bearer", value: "tok_intruder", hosts: ["api.example.com"], run: id }),
   "credentials.delete": (client, id) => client.credentials.delete({ name: "stolen", run: id }),
   "credentials.list": "takes no run id",

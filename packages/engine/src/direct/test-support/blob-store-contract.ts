@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { describe } from "node:test";
-import type { BlobStore } from "../blob-store.js";
+import type { BlobStore } from "../../store/blob-store.js";
 import { freshEachTest } from "../../test-support/fresh-each-test.js";
 
 export interface OpenedBlobStore {

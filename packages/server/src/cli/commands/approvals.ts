@@ -1,12 +1,14 @@
+import { isSessionId } from "@tapedeck/engine";
 import { noExtraArguments, parse } from "../args.js";
 import { withEngine } from "../context.js";
 import { short, type Output } from "../print.js";
 
-export const approvalsUsage = "tapedeck approvals [<run_id>] [--data <dir>]";
+export const approvalsUsage = "tapedeck approvals [<run_id> | <session_id>] [--data <dir>]";
 
 /**
- * Lists the calls waiting for a decision (of one run, or of every run, oldest run first), one
- * line each: its id (`<run_id>/<seq>`), tool and arguments, kind (`approval`, or `parked` with its reason).
+ * Lists the calls waiting for a decision (of one run or session, or of every run and direct tool
+ * session, oldest first), one line each: its id (`<run_id>/<seq>`), tool and arguments, kind
+ * (`approval`, or `parked` with its reason; a session's: its summary and when it expires).
  * Listing never wakes or executes a run.
  */
 export async function approvalsCommand(args: readonly string[], out: Output): Promise<number> {
@@ -14,14 +16,22 @@ export async function approvalsCommand(args: readonly string[], out: Output): Pr
   noExtraArguments(positionals, 1);
   const [runId] = positionals;
   return withEngine(values.data, undefined, async (engine) => {
-    const pending = await engine.pendingDecisions(runId === undefined ? {} : { runId });
-    if (pending.length === 0) {
+    const forRun = runId !== undefined && !isSessionId(runId);
+    const pending = forRun ? await engine.pendingDecisions({ runId }) : (await engine.pendingDecisions({})).filter((call) => !isSessionId(call.runId));
+    // Direct tool sessions' calls, with the approver's summary (their records are runs', listed above as such otherwise).
+    const sessions = forRun ? [] : (await engine.direct.approvals({ labels: {} })).filter((call) => runId === undefined || call.sessionId === runId);
+    if (pending.length === 0 && sessions.length === 0) {
       out.stderr("no calls are waiting for a decision");
       return 0;
     }
-    for (const call of pending) {
+    for (const call of runId !== undefined && isSessionId(runId) ? [] : pending) {
       const kind = call.kind === "parked" ? `parked (${call.reason}: ${call.message})` : "approval";
       out.stdout(`${call.id}  ${call.tool}(${short(call.args)})  ${kind}`);
+    }
+    for (const call of sessions) {
+      out.stdout(
+        `${call.id}  ${call.tool}(${short(call.args)})  session ${JSON.stringify(call.session)}: ${call.summary} (expires ${new Date(call.expiresAt).toISOString()})`,
+      );
     }
     out.stderr("decide with: tapedeck approve <approval_id> | tapedeck reject <approval_id> --reason <text>");
     return 0;

@@ -1,3 +1,4 @@
+import { isSessionId } from "@tapedeck/engine";
 import type { Decision } from "@tapedeck/protocol";
 import { noExtraArguments, optionalFlag, parse, UsageError } from "../args.js";
 import { withEngine } from "../context.js";
@@ -36,6 +37,17 @@ async function decide(decision: Decision, args: readonly string[], out: Output):
   const reason = optionalFlag(values.reason, "reason");
   const host = optionalFlag(values.host, "host");
   return withEngine(values.data, host, async (engine) => {
+    if (isSessionId(runId)) {
+      // A direct tool session's call: the session (in the server that holds it, or here) sends it; the harness reads its result.
+      const options = reason === undefined ? {} : { reason };
+      const decided = decision === "approved" ? await engine.approve(runId, seq, options) : await engine.reject(runId, seq, options);
+      out.stderr(
+        decided.heldBy === undefined
+          ? `${decision} call #${seq} of session ${runId}`
+          : `${decision} call #${seq} of session ${runId}: the process that holds the session (${decided.heldBy}) journals the decision and sends the call`,
+      );
+      return 0;
+    }
     const logsFrom = (await engine.getRun(runId)).journalLength;
     const options = reason === undefined ? {} : { reason };
     const decided = decision === "approved" ? await engine.approve(runId, seq, options) : await engine.reject(runId, seq, options);

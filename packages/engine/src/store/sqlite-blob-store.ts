@@ -1,26 +1,15 @@
 /**
- * Spilled results in a SQLite database (`better-sqlite3`), keyed by (session, handle).
- *
- * The table is created here (`CREATE TABLE IF NOT EXISTS`) because this module is not yet wired
- * into the store: when it is, its statement moves into a numbered migration of
- * `store/migrations.ts` and the store passes its group-commit `access` (`store/sqlite-handle.ts`), so that blob writes
- * have the store's durability. Without `access`, statements run directly on `db`.
+ * Spilled results of direct tool sessions in the store's SQLite database (`better-sqlite3`),
+ * keyed by (session, handle), in the table of migration 18 (`migrations.ts`). The store passes
+ * its group-commit `access`, so blob writes have the store's durability.
  *
  * Invariants: reads and writes name the session in the key, never the handle alone. The text is
  * stored as its JSON string literal, so that any JavaScript string — one with a lone surrogate
  * included, which UTF-8 cannot hold — reads back exactly.
  */
 import type Database from "better-sqlite3";
-import type { SqliteAccess } from "../store/sqlite-handle.js";
+import type { SqliteAccess } from "./sqlite-handle.js";
 import type { BlobStore } from "./blob-store.js";
-
-export const BLOB_TABLE_SQL = `CREATE TABLE IF NOT EXISTS direct_blobs (
-  session    TEXT NOT NULL,
-  handle     TEXT NOT NULL,
-  text       TEXT NOT NULL,
-  created_at INTEGER NOT NULL,
-  PRIMARY KEY (session, handle)
-) WITHOUT ROWID`;
 
 const DIRECT: SqliteAccess = {
   write: (write) => {
@@ -35,7 +24,6 @@ export class SqliteBlobStore implements BlobStore {
   readonly #sql;
 
   constructor(db: Database.Database, access: SqliteAccess = DIRECT, now: () => number = Date.now) {
-    db.exec(BLOB_TABLE_SQL);
     this.#access = access;
     this.#sql = {
       put: db.prepare<[string, string, string, number]>(

@@ -1,4 +1,4 @@
-import type { ApprovalRule } from "./approval-policy.js";
+import type { ApprovalRule } from "./api/sessions.js";
 
 /**
  * Approval rules for a gateway-style server (seed 002): one dispatching tool (`tool_execute`)

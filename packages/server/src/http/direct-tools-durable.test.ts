@@ -1,0 +1,170 @@
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { fileURLToPath } from "node:url";
+import { after, before, describe, it } from "node:test";
+import { gatewayRules, type Tapedeck } from "@tapedeck/sdk";
+import { failure } from "./test-support/failure.js";
+import { startServeChild, type ServeChild } from "./test-support/serve-child.js";
+
+/**
+ * Direct tool mode's durability and rules, through the SDK against a real `tapedeck serve` over
+ * the MCP fixture server: an approval that survives a restart and is decided from the CLI while
+ * the server holds the session; a pending call decided under another tool table (config_mismatch,
+ * or the drift note); spilled results read back page by page; business errors; and seed 002's
+ * gateway recipe with its negative case.
+ */
+const FIXTURE = fileURLToPath(new URL("../../../engine/dist-test/test-support/mcp/stdio-main.js", import.meta.url));
+const CLI = fileURLToPath(new URL("../cli/main.js", import.meta.url));
+const TOOLSET = { mcpServers: { fx: { command: process.execPath, args: [FIXTURE] } } };
+
+let server: ServeChild;
+let adminKey: string;
+let toolset: string;
+
+before(async () => {
+  server = await startServeChild();
+  adminKey = server.adminKey!;
+  toolset = (await server.client(server.adminKey!).toolsets.create(TOOLSET)).id;
+});
+
+after(async () => {
+  assert.equal(await server.stop(), 0, server.stderr());
+  server.cleanup();
+});
+
+function td(): Tapedeck {
+  return server.client(adminKey, "carol");
+}
+
+async function cli(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [CLI, ...args, "--data", server.dataDir], { stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  const [code] = (await once(child, "close")) as [number | null];
+  return { code, stdout, stderr };
+}
+
+describe("direct tool sessions are durable", () => {
+  it("keeps a pending approval across a restart; the CLI lists it with its summary and approves it while the server holds the session; the call is sent once", async () => {
+    const options = { toolset, session: "restart", approval: { ask: [{ tool: "fx.effects", summary: "effect {/op}" }] } } as const;
+    const before = await td().directTools(options);
+    const first = await before.call("anthropic", "fx_effects", { op: "ship" }, "toolu_ship");
+    assert.equal(first.status, "pending");
+
+    await server.stop();
+    server = await startServeChild({ dataDir: server.dataDir });
+    const tools = await td().directTools(options);
+    assert.equal(tools.binding, before.binding, "the same options bind the same table");
+    assert.equal(tools.note, undefined, "the tools did not change");
+    // Handled again after the restart: still pending (the server now holds the session).
+    const again = await tools.call("anthropic", "fx_effects", { op: "ship" }, "toolu_ship");
+    assert.equal(again.status, "pending");
+
+    const listed = await cli("approvals");
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.match(listed.stdout, new RegExp(`^${tools.sessionId}/1  fx\\.effects\\(\\{"op":"ship"\\}\\)  session "restart": effect ship \\(expires `, "m"));
+    const approved = await cli("approve", `${tools.sessionId}/1`, "--reason", "from the CLI");
+    assert.equal(approved.code, 0, approved.stderr);
+
+    const result = await tools.anthropic.handle({ id: "toolu_ship", name: "fx_effects", input: { op: "ship" } });
+    assert.equal(result.is_error, undefined, JSON.stringify(result));
+    const effect = JSON.parse(textOf(result.content)) as { key: string; attemptsForKey: number };
+    assert.deepEqual([effect.key, effect.attemptsForKey], [`${tools.sessionId}/1`, 1]);
+  });
+
+  it("refuses to decide or answer a pending call under another tool table (config_mismatch), unless drift is allowed, which names what changed", async () => {
+    const asked = await td().directTools({ toolset, session: "drift", approval: { ask: ["fx.effects"] } });
+    assert.equal((await asked.call("generic", "fx_effects", { op: "move" }, "c1")).status, "pending");
+    const narrower = { toolset, session: "drift", tools: ["fx.effects", "fx.echo"], approval: { ask: ["fx.effects"] } } as const;
+    const changed = await td().directTools(narrower);
+    assert.match(changed.note ?? "", /^Your tools changed since the previous turn of this session\.\nRemoved: .*fx_echo_plain.*\. Calling them now fails/m);
+    const refused = await failure(changed.approve(1));
+    assert.equal(refused.code, "config_mismatch");
+    assert.match(refused.message, /Nothing was written/);
+    const answered = await failure(changed.call("generic", "fx_effects", { op: "move" }, "c1"));
+    assert.equal(answered.code, "config_mismatch");
+    assert.equal((await changed.pending()).length, 1, "nothing was written");
+
+    const drifting = await td().directTools({ ...narrower, allowConfigDrift: true });
+    const decided = await drifting.approve(1);
+    assert.equal(decided.decision, "approved");
+    assert.match(decided.note ?? "", /Removed: .*fx_echo_plain/);
+    const result = await drifting.handle("fx_effects", { op: "move" }, { toolCallId: "c1" });
+    assert.equal(result.isError, false, result.text);
+  });
+
+  it("spills a result over its budget to a blob that fetch_blob reads back exactly, in this session only", async () => {
+    const lines = Array.from({ length: 200 }, (_, i) => `line ${i} ${"x".repeat(30)}`);
+    const tools = await td().directTools({ toolset, session: "spill", results: { maxTokens: 200 }, approval: { allow: ["fx.echo_plain"] } });
+    const big = await tools.handle("fx_echo_plain", { text: lines.join("\n") }, { toolCallId: "big" });
+    assert.equal(big.isError, false);
+    assert.match(big.text, /too large to show whole \(200 lines/);
+    assert.match(big.text, /^First 20 lines:$/m);
+    const handle = /(blob_[0-9a-f]{40})/.exec(big.text)?.[1];
+    assert.ok(handle, big.text);
+    let text = "";
+    for (let offset: number | undefined = 0, n = 0; offset !== undefined; n++) {
+      const page = await tools.handle("fetch_blob", { handle, offset }, { toolCallId: `page-${n}` });
+      assert.equal(page.isError, false, page.text);
+      const [header, ...rest] = page.text.split("\n");
+      text += rest.join("\n");
+      offset = /"offset": (\d+) \}\)\):$/.test(header!) ? Number(/"offset": (\d+) \}\)\):$/.exec(header!)![1]) : undefined;
+    }
+    assert.equal(text, lines.join("\n"));
+    // The harness reads the same blob over the API.
+    const page = await tools.blob(handle, 7);
+    assert.deepEqual([page.text, page.offset, page.total, page.nextOffset], [lines.join("\n").slice(7), 7, lines.join("\n").length, undefined]);
+    const other = await td().directTools({ toolset, session: "spill-2" });
+    const stolen = await other.handle("fetch_blob", { handle, offset: 0 }, { toolCallId: "steal" });
+    assert.equal(stolen.isError, true);
+    assert.match(stolen.text, /There is no blob_[0-9a-f]{40} in this session/);
+    assert.equal((await failure(other.blob(handle))).status, 404);
+  });
+
+  it("turns a business error in a successful result into an error result that keeps the original text", async () => {
+    const tools = await td().directTools({
+      toolset,
+      session: "envelope",
+      errorEnvelope: { code: "/code", message: "/message" },
+      approval: { allow: ["fx.echo_plain"] },
+    });
+    const body = JSON.stringify({ code: 40001, message: "budget too low" });
+    const result = await tools.handle("fx_echo_plain", { text: body }, { toolCallId: "e1" });
+    assert.equal(result.isError, true);
+    assert.equal(result.text, `${body}\nUpstream error 40001: budget too low`);
+    const fine = await tools.handle("fx_echo_plain", { text: JSON.stringify({ code: 0, message: "ok" }) }, { toolCallId: "e2" });
+    assert.equal(fine.isError, false);
+  });
+
+  it("seed 002's gateway recipe: a name-only rule lets a delete through; the argument rule asks for it, with the operation as its summary, and lets reads through", async () => {
+    // The fixture's echo_plain stands for the gateway's tool_execute: its argument names the operation.
+    const wrong = await td().directTools({ toolset, session: "gateway-wrong", approval: { deny: ["*_delete"], allow: ["*"] } });
+    const slipped = await wrong.call("generic", "fx_echo_plain", { text: "campaign_delete" }, "w1");
+    assert.equal(slipped.status, "done", "the name-only rule never matches: the delete was sent");
+
+    const rules = gatewayRules({
+      tool: "fx.echo_plain",
+      operation: "/text",
+      writes: /_(create|update|delete|upload)$/,
+      reads: /_(get|list|search)$/,
+      summary: "TikTok {/text}",
+    });
+    const right = await td().directTools({ toolset, session: "gateway-right", approval: { ...rules, unmatched: "byRisk" } });
+    const read = await right.call("generic", "fx_echo_plain", { text: "campaign_get" }, "r1");
+    assert.equal(read.status, "done");
+    const write = await right.call("generic", "fx_echo_plain", { text: "campaign_delete" }, "r2");
+    assert.equal(write.status, "pending");
+    assert.equal(write.status === "pending" ? write.approval.summary : "", "TikTok campaign_delete");
+    assert.equal(write.status === "pending" ? write.approval.ruleId : "", "gateway.writes");
+  });
+});
+
+/** A tool result's content as text: the string, or its text blocks joined. */
+function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  assert.ok(Array.isArray(content), `a tool result's content is a string or blocks, not ${JSON.stringify(content)}`);
+  return (content as { type: string; text?: string }[]).map((block) => (block.type === "text" ? (block.text ?? "") : `[${block.type}]`)).join("\n");
+}
