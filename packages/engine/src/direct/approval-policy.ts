@@ -1,4 +1,5 @@
 import type { JsonValue } from "@tapedeck/protocol";
+import type { ApprovalPolicy, ApprovalRule, ArgumentTest } from "@tapedeck/protocol/api";
 import { canonicalJson } from "../util/canonical-json.js";
 import { parsePointer } from "./json-pointer.js";
 import { compileRegex, type LinearRegex } from "./linear-regex.js";
@@ -21,29 +22,9 @@ import { Risk, type RiskOverride } from "./tool-risk.js";
  * - Unknown keys are mistakes (a misspelt `"alow"` must not silently allow nothing).
  */
 
-/** One test on the arguments: the value at `pointer` (RFC 6901) must … */
-export type ArgumentTest =
-  /** … be equal (as JSON) to `equals`. */
-  | { readonly pointer: string; readonly equals: JsonValue }
-  /** … be equal to one of `oneOf`. */
-  | { readonly pointer: string; readonly oneOf: readonly JsonValue[] }
-  /** … be a string in which the regular expression `matches` finds a match (linear-time engine, `linear-regex.ts`). */
-  | { readonly pointer: string; readonly matches: string; readonly flags?: string }
-  /** … exist (`present: true`) or not (`present: false`). */
-  | { readonly pointer: string; readonly present: boolean };
-
-export interface ApprovalRule {
-  /** Names the rule in decisions and in the journal. Default: its stage and index, `ask[0]`. */
-  readonly id?: string;
-  /** Tools it applies to: a glob on the tool's path, name or model name (`tool-glob.ts`). Default `*`. */
-  readonly tool?: string;
-  /** Tests that must all hold. Default none: the rule applies to every call of its tools. */
-  readonly args?: readonly ArgumentTest[];
-  /** `ask` rules: the approver's line, a template (`"TikTok {/tool_name}"`, `summary-template.ts`). */
-  readonly summary?: string;
-  /** Why: shown to the model when the rule denies, to the approver when it asks. */
-  readonly reason?: string;
-}
+// The shapes themselves are wire types (`@tapedeck/protocol/api`): the SDK, the HTTP API and
+// the binding speak them; this file checks and compiles them.
+export type { ApprovalPolicy, ApprovalRule, ArgumentTest } from "@tapedeck/protocol/api";
 
 /** A rule, or a tool glob alone (`"tool_list"` means `{ tool: "tool_list" }`). */
 export type RuleSpec = ApprovalRule | string;
@@ -58,19 +39,6 @@ export const Unmatched = {
   allow: "allow",
 } as const;
 export type Unmatched = (typeof Unmatched)[keyof typeof Unmatched];
-
-export interface ApprovalPolicy {
-  /** Checked first: a match denies the call. */
-  readonly deny?: readonly RuleSpec[];
-  /** Then: a match asks a human. */
-  readonly ask?: readonly RuleSpec[];
-  /** Then: a match lets the call through. */
-  readonly allow?: readonly RuleSpec[];
-  /** Then, for a call none matched. Default `byRisk`. */
-  readonly unmatched?: Unmatched;
-  /** Risk overrides, first match wins (see `tool-risk.ts`). */
-  readonly risk?: readonly RiskOverride[];
-}
 
 export const STAGES = ["deny", "ask", "allow"] as const;
 export type Stage = (typeof STAGES)[number];

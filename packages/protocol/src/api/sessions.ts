@@ -25,30 +25,41 @@ export const SESSION_NAME_MAX_LENGTH = 200;
 /** Longest model tool call id (the APIs' ids are tens of characters). */
 export const TOOL_CALL_ID_MAX_LENGTH = 256;
 
-/** One test on a call's arguments: the value at `pointer` (RFC 6901) must equal, be one of, match (linear-time regex), or be present. */
+/** One test on the arguments: the value at `pointer` (RFC 6901) must … */
 export type ArgumentTest =
+  /** … be equal (as JSON) to `equals`. */
   | { readonly pointer: string; readonly equals: JsonValue }
+  /** … be equal to one of `oneOf`. */
   | { readonly pointer: string; readonly oneOf: readonly JsonValue[] }
+  /** … be a string in which the regular expression `matches` finds a match (a linear-time engine). */
   | { readonly pointer: string; readonly matches: string; readonly flags?: string }
+  /** … exist (`present: true`) or not (`present: false`). */
   | { readonly pointer: string; readonly present: boolean };
 
-/** An approval rule: a glob on the tool (path `group.name`, name or model name), tests on its arguments, the approver's summary template. */
 export interface ApprovalRule {
+  /** Names the rule in decisions and in the journal. Default: its stage and index, `ask[0]`. */
   readonly id?: string;
+  /** Tools it applies to: a glob on the tool's path (`group.name`), name or model name. Default `*`. */
   readonly tool?: string;
+  /** Tests that must all hold. Default none: the rule applies to every call of its tools. */
   readonly args?: readonly ArgumentTest[];
-  /** `ask` rules: the approver's line, `"TikTok {/tool_name}"` (cut at 200 characters). */
+  /** `ask` rules: the approver's line, a template (`"TikTok {/tool_name}"`, cut at 200 characters). */
   readonly summary?: string;
+  /** Why: shown to the model when the rule denies, to the approver when it asks. */
   readonly reason?: string;
 }
 
 /** Stages deny → ask → allow (first match wins), then `unmatched`. A rule that cannot be evaluated denies. */
 export interface ApprovalPolicy {
+  /** Checked first: a match denies the call. A string is a tool glob alone. */
   readonly deny?: readonly (ApprovalRule | string)[];
+  /** Then: a match asks a human. */
   readonly ask?: readonly (ApprovalRule | string)[];
+  /** Then: a match lets the call through. */
   readonly allow?: readonly (ApprovalRule | string)[];
-  /** Default `byRisk`: low risk (read-only) is allowed, medium and high risk ask. */
+  /** Then, for a call none matched. Default `byRisk`: low risk (read-only) is allowed, medium and high risk ask. */
   readonly unmatched?: "byRisk" | "ask" | "allow";
+  /** Risk overrides, first match wins (a glob on the tool). */
   readonly risk?: readonly { readonly tool: string; readonly risk: "low" | "medium" | "high" }[];
 }
 
