@@ -134,6 +134,8 @@ export interface EngineOptions {
   readonly masterKeyFile?: string;
   /** How long a direct tool call waits for a human before the model is told its approval expired. Default 24 hours. */
   readonly approvalExpiryMs?: number;
+  /** Direct tool sessions are evicted from memory (and read again from their journals) after `idleMs` unused (default 10 minutes), or beyond `maxOpen` live (default 1000). */
+  readonly directSessions?: { readonly idleMs?: number; readonly maxOpen?: number };
   /**
    * Write every run event (parked, ended, decision needed) into the store in the commit that
    * makes it happen, to be read with `Store.pendingEvents` and removed by its reader: the server
@@ -319,6 +321,7 @@ export class Engine {
       signingKey: directSigningKey(keys),
       blobs: store.directBlobs ?? new MemoryBlobStore(),
       approvalExpiryMs: options.approvalExpiryMs ?? APPROVAL_EXPIRY_MS,
+      ...(options.directSessions === undefined ? {} : { eviction: options.directSessions }),
       leases: this.#scheduler.leases,
       onError: (error) => this.#listeners.emit({ type: "engine.error", error }),
     });

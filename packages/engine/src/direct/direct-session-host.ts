@@ -25,9 +25,23 @@ import { boundTableOf, sessionTableOf } from "./session-table.js";
  * a time, which holds its lease (as for a run); another process's decision on it is left as a
  * request its holder applies. Listing approvals reads journals without holding them.
  *
- * Invariant: a session outside this engine's memory is read again from its journal whole; a fault
- * of the store drops the live session, never its journal.
+ * Invariants:
+ * - A session outside this engine's memory is read again from its journal whole; a fault of the
+ *   store drops the live session, never its journal.
+ * - Memory is bounded: a live session unused for `idleMs` (the engine's clock), or the least
+ *   recently used beyond `maxOpen`, is evicted — closed, its lease released — but only when that
+ *   loses nothing (`DirectSession.evictable`: no request inside it, no call in flight; calls
+ *   waiting for a human are in the journal). The next request reads it again from its journal,
+ *   and answers as it would have. A session that cannot be evicted stays, past the cap if need be:
+ *   the cap bounds memory, it never refuses a request.
  */
+
+/** A live session unused this long is evicted (the engine's clock). */
+export const SESSION_IDLE_MS = 10 * 60 * 1000;
+/** At most this many sessions are kept live; beyond, the least recently used are evicted. */
+export const MAX_OPEN_SESSIONS = 1000;
+/** How often (real time) idle sessions are looked for between requests. */
+const SWEEP_EVERY_MS = 60 * 1000;
 
 export interface SessionLeases {
   /** Takes (or keeps) the record's lease; false when another live engine holds it. */
@@ -41,11 +55,27 @@ export interface SessionHostDeps extends SessionDeps {
   readonly checkSources: (toolset: PinnedToolset) => void;
   /** Tells the engine's error listener of a session's fault. */
   readonly onError: (error: unknown) => void;
+  /** Eviction: the idle time and the number of live sessions it keeps to (defaults `SESSION_IDLE_MS`, `MAX_OPEN_SESSIONS`). */
+  readonly eviction?: { readonly idleMs?: number; readonly maxOpen?: number };
+}
+
+/** A decision left for the process that holds a session. */
+interface SessionRequest {
+  readonly seq: number;
+  readonly decision: Decision;
+  readonly reason?: string;
 }
 
 export class DirectSessionHost implements DirectSessions {
   readonly #deps: SessionHostDeps;
   readonly #live = new Map<string, Promise<DirectSession>>();
+  /** The live sessions opened, least recently used first (a use moves a session to the end). */
+  readonly #opened = new Map<string, DirectSession>();
+  /** Leases being released by evictions: a session is claimed again only after its release. */
+  readonly #releasing = new Map<string, Promise<void>>();
+  readonly #idleMs: number;
+  readonly #maxOpen: number;
+  readonly #sweeper: NodeJS.Timeout;
   #closed = false;
 
   constructor(deps: Omit<SessionHostDeps, "fault">) {
@@ -53,10 +83,27 @@ export class DirectSessionHost implements DirectSessions {
       ...deps,
       fault: (sessionId, error) => {
         this.#live.delete(sessionId);
+        this.#opened.delete(sessionId);
         void this.#deps.leases.release(sessionId).catch(() => {});
         deps.onError(error);
       },
     };
+    this.#idleMs = deps.eviction?.idleMs ?? SESSION_IDLE_MS;
+    this.#maxOpen = deps.eviction?.maxOpen ?? MAX_OPEN_SESSIONS;
+    for (const [name, value] of [
+      ["idleMs", this.#idleMs],
+      ["maxOpen", this.#maxOpen],
+    ] as const) {
+      if (!Number.isInteger(value) || value < 1) throw new TypeError(`direct sessions: eviction.${name} must be a whole number of at least 1, not ${value}.`);
+    }
+    // Between requests too, so that an engine nobody calls lets its sessions go; unref'd: it keeps no process up.
+    this.#sweeper = setInterval(() => this.#sweep(), Math.min(this.#idleMs, SWEEP_EVERY_MS));
+    this.#sweeper.unref();
+  }
+
+  /** How many sessions are live in this engine's memory now (evicted ones are not). */
+  get openSessions(): number {
+    return this.#opened.size;
   }
 
   async find(ref: SessionRef): Promise<SessionRecordView | undefined> {
@@ -73,22 +120,30 @@ export class DirectSessionHost implements DirectSessions {
     const bound = boundTableOf(table, toolset.pinned);
     this.#deps.checkSources(toolset.pinned);
     const record = await this.#record(ref, request, toolset.id);
-    const session = await this.#session(record);
-    const note = await session.bind(table, bound);
-    return {
-      session: ref.session,
-      id: record.id,
-      binding: bound.id,
-      tools: await session.tools(bound.id),
-      ...(note === undefined ? {} : { note }),
-      warnings: [...bound.warnings],
-    };
+    const session = await this.#entered(record.id, () => Promise.resolve(record));
+    try {
+      const note = await session.bind(table, bound);
+      return {
+        session: ref.session,
+        id: record.id,
+        binding: bound.id,
+        tools: await session.tools(bound.id),
+        ...(note === undefined ? {} : { note }),
+        warnings: [...bound.warnings],
+      };
+    } finally {
+      session.leave();
+    }
   }
 
   async call(ref: SessionRef, request: ToolCallRequest, stop?: AbortSignal): Promise<ToolCallAnswer> {
     this.#open();
-    const session = (await this.#liveSession(ref)) ?? (await this.#session(await this.#existing(ref)));
-    return session.call(request, stop);
+    const session = await this.#entered(sessionRecordId(ref.session, ref.namespace), () => this.#existing(ref));
+    try {
+      return await session.call(request, stop);
+    } finally {
+      session.leave();
+    }
   }
 
   async approvals(filter: SessionRef | SessionFilter): Promise<SessionApproval[]> {
@@ -112,18 +167,29 @@ export class DirectSessionHost implements DirectSessions {
   async decide(ref: SessionRef, seq: number, decision: Decision, request: SessionDecisionRequest): Promise<SessionDecision> {
     this.#open();
     const record = await this.#existing(ref);
-    const session = await this.#session(record, { orRequest: { seq, decision, ...(request.reason === undefined ? {} : { reason: request.reason }) } });
+    const orRequest = { seq, decision, ...(request.reason === undefined ? {} : { reason: request.reason }) };
+    const session = await this.#entered(record.id, () => Promise.resolve(record), { orRequest });
     if (session === undefined) return { id: `${record.id}/${seq}`, decision };
-    return session.decide(seq, decision, request);
+    try {
+      return await session.decide(seq, decision, request);
+    } finally {
+      session.leave();
+    }
   }
 
   /** `Engine.approve` / `reject` of a session's call by its record id (the CLI, `POST /v1/runs/:id/calls/:seq/…`, another process's request). */
   async decideById(recordId: string, seq: number, decision: Decision, reason: string | undefined): Promise<{ readonly heldBy?: string }> {
     const record = await this.#deps.store.getRun(recordId);
     if (record === undefined) throw new EngineError("not_found", `No session ${recordId}.`);
-    const session = await this.#session(record, { orRequest: { seq, decision, ...(reason === undefined ? {} : { reason }) } });
+    const session = await this.#entered(record.id, () => Promise.resolve(record), {
+      orRequest: { seq, decision, ...(reason === undefined ? {} : { reason }) },
+    });
     if (session === undefined) return { heldBy: record.owner?.id ?? "another process" };
-    await session.decide(seq, decision, reason === undefined ? {} : { reason });
+    try {
+      await session.decide(seq, decision, reason === undefined ? {} : { reason });
+    } finally {
+      session.leave();
+    }
     return {};
   }
 
@@ -139,8 +205,10 @@ export class DirectSessionHost implements DirectSessions {
   /** Closes every live session (their journals stay as they are; their leases go with the engine's). */
   async close(): Promise<void> {
     this.#closed = true;
+    clearInterval(this.#sweeper);
     const live = [...this.#live.values()];
     this.#live.clear();
+    this.#opened.clear();
     for (const session of await Promise.allSettled(live)) if (session.status === "fulfilled") session.value.close();
   }
 
@@ -180,36 +248,87 @@ export class DirectSessionHost implements DirectSessions {
     return record;
   }
 
-  /** The live session of `record`, opened here (holding its lease) if it is not; with `orRequest`, a session held elsewhere gets the decision as a request instead (undefined). */
-  async #session(record: RunRecord): Promise<DirectSession>;
-  async #session(
-    record: RunRecord,
-    options: { readonly orRequest: { readonly seq: number; readonly decision: Decision; readonly reason?: string } },
-  ): Promise<DirectSession | undefined>;
-  async #session(
-    record: RunRecord,
-    options?: { readonly orRequest: { readonly seq: number; readonly decision: Decision; readonly reason?: string } },
-  ): Promise<DirectSession | undefined> {
-    const live = this.#live.get(record.id);
-    if (live !== undefined) {
-      const session = await live;
-      if (!session.closed) return session;
-    }
-    const fresh = (await this.#deps.store.getRun(record.id)) ?? record;
-    if (!(await this.#deps.leases.claim(fresh))) {
-      if (options !== undefined) {
-        await this.#deps.store.putRunRequest(record.id, { kind: "decide", ...options.orRequest }, this.#deps.clock.now());
-        return undefined;
+  /**
+   * The live session `id`, entered (`DirectSession.enter`: it is not evicted until the caller
+   * leaves it), opened here from its journal (holding its lease) if it is not live; with
+   * `orRequest`, a session held elsewhere gets the decision as a request instead (undefined).
+   */
+  async #entered(id: string, recordOf: () => Promise<RunRecord>): Promise<DirectSession>;
+  async #entered(id: string, recordOf: () => Promise<RunRecord>, options: { readonly orRequest: SessionRequest }): Promise<DirectSession | undefined>;
+  async #entered(id: string, recordOf: () => Promise<RunRecord>, options?: { readonly orRequest: SessionRequest }): Promise<DirectSession | undefined> {
+    for (;;) {
+      this.#open();
+      this.#sweep(id);
+      const live = this.#live.get(id);
+      if (live !== undefined) {
+        const session = await live;
+        // Entered in the same step as it is found open: no sweep comes in between.
+        if (!session.closed) return this.#enter(session);
+        if (this.#live.get(id) === live) this.#live.delete(id);
+        continue;
       }
-      throw new EngineError(
-        "conflict",
-        `Session ${JSON.stringify(sessionNameOf(record))} is live in another process (${fresh.owner?.id ?? "unknown"}): send its tool calls there, or stop that process.`,
-      );
+      // An eviction's release of the lease must not land after this claim of it.
+      await this.#releasing.get(id);
+      const record = await recordOf();
+      const fresh = (await this.#deps.store.getRun(id)) ?? record;
+      const claimed = await this.#deps.leases.claim(fresh);
+      // Another request opened it meanwhile: one live session per record.
+      if (this.#live.has(id)) continue;
+      if (!claimed) {
+        if (options !== undefined) {
+          await this.#deps.store.putRunRequest(id, { kind: "decide", ...options.orRequest }, this.#deps.clock.now());
+          return undefined;
+        }
+        throw new EngineError(
+          "conflict",
+          `Session ${JSON.stringify(sessionNameOf(record))} is live in another process (${fresh.owner?.id ?? "unknown"}): send its tool calls there, or stop that process.`,
+        );
+      }
+      const opening = DirectSession.open(fresh, this.#deps);
+      this.#live.set(id, opening);
+      opening.catch(() => {
+        if (this.#live.get(id) === opening) this.#live.delete(id);
+      });
     }
-    const opening = DirectSession.open(fresh, this.#deps);
-    this.#live.set(record.id, opening);
-    opening.catch(() => this.#live.delete(record.id));
-    return opening;
+  }
+
+  /** Enters `session` and makes it the most recently used (the LRU order is the map's); then evicts what the cap asks. */
+  #enter(session: DirectSession): DirectSession {
+    session.enter();
+    const id = session.record.id;
+    this.#opened.delete(id);
+    this.#opened.set(id, session);
+    this.#sweep(id);
+    return session;
+  }
+
+  /** Evicts the sessions idle for `idleMs`, then the least recently used beyond `maxOpen`: only those that lose nothing, never `keep`. */
+  #sweep(keep?: string): void {
+    if (this.#closed) return;
+    const now = this.#deps.clock.now();
+    for (const [id, session] of this.#opened) {
+      if (id !== keep && session.evictable && now - session.lastUsed >= this.#idleMs) this.#evict(id, session);
+    }
+    let over = this.#opened.size - this.#maxOpen;
+    for (const [id, session] of this.#opened) {
+      if (over <= 0) break;
+      if (id === keep || !session.evictable) continue;
+      this.#evict(id, session);
+      over--;
+    }
+  }
+
+  #evict(id: string, session: DirectSession): void {
+    session.close();
+    this.#opened.delete(id);
+    this.#live.delete(id);
+    const released: Promise<void> = this.#deps.leases
+      .release(id)
+      .catch((error: unknown) => this.#deps.onError(error))
+      .finally(() => {
+        if (this.#releasing.get(id) === released) this.#releasing.delete(id);
+      });
+    this.#releasing.set(id, released);
   }
 
   /** The session, if it is live here. */

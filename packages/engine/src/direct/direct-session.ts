@@ -99,6 +99,9 @@ export class DirectSession {
   readonly #expiries = new Map<number, () => void>();
   #nextSeq: number;
   #closed = false;
+  /** Requests inside the session now (`enter` … `leave`): a session with any is never evicted. */
+  #active = 0;
+  #lastUsed: number;
 
   private constructor(
     readonly record: RunRecord,
@@ -108,6 +111,7 @@ export class DirectSession {
     this.#deps = deps;
     this.#ledger = ledger;
     this.#nextSeq = ledger.lastSeq + 1;
+    this.#lastUsed = deps.clock.now();
     this.#journal = new RunJournal(record.id, deps.store, {
       maxEntries: deps.limits.maxJournalEntries,
       recordEvents: deps.recordEvents,
@@ -265,6 +269,37 @@ export class DirectSession {
     await intake.decide(seq, decision, options.reason);
     this.#notify(seq);
     return { id, decision, ...(note === undefined ? {} : { note }) };
+  }
+
+  /** A request enters the session: until it leaves, the session is in use (never evicted). */
+  enter(): void {
+    this.#active++;
+  }
+
+  /** The request that entered leaves: the session was last used now. */
+  leave(): void {
+    this.#active--;
+    this.#lastUsed = this.#deps.clock.now();
+  }
+
+  /** When a request last ended in the session (the engine's clock). */
+  get lastUsed(): number {
+    return this.#lastUsed;
+  }
+
+  /**
+   * Whether dropping the session from memory loses nothing: no request is inside it, and every
+   * toolset call without an outcome waits for a human (its approval is in the journal, and its
+   * expiry is armed again when the session is read again). A call in flight, or decided and not
+   * yet answered, keeps the session: its outcome is journaled only by the live session.
+   */
+  get evictable(): boolean {
+    if (this.#closed || this.#active > 0) return false;
+    for (const seq of this.#ledger.unsettled) {
+      const call = this.#ledger.seqs.get(seq);
+      if (call === undefined || !isPending(call)) return false;
+    }
+    return true;
   }
 
   /** Stops taking outcomes and timers: the session is read again from its journal when next used. */

@@ -91,6 +91,8 @@ export class SessionLedger {
   /** What `tool_find` calls loaded, in order (the loaded set is rebuilt from them). */
   readonly found: ToolFindRecord[] = [];
   lastSeq = 0;
+  /** Toolset calls scheduled and without an outcome yet: in flight, or waiting for a human. */
+  readonly unsettled = new Set<number>();
   readonly #callOfSeq = new Map<number, SessionCall>();
 
   apply(entry: JournalEvent & { readonly at: number }): void {
@@ -121,6 +123,7 @@ export class SessionLedger {
         if (call === undefined) break;
         const seq: Mutable<SessionSeq> = { seq: entry.seq, callId: call.callId, name: call.name, binding: call.binding, tool: entry.tool, args: entry.args };
         if (entry.kind === "call.rejected") seq.outcome = { ok: false, error: entry.error };
+        else this.unsettled.add(entry.seq);
         this.seqs.set(entry.seq, seq);
         break;
       }
@@ -157,6 +160,7 @@ export class SessionLedger {
       case "call.failed": {
         const seq = this.seqs.get(entry.seq);
         if (seq) seq.outcome = entry.kind === "call.completed" ? { ok: true, value: entry.result } : { ok: false, error: entry.error };
+        this.unsettled.delete(entry.seq);
         break;
       }
       default:
