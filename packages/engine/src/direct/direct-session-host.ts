@@ -120,6 +120,7 @@ export class DirectSessionHost implements DirectSessions {
     const bound = boundTableOf(table, toolset.pinned);
     this.#deps.checkSources(toolset.pinned);
     const record = await this.#record(ref, request, toolset.id);
+    checkLabels(ref, record, request.labels);
     const session = await this.#entered(record.id, () => Promise.resolve(record));
     try {
       const note = await session.bind(table, bound);
@@ -341,6 +342,25 @@ export class DirectSessionHost implements DirectSessions {
   #open(): void {
     if (this.#closed) throw new EngineError("closed", "The engine is closed.");
   }
+}
+
+/**
+ * A session's labels are fixed when it is created: they scope who may reach it and are hashed into
+ * each call's identity, so changing them would either send a tool call handled before again (a new
+ * identity) or move its calls out of their scope. A bind that names labels must name the session's
+ * (in any order); one that names none keeps them. Refused before anything is written.
+ */
+function checkLabels(ref: SessionRef, record: RunRecord, given: Readonly<Record<string, string>> | undefined): void {
+  if (given === undefined) return;
+  const recorded = record.labels ?? {};
+  const same = Object.keys(given).length === Object.keys(recorded).length && Object.entries(given).every(([key, value]) => recorded[key] === value);
+  if (same) return;
+  throw new EngineError(
+    "conflict",
+    `Session ${JSON.stringify(ref.session)} has the labels ${JSON.stringify(recorded)}, and directTools was given ${JSON.stringify(given)}: ` +
+      "a session's labels are fixed when it is created (they scope it and identify its calls), so nothing was bound. " +
+      "Pass the session's labels or none to keep them, or use another session for other labels.",
+  );
 }
 
 function viewOf(record: RunRecord): SessionRecordView {

@@ -103,7 +103,10 @@ export const sessionParams = schemaFor<SessionParams>()({
 /** `POST /v1/sessions/:session/bind`. */
 export interface BindRequest extends DirectToolOptions {
   readonly toolset: string;
-  /** Labels of the session (and of the keys that may reach it); they also identify its calls with the model's tool call ids. */
+  /**
+   * Labels of the session (and of the keys that may reach it); they also identify its calls with the model's tool call ids.
+   * Fixed when the session is created: a later bind with other labels is refused (409 `conflict`); one without keeps them.
+   */
   readonly labels?: Labels;
   /** Only these tools of the toolset (globs on path, name or model name). Default: every tool. */
   readonly tools?: readonly string[];

@@ -38,7 +38,10 @@ export interface DirectToolsOptions extends DirectToolOptions {
   readonly toolset: string;
   /** The session (a conversation's id): the durable journal these calls belong to, in the client's namespace. */
   readonly session: string;
-  /** Labels of the session; they also identify its calls with the model's tool call ids. */
+  /**
+   * Labels of the session; they also identify its calls with the model's tool call ids. Fixed when the session is created:
+   * other labels later are refused (`conflict`, nothing bound); none keeps the session's.
+   */
   readonly labels?: Labels;
   /** Only these tools (globs on `group.name`, name or model name). Default: every tool of the toolset. */
   readonly tools?: readonly string[];

@@ -321,6 +321,33 @@ describe("direct tools through the SDK against tapedeck serve", () => {
     assert.equal(pending.status, 404);
   });
 
+  it("keeps a session's labels as it was created with them: other labels are refused, binding nothing; the same in another order or none bind, and a repeated tool call id is answered, not sent again", async () => {
+    const td = admin.namespace("alice");
+    const labels = { agent: "support", team: "b" };
+    const first = await td.directTools({ toolset, session: "labelled", labels, approval: { allow: ["*"] } });
+    const sent = await first.handle("fx_effects", { op: "label" }, { toolCallId: "toolu_l" });
+    assert.equal(effectOf(sent.text).key, `${first.sessionId}/1`);
+
+    const refused = await failure(td.directTools({ toolset, session: "labelled", labels: { agent: "billing", team: "b" }, tools: ["fx.effects"] }));
+    assert.equal(refused.code, "conflict");
+    assert.match(refused.message, /has the labels \{"agent":"support","team":"b"\}, and directTools was given \{"agent":"billing","team":"b"\}/);
+    assert.match(refused.message, /nothing was bound.*use another session for other labels/s);
+    const dropped = await failure(td.directTools({ toolset, session: "labelled", labels: { agent: "support" } }));
+    assert.equal(dropped.code, "conflict", "a label left out is another set of labels");
+
+    const reordered = await td.directTools({ toolset, session: "labelled", labels: { team: "b", agent: "support" }, approval: { allow: ["*"] } });
+    assert.equal(reordered.binding, first.binding);
+    assert.equal(reordered.note, undefined, "the refused binds recorded nothing");
+    const unnamed = await td.directTools({ toolset, session: "labelled", approval: { allow: ["*"] } });
+    const again = await unnamed.handle("fx_effects", { op: "label" }, { toolCallId: "toolu_l" });
+    assert.deepEqual(again, sent, "the same call identity: answered from the journal");
+    const log = JSON.parse((await unnamed.handle("fx_effects_log", {}, { toolCallId: "log-l" })).text) as { keys: { key: string; attempts: number }[] };
+    assert.deepEqual(
+      log.keys.filter((k) => k.key.startsWith(first.sessionId)).map((k) => [k.key, k.attempts]),
+      [[`${first.sessionId}/1`, 1]],
+    );
+  });
+
   it("refuses bad options with every mistake and its path, binding nothing", async () => {
     const error = await failure(
       admin.namespace("alice").directTools({

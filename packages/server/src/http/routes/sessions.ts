@@ -61,6 +61,8 @@ export function sessionRoutes(app: FastifyInstance, context: ServerContext): voi
       const ref = refOf(scope, request.params.session);
       const existing = await direct.find(ref);
       if (existing !== undefined && !sees(scope, existing)) throw sessionNotFound(request.params.session);
+      // An existing session keeps its labels: a bind that names none names none (the caller's key's are already among them).
+      if (existing !== undefined && request.body.labels === undefined) return direct.bind(ref, request.body);
       const placed = narrow(scope, { labels: request.body.labels });
       if (!placed.ok) throw new ApiError("forbidden", placed.message);
       const labels = placed.scope.labels;
