@@ -6,6 +6,8 @@ import { MemoryBlobStore } from "../store/blob-store.js";
 import { describeBlobStoreContract } from "./test-support/blob-store-contract.js";
 import { migrate } from "../store/migrations.js";
 import { SqliteBlobStore } from "../store/sqlite-blob-store.js";
+import { describeWithPostgres, dropSchema, freshSchemaName, schemaUrl } from "../store/contracts/postgres-test-database.js";
+import { PostgresStore } from "../store/postgres/postgres-store.js";
 
 describeBlobStoreContract("memory", () => Promise.resolve({ store: new MemoryBlobStore(), close: () => Promise.resolve() }));
 
@@ -27,5 +29,26 @@ describeBlobStoreContract("sqlite", () => {
       rmSync(folder, { recursive: true, force: true });
       return Promise.resolve();
     },
+  });
+});
+
+// The PostgreSQL store's blobs: each test in a schema of its own; `reopen` is another store (another node) on it.
+describeWithPostgres("PgBlobStore", (url) => {
+  describeBlobStoreContract("postgres", async () => {
+    const schema = freshSchemaName();
+    const stores: PostgresStore[] = [];
+    const open = async () => {
+      const store = await PostgresStore.open(schemaUrl(url, schema));
+      stores.push(store);
+      return store.directBlobs;
+    };
+    return {
+      store: await open(),
+      reopen: open,
+      close: async () => {
+        await Promise.all(stores.map((store) => store.close()));
+        await dropSchema(url, schema);
+      },
+    };
   });
 });

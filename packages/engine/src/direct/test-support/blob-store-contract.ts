@@ -18,8 +18,8 @@ export function describeBlobStoreContract(name: string, open: () => Promise<Open
   const test = freshEachTest(open);
 
   void describe(`blob store contract: ${name}`, () => {
-    test("reads back exactly what was put, astral characters and lone surrogates included", async ({ store }) => {
-      const text = `line 1\n😀 naïve 漢字\n${"x".repeat(100_000)}\ud800 end`;
+    test("reads back exactly what was put, astral characters, lone surrogates and NUL included", async ({ store }) => {
+      const text = `line 1\n😀 naïve 漢字\n${"x".repeat(100_000)}\ud800 \u0000 end`;
       await store.put("ses_1", "blob_a", text);
       assert.equal(await store.get("ses_1", "blob_a"), text);
     });

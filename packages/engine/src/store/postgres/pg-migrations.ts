@@ -157,6 +157,22 @@ export const pgMigrations: readonly Migration[] = [
       CREATE INDEX host_tasks_by_lease ON host_tasks (lease_until) WHERE state IN ('claimed', 'withdrawn');
     `,
   },
+  {
+    version: 2,
+    name: "direct tool blobs",
+    sql: `
+      -- SQLite's migration 18. Results of direct tool sessions too large to show the model whole,
+      -- read back with fetch_blob: by session (a handle of another session finds nothing) and
+      -- handle (a hash of the session and the text). text is the JSON string literal of the text.
+      CREATE TABLE direct_blobs (
+        session    text NOT NULL,
+        handle     text NOT NULL,
+        text       text NOT NULL,
+        created_at bigint NOT NULL,
+        PRIMARY KEY (session, handle)
+      );
+    `,
+  },
 ];
 
 /** The engine's history table, in the store's schema. */

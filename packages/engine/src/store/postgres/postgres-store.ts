@@ -1,7 +1,7 @@
 /**
  * The store on PostgreSQL (node-postgres), for several Tapedeck nodes sharing one database:
  * runs and journal, signals, leases and requests, toolsets and observed shapes, webhook
- * bindings here; credentials and host tasks beside it, on the same pool and group commit; the
+ * bindings here; credentials, host tasks and direct tool blobs beside it, on the same pool and group commit; the
  * notifier on LISTEN/NOTIFY. Same contract suites as the SQLite store (`../contracts/`).
  *
  * Invariants:
@@ -39,6 +39,7 @@ import type {
   WebhookBinding,
 } from "../store.js";
 import type { PgAccess, PgTransaction } from "./pg-access.js";
+import { PgBlobStore } from "./pg-blob-store.js";
 import { openPool } from "./pg-connection.js";
 import { parsePostgresUrl, redactedUrl, type PostgresLocation } from "./pg-location.js";
 import { PgCredentialStore } from "./pg-credential-store.js";
@@ -126,6 +127,7 @@ export class PostgresStore implements Store {
   #closed = false;
   readonly credentials: PgCredentialStore;
   readonly hostTasks: PgHostTaskStore;
+  readonly directBlobs: PgBlobStore;
   readonly notifier: PgNotifier;
   /** A database store has no data folder: the vault's key and the server's secret must be given. */
   readonly dataFolder: undefined = undefined;
@@ -171,6 +173,7 @@ export class PostgresStore implements Store {
     this.#access = { write: (write) => this.#write((tx) => write(tx as unknown as PgTransaction)), read: (text, values) => this.#read(text, values) };
     this.credentials = new PgCredentialStore(this.#access);
     this.hostTasks = new PgHostTaskStore(this.#access, notifier);
+    this.directBlobs = new PgBlobStore(this.#access);
     handles.set(this, {
       write: this.#access.write,
       read: (text, values) => this.#read(text, values),
