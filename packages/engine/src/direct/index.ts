@@ -11,7 +11,7 @@
  * - results: `model-content.ts`, `failure-text.ts`, `result-blocks.ts`, `business-errors.ts`
  * - spill: `token-estimate.ts`, `spill.ts`, `fetch-blob.ts` (blobs live in the store: `store/blob-store.ts`, `store/sqlite-blob-store.ts`)
  * - lazy tools: `lazy-menu.ts`, `tool-find.ts`, `menu-lowering.ts`, `anthropic-lowering.ts`,
- *   `openai-lowering.ts`, `lazy-order-check.ts`, `first-request-tokens.ts`
+ *   `openai-lowering.ts`, `first-request-tokens.ts`
  *
  * - sessions: `direct-sessions.ts` (what the server needs), `direct-session-host.ts` (`Engine.direct`),
  *   `direct-session.ts` (one live session over the call intake), `session-journal.ts` (its journal,
@@ -56,8 +56,6 @@ export type { FirstRequestTokens } from "./first-request-tokens.js";
 export { MAX_POINTER_LENGTH, parsePointer, readPointer } from "./json-pointer.js";
 export type { ParsedPointer, PointerValue } from "./json-pointer.js";
 export { MENU_LINE_MAX, isLazyTool, menuLine, toolFindDefinition, menuToolFind } from "./lazy-menu.js";
-export { lazyOrderWarning } from "./lazy-order-check.js";
-export type { DirectLayer } from "./lazy-order-check.js";
 export { MAX_PATTERN_LENGTH, MAX_PROGRAM, MAX_SUBJECT_LENGTH, compileRegex } from "./linear-regex.js";
 export type { LinearRegex, CompiledRegex } from "./linear-regex.js";
 export { menuDefinitions, chatTools } from "./menu-lowering.js";

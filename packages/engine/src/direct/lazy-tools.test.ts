@@ -15,7 +15,6 @@ import { checkDirectOptions } from "./direct-options.js";
 import { failureText } from "./failure-text.js";
 import { firstRequestTokens } from "./first-request-tokens.js";
 import { MENU_LINE_MAX } from "./lazy-menu.js";
-import { lazyOrderWarning } from "./lazy-order-check.js";
 import { chatTools, menuDefinitions } from "./menu-lowering.js";
 import { responsesTools, toolSearchArguments, toolSearchOutput, type ResponsesToolSearchCall } from "./openai-lowering.js";
 import { findTools, loadedTools, toolFindText, unloadedCall, type ToolFindRecord } from "./tool-find.js";
@@ -135,34 +134,6 @@ describe("lazy tools: seed 002's recipe (read-only tools made lazy)", () => {
       "tiktok_campaign_get: Get campaigns of an advertiser.",
       "tiktok_report_search: Search reporting data by dimension and metric.",
     ]);
-  });
-
-  it("warns once, naming the tools, when lazy loading is registered before the source it summarizes", () => {
-    const lazy = { lowering: "menu" as const, tools: ["*"], readOnly: true };
-    assert.equal(
-      lazyOrderWarning([
-        { kind: "tools", source: "tiktok", tools: tiktok() },
-        { kind: "lazy", lazy },
-      ]),
-      undefined,
-    );
-    const warning = lazyOrderWarning([
-      { kind: "lazy", lazy },
-      { kind: "tools", source: "tiktok", tools: tiktok() },
-    ]);
-    assert.equal(
-      warning,
-      'Lazy loading (menu) is registered before "tiktok", whose tools it would make lazy: tiktok.campaign_get, tiktok.ad_list, tiktok.report_search. They are sent in full on every turn. Register lazy loading after the sources it should summarize.',
-    );
-    const writesOnly = tiktok().filter((t) => t.annotations === undefined);
-    assert.equal(
-      lazyOrderWarning([
-        { kind: "lazy", lazy },
-        { kind: "tools", source: "writes", tools: writesOnly },
-      ]),
-      undefined,
-      "nothing it would summarize",
-    );
   });
 });
 

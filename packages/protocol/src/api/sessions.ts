@@ -185,7 +185,7 @@ export interface BoundSession {
   readonly tools: SessionTools;
   /** For the model, when the tools changed since the session's previous binding: the tools added, removed and changed. */
   readonly note?: string;
-  /** One per tool name rewritten for the model APIs, and a lazy-order warning. */
+  /** One per tool name rewritten for the model APIs. */
   readonly warnings: readonly string[];
 }
 

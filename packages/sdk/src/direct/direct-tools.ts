@@ -146,7 +146,7 @@ export interface DirectTools {
   readonly binding: string;
   /** For the model, when the tools changed since the session's previous binding (the tools added, removed and changed); else undefined. */
   readonly note: string | undefined;
-  /** One per tool name rewritten for the model APIs, and the lazy-order warning. */
+  /** One per tool name rewritten for the model APIs. */
   readonly warnings: readonly string[];
   readonly anthropic: {
     /** The tools of the next `messages.create` (they grow as `tool_find` loads tools under the `menu` lowering). */

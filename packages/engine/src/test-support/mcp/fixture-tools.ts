@@ -1,7 +1,7 @@
 import { setTimeout as delay } from "node:timers/promises";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
+import type { RequestId, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 import * as z from "zod";
 import { imageResult, mixedResult, text } from "./content-samples.js";
 import { registerEffectTools } from "./effect-tools.js";
@@ -23,6 +23,8 @@ export interface FixtureServerOptions {
   manyTools?: number;
   /** Adds echo tools under these names, which need not be identifiers ("list-items"). Default none. */
   names?: readonly string[];
+  /** Adds echo tools under these names annotated `readOnlyHint: true` (reads of an API, as seed 002's flat tables have). Default none. */
+  readOnlyNames?: readonly string[];
   /** Answers `tools/list` in pages of this size. Default: one page. */
   paginate?: number;
   /** State shared by every session of one fixture (effects ledger, tool-list edits). Default: a new one. */
@@ -58,6 +60,7 @@ export function createFixtureServer(options: FixtureServerOptions = {}): McpServ
   registerFaultTools(server, add, options.dropConnection, () => state.removeTool("drop", (name) => base.has(name), server));
   for (const [name, tool] of registerManyTools(server, options.manyTools ?? 0)) add(name, tool);
   for (const name of options.names ?? []) add(name, registerNamedEcho(server, name));
+  for (const name of options.readOnlyNames ?? []) add(name, registerNamedEcho(server, name, { readOnlyHint: true }));
   const stop = followToolListEdits(server, state, base);
   const onclose = server.server.onclose;
   server.server.onclose = () => {
@@ -173,12 +176,16 @@ function registerFaultTools(server: McpServer, add: Add, dropConnection: Fixture
   );
 }
 
-function registerNamedEcho(server: McpServer, name: string): RegisteredTool {
+function registerNamedEcho(server: McpServer, name: string, annotations?: ToolAnnotations): RegisteredTool {
   return server.registerTool(
     name,
     {
-      description: `Echoes its text; its name, ${JSON.stringify(name)}, is not an identifier.`,
+      description:
+        annotations?.readOnlyHint === true
+          ? `Reads: answers its text as it is (${name}, read-only).`
+          : `Echoes its text; its name, ${JSON.stringify(name)}, is not an identifier.`,
       inputSchema: { text: z.string() },
+      ...(annotations === undefined ? {} : { annotations }),
     },
     ({ text: value }) => ({ content: [text(value)] }),
   );

@@ -8,7 +8,7 @@ import type { Misbehaviour } from "./misbehaviour.js";
 
 /**
  * Serves the fixture over stdio:
- *   node stdio-main.js [--many N] [--page N] [--names a,b] [--misbehave malformed|exit-mid-call|never-answer|stderr-exit]
+ *   node stdio-main.js [--many N] [--page N] [--names a,b] [--read-only-names a,b] [--misbehave malformed|exit-mid-call|never-answer|stderr-exit]
  * `drop()`, `exit-mid-call` and `stderr-exit` end the process with DROPPED_EXIT_CODE.
  */
 
@@ -17,6 +17,7 @@ const { values } = parseArgs({
     many: { type: "string" },
     page: { type: "string" },
     names: { type: "string" },
+    "read-only-names": { type: "string" },
     misbehave: { type: "string" },
   },
 });
@@ -45,6 +46,7 @@ const server = createFixtureServer({
   manyTools: count("many", values.many),
   paginate: count("page", values.page),
   names: values.names?.split(",").filter((name) => name !== ""),
+  readOnlyNames: values["read-only-names"]?.split(",").filter((name) => name !== ""),
   dropConnection: () => process.exit(DROPPED_EXIT_CODE),
 });
 const transport = new StdioServerTransport();
