@@ -125,6 +125,8 @@ describe("direct sessions: eviction from memory", () => {
       await assert.rejects(inFlight, { code: "closed" });
       await t.engine.direct.bind({ session: "y" }, { toolset: id });
       assert.equal(t.engine.direct.openSessions, 2, "x has a call in flight: over the cap, not evicted");
+      // A call sent again (what the code under test must not do) would be answered, not held: a failure, not a hang.
+      harness.stopHolding("w.write");
       harness.release(0);
       assert.equal(done(await t.engine.direct.call(x, write)), "written");
       assert.equal(harness.calls.length, 1);

@@ -33,6 +33,11 @@ export class ToolHarness {
     this.holding.add(tool);
   }
 
+  /** Calls of `tool` are answered at once again (those held stay held until `release`). */
+  stopHolding(tool: string): void {
+    this.holding.delete(tool);
+  }
+
   /** Resolves when `count` calls are held. */
   async heldCount(count: number): Promise<void> {
     if (this.held.length >= count) return;

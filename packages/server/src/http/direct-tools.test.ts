@@ -103,9 +103,9 @@ describe("direct tools through the SDK against tapedeck serve", () => {
       assert.equal(effect.key, `${tools.sessionId}/2`);
       assert.equal(effect.attemptsForKey, 1);
 
-      // Handling the same tool call again answers the recorded result: nothing is sent again.
-      const again = await tools.anthropic.handle(uses[1]!);
-      assert.deepEqual(again, results[1]);
+      // Handling the same tool call again answers the recorded result: nothing is sent again (one step, so a call asked again fails here instead of waiting).
+      const again = await tools.call("anthropic", uses[1]!.name, uses[1]!.input, uses[1]!.id);
+      assert.deepEqual(again.status === "done" ? again.result : again, results[1]);
       const log = JSON.parse(String((await tools.handle("fx_effects_log", {}, { toolCallId: "log-1" })).text)) as { keys: { key: string; attempts: number }[] };
       assert.deepEqual(
         log.keys.filter((k) => k.key.startsWith(tools.sessionId)).map((k) => [k.key, k.attempts]),
