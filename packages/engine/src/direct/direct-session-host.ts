@@ -150,7 +150,7 @@ export class DirectSessionHost implements DirectSessions {
   async approvals(filter: SessionRef | SessionFilter): Promise<SessionApproval[]> {
     if ("session" in filter) {
       const record = await this.#existing(filter);
-      return pendingApprovals(record, readSession(await this.#deps.store.readJournal(record.id, 0, Number.MAX_SAFE_INTEGER)));
+      return pendingApprovals(record, readSession(await this.#deps.store.readJournal(record.id, 0, Number.MAX_SAFE_INTEGER)), this.#deps.clock.now());
     }
     const runs = await this.#deps.store.listRuns({
       needsDecision: true,
@@ -160,7 +160,7 @@ export class DirectSessionHost implements DirectSessions {
     });
     const all: SessionApproval[] = [];
     for (const record of runs.filter((run) => isSessionId(run.id)).sort((a, b) => a.createdAt - b.createdAt)) {
-      all.push(...pendingApprovals(record, readSession(await this.#deps.store.readJournal(record.id, 0, Number.MAX_SAFE_INTEGER))));
+      all.push(...pendingApprovals(record, readSession(await this.#deps.store.readJournal(record.id, 0, Number.MAX_SAFE_INTEGER)), this.#deps.clock.now()));
     }
     return all.sort((a, b) => a.askedAt - b.askedAt || (a.id < b.id ? -1 : 1));
   }

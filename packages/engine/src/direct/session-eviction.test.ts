@@ -108,6 +108,29 @@ describe("direct sessions: eviction from memory", () => {
     }
   });
 
+  it("an approval that expires while its session is evicted is listed no more, and the model is told it expired when the call is handled again; nothing is sent", async () => {
+    const clock = new VirtualClock(Date.UTC(2026, 0, 1));
+    const harness = new ToolHarness({ "w.write": () => "sent" });
+    const t = await testEngine({ clock, hostTools: harness.module(), directSessions: { maxOpen: 1 } });
+    try {
+      const { id } = await t.engine.registerToolset(harnessToolset(["w.write"]));
+      const a = { session: "a" };
+      const bound = await t.engine.direct.bind(a, { toolset: id, approval: { ask: ["w.write"] } });
+      const write = { binding: bound.binding, api: "generic", toolCallId: "w1", name: "w_write", input: {} } as const;
+      assert.equal((await t.engine.direct.call(a, write)).status, "pending");
+      await t.engine.direct.bind({ session: "b" }, { toolset: id });
+      assert.equal(t.engine.direct.openSessions, 1, "a waits for a human only: evicted");
+      clock.setTimer(clock.now() + 24 * 60 * MINUTE, () => {});
+      assert.equal(await clock.virtual.advance(), true);
+      assert.deepEqual(await t.engine.direct.approvals(a), []);
+      assert.deepEqual(await t.engine.direct.approvals({ labels: {} }), []);
+      assert.match(done(await t.engine.direct.call(a, write)), /the approval expired\. Nothing was sent\./);
+      assert.equal(harness.calls.length, 0);
+    } finally {
+      await t.cleanup();
+    }
+  });
+
   it("never evicts a session whose call is in flight: its outcome is journaled and answered, the call sent once; once settled it is evicted", async () => {
     const harness = new ToolHarness({ "w.write": () => "written" });
     harness.hold("w.write");

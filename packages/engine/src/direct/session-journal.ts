@@ -223,10 +223,14 @@ export function approvalView(record: RunRecord, call: SessionSeq): SessionApprov
   };
 }
 
-/** The pending approvals a session's journal holds, oldest first (read without holding the session). */
-export function pendingApprovals(record: RunRecord, ledger: SessionLedger): SessionApproval[] {
+/**
+ * The pending approvals a session's journal holds, oldest first (read without holding the
+ * session), but for those expired by `now`: nobody can decide them any more, even when their
+ * session is not live to write `direct.expired` yet (it does at its next request).
+ */
+export function pendingApprovals(record: RunRecord, ledger: SessionLedger, now: number): SessionApproval[] {
   return [...ledger.seqs.values()]
-    .filter(isPending)
+    .filter((call) => isPending(call) && now < call.asked!.expiresAt)
     .map((call) => approvalView(record, call))
     .sort((a, b) => a.seq - b.seq);
 }
