@@ -96,27 +96,37 @@ describe("direct tool sessions are durable", () => {
     assert.equal(result.isError, false, result.text);
   });
 
-  it("spills a result over its budget to a blob that fetch_blob reads back exactly, in this session only", async () => {
-    const lines = Array.from({ length: 200 }, (_, i) => `line ${i} ${"x".repeat(30)}`);
+  it("spills a result over its budget to a blob that fetch_blob reads back exactly, page by page, in this session only", async () => {
+    // Multi-byte and astral characters over several 48 KiB pages: the pages must split nothing and lose nothing.
+    const lines = Array.from({ length: 2000 }, (_, i) => `line ${i} ${"é😀x".repeat(20)}`);
+    const whole = lines.join("\n");
     const tools = await td().directTools({ toolset, session: "spill", results: { maxTokens: 200 }, approval: { allow: ["fx.echo_plain"] } });
-    const big = await tools.handle("fx_echo_plain", { text: lines.join("\n") }, { toolCallId: "big" });
+    const big = await tools.handle("fx_echo_plain", { text: whole }, { toolCallId: "big" });
     assert.equal(big.isError, false);
-    assert.match(big.text, /too large to show whole \(200 lines/);
+    assert.match(big.text, /too large to show whole \(2,000 lines/);
     assert.match(big.text, /^First 20 lines:$/m);
     const handle = /(blob_[0-9a-f]{40})/.exec(big.text)?.[1];
     assert.ok(handle, big.text);
     let text = "";
-    for (let offset: number | undefined = 0, n = 0; offset !== undefined; n++) {
-      const page = await tools.handle("fetch_blob", { handle, offset }, { toolCallId: `page-${n}` });
+    let pages = 0;
+    for (let offset: number | undefined = 0; offset !== undefined; pages++) {
+      const page = await tools.handle("fetch_blob", { handle, offset }, { toolCallId: `page-${pages}` });
       assert.equal(page.isError, false, page.text);
       const [header, ...rest] = page.text.split("\n");
       text += rest.join("\n");
       offset = /"offset": (\d+) \}\)\):$/.test(header!) ? Number(/"offset": (\d+) \}\)\):$/.exec(header!)![1]) : undefined;
     }
-    assert.equal(text, lines.join("\n"));
-    // The harness reads the same blob over the API.
-    const page = await tools.blob(handle, 7);
-    assert.deepEqual([page.text, page.offset, page.total, page.nextOffset], [lines.join("\n").slice(7), 7, lines.join("\n").length, undefined]);
+    assert.ok(pages >= 3, `${pages} pages`);
+    assert.equal(text, whole);
+    // The harness reads the same blob over the API, from any offset.
+    let read = "";
+    for (let offset: number | undefined = 7; offset !== undefined;) {
+      const page = await tools.blob(handle, offset);
+      assert.deepEqual([page.offset, page.total], [offset, whole.length]);
+      read += page.text;
+      offset = page.nextOffset;
+    }
+    assert.equal(read, whole.slice(7));
     const other = await td().directTools({ toolset, session: "spill-2" });
     const stolen = await other.handle("fetch_blob", { handle, offset: 0 }, { toolCallId: "steal" });
     assert.equal(stolen.isError, true);
