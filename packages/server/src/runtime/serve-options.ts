@@ -38,6 +38,12 @@ export interface ServeOptions {
   readonly log?: (line: string) => void;
   /** How long a worker may go without polling, heartbeating or answering before the log says it is lost, ms. Default 60 s. */
   readonly workerLostAfterMs?: number;
+  /**
+   * How long the lease of a run this server executes or holds lasts without renewal, ms: with
+   * several servers on one store, the others take its runs over once it lapses (at once when it
+   * stops cleanly). Default 30 s (`EngineOptions.leaseMs`).
+   */
+  readonly leaseMs?: number;
   /** Webhooks out: the retry schedule (default: 8 attempts, 10 s then ×4 each time, at most 6 h apart) and how long one attempt may take (default 10 s). */
   readonly webhooks?: { readonly retry?: Partial<RetrySchedule>; readonly timeoutMs?: number };
   /**
@@ -58,6 +64,7 @@ export interface ResolvedServeOptions {
   readonly publicUrl: string | undefined;
   readonly logger: ServerLogger;
   readonly workerLostAfterMs: number;
+  readonly leaseMs: number | undefined;
   readonly webhooks: { readonly retry: RetrySchedule; readonly timeoutMs: number };
   readonly unsafeHttpAllowLoopbackForTests: boolean;
 }
@@ -83,6 +90,7 @@ export function resolveServeOptions(options: ServeOptions): ResolvedServeOptions
       write: options.log ?? ((line) => process.stderr.write(`${line}\n`)),
     }),
     workerLostAfterMs: options.workerLostAfterMs ?? WORKER_LOST_AFTER_MS,
+    leaseMs: options.leaseMs,
     webhooks: { retry: { ...DEFAULT_RETRY_SCHEDULE, ...options.webhooks?.retry }, timeoutMs: options.webhooks?.timeoutMs ?? WEBHOOK_TIMEOUT_MS },
     unsafeHttpAllowLoopbackForTests: options.unsafeHttpAllowLoopbackForTests === true,
   };

@@ -103,6 +103,7 @@ class Core implements ServerCore {
       // Webhooks read run events from the store, so none is lost between a commit and its delivery.
       recordEvents: true,
       unsafeHttpAllowLoopbackForTests: options.unsafeHttpAllowLoopbackForTests,
+      ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
     });
     this.#engine = engine;
     const { logger } = options;

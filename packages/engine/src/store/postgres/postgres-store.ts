@@ -394,10 +394,11 @@ export class PostgresStore implements Store {
     const { claimed, waiting } = await this.#write(async (tx) => {
       // Taking over a running run from another owner (dead, or its lease lapsed) means that owner
       // stopped under it without a clean shutdown: one host fault (SET reads the row before the update).
+      // A lease given up at a clean stop (until 0, `GIVEN_UP_UNTIL`) is no fault.
       const updated = await tx.query(
         `UPDATE runs SET
-           host_faults = host_faults + (CASE WHEN status = 'running' AND owner IS NOT NULL AND owner <> $1 THEN 1 ELSE 0 END),
-           last_fault = CASE WHEN status = 'running' AND owner IS NOT NULL AND owner <> $1 THEN $5 ELSE last_fault END,
+           host_faults = host_faults + (CASE WHEN status = 'running' AND owner IS NOT NULL AND owner <> $1 AND owner_until <> 0 THEN 1 ELSE 0 END),
+           last_fault = CASE WHEN status = 'running' AND owner IS NOT NULL AND owner <> $1 AND owner_until <> 0 THEN $5 ELSE last_fault END,
            owner = $1, owner_until = $2
          WHERE id = $3 AND (owner IS NULL OR owner = $1 OR owner_until < $4 OR owner = $6)`,
         [owner, until, runId, now, PROCESS_STOPPED, takeOverFrom ?? owner],
@@ -555,6 +556,7 @@ function listRunsSql(query: RunQuery): { sql: string; values: unknown[] } {
     where.push(`expires_at IS NOT NULL AND status IN ('queued', 'running', 'waiting') AND expires_at <= ${param(query.expiredBy)}`);
   }
   if (query.owner !== undefined) where.push(`owner = ${param(query.owner)}`);
+  if (query.leaseLapsedBy !== undefined) where.push(`owner IS NOT NULL AND owner_until < ${param(query.leaseLapsedBy)}`);
   // Each label by key, as a JSON path cannot name keys holding dots or quotes.
   for (const [key, value] of Object.entries(query.labels ?? {})) where.push(`(labels::jsonb ->> ${param(key)}) = ${param(value)}`);
   const limit = param(query.limit ?? DEFAULT_LIST_LIMIT);
