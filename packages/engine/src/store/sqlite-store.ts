@@ -502,6 +502,14 @@ export class SqliteStore implements Store {
   }
 
   /** Runs `read` now, turning a throw into a rejection. */
+  /** A read of the database file (see `Store.probe`): an embedded database answers unless its file went away or is damaged. */
+  probe(): Promise<string | undefined> {
+    return this.#read(() => this.#db.prepare("SELECT 1").get()).then(
+      () => undefined,
+      (error: unknown) => `the SQLite store cannot be read: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+
   #read<T>(read: () => T): Promise<T> {
     return new Promise((resolve) => {
       if (!this.#db.open) throw new Error("This SqliteStore is closed; open it again to read.");

@@ -18,6 +18,7 @@ import { TokenSigner } from "../http/auth/tokens.js";
 import type { InProcessChannel } from "../http/in-process-channel.js";
 import type { ResolvedServeOptions } from "./serve-options.js";
 import { ServerContext } from "./server-context.js";
+import { StoreHealth } from "./store-health.js";
 
 /** The server without a socket: what `startServer` listens with and `openEmbedded()` injects into. */
 /** How long a stopping server waits for connections to close by themselves before closing them: held requests answer in milliseconds. */
@@ -82,6 +83,7 @@ class Core implements ServerCore {
   #writer: OutboxWriter | undefined;
   #expiry: ExpirySweeper | undefined;
   #deliveries: DeliveryLoop | undefined;
+  #health: StoreHealth | undefined;
 
   constructor(
     private readonly options: ResolvedServeOptions,
@@ -125,6 +127,13 @@ class Core implements ServerCore {
     });
     this.#writer.listen(engine);
     context.attach(engine);
+    const health = new StoreHealth(store, {
+      lost: (problem) => logger.error(`${problem}; this node takes no work (GET /health answers 503) until it answers again`),
+      back: () => logger.info("the store answers again; this node takes work again"),
+    });
+    this.#health = health;
+    context.storeProblem = () => health.problem;
+    health.start();
     await resumeLeftRunning(engine, logger);
     // Runs past their TTL are cancelled now (those that expired while no server ran), then every minute.
     this.#expiry = new ExpirySweeper({ engine: () => engine, log: (line) => logger.warn(line) });
@@ -143,6 +152,7 @@ class Core implements ServerCore {
     await closeAll([
       () => this.app.close().finally(() => clearTimeout(cutoff)),
       async () => this.#expiry?.stop(),
+      () => Promise.resolve(this.#health?.stop()),
       async () => this.#writer?.close(),
       async () => this.#deliveries?.close(),
       // The engine owns the store once open; before that, the store is closed here.

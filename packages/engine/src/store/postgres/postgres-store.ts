@@ -38,6 +38,7 @@ import type {
   StoredSignal,
   WebhookBinding,
 } from "../store.js";
+import { STORE_PROBE_TIMEOUT_MS } from "../store.js";
 import type { PgAccess, PgTransaction } from "./pg-access.js";
 import { openPool } from "./pg-connection.js";
 import { parsePostgresUrl, redactedUrl, type PostgresLocation } from "./pg-location.js";
@@ -123,6 +124,8 @@ export class PostgresStore implements Store {
   readonly #commits: PgGroupCommit;
   readonly #reconnectMs: number;
   readonly #access: PgAccess;
+  /** The store's URL without its password, for `probe`'s answer. */
+  readonly #where: string;
   #closed = false;
   readonly credentials: PgCredentialStore;
   readonly hostTasks: PgHostTaskStore;
@@ -150,7 +153,7 @@ export class PostgresStore implements Store {
       }
       const notifier = new PgNotifier(session, (text, values) => pool.query(text, values), options.pollMs === undefined ? {} : { pollMs: options.pollMs });
       await notifier.listen();
-      return new PostgresStore(pool, notifier, location.schema, options.reconnectMs ?? DEFAULT_RECONNECT_MS);
+      return new PostgresStore(pool, notifier, location.schema, options.reconnectMs ?? DEFAULT_RECONNECT_MS, redactedUrl(url));
     } catch (error) {
       await pool.end().catch(() => undefined);
       throw new Error(
@@ -162,8 +165,9 @@ export class PostgresStore implements Store {
     }
   }
 
-  private constructor(pool: pg.Pool, notifier: PgNotifier, schema: string, reconnectMs: number) {
+  private constructor(pool: pg.Pool, notifier: PgNotifier, schema: string, reconnectMs: number, where: string) {
     this.#pool = pool;
+    this.#where = where;
     this.#reconnectMs = reconnectMs;
     this.#commits = new PgGroupCommit(pool, { reconnectMs });
     this.notifier = notifier;
@@ -490,6 +494,21 @@ export class PostgresStore implements Store {
       [runId, from, limit ?? null],
     );
     return rows.map(entryFromRow);
+  }
+
+  /** One `SELECT 1` on the pool, not retried (see `Store.probe`). */
+  async probe(): Promise<string | undefined> {
+    if (this.#closed) return "the store is closed";
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<string>((resolve) => {
+      timer = setTimeout(() => resolve(`it did not answer within ${STORE_PROBE_TIMEOUT_MS / 1000} s`), STORE_PROBE_TIMEOUT_MS);
+    });
+    const answer = this.#pool.query("SELECT 1").then(
+      () => undefined,
+      (error: unknown) => (error instanceof Error ? error.message : String(error)),
+    );
+    const problem = await Promise.race([answer, timeout]).finally(() => clearTimeout(timer));
+    return problem === undefined ? undefined : `the PostgreSQL store ${JSON.stringify(this.#where)} cannot be reached: ${problem}`;
   }
 
   /** Commits queued writes (their promises settle), then closes the pool and the notifier. Closing again does nothing. */
