@@ -17,6 +17,12 @@ export interface ServeOptions {
    * Default: the data folder (`dataDir`).
    */
   readonly store?: string;
+  /**
+   * A file holding the server's signing secret (64 hex characters), when `TAPEDECK_SIGNING_SECRET`
+   * is not set: nodes on one store URL must share it (`shared-secrets.ts`). Default: the
+   * environment variable, else `<data>/server-secret` (a store in the data folder only).
+   */
+  readonly signingSecretFile?: string;
   /** Durability of the store. Default `"full"`. */
   readonly durability?: Durability;
   /** Host tools run in this process; any other host tool is served by workers (`/v1/tasks`). Default: none (every host tool by workers). */
@@ -60,6 +66,7 @@ export interface ResolvedServeOptions {
   readonly dataDir: string;
   readonly store: string;
   readonly durability: Durability;
+  readonly signingSecretFile: string | undefined;
   readonly hostTools: HostToolModule | undefined;
   readonly publicUrl: string | undefined;
   readonly logger: ServerLogger;
@@ -82,6 +89,7 @@ export function resolveServeOptions(options: ServeOptions): ResolvedServeOptions
     dataDir: options.dataDir ?? ".tapedeck",
     store: options.store ?? options.dataDir ?? ".tapedeck",
     durability: options.durability ?? "full",
+    signingSecretFile: options.signingSecretFile,
     hostTools: options.hostTools,
     publicUrl: options.publicUrl?.replace(/\/+$/, ""),
     logger: createServerLogger({

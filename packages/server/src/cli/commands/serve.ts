@@ -7,7 +7,7 @@ import { shellArg } from "../print-waits.js";
 import { isStoreUrl, storeLocation } from "../store-location.js";
 
 export const serveUsage =
-  "tapedeck serve [--port 7700] [--host 127.0.0.1] [--host-module <tools.ts>] [--public-url <url>] [--log-level info] [--log-format json|pretty] [--data <dir>] [--store <dir or postgres://… URL>]";
+  "tapedeck serve [--port 7700] [--host 127.0.0.1] [--host-module <tools.ts>] [--public-url <url>] [--log-level info] [--log-format json|pretty] [--data <dir>] [--store <dir or postgres://… URL>] [--signing-secret-file <file>]";
 
 /**
  * Runs the HTTP server until SIGINT or SIGTERM. Prints `tapedeck listening on <url>` on stdout
@@ -24,6 +24,7 @@ export async function serveCommand(args: readonly string[], out: Output): Promis
     "log-level": { type: "string" },
     "log-format": { type: "string" },
     store: { type: "string" },
+    "signing-secret-file": { type: "string" },
   });
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
   const port = parsePort(optionalFlag(values.port, "port"));
@@ -39,9 +40,11 @@ export async function serveCommand(args: readonly string[], out: Output): Promis
   const workerLostMs = testMs(process.env[TEST_WORKER_LOST_ENV], TEST_WORKER_LOST_ENV);
   const leaseMs = testMs(process.env[TEST_LEASE_ENV], TEST_LEASE_ENV);
   const store = storeLocation(optionalFlag(values.store, "store"), values.data);
+  const signingSecretFile = optionalFlag(values["signing-secret-file"], "signing-secret-file");
   const server = await startServer({
     dataDir: values.data,
     store,
+    ...(signingSecretFile === undefined ? {} : { signingSecretFile }),
     ...(retryBaseMs === undefined ? {} : { webhooks: { retry: { baseMs: retryBaseMs } } }),
     ...(process.env[TEST_ALLOW_LOOPBACK_ENV] === "1" ? { unsafeHttpAllowLoopbackForTests: true } : {}),
     ...(port === undefined ? {} : { port }),

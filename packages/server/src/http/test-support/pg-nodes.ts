@@ -25,7 +25,7 @@ export interface PgNodes {
 export async function startPgNodes(
   url: string,
   count: number,
-  options: { readonly leaseMs?: number; readonly args?: readonly string[] } = {},
+  options: { readonly leaseMs?: number; readonly args?: readonly string[]; readonly env?: Readonly<Record<string, string>> } = {},
 ): Promise<PgNodes> {
   const schema = freshSchemaName();
   const store = schemaUrl(url, schema);
@@ -33,6 +33,7 @@ export async function startPgNodes(
     TAPEDECK_SIGNING_SECRET: randomBytes(32).toString("hex"),
     TAPEDECK_MASTER_KEY: randomBytes(32).toString("base64"),
     ...(options.leaseMs === undefined ? {} : { TAPEDECK_TEST_LEASE_MS: String(options.leaseMs) }),
+    ...options.env,
   };
   const nodes: ServeChild[] = [];
   const start = async (more: { readonly dataDir?: string; readonly port?: number; readonly args?: readonly string[] } = {}): Promise<ServeChild> => {
