@@ -143,6 +143,13 @@ export interface EngineOptions {
    * remove the rows). Listeners (`on`) hear events either way.
    */
   readonly recordEvents?: boolean;
+  /**
+   * How long a run's lease holds without renewal, ms (renewed every third of it). Engines sharing
+   * a store (several nodes on one PostgreSQL) take over the runs of one that stops renewing once
+   * its lease lapses: shorter means a quicker takeover after a crash, and a stalled event loop or
+   * lost database connection of about that long losing its runs to another engine. Default 30 s.
+   */
+  readonly leaseMs?: number;
 }
 
 export interface TestOptions {
@@ -307,6 +314,7 @@ export class Engine {
       recordEvents: options.recordEvents === true,
       webhookBaseUrl: this.#webhookBaseUrl,
       emit: (event) => this.#listeners.emit(event),
+      ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
     });
     this.credentials.onSet((scope, name) => this.#scheduler.credentialSet(scope, name));
     this.direct = new DirectSessionHost({

@@ -18,6 +18,7 @@ import { InProcessHostTools } from "../sources/in-process-host-tools.js";
 import { median, percentile, printTable, time, type Row } from "./measure.js";
 import { openStore } from "../store/open-store.js";
 import { toolLibrary } from "./tool-library.js";
+import { multiNode } from "./multi-node.js";
 import type { Durability } from "../store/store.js";
 
 const ECHO_TOOLSET = { hostTools: { t: { echo: { description: "Echo.", inputSchema: { type: "object" } } } } };
@@ -736,6 +737,7 @@ async function main(): Promise<void> {
   if (!only || only === "http") await httpTool(rows);
   if (!only || only === "leak") await leakScan(rows);
   if (!only || only === "library") await toolLibrary(rows);
+  if (!only || only === "nodes") await multiNode(rows);
   printTable(rows);
 }
 

@@ -11,19 +11,22 @@
  *   second, the poll this once was; PostgreSQL's wakes it at once.)
  * - A holder that dies stops renewing; its runs are taken over once the lease lapses, at once
  *   when the holder is known dead (same host, its pid gone), which is the common case with the
- *   embedded SQLite store.
+ *   embedded SQLite store. Who takes them over, and when, is `run-takeover.ts`.
+ * - A holder that stops cleanly gives its leases up by lapsing them (`GIVEN_UP_UNTIL`: still
+ *   naming it, so other engines find them and take them over at once, without a host fault)
+ *   and says so (`LEASES_GIVEN_UP_TOPIC`).
  * - Lease times are wall-clock time, not the engine's clock: they are about processes, not runs.
  */
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
-import { runRequestsTopic } from "../store/lease-store.js";
+import { GIVEN_UP_UNTIL, LEASES_GIVEN_UP_TOPIC, runRequestsTopic } from "../store/lease-store.js";
 import type { RunRecord, Store } from "../store/store.js";
 import type { RunHost } from "./run-host.js";
 
-/** How long a lease holds without renewal: long enough to ride out a stalled event loop. */
+/** How long a lease holds without renewal: long enough to ride out a stalled event loop (`EngineOptions.leaseMs`). */
 export const LEASE_MS = 30_000;
-/** How often leases are renewed. */
-const RENEW_MS = 10_000;
+/** Leases are renewed this many times per lease: two renewals may be lost (a stall, a lost connection) before it lapses. */
+const RENEWALS_PER_LEASE = 3;
 
 export class RunLeases {
   /** `<host>/<pid>/<random>`: a holder on this host can be checked for life by its pid. */
@@ -37,14 +40,25 @@ export class RunLeases {
 
   private readonly store: Store;
 
-  /** `host` applies the requests other processes leave for the runs this engine holds, and hears of faults. */
-  constructor(private readonly host: RunHost) {
+  /**
+   * `host` applies the requests other processes leave for the runs this engine holds, and hears
+   * of faults; `leaseMs` is how long a lease holds without renewal.
+   */
+  constructor(
+    private readonly host: RunHost,
+    readonly leaseMs: number = LEASE_MS,
+  ) {
     this.store = host.store;
   }
 
   /** Whether another live engine holds the run. */
   heldElsewhere(run: RunRecord): boolean {
     return run.owner !== undefined && run.owner.id !== this.owner && isAlive(run.owner, Date.now());
+  }
+
+  /** Whether another engine held the run and is gone (its lease lapsed or was given up, or its process on this host is gone): the run is to be taken over. */
+  abandoned(run: RunRecord): boolean {
+    return run.owner !== undefined && run.owner.id !== this.owner && !isAlive(run.owner, Date.now());
   }
 
   holds(runId: string): boolean {
@@ -56,7 +70,7 @@ export class RunLeases {
     if (this.#closed) return false;
     const now = Date.now();
     const dead = run.owner && run.owner.id !== this.owner && !isAlive(run.owner, now) ? run.owner.id : undefined;
-    const claimed = await this.store.claimRun(run.id, this.owner, now + LEASE_MS, now, dead);
+    const claimed = await this.store.claimRun(run.id, this.owner, now + this.leaseMs, now, dead);
     if (claimed) {
       this.#held.add(run.id);
       this.#start();
@@ -70,20 +84,21 @@ export class RunLeases {
     await this.store.releaseRuns(this.owner, runId);
   }
 
-  /** Gives up every lease (the engine closes): the runs can be taken over at once. */
+  /** Gives up every lease (the engine closes): other engines take the runs over at once. */
   async close(): Promise<void> {
     this.#closed = true;
     this.#stop();
     if (this.#held.size === 0) return;
     this.#held.clear();
-    await this.store.releaseRuns(this.owner);
+    await this.store.renewLeases(this.owner, GIVEN_UP_UNTIL);
+    this.store.notifier.publish(LEASES_GIVEN_UP_TOPIC);
   }
 
   #start(): void {
     // Not unref'd: an engine that holds a run (executing, or parked and kept) keeps its process up.
     this.#timer ??= setInterval(() => {
-      if (!this.#closed) this.store.renewLeases(this.owner, Date.now() + LEASE_MS).catch((error: unknown) => this.host.onError(error));
-    }, RENEW_MS);
+      if (!this.#closed) this.store.renewLeases(this.owner, Date.now() + this.leaseMs).catch((error: unknown) => this.host.onError(error));
+    }, this.leaseMs / RENEWALS_PER_LEASE);
     this.#stopHearing ??= this.store.notifier.subscribe(runRequestsTopic(this.owner), () => this.#tick());
   }
 

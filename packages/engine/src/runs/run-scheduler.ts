@@ -18,6 +18,7 @@ import { countsAsHostFault, describeFault } from "./host-faults.js";
 import { endRecord, RunExecutor, type ExecutionResult, type ExecutorLimits } from "./run-executor.js";
 import type { RunHost } from "./run-host.js";
 import { RunLeases } from "./run-leases.js";
+import { RunTakeover } from "./run-takeover.js";
 import { RunWaiters } from "./run-waiters.js";
 import { WakeTimer } from "./wake-timer.js";
 import { createWebhook } from "./webhooks.js";
@@ -70,6 +71,8 @@ export interface RunSchedulerOptions {
   readonly webhookBaseUrl: string;
   /** Tells the engine's listeners. */
   readonly emit: (event: EngineEvent) => void;
+  /** How long a run's lease holds without renewal (`EngineOptions.leaseMs`). */
+  readonly leaseMs?: number;
 }
 
 export class RunScheduler implements RunHost {
@@ -90,6 +93,8 @@ export class RunScheduler implements RunHost {
   readonly #renewal: CredentialRenewal;
   #wake: WakeTimer | undefined;
   #rescan: NodeJS.Timeout | undefined;
+  /** With `wake: true`, takes over the runs of engines that are gone. */
+  #takeover: RunTakeover | undefined;
   #closed = false;
 
   constructor(options: RunSchedulerOptions) {
@@ -97,7 +102,7 @@ export class RunScheduler implements RunHost {
     this.store = options.store;
     this.clock = options.clock;
     this.#catalog = options.catalog;
-    this.#leases = new RunLeases(this);
+    this.#leases = new RunLeases(this, options.leaseMs);
     this.#children = new ChildRuns(this);
     this.#renewal = new CredentialRenewal(this);
     if (options.wake !== false)
@@ -122,6 +127,14 @@ export class RunScheduler implements RunHost {
       );
     }, WAKE_RESCAN_MS);
     this.#rescan.unref();
+    this.#takeover = new RunTakeover({
+      store,
+      leases: this.#leases,
+      resumeStopped: (run) => this.resumeStopped(run),
+      heldParked: (run) => this.#wake?.schedule(run.wakeAt),
+      onError: (error) => this.onError(error),
+    });
+    this.#takeover.start();
   }
 
   /** The leases this engine holds: direct tool sessions hold theirs with the runs'. */
@@ -329,6 +342,7 @@ export class RunScheduler implements RunHost {
     this.#closed = true;
     this.#wake?.stop();
     clearInterval(this.#rescan);
+    this.#takeover?.stop();
     const closed = new EngineError(
       "closed",
       "The engine closed while the run was executing or waiting; it resumes with `resume` (a waiting run wakes in the next engine).",
@@ -448,12 +462,16 @@ export class RunScheduler implements RunHost {
     const waking = this.#waking.get(runId);
     if (waking) return waking;
     const unparked = (async () => {
-      const run = await this.run(runId);
-      if (run.status !== "waiting" || this.#executors.has(runId)) return;
-      const loaded = await this.#catalog.get(run.toolsetId);
+      const read = await this.run(runId);
+      if (read.status !== "waiting" || this.#executors.has(runId)) return;
+      const loaded = await this.#catalog.get(read.toolsetId);
       this.#catalog.checkSources(loaded.pinned);
       // Claimed before it is marked running: a run another process holds is left to it.
-      if (!(await this.#leases.claim(run))) return;
+      if (!(await this.#leases.claim(read))) return;
+      // Read again under the lease: another node may have woken (even ended) it since the read above.
+      const run = await this.run(runId);
+      if (terminalStatuses.includes(run.status)) await this.#leases.release(runId);
+      if (run.status !== "waiting" || this.#executors.has(runId)) return;
       const decisions = (run.waits ?? []).filter(needsDecision);
       await this.store.append(runId, [], { status: "running", updatedAt: this.clock.now(), wakeAt: null, waits: decisions.length > 0 ? decisions : null });
       this.execute({ ...run, status: "running" }, loaded);

@@ -19,7 +19,11 @@ export interface LeaseStore {
   claimRun(runId: string, owner: string, until: number, now: number, takeOverFrom?: string): Promise<boolean>;
   /** Counts a host fault of the run (the engine failed executing it), with what it was; resolves with the count since its last progress. */
   noteHostFault(runId: string, message: string): Promise<number>;
-  /** Extends every lease `owner` holds to `until`. */
+  /**
+   * Extends every lease `owner` holds to `until`. With `GIVEN_UP_UNTIL` it gives them all up at a
+   * clean stop while still naming their holder: anyone may claim them at once, taking over a
+   * `running` one counts no host fault, and other nodes find them (`RunQuery.leaseLapsedBy`).
+   */
   renewLeases(owner: string, until: number): Promise<void>;
   /** Gives up `owner`'s lease of the run (or of every run it holds, without `runId`). */
   releaseRuns(owner: string, runId?: string): Promise<void>;
@@ -40,6 +44,12 @@ export type RunRequest =
   | { readonly kind: "cancel"; readonly reason: string }
   /** A child run this run started (a workflow) ended: the run's `result()` of it can settle. */
   | { readonly kind: "child"; readonly runId: string };
+
+/** The lease time of a lease given up at a clean stop (`renewLeases`): lapsed for everyone, and not a crash. */
+export const GIVEN_UP_UNTIL = 0;
+
+/** Published once an engine gave up its leases at a clean stop: engines that take runs over look at once. */
+export const LEASES_GIVEN_UP_TOPIC = "leases-given-up";
 
 /** The notifier topic of the requests left for the runs `owner` holds. */
 export function runRequestsTopic(owner: string): string {

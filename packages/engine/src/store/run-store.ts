@@ -153,6 +153,8 @@ export interface RunQuery {
   readonly needsDecision?: boolean;
   /** Only runs whose lease this engine holds. */
   readonly owner?: string;
+  /** Only runs held by an owner whose lease ended before this time (it stopped renewing, or gave it up at a clean stop): anyone's to take over. */
+  readonly leaseLapsedBy?: number;
   /** Only runs that have not ended whose `expiresAt` is at or before this time (soonest first). */
   readonly expiredBy?: number;
   /** Newest first; at most this many. Default 100. */

@@ -223,10 +223,11 @@ export class SqliteStore implements Store {
       consumeSignal: db.prepare<[number, number, string]>("UPDATE signals SET consumed_seq = ? WHERE id = ? AND run_id = ? AND consumed_seq IS NULL"),
       // Taking over a running run from another owner (dead, or its lease lapsed) means that owner
       // stopped under it without a clean shutdown: one host fault (SET reads the row before the update).
+      // A lease given up at a clean stop (until 0, `GIVEN_UP_UNTIL`) is no fault.
       claimRun: db.prepare<[{ owner: string; until: number; id: string; now: number; dead: string; fault: string }]>(
         `UPDATE runs SET
-           host_faults = host_faults + (CASE WHEN status = 'running' AND owner IS NOT NULL AND owner <> @owner THEN 1 ELSE 0 END),
-           last_fault = CASE WHEN status = 'running' AND owner IS NOT NULL AND owner <> @owner THEN @fault ELSE last_fault END,
+           host_faults = host_faults + (CASE WHEN status = 'running' AND owner IS NOT NULL AND owner <> @owner AND owner_until <> 0 THEN 1 ELSE 0 END),
+           last_fault = CASE WHEN status = 'running' AND owner IS NOT NULL AND owner <> @owner AND owner_until <> 0 THEN @fault ELSE last_fault END,
            owner = @owner, owner_until = @until
          WHERE id = @id AND (owner IS NULL OR owner = @owner OR owner_until < @now OR owner = @dead)`,
       ),
@@ -501,6 +502,14 @@ export class SqliteStore implements Store {
   }
 
   /** Runs `read` now, turning a throw into a rejection. */
+  /** A read of the database file (see `Store.probe`): an embedded database answers unless its file went away or is damaged. */
+  probe(): Promise<string | undefined> {
+    return this.#read(() => this.#db.prepare("SELECT 1").get()).then(
+      () => undefined,
+      (error: unknown) => `the SQLite store cannot be read: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+
   #read<T>(read: () => T): Promise<T> {
     return new Promise((resolve) => {
       if (!this.#db.open) throw new Error("This SqliteStore is closed; open it again to read.");
@@ -534,6 +543,10 @@ function listRunsSql(query: RunQuery): { sql: string; params: unknown[] } {
   if (query.owner !== undefined) {
     where.push("owner = ?");
     params.push(query.owner);
+  }
+  if (query.leaseLapsedBy !== undefined) {
+    where.push("owner IS NOT NULL AND owner_until < ?");
+    params.push(query.leaseLapsedBy);
   }
   // json_each rather than a JSON path: label keys may hold dots or quotes.
   for (const [key, value] of Object.entries(query.labels ?? {})) {

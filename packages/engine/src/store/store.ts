@@ -45,9 +45,18 @@ export interface Store extends RunStore, SignalStore, LeaseStore, ToolsetStore, 
    * secret default to files in it. Absent for a store without a folder (in memory, a database URL).
    */
   readonly dataFolder?: string;
+  /**
+   * Asks the database once, now, whether it answers (no retry, at most `STORE_PROBE_TIMEOUT_MS`):
+   * resolves with what is wrong, for an operator (a database URL's password never in it), or
+   * undefined when it answers. A server's `/health` says what this says.
+   */
+  probe(): Promise<string | undefined>;
   /** Flushes pending commits and closes (its notifier too). */
   close(): Promise<void>;
 }
+
+/** How long `Store.probe` waits for the database: a health check must answer while the database hangs. */
+export const STORE_PROBE_TIMEOUT_MS = 5_000;
 
 /** How hard a commit tries to survive a crash. */
 export type Durability =

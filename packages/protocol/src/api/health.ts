@@ -4,10 +4,12 @@ import { schemaFor } from "./schema-for.js";
 export interface HealthStatus {
   /** `ok` (200); `starting`, `stopping`, or `unavailable` (its store does not answer) with 503. */
   readonly status: "ok" | "starting" | "stopping" | "unavailable";
+  /** With `unavailable`: what is wrong with the store (the node takes no work until it answers again). */
+  readonly problem?: string;
 }
 
 export const healthStatus = schemaFor<HealthStatus>()({
   type: "object",
-  properties: { status: { type: "string", enum: ["ok", "starting", "stopping", "unavailable"] } },
+  properties: { status: { type: "string", enum: ["ok", "starting", "stopping", "unavailable"] }, problem: { type: "string" } },
   required: ["status"],
 });

@@ -93,6 +93,8 @@ export async function buildApp(context: ServerContext, logger: ServerLogger): Pr
   await app.register(
     (v1, _options, done) => {
       v1.addHook("onRequest", async (request) => {
+        // A node that cannot reach its store says so at once, not after its reads gave up retrying.
+        context.ensureStoreReachable();
         request.caller = await identify(request.headers, context);
       });
       // A POST without a body is an empty request object: `/cancel` needs nothing, and `/runs`

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import { describe, it } from "node:test";
@@ -47,7 +48,9 @@ describeWithPostgres("tapedeck serve on PostgreSQL", (url) => {
     void it("runs a script end to end through HTTP (a worker's host tool, a signal), with keys made in the store, and keeps its runs across a restart", async () => {
       const schema = freshSchemaName();
       const store = schemaUrl(url, schema);
-      let server = await startServeChild({ args: ["--store", store], fresh: true });
+      // What every node on a store URL must be given (`shared-secrets.ts`).
+      const env = { TAPEDECK_SIGNING_SECRET: randomBytes(32).toString("hex"), TAPEDECK_MASTER_KEY: randomBytes(32).toString("base64") };
+      let server = await startServeChild({ args: ["--store", store], fresh: true, env });
       try {
         const adminKey = server.adminKey ?? assert.fail("the store's first start prints the admin key");
         assert.ok(!server.stderr().includes(new URL(url).password), "the store URL's password is never printed");
@@ -70,7 +73,7 @@ describeWithPostgres("tapedeck serve on PostgreSQL", (url) => {
         }
         assert.equal(await server.stop(), 0, server.stderr());
         // The next start finds the store's keys: it makes no admin key, and the run is there as it ended.
-        server = await startServeChild({ dataDir: server.dataDir, args: ["--store", store], fresh: false });
+        server = await startServeChild({ dataDir: server.dataDir, args: ["--store", store], fresh: false, env });
         td = server.client(adminKey);
         const again = await td.runs.get(runId);
         assert.deepEqual([again.status, again.output], ["completed", { sent: `sent as ${runId}/1`, go: { n: 1 } }]);

@@ -17,6 +17,12 @@ export interface ServeOptions {
    * Default: the data folder (`dataDir`).
    */
   readonly store?: string;
+  /**
+   * A file holding the server's signing secret (64 hex characters), when `TAPEDECK_SIGNING_SECRET`
+   * is not set: nodes on one store URL must share it (`shared-secrets.ts`). Default: the
+   * environment variable, else `<data>/server-secret` (a store in the data folder only).
+   */
+  readonly signingSecretFile?: string;
   /** Durability of the store. Default `"full"`. */
   readonly durability?: Durability;
   /** Host tools run in this process; any other host tool is served by workers (`/v1/tasks`). Default: none (every host tool by workers). */
@@ -38,6 +44,12 @@ export interface ServeOptions {
   readonly log?: (line: string) => void;
   /** How long a worker may go without polling, heartbeating or answering before the log says it is lost, ms. Default 60 s. */
   readonly workerLostAfterMs?: number;
+  /**
+   * How long the lease of a run this server executes or holds lasts without renewal, ms: with
+   * several servers on one store, the others take its runs over once it lapses (at once when it
+   * stops cleanly). Default 30 s (`EngineOptions.leaseMs`).
+   */
+  readonly leaseMs?: number;
   /** Webhooks out: the retry schedule (default: 8 attempts, 10 s then ×4 each time, at most 6 h apart) and how long one attempt may take (default 10 s). */
   readonly webhooks?: { readonly retry?: Partial<RetrySchedule>; readonly timeoutMs?: number };
   /**
@@ -54,10 +66,12 @@ export interface ResolvedServeOptions {
   readonly dataDir: string;
   readonly store: string;
   readonly durability: Durability;
+  readonly signingSecretFile: string | undefined;
   readonly hostTools: HostToolModule | undefined;
   readonly publicUrl: string | undefined;
   readonly logger: ServerLogger;
   readonly workerLostAfterMs: number;
+  readonly leaseMs: number | undefined;
   readonly webhooks: { readonly retry: RetrySchedule; readonly timeoutMs: number };
   readonly unsafeHttpAllowLoopbackForTests: boolean;
 }
@@ -75,6 +89,7 @@ export function resolveServeOptions(options: ServeOptions): ResolvedServeOptions
     dataDir: options.dataDir ?? ".tapedeck",
     store: options.store ?? options.dataDir ?? ".tapedeck",
     durability: options.durability ?? "full",
+    signingSecretFile: options.signingSecretFile,
     hostTools: options.hostTools,
     publicUrl: options.publicUrl?.replace(/\/+$/, ""),
     logger: createServerLogger({
@@ -83,6 +98,7 @@ export function resolveServeOptions(options: ServeOptions): ResolvedServeOptions
       write: options.log ?? ((line) => process.stderr.write(`${line}\n`)),
     }),
     workerLostAfterMs: options.workerLostAfterMs ?? WORKER_LOST_AFTER_MS,
+    leaseMs: options.leaseMs,
     webhooks: { retry: { ...DEFAULT_RETRY_SCHEDULE, ...options.webhooks?.retry }, timeoutMs: options.webhooks?.timeoutMs ?? WEBHOOK_TIMEOUT_MS },
     unsafeHttpAllowLoopbackForTests: options.unsafeHttpAllowLoopbackForTests === true,
   };

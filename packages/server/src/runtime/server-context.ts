@@ -33,6 +33,8 @@ export class ServerContext {
   readonly dataDir: string;
   readonly #stopping = new AbortController();
   #engine: Engine | undefined;
+  /** What is wrong with the store, once a probe found it unreachable (`store-health.ts`); undefined while it answers. */
+  storeProblem: () => string | undefined = () => undefined;
 
   constructor(parts: {
     readonly store: Store;
@@ -64,7 +66,7 @@ export class ServerContext {
   }
 
   get ready(): boolean {
-    return this.#engine !== undefined && !this.#stopping.signal.aborted;
+    return this.#engine !== undefined && !this.#stopping.signal.aborted && this.storeProblem() === undefined;
   }
 
   /** Throws the 503 of a server starting or stopping (for routes that need the server up but not the engine itself). */
@@ -75,7 +77,15 @@ export class ServerContext {
   engine(): Engine {
     if (this.#stopping.signal.aborted) throw new ApiError("unavailable", "The server is stopping; retry against its next start.");
     if (!this.#engine) throw new ApiError("unavailable", "The server is starting; retry in a moment (GET /ready answers 200 once it can take requests).");
+    this.ensureStoreReachable();
     return this.#engine;
+  }
+
+  /** Throws the 503 of a node whose store does not answer (its last probe, `store-health.ts`). */
+  ensureStoreReachable(): void {
+    const problem = this.storeProblem();
+    if (problem !== undefined)
+      throw new ApiError("unavailable", `This node takes no work while ${problem}. Retry against another node, or here once GET /health answers 200.`);
   }
 
   attach(engine: Engine): void {

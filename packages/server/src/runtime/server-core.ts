@@ -13,11 +13,12 @@ import { openServerStores, type ServerStores } from "../store/server-stores.js";
 import { WebhookEndpoints } from "../webhooks/webhook-endpoints.js";
 import { buildApp } from "../http/app.js";
 import { ensureAdminKey } from "../http/auth/api-keys.js";
-import { loadOrCreateServerSecret } from "../http/auth/server-secret.js";
 import { TokenSigner } from "../http/auth/tokens.js";
 import type { InProcessChannel } from "../http/in-process-channel.js";
 import type { ResolvedServeOptions } from "./serve-options.js";
 import { ServerContext } from "./server-context.js";
+import { StoreHealth } from "./store-health.js";
+import { requireSharedMasterKey, signingSecret } from "./shared-secrets.js";
 
 /** The server without a socket: what `startServer` listens with and `openEmbedded()` injects into. */
 /** How long a stopping server waits for connections to close by themselves before closing them: held requests answer in milliseconds. */
@@ -47,11 +48,17 @@ export async function openServerCore(
   let context: ServerContext | undefined;
   let app: FastifyInstance | undefined;
   try {
+    const { logger } = options;
+    // A store several nodes may share (a database URL; not a data folder, not memory): the secrets must be the same on each.
+    // Checked before the admin key is made: a start that fails must not make a key nobody sees.
+    const storeUrl = store.dataFolder === undefined && !options.store.startsWith("memory:");
+    const env = process.env;
+    requireSharedMasterKey({ storeUrl, env });
+    const secret = signingSecret({ storeUrl, dataDir: options.dataDir, signingSecretFile: options.signingSecretFile, env, warn: (line) => logger.warn(line) });
     const server = await openServerStores(store);
     const admin = extra.adminKey ? await ensureAdminKey(server.apiKeys) : undefined;
-    const { logger } = options;
-    const secret = loadOrCreateServerSecret(options.dataDir, (line) => logger.warn(line));
-    const webhooks = await WebhookEndpoints.load(server.webhookOutbox, new SecretBox(secret));
+    // Told of the other nodes' endpoint changes on a shared store (on one machine the notifier's poll would read them five times a second for nothing).
+    const webhooks = await WebhookEndpoints.load(server.webhookOutbox, new SecretBox(secret), storeUrl ? store.notifier : undefined);
     const hostTasks = new HostTaskBroker(new HostTaskQueue(store, { onFault: (error) => logger.error({ err: error }, "host task queue fault") }));
     const workers = new WorkerPresence({ logger, lostAfterMs: options.workerLostAfterMs });
     const opened = new ServerContext({
@@ -82,6 +89,7 @@ class Core implements ServerCore {
   #writer: OutboxWriter | undefined;
   #expiry: ExpirySweeper | undefined;
   #deliveries: DeliveryLoop | undefined;
+  #health: StoreHealth | undefined;
 
   constructor(
     private readonly options: ResolvedServeOptions,
@@ -103,13 +111,15 @@ class Core implements ServerCore {
       // Webhooks read run events from the store, so none is lost between a commit and its delivery.
       recordEvents: true,
       unsafeHttpAllowLoopbackForTests: options.unsafeHttpAllowLoopbackForTests,
+      ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
     });
     this.#engine = engine;
     const { logger } = options;
     logRunEvents(engine, logger);
     const deliveries = new DeliveryLoop({
       outbox: server.webhookOutbox,
-      target: (id) => context.webhooks.target(id),
+      // An endpoint another server created may not be known here yet: read them again before giving a delivery up.
+      target: async (id) => context.webhooks.target(id) ?? (await context.webhooks.refresh(), context.webhooks.target(id)),
       schedule: options.webhooks.retry,
       timeoutMs: options.webhooks.timeoutMs,
       logger,
@@ -124,6 +134,13 @@ class Core implements ServerCore {
     });
     this.#writer.listen(engine);
     context.attach(engine);
+    const health = new StoreHealth(store, {
+      lost: (problem) => logger.error(`${problem}; this node takes no work (GET /health answers 503) until it answers again`),
+      back: () => logger.info("the store answers again; this node takes work again"),
+    });
+    this.#health = health;
+    context.storeProblem = () => health.problem;
+    health.start();
     await resumeLeftRunning(engine, logger);
     // Runs past their TTL are cancelled now (those that expired while no server ran), then every minute.
     this.#expiry = new ExpirySweeper({ engine: () => engine, log: (line) => logger.warn(line) });
@@ -142,6 +159,7 @@ class Core implements ServerCore {
     await closeAll([
       () => this.app.close().finally(() => clearTimeout(cutoff)),
       async () => this.#expiry?.stop(),
+      () => Promise.resolve(this.#health?.stop()),
       async () => this.#writer?.close(),
       async () => this.#deliveries?.close(),
       // The engine owns the store once open; before that, the store is closed here.

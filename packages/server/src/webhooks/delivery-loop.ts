@@ -12,7 +12,7 @@ const MAX_IN_FLIGHT = 16;
 export interface DeliveryLoopOptions {
   readonly outbox: WebhookOutboxStore;
   /** Where an endpoint is and its secret; undefined when it was deleted. */
-  readonly target: (endpointId: string) => EndpointTarget | undefined;
+  readonly target: (endpointId: string) => EndpointTarget | undefined | Promise<EndpointTarget | undefined>;
   readonly schedule: RetrySchedule;
   /** How long one attempt may take, ms (connection, answer). */
   readonly timeoutMs: number;
@@ -100,7 +100,7 @@ export class DeliveryLoop {
   }
 
   async #attempt(delivery: WebhookDeliveryRecord): Promise<void> {
-    const target = this.#options.target(delivery.endpointId);
+    const target = await this.#options.target(delivery.endpointId);
     // Deleted since (its rows go with it), or its secret is unreadable (the server secret changed): nothing to sign with.
     if (!target) return;
     const attempt = delivery.attempts.length + 1;

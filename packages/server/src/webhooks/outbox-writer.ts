@@ -87,6 +87,8 @@ export class OutboxWriter {
     while (!this.#closed) {
       const recorded = await this.#store.recordedEvents(EVENTS_PER_COMMIT);
       if (recorded.length === 0) return;
+      // Endpoints another server created are in the store, maybe not yet here: no event may miss one.
+      await this.#endpoints.refresh();
       const events = [];
       for (const event of recorded) events.push({ recorded: event.id, deliveries: await this.#deliveriesOf(event) });
       await this.#outbox.fanOut(events);

@@ -1,8 +1,12 @@
 import { randomBytes } from "node:crypto";
+import type { Notifier } from "@tapedeck/engine";
 import type { WebhookEndpointRecord, WebhookOutboxStore } from "../store/webhook-outbox-store.js";
 import type { WebhookEndpoint, WebhookEventType } from "@tapedeck/protocol/api";
 import { sees, type Scope } from "../tenancy/scope.js";
 import { newEndpointSecret, type SecretBox } from "./endpoint-secret.js";
+
+/** The notifier topic of a change to the endpoints (one created or deleted): every server reads them again. */
+export const WEBHOOK_ENDPOINTS_TOPIC = "webhook-endpoints";
 
 /** An endpoint as the delivery loop uses it: where to send, and the secret to sign with. */
 export interface EndpointTarget {
@@ -16,22 +20,40 @@ export interface EndpointTarget {
  * The webhook endpoints, kept in memory (they change rarely and every event reads them) and in
  * the store (written first: an endpoint exists once it is durable). Each belongs to a scope, a
  * namespace and labels: it gets the events of runs inside it only, and callers see it only if
- * their own scope contains it. This server is the only writer of its store's endpoints.
+ * their own scope contains it. Several servers on one store each keep a copy: one that creates
+ * or deletes an endpoint tells the others (`WEBHOOK_ENDPOINTS_TOPIC`), and whoever fans events
+ * out or delivers reads the store again first (`refresh`), so no event misses an endpoint that
+ * was durable before it was recorded, whichever server made it.
  */
 export class WebhookEndpoints {
   readonly #outbox: WebhookOutboxStore;
   readonly #box: SecretBox;
   readonly #endpoints = new Map<string, { readonly record: WebhookEndpointRecord; readonly secret: string | undefined }>();
 
-  private constructor(outbox: WebhookOutboxStore, box: SecretBox) {
+  readonly #notifier: Notifier | undefined;
+
+  private constructor(outbox: WebhookOutboxStore, box: SecretBox, notifier: Notifier | undefined) {
     this.#outbox = outbox;
     this.#box = box;
+    this.#notifier = notifier;
   }
 
-  static async load(outbox: WebhookOutboxStore, box: SecretBox): Promise<WebhookEndpoints> {
-    const endpoints = new WebhookEndpoints(outbox, box);
-    for (const record of await outbox.listEndpoints()) endpoints.#endpoints.set(record.id, { record, secret: box.open(record.secret) });
+  /** Reads the store's endpoints; with a `notifier`, hears the other servers' changes (until the notifier closes). */
+  static async load(outbox: WebhookOutboxStore, box: SecretBox, notifier?: Notifier): Promise<WebhookEndpoints> {
+    const endpoints = new WebhookEndpoints(outbox, box, notifier);
+    await endpoints.refresh();
+    notifier?.subscribe(WEBHOOK_ENDPOINTS_TOPIC, () => void endpoints.refresh().catch(() => {}));
     return endpoints;
+  }
+
+  /** Reads the endpoints from the store again: those another server created or deleted are known here after it resolves. */
+  async refresh(): Promise<void> {
+    const records = await this.#outbox.listEndpoints();
+    const ids = new Set(records.map((record) => record.id));
+    for (const id of this.#endpoints.keys()) if (!ids.has(id)) this.#endpoints.delete(id);
+    for (const record of records) {
+      if (!this.#endpoints.has(record.id)) this.#endpoints.set(record.id, { record, secret: this.#box.open(record.secret) });
+    }
   }
 
   /** Registers an endpoint in `scope`; the secret is returned this once. */
@@ -60,6 +82,7 @@ export class WebhookEndpoints {
     };
     await this.#outbox.putEndpoint(record);
     this.#endpoints.set(record.id, { record, secret });
+    this.#notifier?.publish(WEBHOOK_ENDPOINTS_TOPIC);
     return { endpoint: endpointView(record), secret };
   }
 
@@ -79,6 +102,7 @@ export class WebhookEndpoints {
     if (!this.has(scope, id)) return false;
     await this.#outbox.deleteEndpoint(id);
     this.#endpoints.delete(id);
+    this.#notifier?.publish(WEBHOOK_ENDPOINTS_TOPIC);
     return true;
   }
 

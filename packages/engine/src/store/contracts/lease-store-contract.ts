@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe } from "node:test";
-import { runRequestsTopic } from "../lease-store.js";
+import { GIVEN_UP_UNTIL, runRequestsTopic } from "../lease-store.js";
 import { contractTest, eventually, type StoreFactory } from "./contract-test.js";
 import { log, newRun, started } from "./fixtures.js";
 
@@ -55,6 +55,33 @@ export function describeLeaseStoreContract(name: string, open: StoreFactory): vo
         assert.equal(await store.claimRun("run_w", "eng_a", 1_000, 0), true);
         assert.equal(await store.claimRun("run_w", "eng_b", 5_000, 2_000, "eng_a"), true);
         assert.equal((await store.getRun("run_w"))?.hostFaults, undefined, "a parked run held by a dead process was not executing");
+      });
+
+      test("leases given up at a clean stop name their holder, are found as lapsed, and are taken over at once without a host fault", async ({ store }) => {
+        await store.createRun(newRun("run_g", { status: "running" }), [started(0)]);
+        await store.createRun(newRun("run_p", { status: "waiting" }), [started(0)]);
+        await store.createRun(newRun("run_k", { status: "running" }), [started(0)]);
+        await store.createRun(newRun("run_n", { status: "running" }), [started(0)]);
+        await store.claimRun("run_g", "eng_a", 10_000, 0);
+        await store.claimRun("run_p", "eng_a", 10_000, 0);
+        await store.claimRun("run_k", "eng_b", 10_000, 0);
+        assert.deepEqual(
+          (await store.listRuns({ leaseLapsedBy: 5_000 })).map((r) => r.id),
+          [],
+          "no lease lapsed yet",
+        );
+        await store.renewLeases("eng_a", GIVEN_UP_UNTIL);
+        assert.deepEqual((await store.getRun("run_g"))?.owner, { id: "eng_a", until: GIVEN_UP_UNTIL }, "still naming its holder");
+        assert.deepEqual((await store.listRuns({ leaseLapsedBy: 5_000 })).map((r) => r.id).sort(), ["run_g", "run_p"]);
+        assert.deepEqual(
+          (await store.listRuns({ leaseLapsedBy: 10_001, status: ["running"] })).map((r) => r.id).sort(),
+          ["run_g", "run_k"],
+          "and lapsed ones; never unheld runs",
+        );
+        assert.equal(await store.claimRun("run_g", "eng_c", 20_000, 5_000), true);
+        assert.equal((await store.getRun("run_g"))?.hostFaults, undefined, "a clean stop is no fault");
+        assert.equal(await store.claimRun("run_k", "eng_c", 20_000, 10_001), true);
+        assert.equal((await store.getRun("run_k"))?.hostFaults?.count, 1, "a lapsed lease is");
       });
 
       test("requests for a run are taken, in order, by the engine holding it, once", async ({ store }) => {

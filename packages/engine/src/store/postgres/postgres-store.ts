@@ -38,6 +38,7 @@ import type {
   StoredSignal,
   WebhookBinding,
 } from "../store.js";
+import { STORE_PROBE_TIMEOUT_MS } from "../store.js";
 import type { PgAccess, PgTransaction } from "./pg-access.js";
 import { PgBlobStore } from "./pg-blob-store.js";
 import { openPool } from "./pg-connection.js";
@@ -124,6 +125,8 @@ export class PostgresStore implements Store {
   readonly #commits: PgGroupCommit;
   readonly #reconnectMs: number;
   readonly #access: PgAccess;
+  /** The store's URL without its password, for `probe`'s answer. */
+  readonly #where: string;
   #closed = false;
   readonly credentials: PgCredentialStore;
   readonly hostTasks: PgHostTaskStore;
@@ -152,7 +155,7 @@ export class PostgresStore implements Store {
       }
       const notifier = new PgNotifier(session, (text, values) => pool.query(text, values), options.pollMs === undefined ? {} : { pollMs: options.pollMs });
       await notifier.listen();
-      return new PostgresStore(pool, notifier, location.schema, options.reconnectMs ?? DEFAULT_RECONNECT_MS);
+      return new PostgresStore(pool, notifier, location.schema, options.reconnectMs ?? DEFAULT_RECONNECT_MS, redactedUrl(url));
     } catch (error) {
       await pool.end().catch(() => undefined);
       throw new Error(
@@ -164,8 +167,9 @@ export class PostgresStore implements Store {
     }
   }
 
-  private constructor(pool: pg.Pool, notifier: PgNotifier, schema: string, reconnectMs: number) {
+  private constructor(pool: pg.Pool, notifier: PgNotifier, schema: string, reconnectMs: number, where: string) {
     this.#pool = pool;
+    this.#where = where;
     this.#reconnectMs = reconnectMs;
     this.#commits = new PgGroupCommit(pool, { reconnectMs });
     this.notifier = notifier;
@@ -397,10 +401,11 @@ export class PostgresStore implements Store {
     const { claimed, waiting } = await this.#write(async (tx) => {
       // Taking over a running run from another owner (dead, or its lease lapsed) means that owner
       // stopped under it without a clean shutdown: one host fault (SET reads the row before the update).
+      // A lease given up at a clean stop (until 0, `GIVEN_UP_UNTIL`) is no fault.
       const updated = await tx.query(
         `UPDATE runs SET
-           host_faults = host_faults + (CASE WHEN status = 'running' AND owner IS NOT NULL AND owner <> $1 THEN 1 ELSE 0 END),
-           last_fault = CASE WHEN status = 'running' AND owner IS NOT NULL AND owner <> $1 THEN $5 ELSE last_fault END,
+           host_faults = host_faults + (CASE WHEN status = 'running' AND owner IS NOT NULL AND owner <> $1 AND owner_until <> 0 THEN 1 ELSE 0 END),
+           last_fault = CASE WHEN status = 'running' AND owner IS NOT NULL AND owner <> $1 AND owner_until <> 0 THEN $5 ELSE last_fault END,
            owner = $1, owner_until = $2
          WHERE id = $3 AND (owner IS NULL OR owner = $1 OR owner_until < $4 OR owner = $6)`,
         [owner, until, runId, now, PROCESS_STOPPED, takeOverFrom ?? owner],
@@ -494,6 +499,21 @@ export class PostgresStore implements Store {
     return rows.map(entryFromRow);
   }
 
+  /** One `SELECT 1` on the pool, not retried (see `Store.probe`). */
+  async probe(): Promise<string | undefined> {
+    if (this.#closed) return "the store is closed";
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<string>((resolve) => {
+      timer = setTimeout(() => resolve(`it did not answer within ${STORE_PROBE_TIMEOUT_MS / 1000} s`), STORE_PROBE_TIMEOUT_MS);
+    });
+    const answer = this.#pool.query("SELECT 1").then(
+      () => undefined,
+      (error: unknown) => (error instanceof Error ? error.message : String(error)),
+    );
+    const problem = await Promise.race([answer, timeout]).finally(() => clearTimeout(timer));
+    return problem === undefined ? undefined : `the PostgreSQL store ${JSON.stringify(this.#where)} cannot be reached: ${problem}`;
+  }
+
   /** Commits queued writes (their promises settle), then closes the pool and the notifier. Closing again does nothing. */
   async close(): Promise<void> {
     if (this.#closed) return;
@@ -558,6 +578,7 @@ function listRunsSql(query: RunQuery): { sql: string; values: unknown[] } {
     where.push(`expires_at IS NOT NULL AND status IN ('queued', 'running', 'waiting') AND expires_at <= ${param(query.expiredBy)}`);
   }
   if (query.owner !== undefined) where.push(`owner = ${param(query.owner)}`);
+  if (query.leaseLapsedBy !== undefined) where.push(`owner IS NOT NULL AND owner_until < ${param(query.leaseLapsedBy)}`);
   // Each label by key, as a JSON path cannot name keys holding dots or quotes.
   for (const [key, value] of Object.entries(query.labels ?? {})) where.push(`(labels::jsonb ->> ${param(key)}) = ${param(value)}`);
   const limit = param(query.limit ?? DEFAULT_LIST_LIMIT);

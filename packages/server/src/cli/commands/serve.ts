@@ -7,7 +7,7 @@ import { shellArg } from "../print-waits.js";
 import { isStoreUrl, storeLocation } from "../store-location.js";
 
 export const serveUsage =
-  "tapedeck serve [--port 7700] [--host 127.0.0.1] [--host-module <tools.ts>] [--public-url <url>] [--log-level info] [--log-format json|pretty] [--data <dir>] [--store <dir or postgres://… URL>]";
+  "tapedeck serve [--port 7700] [--host 127.0.0.1] [--host-module <tools.ts>] [--public-url <url>] [--log-level info] [--log-format json|pretty] [--data <dir>] [--store <dir or postgres://… URL>] [--signing-secret-file <file>]";
 
 /**
  * Runs the HTTP server until SIGINT or SIGTERM. Prints `tapedeck listening on <url>` on stdout
@@ -24,6 +24,7 @@ export async function serveCommand(args: readonly string[], out: Output): Promis
     "log-level": { type: "string" },
     "log-format": { type: "string" },
     store: { type: "string" },
+    "signing-secret-file": { type: "string" },
   });
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
   const port = parsePort(optionalFlag(values.port, "port"));
@@ -37,10 +38,13 @@ export async function serveCommand(args: readonly string[], out: Output): Promis
   const hostTools = modulePath === undefined ? undefined : await loadHostModule(modulePath);
   const retryBaseMs = testMs(process.env[TEST_RETRY_BASE_ENV], TEST_RETRY_BASE_ENV);
   const workerLostMs = testMs(process.env[TEST_WORKER_LOST_ENV], TEST_WORKER_LOST_ENV);
+  const leaseMs = testMs(process.env[TEST_LEASE_ENV], TEST_LEASE_ENV);
   const store = storeLocation(optionalFlag(values.store, "store"), values.data);
+  const signingSecretFile = optionalFlag(values["signing-secret-file"], "signing-secret-file");
   const server = await startServer({
     dataDir: values.data,
     store,
+    ...(signingSecretFile === undefined ? {} : { signingSecretFile }),
     ...(retryBaseMs === undefined ? {} : { webhooks: { retry: { baseMs: retryBaseMs } } }),
     ...(process.env[TEST_ALLOW_LOOPBACK_ENV] === "1" ? { unsafeHttpAllowLoopbackForTests: true } : {}),
     ...(port === undefined ? {} : { port }),
@@ -50,6 +54,7 @@ export async function serveCommand(args: readonly string[], out: Output): Promis
     ...(logLevel === undefined ? {} : { logLevel }),
     ...(logFormat === undefined ? {} : { logFormat }),
     ...(workerLostMs === undefined ? {} : { workerLostAfterMs: workerLostMs }),
+    ...(leaseMs === undefined ? {} : { leaseMs }),
     log: (line) => out.stderr(line),
   });
   if (server.adminKey) out.stderr(adminKeyNotice(server.adminKey, server.url, values.data, store));
@@ -78,6 +83,12 @@ export const TEST_ALLOW_LOOPBACK_ENV = "TAPEDECK_UNSAFE_TEST_HTTP_ALLOW_LOOPBACK
  * 60 s), so a test sees a worker lost without waiting a minute.
  */
 export const TEST_WORKER_LOST_ENV = "TAPEDECK_TEST_WORKER_LOST_MS";
+
+/**
+ * For tests only: how long a run's lease lasts without renewal, ms (default 30 s), so a test sees
+ * another server take over the runs of one that stopped renewing without waiting half a minute.
+ */
+export const TEST_LEASE_ENV = "TAPEDECK_TEST_LEASE_MS";
 
 function testMs(text: string | undefined, name: string): number | undefined {
   if (text === undefined || text === "") return undefined;

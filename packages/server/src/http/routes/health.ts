@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { healthStatus as status } from "@tapedeck/protocol/api";
+import { healthStatus as status, type HealthStatus } from "@tapedeck/protocol/api";
 import type { ServerContext } from "../../runtime/server-context.js";
 
 /** Probes for supervisors and load balancers; no API key. */
@@ -9,7 +9,7 @@ export function healthRoutes(app: FastifyInstance, context: ServerContext): void
     { schema: { summary: "Liveness: 200 once the server is up and its engine open", tags: ["health"], response: { 200: status, 503: status } } },
     async (_request, reply) => {
       if (context.ready) return { status: "ok" };
-      return reply.code(503).send({ status: context.stopping.aborted ? "stopping" : "starting" });
+      return reply.code(503).send(notReady(context));
     },
   );
 
@@ -17,7 +17,7 @@ export function healthRoutes(app: FastifyInstance, context: ServerContext): void
     "/ready",
     { schema: { summary: "Readiness: 200 when the server can take requests (its store answers)", tags: ["health"], response: { 200: status, 503: status } } },
     async (_request, reply) => {
-      if (!context.ready) return reply.code(503).send({ status: context.stopping.aborted ? "stopping" : "starting" });
+      if (!context.ready) return reply.code(503).send(notReady(context));
       try {
         // One indexed read: proves the database answers without scanning anything.
         await context.apiKeys.getByHash("");
@@ -27,4 +27,11 @@ export function healthRoutes(app: FastifyInstance, context: ServerContext): void
       return { status: "ok" };
     },
   );
+}
+
+/** Why a node that is not ready is not: stopping, its store unreachable (saying why), or still starting. */
+function notReady(context: ServerContext): HealthStatus {
+  if (context.stopping.aborted) return { status: "stopping" };
+  const problem = context.storeProblem();
+  return problem === undefined ? { status: "starting" } : { status: "unavailable", problem };
 }

@@ -18,6 +18,8 @@ const BIN = fileURLToPath(new URL("../../cli/main.js", import.meta.url));
 export interface ServeChild {
   readonly url: string;
   readonly dataDir: string;
+  /** The server's process id (to stop it with SIGSTOP, as a node that hangs). */
+  readonly pid: number;
   /** The admin key printed at the first start (a new data folder); undefined when the data folder had keys. */
   readonly adminKey: string | undefined;
   /** Everything the server wrote to stderr so far (its log included). */
@@ -95,6 +97,7 @@ export async function startServeChild(options: ServeChildOptions = {}): Promise<
   return {
     url,
     dataDir,
+    pid: child.pid!,
     // A fresh folder's server prints its key before its address, but the two pipes are read independently.
     adminKey: fresh ? await adminKey : undefined,
     stderr: () => stderr,

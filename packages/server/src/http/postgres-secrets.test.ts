@@ -1,0 +1,115 @@
+import assert from "node:assert/strict";
+import { createServer, type Server } from "node:http";
+import { once } from "node:events";
+import type { AddressInfo } from "node:net";
+import { after, before, describe, it } from "node:test";
+import { Tapedeck, verifyWebhook, type Run } from "@tapedeck/sdk";
+import { describeWithPostgres, dropSchema, freshSchemaName, schemaUrl } from "@tapedeck/engine/testing";
+import { TEST_ALLOW_LOOPBACK_ENV, TEST_RETRY_BASE_ENV } from "../cli/commands/serve.js";
+import { startPgNodes, untilRun, type PgNodes } from "./test-support/pg-nodes.js";
+import { startServeChild } from "./test-support/serve-child.js";
+import { startReceiver } from "./test-support/webhook-receiver.js";
+
+/**
+ * Nodes on one store URL share the server's signing secret (`TAPEDECK_SIGNING_SECRET` or
+ * `--signing-secret-file`) and the vault's master key (`TAPEDECK_MASTER_KEY`): a node started
+ * without them refuses to start, saying what to set; with them, what one node signed or sealed
+ * another verifies or opens — an end-user token, a webhook endpoint's secret, a credential.
+ * Needs TAPEDECK_TEST_POSTGRES_URL.
+ */
+const CREDENTIAL = "pg_shared_cred_4f0b7e21";
+
+describeWithPostgres("the secrets nodes on one PostgreSQL share", (url) => {
+  void describe("a node without them", () => {
+    void it("refuses to start, saying what to set, and makes no admin key nobody would see", async () => {
+      const schema = freshSchemaName();
+      const store = schemaUrl(url, schema);
+      const key = Buffer.alloc(32, 7);
+      try {
+        await assert.rejects(
+          startServeChild({ args: ["--store", store], env: { TAPEDECK_SIGNING_SECRET: key.toString("hex"), TAPEDECK_MASTER_KEY: "" } }),
+          (error: Error) =>
+            /set TAPEDECK_MASTER_KEY to 32 bytes in base64 \(make them once with `openssl rand -base64 32`\), the same on every node/.test(error.message),
+        );
+        await assert.rejects(
+          startServeChild({ args: ["--store", store], env: { TAPEDECK_SIGNING_SECRET: "", TAPEDECK_MASTER_KEY: key.toString("base64") } }),
+          (error: Error) =>
+            /set TAPEDECK_SIGNING_SECRET to 64 hex characters \(make them once with `openssl rand -hex 32`\), or pass --signing-secret-file/.test(
+              error.message,
+            ),
+        );
+        await assert.rejects(
+          startServeChild({ args: ["--store", store], env: { TAPEDECK_SIGNING_SECRET: "abc", TAPEDECK_MASTER_KEY: key.toString("base64") } }),
+          (error: Error) => /The signing secret in TAPEDECK_SIGNING_SECRET must be 64 hex characters/.test(error.message),
+        );
+        const server = await startServeChild({
+          args: ["--store", store],
+          env: { TAPEDECK_SIGNING_SECRET: key.toString("hex"), TAPEDECK_MASTER_KEY: key.toString("base64") },
+          fresh: true,
+        });
+        assert.ok(server.adminKey?.startsWith("tdk_"), "the first start that works makes the admin key");
+        assert.equal(await server.stop(), 0, server.stderr());
+        server.cleanup();
+      } finally {
+        await dropSchema(url, schema);
+      }
+    });
+  });
+
+  void describe("two nodes given them", () => {
+    let pair: PgNodes;
+    let echo: Server;
+    let echoUrl: string;
+    const received: (string | undefined)[] = [];
+    before(async () => {
+      echo = createServer((req, res) => {
+        received.push(req.headers.authorization);
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ ok: true }));
+      });
+      echo.listen(0, "127.0.0.1");
+      await once(echo, "listening");
+      echoUrl = `http://127.0.0.1:${(echo.address() as AddressInfo).port}/echo`;
+      pair = await startPgNodes(url, 2, { env: { [TEST_ALLOW_LOOPBACK_ENV]: "1", [TEST_RETRY_BASE_ENV]: "20" } });
+    });
+    after(async () => {
+      await pair.close();
+      echo.close();
+    });
+
+    const node = (i: number): Tapedeck => pair.nodes[i]!.client(pair.adminKey);
+
+    void it("an end-user token minted on node A is accepted by node B", async () => {
+      const { token } = await node(0).tokens.create({ namespace: "alice" });
+      const alice = new Tapedeck({ baseUrl: pair.nodes[1]!.url, apiKey: token });
+      assert.deepEqual(await alice.runs.list(), []);
+    });
+
+    void it("a webhook endpoint created on node A (after B started) gets the events of a run on node B, signed so that its secret verifies them", async () => {
+      const receiver = await startReceiver();
+      try {
+        const endpoint = await node(0).webhooks.create({ url: receiver.url, events: ["run.completed"] });
+        const toolset = (await node(1).toolsets.create({})).id;
+        const started = await node(1).runs.start({ toolset, source: `export default async () => "done on B";` });
+        const run: Run = started.kind === "started" ? started.run : assert.fail("the script type-checks");
+        await untilRun(node(1), run.id, "the run's end", (r) => r.status === "completed");
+        const hook = await receiver.request(1);
+        const verified = await verifyWebhook(hook.body, hook.headers, endpoint.secret);
+        assert.ok(verified.ok, verified.ok ? "" : verified.message);
+        assert.equal(verified.event.type, "run.completed");
+        assert.equal(verified.event.data.runId, run.id);
+      } finally {
+        await receiver.close();
+      }
+    });
+
+    void it("a credential stored through node A is injected into the fetch of a run on node B", async () => {
+      const toolset = (await node(0).toolsets.create({ http: { allow: ["127.0.0.1"] } })).id;
+      await node(0).credentials.set({ name: "API", kind: "bearer", value: CREDENTIAL, hosts: ["127.0.0.1"], toolset });
+      const started = await node(1).runs.start({ toolset, source: `export default async () => (await fetch("${echoUrl}")).status;` });
+      const run: Run = started.kind === "started" ? started.run : assert.fail("the script type-checks");
+      const done = await untilRun(node(1), run.id, "the run's end", (r) => r.status !== "running" && r.status !== "waiting");
+      assert.deepEqual([done.status, done.output], ["completed", 200], JSON.stringify(done.error));
+      assert.deepEqual(received, [`Bearer ${CREDENTIAL}`]);
+    });
+  });
+});
