@@ -29,6 +29,7 @@ export { toolPath } from "./toolset.js";
 export type {
   HostToolSpec,
   HttpSpec,
+  LibrarySpec,
   McpHttpServerSpec,
   McpServerOptions,
   McpServerRecipe,

@@ -85,6 +85,17 @@ export interface HttpSpec {
   readonly allow: readonly string[];
 }
 
+/**
+ * The groups of the built-in tool library a toolset enables, each with its options:
+ * `{ "time": {}, "files": { "mode": "rw" }, "shell": {}, "memory": {}, "web": {}, "json": {}, "echo": {} }`.
+ * Groups: echo, time, json, web (its requests follow the toolset's `http` allow-list), files and
+ * shell (in a workspace per namespace), memory (documents with full-text search, per namespace).
+ * Options: `files.mode` `rw` (default) or `ro`; the other groups take none yet.
+ */
+export interface LibrarySpec {
+  readonly [group: string]: JsonObject;
+}
+
 /** A toolset file. */
 export interface ToolsetSpec {
   /**
@@ -98,6 +109,8 @@ export interface ToolsetSpec {
   readonly hostTools?: { readonly [group: string]: { readonly [name: string]: HostToolSpec } };
   /** Enables the built-in `http` tool (`fetch` in scripts) for these hosts. */
   readonly http?: HttpSpec;
+  /** Enables groups of the built-in tool library (`files.read(…)` in scripts). */
+  readonly library?: LibrarySpec;
   /** Policies by `group.name` (or `group.*` for a whole group). */
   readonly policies?: { readonly [tool: string]: PolicySpec };
 }
@@ -115,7 +128,7 @@ export interface ToolPolicy {
 }
 
 /** Where a tool's calls go. */
-export type ToolSourceKind = "host" | "mcp" | "builtin";
+export type ToolSourceKind = "host" | "mcp" | "builtin" | "library";
 
 /** A tool as a toolset pins it: everything a run needs to call it, for the run's whole life. */
 export interface PinnedTool {
@@ -134,8 +147,13 @@ export interface PinnedTool {
   readonly annotations?: JsonObject;
   /** For a tool of an MCP server: which server, and the tool's name there (before any prefix). */
   readonly remote?: { readonly server: string; readonly name: string };
-  /** For the built-in `http.fetch`: the normalised allow-list of the toolset's `http` entry. */
+  /** For the built-in `http.fetch` (and the library's `web.fetch`): the normalised allow-list of the toolset's `http` entry. */
   readonly http?: { readonly allow: readonly string[] };
+  /**
+   * For a tool of the built-in library (source `library`): its group's options as the toolset
+   * gave them, and how it opens the namespace's workspace (files, shell), if it does.
+   */
+  readonly library?: { readonly options: JsonObject; readonly workspace?: "rw" | "ro" };
 }
 
 /**

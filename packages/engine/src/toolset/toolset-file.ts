@@ -3,6 +3,7 @@ import type { HostToolSpec, JsonSchema, PolicySpec, ToolsetSpec } from "@tapedec
 import { parseDuration } from "../util/duration.js";
 import { nullObject } from "../util/null-object.js";
 import { parseHttpSpec } from "./http-spec-file.js";
+import { parseLibrarySpec } from "./library-spec-file.js";
 import { literalSecretRefusal } from "./literal-secrets.js";
 import { parseMcpServers } from "./mcp-servers-file.js";
 import { checkGroupName, ToolsetSpecError } from "./spec-error.js";
@@ -16,7 +17,7 @@ export { ToolsetSpecError } from "./spec-error.js";
  * (`literal-secrets.ts`): a toolset is readable by whoever knows its id.
  */
 
-const TOP_LEVEL_KEYS = ["base", "mcpServers", "hostTools", "http", "policies"] as const;
+const TOP_LEVEL_KEYS = ["base", "mcpServers", "hostTools", "http", "library", "policies"] as const;
 const POLICY_KEYS = ["onInterruption", "timeout", "heartbeatTimeout", "queueTimeout", "concurrency", "approval"] as const;
 const HOST_TOOL_KEYS = ["description", "inputSchema", "outputSchema"] as const;
 
@@ -123,6 +124,13 @@ export function parseToolsetSpec(value: unknown): ToolsetSpec {
   }
   // No group can be named `http` (a protected name), so the built-in's group is always free.
   const http = parseHttpSpec(value.http);
+  // Its groups' names are protected (`protected-names.ts`): no MCP server or host tool group has one.
+  const library = parseLibrarySpec(value.library);
+  if (library?.web !== undefined && http === undefined) {
+    throw new ToolsetSpecError(
+      'library.web fetches pages under the rules of the toolset\'s http tool, and this toolset has none: add "http": { "allow": ["<host>", …] } with the hosts web.fetch may reach',
+    );
+  }
   const policies: Record<string, PolicySpec> = nullObject();
   if (value.policies !== undefined) {
     if (!isObject(value.policies)) throw new ToolsetSpecError(`policies must be an object: { "<group>.<name>": { … } }`);
@@ -132,7 +140,14 @@ export function parseToolsetSpec(value: unknown): ToolsetSpec {
     throw new ToolsetSpecError(`base must be the id of a registered toolset ("ts_" and 64 hex digits), got ${JSON.stringify(value.base)}`);
   }
   const base = value.base;
-  return { ...(base ? { base } : {}), ...(mcpServers ? { mcpServers } : {}), ...(hostTools ? { hostTools } : {}), ...(http ? { http } : {}), policies };
+  return {
+    ...(base ? { base } : {}),
+    ...(mcpServers ? { mcpServers } : {}),
+    ...(hostTools ? { hostTools } : {}),
+    ...(http ? { http } : {}),
+    ...(library ? { library } : {}),
+    policies,
+  };
 }
 
 /** Every policy key must name a tool (or `group.*` a group) of the toolset: a typo would silently apply nothing. */

@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import { closeAll, Engine, HostTaskQueue, InProcessHostTools, openStore, type Store } from "@tapedeck/engine";
 import type { FastifyInstance } from "fastify";
 import { HostTaskBroker } from "../host-tasks/host-task-broker.js";
@@ -103,6 +104,8 @@ class Core implements ServerCore {
       // Webhooks read run events from the store, so none is lost between a commit and its delivery.
       recordEvents: true,
       unsafeHttpAllowLoopbackForTests: options.unsafeHttpAllowLoopbackForTests,
+      // The tool library's workspaces and memory index: in the data folder, also when the store is a database URL.
+      libraryFolder: join(store.dataFolder ?? options.dataDir, "library"),
     });
     this.#engine = engine;
     const { logger } = options;
