@@ -11,7 +11,7 @@ import { memoryTools } from "./memory/memory-tools.js";
 import type { ShellProbe } from "./shell/shell-probe.js";
 import { shellTools } from "./shell/shell-tool.js";
 import { webFetchTool } from "./web/web-fetch.js";
-import { LIBRARY_GROUP_NAMES, type LibraryGroupName } from "../toolset/library-spec-file.js";
+import { LIBRARY_GROUP_NAMES, type LibraryGroupName } from "../toolset/library-group-names.js";
 
 /**
  * The groups of the built-in library, as a toolset enables them
@@ -23,7 +23,7 @@ import { LIBRARY_GROUP_NAMES, type LibraryGroupName } from "../toolset/library-s
  * names): a new group cannot be listed without saying how its tools are made.
  */
 
-export { LIBRARY_GROUP_NAMES, type LibraryGroupName } from "../toolset/library-spec-file.js";
+export { LIBRARY_GROUP_NAMES, type LibraryGroupName } from "../toolset/library-group-names.js";
 
 /** What a toolset may say about each group. */
 export interface LibraryGroupOptions {

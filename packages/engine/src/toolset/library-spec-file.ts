@@ -1,5 +1,6 @@
 import type { HttpSpec, JsonObject, LibrarySpec, PinnedTool, PolicySpec } from "@tapedeck/protocol";
 import { nullObject } from "../util/null-object.js";
+import { LIBRARY_GROUP_NAMES, type LibraryGroupName } from "./library-group-names.js";
 import { ToolsetSpecError } from "./spec-error.js";
 
 /**
@@ -7,14 +8,7 @@ import { ToolsetSpecError } from "./spec-error.js";
  * each with its options. Every mistake (an unknown group, an unknown option, a wrong value) is
  * refused here with the path that holds it (`library.files.mode`) and what is allowed, so a
  * toolset never pins options a group would ignore.
- *
- * The group names live here, below the library (`library/library-groups.ts` makes each group's
- * tools): a toolset file is read, and its names protected, without loading the library's tools.
  */
-
-/** The groups of the built-in library, as a toolset's `library` names them. */
-export const LIBRARY_GROUP_NAMES = ["echo", "time", "json", "web", "files", "shell", "memory"] as const;
-export type LibraryGroupName = (typeof LIBRARY_GROUP_NAMES)[number];
 
 /**
  * What pins a toolset's `library` groups (the engine's tool library, `library/pin-library.ts`):

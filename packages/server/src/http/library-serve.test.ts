@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import type { Tapedeck } from "@tapedeck/sdk";
+import { AGENT_TOOL_NAMES, TapedeckError, type Tapedeck } from "@tapedeck/sdk";
 import { startServeChild, type ServeChild } from "./test-support/serve-child.js";
 
 /**
@@ -51,5 +51,17 @@ void describe("the tool library over the API", () => {
       journal.entries.filter((e) => e.kind === "call.scheduled").map((e) => (e as { tool: string }).tool),
       ["files.write", "memory.write", "json.query", "files.read", "memory.search"],
     );
+  });
+});
+
+void describe("protected names over the API", () => {
+  it("refuses a host tool group named like an agent tool or a library group, naming the clash", async () => {
+    for (const name of [...AGENT_TOOL_NAMES, "files", "shell", "memory", "web", "json", "time", "echo"]) {
+      await assert.rejects(td.toolsets.create({ hostTools: { [name]: { x: {} } } }), (error: unknown) => {
+        assert.ok(error instanceof TapedeckError && error.code === "invalid_toolset", String(error));
+        assert.ok(error.message.includes(`the group name "${name}" is taken`), error.message);
+        return true;
+      });
+    }
   });
 });
