@@ -1,5 +1,5 @@
 import type { HttpSpec, JsonObject, LibrarySpec, PinnedTool, PolicySpec } from "@tapedeck/protocol";
-import { resolvePolicy } from "../toolset/policy.js";
+import { resolvePolicy, resolveRisk } from "../toolset/policy.js";
 import { ToolsetSpecError } from "../toolset/spec-error.js";
 import { libraryGroupTools, type LibraryGroupName, type LibraryHost } from "./library-groups.js";
 import type { LibraryTool } from "./library-tool.js";
@@ -54,8 +54,11 @@ function pinLibraryTool(
   http: HttpSpec | undefined,
   policies: Readonly<Record<string, PolicySpec>>,
 ): PinnedTool {
+  // The definition's approval decides per call (its rules, its reasons), its rate limit applies; the toolset's policies override both.
   const defaults = {
-    approval: tool.approval.kind === "always" || tool.approval.kind === "unless_auto_approved",
+    approval: false,
+    ...(tool.approval.kind === "never" ? {} : { approvalRules: tool.approval }),
+    ...(tool.rateLimit === undefined ? {} : { rateLimit: tool.rateLimit }),
     ...(tool.timeoutMs === undefined ? {} : { timeoutMs: tool.timeoutMs }),
   };
   return {
@@ -66,7 +69,7 @@ function pinLibraryTool(
     inputSchema: tool.inputSchema,
     ...(tool.outputSchema === undefined ? {} : { outputSchema: tool.outputSchema }),
     policy: resolvePolicy(group, tool.name, policies, defaults),
-    risk: tool.risk,
+    risk: resolveRisk(group, tool.name, policies) ?? tool.risk,
     ...(http === undefined ? {} : { http: { allow: [...new Set(http.allow)].sort() } }),
     library: { options, ...(workspace === undefined ? {} : { workspace }) },
   };

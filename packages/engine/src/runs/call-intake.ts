@@ -245,8 +245,9 @@ export class CallIntake {
         case "await_approval": {
           // Scheduled, not sent: it waits for a decision, which is journaled before it is sent.
           this.#open++;
-          this.waits.add({ kind: "approval", seq: call.seq, tool: decision.tool, args: decision.args });
-          approvals.push({ kind: "approval", seq: call.seq, tool: call.tool, args: decision.args });
+          const reason = decision.reason === undefined ? {} : { reason: decision.reason };
+          this.waits.add({ kind: "approval", seq: call.seq, tool: decision.tool, args: decision.args, ...reason });
+          approvals.push({ kind: "approval", seq: call.seq, tool: call.tool, args: decision.args, ...reason });
           break;
         }
         default: {
@@ -348,7 +349,13 @@ export class CallIntake {
       case "primitive":
         return this.#startPrimitive(seq, decision.call);
       case "await_approval":
-        return this.waits.add({ kind: "approval", seq, tool: decision.tool, args: decision.args });
+        return this.waits.add({
+          kind: "approval",
+          seq,
+          tool: decision.tool,
+          args: decision.args,
+          ...(decision.reason === undefined ? {} : { reason: decision.reason }),
+        });
       case "park":
         return this.waits.add({ kind: "parked", seq, tool: decision.tool, args: decision.args, ...decision.park });
       case "fail":

@@ -6,7 +6,7 @@ import { pinMcpServers, type McpAddresses, type McpOverride } from "./pin-mcp.js
 import { canonicalJson } from "../util/canonical-json.js";
 import { valueProblem } from "../util/value-bounds.js";
 import { sha256Hex } from "../util/ids.js";
-import { resolveHostPolicy } from "./policy.js";
+import { resolveHostPolicy, resolveRisk } from "./policy.js";
 import { ToolsetSpecError } from "./spec-error.js";
 import { checkPolicyTargets } from "./toolset-file.js";
 
@@ -33,6 +33,7 @@ export async function pinToolset(
   const tools: PinnedTool[] = [...remote.tools];
   for (const [group, byName] of Object.entries(spec.hostTools ?? {})) {
     for (const [name, tool] of Object.entries(byName)) {
+      const risk = resolveRisk(group, name, policies);
       tools.push({
         group,
         name,
@@ -41,6 +42,7 @@ export async function pinToolset(
         inputSchema: tool.inputSchema ?? { type: "object" },
         ...(tool.outputSchema === undefined ? {} : { outputSchema: tool.outputSchema }),
         policy: resolveHostPolicy(group, name, policies),
+        ...(risk === undefined ? {} : { risk }),
       });
     }
   }

@@ -1,9 +1,11 @@
 import { TOOL_NAME } from "./mcp-tool-list.js";
-import type { HostToolSpec, JsonSchema, PolicySpec, ToolsetSpec } from "@tapedeck/protocol";
+import type { HostToolSpec, JsonSchema, PolicySpec, ToolRateLimit, ToolsetSpec } from "@tapedeck/protocol";
 import { parseDuration } from "../util/duration.js";
 import { nullObject } from "../util/null-object.js";
 import { parseHttpSpec } from "./http-spec-file.js";
+import { approvalProblems, type Approval } from "./approval.js";
 import { parseLibrarySpec } from "./library-spec-file.js";
+import { rateLimitProblems } from "./rate-limit-spec.js";
 import { literalSecretRefusal } from "./literal-secrets.js";
 import { parseMcpServers } from "./mcp-servers-file.js";
 import { checkGroupName, ToolsetSpecError } from "./spec-error.js";
@@ -18,7 +20,7 @@ export { ToolsetSpecError } from "./spec-error.js";
  */
 
 const TOP_LEVEL_KEYS = ["base", "mcpServers", "hostTools", "http", "library", "policies"] as const;
-const POLICY_KEYS = ["onInterruption", "timeout", "heartbeatTimeout", "queueTimeout", "concurrency", "approval"] as const;
+const POLICY_KEYS = ["onInterruption", "timeout", "heartbeatTimeout", "queueTimeout", "concurrency", "approval", "risk", "rateLimit"] as const;
 const HOST_TOOL_KEYS = ["description", "inputSchema", "outputSchema"] as const;
 
 type Obj = Record<string, unknown>;
@@ -85,7 +87,7 @@ function parseHostTools(value: unknown): ToolsetSpec["hostTools"] {
 function parsePolicy(value: unknown, where: string): PolicySpec {
   if (!isObject(value)) throw new ToolsetSpecError(`${where} must be an object`);
   checkKeys(value, POLICY_KEYS, where);
-  const { onInterruption, timeout, heartbeatTimeout, queueTimeout, concurrency, approval } = value;
+  const { onInterruption, timeout, heartbeatTimeout, queueTimeout, concurrency, approval, risk, rateLimit } = value;
   if (onInterruption !== undefined && onInterruption !== "retry" && onInterruption !== "at_most_once") {
     throw new ToolsetSpecError(`${where}.onInterruption must be "retry" or "at_most_once"`);
   }
@@ -105,8 +107,30 @@ function parsePolicy(value: unknown, where: string): PolicySpec {
   if (concurrency !== undefined && (!Number.isInteger(concurrency) || (concurrency as number) < 1)) {
     throw new ToolsetSpecError(`${where}.concurrency must be a positive integer`);
   }
-  if (approval !== undefined && typeof approval !== "boolean") throw new ToolsetSpecError(`${where}.approval must be true or false`);
+  if (approval !== undefined && typeof approval !== "boolean") {
+    if (typeof approval !== "object" || approval === null || Array.isArray(approval))
+      throw new ToolsetSpecError(
+        `${where}.approval must be true, false or an approval such as { "kind": "rules", "rules": [ … ], "otherwise": { "kind": "never" } }`,
+      );
+    const problems = shapeProblems(() => approvalProblems(approval as Approval).map((p) => `approval.${p}`));
+    if (problems.length > 0) throw new ToolsetSpecError(`${where}.approval is malformed: ${problems.join("; ")}`);
+  }
+  if (risk !== undefined && risk !== "low" && risk !== "medium" && risk !== "high")
+    throw new ToolsetSpecError(`${where}.risk must be "low", "medium" or "high"`);
+  const limit = rateLimitProblems(rateLimit as ToolRateLimit | undefined, `${where}.rateLimit`);
+  if (limit.length > 0) throw new ToolsetSpecError(limit.join("; "));
   return value;
+}
+
+/** The problems `check` finds, or the one a value of the wrong shape makes it stumble on (a string where rules are). */
+function shapeProblems(check: () => readonly string[]): readonly string[] {
+  try {
+    return check();
+  } catch {
+    return [
+      'it does not have the shape of an approval: { "kind": "rules", "rules": [{ "action": "ask", "when": [ … ], "reason": "…" }], "otherwise": { "kind": "never" } }',
+    ];
+  }
 }
 
 /** Parses and checks a toolset file's content. Throws `ToolsetSpecError`. */
