@@ -43,6 +43,7 @@ import { openPool } from "./pg-connection.js";
 import { parsePostgresUrl, redactedUrl, type PostgresLocation } from "./pg-location.js";
 import { PgCredentialStore } from "./pg-credential-store.js";
 import { PgGroupCommit } from "./pg-group-commit.js";
+import { PgRateLimitStore } from "./pg-rate-limit-store.js";
 import { PgHostTaskStore } from "./pg-host-task-store.js";
 import { pgMigrate } from "./pg-migrations.js";
 import { PgNotifier } from "./pg-notifier.js";
@@ -126,6 +127,7 @@ export class PostgresStore implements Store {
   #closed = false;
   readonly credentials: PgCredentialStore;
   readonly hostTasks: PgHostTaskStore;
+  readonly rateLimits: PgRateLimitStore;
   readonly notifier: PgNotifier;
   /** A database store has no data folder: the vault's key and the server's secret must be given. */
   readonly dataFolder: undefined = undefined;
@@ -171,6 +173,7 @@ export class PostgresStore implements Store {
     this.#access = { write: (write) => this.#write((tx) => write(tx as unknown as PgTransaction)), read: (text, values) => this.#read(text, values) };
     this.credentials = new PgCredentialStore(this.#access);
     this.hostTasks = new PgHostTaskStore(this.#access, notifier);
+    this.rateLimits = new PgRateLimitStore(this.#access);
     handles.set(this, {
       write: this.#access.write,
       read: (text, values) => this.#read(text, values),
