@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { AGENT_TOOL_NAMES, TapedeckError, type Tapedeck } from "@tapedeck/sdk";
+import { AGENT_TOOL_NAMES, defineTool, TapedeckError, toolsetSpec, workerTools, type Tapedeck } from "@tapedeck/sdk";
 import { startServeChild, type ServeChild } from "./test-support/serve-child.js";
 
 /**
@@ -62,6 +62,58 @@ void describe("protected names over the API", () => {
         assert.ok(error.message.includes(`the group name "${name}" is taken`), error.message);
         return true;
       });
+    }
+  });
+});
+
+void describe("the one tool contract in defineTool", () => {
+  it("a host tool's approval rules and rate limit, written once with defineTool, apply to its calls", async () => {
+    const written: string[] = [];
+    const save = defineTool<{ path: string }>({
+      group: "repo",
+      name: "save",
+      description: "Saves a file of the repository.",
+      inputSchema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+      policy: {
+        approval: {
+          kind: "rules",
+          rules: [{ action: "ask", when: [{ pointer: "/path", regex: "\\.(rs|toml)$" }], reason: "Writes Rust sources or Cargo manifests" }],
+          otherwise: { kind: "never" },
+        },
+        rateLimit: { perMinute: 2 },
+      },
+      execute: ({ path }) => {
+        written.push(path);
+        return { saved: path };
+      },
+    });
+    const toolset = await td.toolsets.create(toolsetSpec([save]));
+    const worker = td.worker({ tools: workerTools([save]) }).start();
+    try {
+      const started = await td.runs.start({
+        toolset: toolset.id,
+        source: `import { repo, ToolError } from "tapedeck:tools";
+          export default async () => {
+            const out: unknown[] = [await repo.save({ path: "notes.md" }), await repo.save({ path: "Cargo.toml" })];
+            try { await repo.save({ path: "more.md" }); } catch (e) { out.push(e instanceof ToolError ? e.code : String(e)); }
+            return out;
+          };`,
+      });
+      if (started.kind === "refused") throw new Error(started.diagnostics.map((d) => d.message).join("\n"));
+      const waiting = await td.runs.get(started.run.id, { wait: 30 });
+      assert.equal(waiting.status, "waiting", JSON.stringify(waiting));
+      const pending = await td.approvals.pending(started.run.id);
+      assert.deepEqual(
+        pending.map((p) => [p.seq, p.tool, p.kind === "approval" ? p.reason : undefined]),
+        [[2, "repo.save", "Writes Rust sources or Cargo manifests"]],
+      );
+      assert.deepEqual(written, ["notes.md"]);
+      await td.approvals.approve(started.run.id, 2);
+      const done = await td.runs.get(started.run.id, { wait: 30 });
+      assert.deepEqual([done.status, done.output], ["completed", [{ saved: "notes.md" }, { saved: "Cargo.toml" }, "rate_limited"]]);
+      assert.deepEqual(written, ["notes.md", "Cargo.toml"]);
+    } finally {
+      await worker.stop();
     }
   });
 });
