@@ -123,6 +123,10 @@ describe("approval as rules on the arguments", () => {
       );
       assert.match(await refused({ approval: { kind: "rules", rules: "all" } }), /approval is malformed: it does not have the shape of an approval/);
       assert.equal(await refused({ rateLimit: { perMinute: 0 } }), 'policies["code.write_file"].rateLimit.perMinute: 0 is not a whole number from 1 to 100000');
+      assert.match(
+        await refused({ rateLimit: { perMinute: 5, onLimit: "wait" } }),
+        /rateLimit\.onLimit: "wait" \(a durable wait until the window frees\) is not supported yet; use "fail"/,
+      );
       assert.equal(await refused({ risk: "extreme" }), 'policies["code.write_file"].risk must be "low", "medium" or "high"');
     } finally {
       await t.cleanup();

@@ -15,6 +15,8 @@ import type { RateLimitStore } from "../store/rate-limit-store.js";
  *   toward fewer calls, never more.
  * - A store that keeps no windows refuses the calls of a limited tool, saying so: a limit is
  *   never silently ignored.
+ * - `onLimit: "wait"` is refused where a policy is written (no library tool's definition uses
+ *   it): a durable wait for the window is not built yet.
  */
 
 /** Whether a call of `tool` may go on now, for `namespace` (the run's end user). */
