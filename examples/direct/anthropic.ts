@@ -29,7 +29,8 @@ const tapedeck = new Tapedeck({ baseUrl: process.env.TAPEDECK_URL ?? "http://127
 const memoryServer = createRequire(import.meta.url).resolve("@modelcontextprotocol/server-memory/dist/index.js");
 const toolset = await tapedeck.toolsets.create({
   mcpServers: {
-    memory: { command: process.execPath, args: [memoryServer], env: { MEMORY_FILE_PATH: process.env.MEMORY_FILE ?? join(tmpdir(), "memory.jsonl") } },
+    // `graph`, not `memory`: that is the built-in library's memory group.
+    graph: { command: process.execPath, args: [memoryServer], env: { MEMORY_FILE_PATH: process.env.MEMORY_FILE ?? join(tmpdir(), "memory.jsonl") } },
   },
 });
 
@@ -38,13 +39,13 @@ const tools = await tapedeck.namespace(process.env.TAPEDECK_USER ?? "example-use
   session: process.env.TAPEDECK_SESSION ?? `conv-${Date.now()}`,
   labels: { agent: "direct-example" },
   // Reads (readOnlyHint) go at once; deleting asks whatever else is said; other writes ask (byRisk).
-  approval: { ask: [{ tool: "memory.delete_*", summary: "Delete from memory: {/entityNames}" }], unmatched: "byRisk" },
+  approval: { ask: [{ tool: "graph.delete_*", summary: "Delete from memory: {/entityNames}" }], unmatched: "byRisk" },
 });
 for (const warning of tools.warnings) console.error(`warning: ${warning}`);
 
 const terminal = createInterface({ input: process.stdin, output: process.stderr });
 const anthropic = new Anthropic({ maxRetries: 0 });
-const system = ["You keep a knowledge graph of what the user tells you, with the memory tools.", tools.note].filter(Boolean).join("\n\n");
+const system = ["You keep a knowledge graph of what the user tells you, with the graph tools.", tools.note].filter(Boolean).join("\n\n");
 const messages: Anthropic.Messages.MessageParam[] = [{ role: "user", content: question }];
 
 for (;;) {

@@ -48,11 +48,13 @@ import { MasterKeySource } from "./secrets/master-key.js";
 import { CredentialVault } from "./secrets/vault.js";
 import { HttpToolSource } from "./sources/http/http-tool-source.js";
 import { McpToolSource } from "./sources/mcp/mcp-tool-source.js";
+import { LibraryToolSource } from "./library/library-tool-source.js";
 import { SourceRouter } from "./sources/source-router.js";
 import type { ToolSource } from "./sources/tool-source.js";
 import { openStore } from "./store/open-store.js";
 import type { RunQuery, RunRecord, Store } from "./store/store.js";
 import { parseScenario, ScenarioError, type Scenario } from "./testing/scenario.js";
+import { ScenarioLibrarySource } from "./testing/scenario-library-source.js";
 import { ScenarioSource } from "./testing/scenario-source.js";
 import { cassetteOf, runTest, type CassetteDocument, type TestReport } from "./testing/test-script.js";
 import type { Declarations } from "./toolset/declarations.js";
@@ -85,6 +87,12 @@ export interface EngineSources {
   readonly mcp?: ToolSource;
   /** The built-in `http` tool (`fetch` in scripts). Default: an `HttpToolSource` that reads credentials from this engine's vault. */
   readonly builtin?: ToolSource;
+  /**
+   * The built-in tool library's groups a toolset enables (`library`). A `LibraryToolSource` also
+   * says, when a toolset is registered, which groups this engine can serve; any other `ToolSource`
+   * only answers the calls. Default: a `LibraryToolSource` on `EngineOptions.libraryFolder`.
+   */
+  readonly library?: ToolSource;
 }
 
 export interface EngineOptions {
@@ -132,6 +140,13 @@ export interface EngineOptions {
    * first credential is set.
    */
   readonly masterKeyFile?: string;
+  /**
+   * Where the built-in library keeps workspaces (files, shell: one per namespace) and the memory
+   * index (see `sources/library/library-folder.ts`). Default: `library` in the store's data folder;
+   * for a store without one (in memory, a database URL), none: toolsets enabling files, shell or
+   * memory are then refused with what to do.
+   */
+  readonly libraryFolder?: string;
   /** How long a direct tool call waits for a human before the model is told its approval expired. Default 24 hours. */
   readonly approvalExpiryMs?: number;
   /** Direct tool sessions are evicted from memory (and read again from their journals) after `idleMs` unused (default 10 minutes), or beyond `maxOpen` live (default 1000). */
@@ -163,6 +178,13 @@ export interface TestOptions {
 export type TestResult =
   /** The script did not type-check. */
   { readonly kind: "refused"; readonly diagnostics: readonly Diagnostic[] } | ({ readonly kind: "tested" } & TestReport);
+
+/** The engine's own library source: on `libraryFolder` (or the data folder's `library/`), web pages fetched under the `http` tool's rules without credentials. */
+function libraryOf(options: EngineOptions, store: Store, clock: Clock): LibraryToolSource {
+  const folder = options.libraryFolder ?? (store.dataFolder === undefined ? undefined : join(store.dataFolder, "library"));
+  const http = new HttpToolSource({ unsafeAllowLoopbackForTests: options.unsafeHttpAllowLoopbackForTests === true });
+  return new LibraryToolSource({ store, clock, http, ownsHttp: true, ...(folder === undefined ? {} : { folder }) });
+}
 
 /** Where the store (and so the master key file) is when none is given: a data folder. */
 const DEFAULT_DATA_DIR = ".tapedeck";
@@ -287,6 +309,8 @@ export class Engine {
             credentials: vaultResolver(store, this.credentials),
             log: (message) => this.#listeners.emit({ type: "engine.error", error: new Error(message) }),
           });
+    this.#clock = options.clock ?? systemClock;
+    const library = given.library instanceof LibraryToolSource ? given.library : libraryOf(options, store, this.#clock);
     this.#source = new SourceRouter({
       ...(given.host ? { host: given.host } : {}),
       mcp: given.mcp ?? mcp,
@@ -297,12 +321,15 @@ export class Engine {
           unsafeAllowLoopbackForTests: options.unsafeHttpAllowLoopbackForTests === true,
           credentials: vaultResolver(store, this.credentials),
         }),
+      library: given.library ?? library,
     });
-    this.#closeExtra = given.mcp !== undefined && given.mcp !== mcp ? [() => mcp.close()] : [];
-    this.#clock = options.clock ?? systemClock;
+    this.#closeExtra = [
+      ...(given.mcp !== undefined && given.mcp !== mcp ? [() => mcp.close()] : []),
+      ...(given.library !== library ? [() => library.close()] : []),
+    ];
     this.#limits = { ...DEFAULT_LIMITS, ...options.limits, sandbox: { ...DEFAULT_LIMITS.sandbox, ...options.limits?.sandbox } };
     this.#webhookBaseUrl = (options.webhookBaseUrl ?? "http://127.0.0.1:7700").replace(/\/+$/, "");
-    this.#catalog = new ToolsetCatalog({ store, mcp, sources: this.#source, ...(options.checker ? { checker: options.checker } : {}) });
+    this.#catalog = new ToolsetCatalog({ store, mcp, library, sources: this.#source, ...(options.checker ? { checker: options.checker } : {}) });
     this.#scheduler = new RunScheduler({
       store,
       clock: this.#clock,
@@ -588,8 +615,14 @@ export class Engine {
       store,
       clock,
       sandboxes: { create: (o) => sandboxes.create(o), close: () => Promise.resolve() },
-      // Built-ins too: a test's `fetch` is answered by the scenario, never sent.
-      sources: { host: source, mcp: source, builtin: source },
+      // Built-ins too: a test's `fetch` is answered by the scenario, never sent. The library's
+      // computed groups run on the virtual clock; the others are mocked like any tool.
+      sources: {
+        host: source,
+        mcp: source,
+        builtin: source,
+        library: new ScenarioLibrarySource(source, new LibraryToolSource({ store, clock, http: source })),
+      },
       wake: false,
       checker: this.#catalog.checker,
       webhookBaseUrl: this.#webhookBaseUrl,

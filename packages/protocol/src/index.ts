@@ -27,8 +27,11 @@ export { decisionEvent } from "./run-event.js";
 export type { RunEnd, RunEvent } from "./run-event.js";
 export { toolPath } from "./toolset.js";
 export type {
+  ApprovalRule,
+  ArgumentTest,
   HostToolSpec,
   HttpSpec,
+  LibrarySpec,
   McpHttpServerSpec,
   McpServerOptions,
   McpServerRecipe,
@@ -37,6 +40,9 @@ export type {
   JsonSchema,
   OnInterruption,
   PinnedTool,
+  PlainApproval,
+  ToolApproval,
+  ToolRateLimit,
   PinnedToolset,
   PinnedWorkflow,
   PolicySpec,

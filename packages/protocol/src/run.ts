@@ -148,8 +148,8 @@ export type RunWait =
   | { readonly kind: "sleep"; readonly seq: number; readonly until: number }
   /** `signal(name)`: a `signal_run` (or a POST to one of the run's webhooks) with this name; `until` when it has a timeout. */
   | { readonly kind: "signal"; readonly seq: number; readonly name: string; readonly until?: number }
-  /** A call whose policy requires approval: approve or reject it. */
-  | { readonly kind: "approval"; readonly seq: number; readonly tool: string; readonly args: JsonValue }
+  /** A call whose policy requires approval: approve or reject it. `reason`: why it is asked, when its tool's approval rules say. */
+  | { readonly kind: "approval"; readonly seq: number; readonly tool: string; readonly args: JsonValue; readonly reason?: string }
   /** A call held back by the engine: approve (send it against the current schema), reject, cancel or fork. */
   | {
       readonly kind: "parked";

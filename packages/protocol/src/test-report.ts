@@ -13,7 +13,9 @@ export type TestAnswerSource =
   /** A primitive (sleep, signal, webhook, workflows), answered by the engine in virtual time. (The wire value predates the word.) */
   | "builtin"
   /** Refused before sending (its arguments did not fit the schema). */
-  | "rejected";
+  | "rejected"
+  /** A tool of the built-in library that computes its answer (echo, time on the virtual clock, json; web.fetch over a mocked http.fetch), run for real. */
+  | "library";
 
 /** What a test run did (`test_script`, `POST /v1/test`). Times are virtual ms since the test started. */
 export interface TestReport {

@@ -1,10 +1,62 @@
-import type { JsonObject } from "./json.js";
+import type { JsonObject, JsonValue } from "./json.js";
 
 /** A JSON Schema, as a tool declares it. */
 export type JsonSchema = JsonObject | boolean;
 
 /** What happens to a call that was interrupted (engine died, connection dropped, worker lost). */
 export type OnInterruption = "retry" | "at_most_once";
+
+/** A test on one part of a call's arguments, named by a JSON pointer (RFC 6901). */
+export type ArgumentTest =
+  /** The value there is JSON-equal to `equals` (same type and value; object keys in any order). */
+  | { readonly pointer: string; readonly equals: JsonValue }
+  /** The value there is JSON-equal to one of `oneOf`. */
+  | { readonly pointer: string; readonly oneOf: readonly JsonValue[] }
+  /** The value there is a string that `regex` (JavaScript syntax; `flags` among i, m, s, u) matches. */
+  | { readonly pointer: string; readonly regex: string; readonly flags?: string }
+  /** `present: true`: there is a value there; `false`: there is none. */
+  | { readonly pointer: string; readonly present: boolean };
+
+/** One rule of a tool's approval. */
+export interface ApprovalRule {
+  readonly action: "deny" | "ask" | "allow";
+  /** A glob over `group.name` (`*` is any run of characters): the rule applies to the tools it matches. Default: every tool. */
+  readonly tool?: string;
+  /** Every test must hold. Default: none (the rule matches every call of its tools). */
+  readonly when?: readonly ArgumentTest[];
+  /** Why, for whoever approves (ask) or for the model (deny): "Writes Rust source files". */
+  readonly reason: string;
+  /** What the approver sees: `{/pointer}` is replaced by that argument ("Write {/path}"); cut at 200 characters. */
+  readonly summary?: string;
+}
+
+/** An approval without rules: what `otherwise` may be. */
+export type PlainApproval =
+  /** Sent without asking. */
+  | { readonly kind: "never" }
+  /** Asked for, unless the harness auto-approved the tool (IronClaw's `UnlessAutoApproved`). */
+  | { readonly kind: "unless_auto_approved"; readonly reason: string }
+  /** Asked for every time, whatever the harness auto-approved. */
+  | { readonly kind: "always"; readonly reason: string };
+
+/**
+ * Approval of a tool's calls as data, the same for every kind of tool (the one tool contract):
+ * plain, or rules over the arguments evaluated deny → ask → allow, `otherwise` when none matches.
+ */
+export type ToolApproval =
+  | PlainApproval
+  /** Decided by `rules` over the tool's name and arguments; `otherwise` when none matches. */
+  | { readonly kind: "rules"; readonly rules: readonly ApprovalRule[]; readonly otherwise: PlainApproval };
+
+/** A tool's rate limit: a sliding window per (namespace, tool), kept in the store. */
+export interface ToolRateLimit {
+  /** Calls per sliding minute per (namespace, tool). */
+  readonly perMinute?: number;
+  /** Calls per sliding hour per (namespace, tool). */
+  readonly perHour?: number;
+  /** Past the limit: `fail` (default) with `rate_limited` and `retryAfter`, or `wait` (a durable sleep until the window frees). */
+  readonly onLimit?: "fail" | "wait";
+}
 
 /** A tool's policy as written in a toolset file. Durations are strings ("30s", "5m") or ms. */
 export interface PolicySpec {
@@ -26,8 +78,16 @@ export interface PolicySpec {
   readonly queueTimeout?: string | number;
   /** Calls of this tool in flight per run. Default: the run's limit, 16. */
   readonly concurrency?: number;
-  /** Calls wait for approval before being sent. Default false. */
-  readonly approval?: boolean;
+  /**
+   * Calls wait for approval before being sent: `true` every call, `false` none (default, or the
+   * tool's own default for a library tool), or rules over the arguments with a reason each:
+   * `{ "kind": "rules", "rules": [{ "action": "ask", "when": [{ "pointer": "/path", "regex": "\\.(rs|toml)$" }], "reason": "Writes Rust sources" }], "otherwise": { "kind": "never" } }`.
+   */
+  readonly approval?: boolean | ToolApproval;
+  /** How much harm a call can do (`low`, `medium`, `high`): a default for approval policies, never a permission. */
+  readonly risk?: "low" | "medium" | "high";
+  /** Calls per sliding minute and hour per (namespace, tool), checked before approval. Default: none (a library tool's own). */
+  readonly rateLimit?: ToolRateLimit;
 }
 
 /** A host tool as declared in a toolset file. */
@@ -85,6 +145,17 @@ export interface HttpSpec {
   readonly allow: readonly string[];
 }
 
+/**
+ * The groups of the built-in tool library a toolset enables, each with its options:
+ * `{ "time": {}, "files": { "mode": "rw" }, "shell": {}, "memory": {}, "web": {}, "json": {}, "echo": {} }`.
+ * Groups: echo, time, json, web (its requests follow the toolset's `http` allow-list), files and
+ * shell (in a workspace per namespace), memory (documents with full-text search, per namespace).
+ * Options: `files.mode` `rw` (default) or `ro`; the other groups take none yet.
+ */
+export interface LibrarySpec {
+  readonly [group: string]: JsonObject;
+}
+
 /** A toolset file. */
 export interface ToolsetSpec {
   /**
@@ -98,6 +169,8 @@ export interface ToolsetSpec {
   readonly hostTools?: { readonly [group: string]: { readonly [name: string]: HostToolSpec } };
   /** Enables the built-in `http` tool (`fetch` in scripts) for these hosts. */
   readonly http?: HttpSpec;
+  /** Enables groups of the built-in tool library (`files.read(…)` in scripts). */
+  readonly library?: LibrarySpec;
   /** Policies by `group.name` (or `group.*` for a whole group). */
   readonly policies?: { readonly [tool: string]: PolicySpec };
 }
@@ -111,11 +184,16 @@ export interface ToolPolicy {
   /** Host tools: how long an attempt may wait for a worker; absent, as long as the run lives. */
   readonly queueTimeoutMs?: number;
   readonly concurrency: number;
+  /** Every call waits for approval (`approvalRules`, when present, decides instead). */
   readonly approval: boolean;
+  /** Approval decided per call from its arguments, each rule with the reason the approver is shown. */
+  readonly approvalRules?: ToolApproval;
+  /** The tool's rate limit, checked before approval. */
+  readonly rateLimit?: ToolRateLimit;
 }
 
 /** Where a tool's calls go. */
-export type ToolSourceKind = "host" | "mcp" | "builtin";
+export type ToolSourceKind = "host" | "mcp" | "builtin" | "library";
 
 /** A tool as a toolset pins it: everything a run needs to call it, for the run's whole life. */
 export interface PinnedTool {
@@ -134,8 +212,13 @@ export interface PinnedTool {
   readonly annotations?: JsonObject;
   /** For a tool of an MCP server: which server, and the tool's name there (before any prefix). */
   readonly remote?: { readonly server: string; readonly name: string };
-  /** For the built-in `http.fetch`: the normalised allow-list of the toolset's `http` entry. */
+  /** For the built-in `http.fetch` (and the library's `web.fetch`): the normalised allow-list of the toolset's `http` entry. */
   readonly http?: { readonly allow: readonly string[] };
+  /**
+   * For a tool of the built-in library (source `library`): its group's options as the toolset
+   * gave them, and how it opens the namespace's workspace (files, shell), if it does.
+   */
+  readonly library?: { readonly options: JsonObject; readonly workspace?: "rw" | "ro" };
 }
 
 /**

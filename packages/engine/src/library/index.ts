@@ -1,7 +1,8 @@
 /**
  * The built-in tool library (issue 15): tools the engine runs itself, each a `LibraryTool` — the
  * one tool contract (`tool-definition.ts`, data) plus `execute` with only the capabilities it
- * names. Not wired into the engine yet: the engine will offer these groups as a tool source.
+ * names. The engine offers the groups a toolset enables (`"library": { … }`) through the
+ * `library` tool source (`library-tool-source.ts`), pinned by `pin-library.ts`.
  *
  * What exists:
  * - contract: `ToolDefinition`, `definitionProblems`; approval as data (`Approval`,

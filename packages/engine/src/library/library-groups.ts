@@ -11,6 +11,7 @@ import { memoryTools } from "./memory/memory-tools.js";
 import type { ShellProbe } from "./shell/shell-probe.js";
 import { shellTools } from "./shell/shell-tool.js";
 import { webFetchTool } from "./web/web-fetch.js";
+import { LIBRARY_GROUP_NAMES, type LibraryGroupName } from "../toolset/library-group-names.js";
 
 /**
  * The groups of the built-in library, as a toolset enables them
@@ -22,8 +23,7 @@ import { webFetchTool } from "./web/web-fetch.js";
  * names): a new group cannot be listed without saying how its tools are made.
  */
 
-export const LIBRARY_GROUP_NAMES = ["echo", "time", "json", "web", "files", "shell", "memory"] as const;
-export type LibraryGroupName = (typeof LIBRARY_GROUP_NAMES)[number];
+export { LIBRARY_GROUP_NAMES, type LibraryGroupName } from "../toolset/library-group-names.js";
 
 /** What a toolset may say about each group. */
 export interface LibraryGroupOptions {

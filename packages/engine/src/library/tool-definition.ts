@@ -1,5 +1,6 @@
-import type { JsonObject } from "@tapedeck/protocol";
+import type { JsonObject, ToolRateLimit } from "@tapedeck/protocol";
 import { approvalProblems, type Approval } from "./approval.js";
+import { rateLimitProblems } from "../toolset/rate-limit-spec.js";
 import { sensitiveParamsProblems } from "./sensitive-params.js";
 
 /**
@@ -25,14 +26,8 @@ export type Risk =
   /** Runs code, or changes what cannot be taken back. */
   | "high";
 
-export interface RateLimit {
-  /** Calls per sliding minute per (namespace, tool). */
-  readonly perMinute?: number;
-  /** Calls per sliding hour per (namespace, tool). */
-  readonly perHour?: number;
-  /** Past the limit: `fail` (default) with `rate_limited` and `retryAfter`, or `wait` (a durable sleep until the window frees). */
-  readonly onLimit?: "fail" | "wait";
-}
+/** A rate limit (the wire type `ToolRateLimit`). */
+export type RateLimit = ToolRateLimit;
 
 export interface ToolDefinition {
   /** The tool's name inside its group (an identifier: `read`, `search`). */
@@ -57,8 +52,7 @@ export interface ToolDefinition {
 /** A tool name: what scripts write after the group (`files.read`) and model APIs accept. */
 const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 
-/** Most calls a rate limit may allow per window: beyond it, it is no limit, and the log would be large. */
-export const MAX_RATE_LIMIT = 100_000;
+export { MAX_RATE_LIMIT } from "../toolset/rate-limit-spec.js";
 
 /** What is wrong with `definition` (empty when nothing is), each naming the field. */
 export function definitionProblems(definition: ToolDefinition): readonly string[] {
@@ -73,20 +67,5 @@ export function definitionProblems(definition: ToolDefinition): readonly string[
   if (timeout !== undefined && !(Number.isInteger(timeout) && timeout > 0))
     problems.push(`timeoutMs: ${timeout} is not a positive whole number of milliseconds`);
   problems.push(...sensitiveParamsProblems(definition.sensitiveParams ?? []));
-  return problems;
-}
-
-function rateLimitProblems(limit: RateLimit | undefined): string[] {
-  if (limit === undefined) return [];
-  const problems: string[] = [];
-  for (const field of ["perMinute", "perHour"] as const) {
-    const value = limit[field];
-    if (value !== undefined && !(Number.isInteger(value) && value >= 1 && value <= MAX_RATE_LIMIT)) {
-      problems.push(`rateLimit.${field}: ${value} is not a whole number from 1 to ${MAX_RATE_LIMIT}`);
-    }
-  }
-  if (limit.perMinute === undefined && limit.perHour === undefined) problems.push("rateLimit: give perMinute, perHour or both (or leave rateLimit out)");
-  if (limit.onLimit !== undefined && limit.onLimit !== "fail" && limit.onLimit !== "wait")
-    problems.push(`rateLimit.onLimit: "${limit.onLimit as string}" is not fail or wait`);
   return problems;
 }

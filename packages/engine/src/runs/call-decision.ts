@@ -4,6 +4,7 @@ import { canonicalValue } from "../util/canonical-json.js";
 import type { SchemaValidator } from "../util/schema-validator.js";
 import { valueProblem } from "../util/value-bounds.js";
 import { checkWorkflowCall } from "../workflows/workflow-calls.js";
+import { callApproval } from "./call-approval.js";
 import { outcomeUnknown, tooManyAttempts } from "./dispatcher.js";
 import type { RecordedCall } from "./history.js";
 import { isPrimitive, parsePrimitive, type PrimitiveCall } from "./primitives.js";
@@ -33,7 +34,7 @@ export type CallDecision =
   /** A primitive (sleep, signal, webhook, workflows): scheduled, then answered by the engine itself. */
   | { readonly kind: "primitive"; readonly args: JsonValue; readonly call: PrimitiveCall }
   /** A tool call whose policy asks for approval: scheduled, not sent; it waits for a decision, journaled before the call is sent. */
-  | { readonly kind: "await_approval"; readonly args: JsonValue; readonly tool: PinnedTool }
+  | { readonly kind: "await_approval"; readonly args: JsonValue; readonly tool: PinnedTool; readonly reason?: string }
   /** A call held back by the engine (`call.parked` in the journal: its tool changed, its credential expired): it waits for the harness again. */
   | { readonly kind: "park"; readonly args: JsonValue; readonly tool: PinnedTool; readonly park: Park }
   /**
@@ -123,12 +124,9 @@ function decideIssued(call: CallToDecide, context: DecisionContext): CallDecisio
   }
   const failure = context.validator.validateArgs(tool, args);
   if (failure) return { kind: "reject", args, failure };
-  return reuseOr(
-    call.tool,
-    args,
-    context,
-    tool.policy.approval || call.asks === true ? { kind: "await_approval", args, tool } : { kind: "send", args, tool, attempt: 1 },
-  );
+  const approval = callApproval(tool, call.tool, args, call.asks === true);
+  if (approval.kind === "deny") return { kind: "reject", args, failure: approval.failure };
+  return reuseOr(call.tool, args, context, approval.kind === "ask" ? awaitApproval(args, tool, approval.reason) : { kind: "send", args, tool, attempt: 1 });
 }
 
 /** A fork's call is answered from its parent's journal when it can be; else `decision`. */
@@ -147,7 +145,10 @@ function decideRecorded(call: RecordedCall, context: DecisionContext): CallDecis
   if (!tool) throw new Error(`call #${call.seq} names ${call.tool}, which the run's toolset does not have`);
   if (call.parked) return { kind: "park", args, tool, park: call.parked };
   if (call.decision?.decision === "rejected") return { kind: "fail", args, failure: approvalRejected(call.tool, call.decision.reason) };
-  if ((tool.policy.approval || call.asks === true) && !call.decision) return { kind: "await_approval", args, tool };
+  if (!call.decision) {
+    const approval = callApproval(tool, call.tool, args, call.asks === true);
+    if (approval.kind === "ask") return awaitApproval(args, tool, approval.reason);
+  }
   // Sent before the engine stopped (or approved and about to be): its source may still hold
   // the attempt; if not, its policy decides.
   const approved = call.schemaChangeApproved ? { schemaChangeApproved: true } : {};
@@ -167,6 +168,10 @@ function interrupted(call: RecordedCall, tool: PinnedTool, context: DecisionCont
     interrupted: INTERRUPTED,
     ...(call.schemaChangeApproved ? { schemaChangeApproved: true } : {}),
   };
+}
+
+function awaitApproval(args: JsonValue, tool: PinnedTool, reason: string | undefined): CallDecision {
+  return { kind: "await_approval", args, tool, ...(reason === undefined ? {} : { reason }) };
 }
 
 function reject(args: JsonValue, code: ToolFailure["code"], message: string): CallDecision {

@@ -22,6 +22,7 @@ import type { CallOutcome } from "./call-outcome.js";
 import { RunDispatcher } from "./dispatcher.js";
 import type { RecordedCall } from "./history.js";
 import { OpenWaits } from "./open-waits.js";
+import { admitCall } from "./rate-gate.js";
 import { ACTS_OUTSIDE_THE_RUN, type PrimitiveCall } from "./primitives.js";
 import type { ReusePool } from "./reuse-pool.js";
 import type { RunJournal } from "./run-journal.js";
@@ -215,6 +216,8 @@ export class CallIntake {
     const waitsNow: (() => void)[] = [];
     const approvals: DecisionWait[] = [];
     const hostTasks: StagedHostTask[] = [];
+    // Calls of tools with a rate limit: they take a place in its window first (`rate-gate.ts`).
+    const gated: (() => void)[] = [];
     for (const call of calls) {
       this.#toolOf.set(call.seq, call.tool);
       const decision = decideCall(call, this.#context);
@@ -245,12 +248,21 @@ export class CallIntake {
         case "await_approval": {
           // Scheduled, not sent: it waits for a decision, which is journaled before it is sent.
           this.#open++;
-          this.waits.add({ kind: "approval", seq: call.seq, tool: decision.tool, args: decision.args });
-          approvals.push({ kind: "approval", seq: call.seq, tool: call.tool, args: decision.args });
+          if (decision.tool.policy.rateLimit !== undefined) {
+            gated.push(() => this.#admit(call.seq, decision));
+            break;
+          }
+          const reason = decision.reason === undefined ? {} : { reason: decision.reason };
+          this.waits.add({ kind: "approval", seq: call.seq, tool: decision.tool, args: decision.args, ...reason });
+          approvals.push({ kind: "approval", seq: call.seq, tool: call.tool, args: decision.args, ...reason });
           break;
         }
         default: {
           this.#open++;
+          if (decision.kind === "send" && decision.tool.policy.rateLimit !== undefined) {
+            gated.push(() => this.#admit(call.seq, decision));
+            break;
+          }
           // A first attempt that goes at once is staged: its source's write rides this batch's commit.
           const first = decision.kind === "send" && decision.attempt === 1 && decision.interrupted === undefined;
           const task = first ? this.#dispatcher.stage(call.seq, decision.tool, decision.args, this.#key(call.seq)) : undefined;
@@ -265,6 +277,7 @@ export class CallIntake {
       runEvents: approvals.map((wait) => decisionEvent(this.run.id, wait)),
       hostTasks,
       onDurable: () => {
+        for (const admit of gated) admit();
         for (const send of sends) send();
         for (const start of outside) start();
         for (const wait of approvals) this.host.decisionNeeded(wait);
@@ -342,13 +355,49 @@ export class CallIntake {
     this.#unserved.close();
   }
 
+  /**
+   * Takes a place in the rate-limit window of a call just scheduled, then lets it go on: to its
+   * tool, or to its approval (asked for now, with the run event the batch would have carried).
+   * Past the limit the call fails `rate_limited`, with `retryAfterMs` in its details.
+   */
+  #admit(seq: number, decision: Extract<CallDecision, { readonly kind: "send" | "await_approval" }>): void {
+    const path = toolPath(decision.tool);
+    admitCall(this.deps.store.rateLimits, decision.tool, path, this.run.namespace, this.deps.clock.now()).then(
+      (check) => {
+        if (this.#closed) return;
+        if (!check.ok) return this.#conclude(seq, { ok: false, error: check.failure });
+        this.#act(seq, decision);
+        if (decision.kind !== "await_approval") return;
+        const wait: DecisionWait = {
+          kind: "approval",
+          seq,
+          tool: path,
+          args: decision.args,
+          ...(decision.reason === undefined ? {} : { reason: decision.reason }),
+        };
+        const at = this.deps.clock.now();
+        this.journal.append([], at, this.journal.withEvents(undefined, at, [decisionEvent(this.run.id, wait)])).then(
+          () => this.host.decisionNeeded(wait),
+          (error: unknown) => this.host.fault(error),
+        );
+      },
+      (error: unknown) => this.host.fault(error),
+    );
+  }
+
   /** Acts on a call's decision (its scheduling is journaled, or it was resumed from the journal); `open` counts it already. */
   #act(seq: number, decision: CallDecision): void {
     switch (decision.kind) {
       case "primitive":
         return this.#startPrimitive(seq, decision.call);
       case "await_approval":
-        return this.waits.add({ kind: "approval", seq, tool: decision.tool, args: decision.args });
+        return this.waits.add({
+          kind: "approval",
+          seq,
+          tool: decision.tool,
+          args: decision.args,
+          ...(decision.reason === undefined ? {} : { reason: decision.reason }),
+        });
       case "park":
         return this.waits.add({ kind: "parked", seq, tool: decision.tool, args: decision.args, ...decision.park });
       case "fail":

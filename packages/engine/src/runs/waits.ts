@@ -11,7 +11,7 @@ import type { CallOutcome } from "./call-outcome.js";
 export type OpenWait =
   | { readonly kind: "sleep"; readonly seq: number; readonly until: number }
   | { readonly kind: "signal"; readonly seq: number; readonly name: string; readonly timeoutMs?: number; readonly until?: number }
-  | { readonly kind: "approval"; readonly seq: number; readonly tool: PinnedTool; readonly args: JsonValue }
+  | { readonly kind: "approval"; readonly seq: number; readonly tool: PinnedTool; readonly args: JsonValue; readonly reason?: string }
   | {
       readonly kind: "parked";
       readonly seq: number;
@@ -39,7 +39,7 @@ export function describeWait(wait: OpenWait): RunWait | undefined {
     case "signal":
       return { kind: "signal", seq: wait.seq, name: wait.name, ...(wait.until === undefined ? {} : { until: wait.until }) };
     case "approval":
-      return { kind: "approval", seq: wait.seq, tool: toolName(wait.tool), args: wait.args };
+      return { kind: "approval", seq: wait.seq, tool: toolName(wait.tool), args: wait.args, ...(wait.reason === undefined ? {} : { reason: wait.reason }) };
     case "parked":
       return {
         kind: "parked",

@@ -323,6 +323,21 @@ export const migrations: readonly Migration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    version: 19,
+    name: "rate limits",
+    sql: `
+      -- The calls each (namespace, tool) was allowed, for the tools' sliding-window rate limits
+      -- (store/sqlite-rate-limit-store.ts): in the store's database so every process on a data
+      -- folder shares the windows, and they survive a restart. key: JSON [namespace, tool].
+      CREATE TABLE rate_limit_calls (
+        id  INTEGER PRIMARY KEY,
+        key TEXT NOT NULL,
+        at  INTEGER NOT NULL
+      );
+      CREATE INDEX rate_limit_calls_by_key ON rate_limit_calls (key, at);
+    `,
+  },
 ];
 
 /** The engine's history table: which of `migrations` a database has. */

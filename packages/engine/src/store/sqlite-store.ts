@@ -24,6 +24,7 @@ import { entryFromRow, journalRow, newRunRow, runFromRow, runOrDamaged } from ".
 import type { JournalRow, RunRow } from "./sqlite-rows.js";
 import { SqliteCredentialStore } from "./sqlite-credential-store.js";
 import type { SqliteAccess, SqliteHandle } from "./sqlite-handle.js";
+import { SqliteRateLimitStore } from "./sqlite-rate-limit-store.js";
 import { SqliteHostTaskStore } from "./sqlite-host-task-store.js";
 import { SqliteBlobStore } from "./sqlite-blob-store.js";
 import { StoreConflictError } from "./store.js";
@@ -112,6 +113,7 @@ export class SqliteStore implements Store {
   readonly directBlobs: SqliteBlobStore;
   readonly credentials: SqliteCredentialStore;
   readonly hostTasks: SqliteHostTaskStore;
+  readonly rateLimits: SqliteRateLimitStore;
   readonly notifier: LocalNotifier;
   readonly dataFolder: string | undefined;
 
@@ -158,6 +160,8 @@ export class SqliteStore implements Store {
     this.credentials = new SqliteCredentialStore(db, access);
     this.directBlobs = new SqliteBlobStore(db, access);
     this.hostTasks = new SqliteHostTaskStore(db, access, this.notifier);
+    // Its own IMMEDIATE transactions, outside group commits: a place is taken (durably) before the call goes on.
+    this.rateLimits = new SqliteRateLimitStore(db);
     const deleteEvent = db.prepare<[number]>("DELETE FROM run_events WHERE id = ?");
     handles.set(this, {
       ...access,

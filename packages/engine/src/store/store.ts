@@ -3,6 +3,7 @@ import type { CredentialStore } from "./credential-store.js";
 import type { HostTaskStore } from "./host-task-store.js";
 import type { LeaseStore } from "./lease-store.js";
 import type { Notifier } from "./notifier.js";
+import type { RateLimitStore } from "./rate-limit-store.js";
 import type { RunStore } from "./run-store.js";
 import type { SignalStore } from "./signal-store.js";
 import type { ToolsetStore } from "./toolset-store.js";
@@ -37,6 +38,11 @@ export interface Store extends RunStore, SignalStore, LeaseStore, ToolsetStore, 
   readonly hostTasks: HostTaskStore;
   /** Wake-ups between the processes sharing this store (see `notifier.ts`). */
   readonly notifier: Notifier;
+  /**
+   * The sliding windows of tools' rate limits (`rate-limit-store.ts`), shared by every process on
+   * the store. A store without it cannot keep rate limits: calls of a tool that has one are refused.
+   */
+  readonly rateLimits?: RateLimitStore;
   /** Results direct tool sessions spilled (`blob-store.ts`); a store without it leaves them in the engine's memory (lost at a restart). */
   readonly directBlobs?: BlobStore;
   /**

@@ -5,7 +5,7 @@ import { canonicalJson } from "../util/canonical-json.js";
 import type { MockResult, RecordedOutcome, Scenario } from "./scenario.js";
 
 /** Where a test call's answer came from, for the trace. */
-export type AnswerSource = "recorded" | "mock" | "none";
+export type AnswerSource = "recorded" | "mock" | "none" | "library";
 
 /**
  * The only tool source of a `test_script` run: answers every call from the scenario, never
@@ -33,6 +33,16 @@ export class ScenarioSource implements ToolSource {
   /** Where the call with this idempotency key was answered from. */
   answeredBy(key: string): AnswerSource | undefined {
     return this.#answeredBy.get(key);
+  }
+
+  /** Records that the call with this idempotency key was answered by the library itself (`ScenarioLibrarySource`). */
+  answeredByLibrary(key: string): void {
+    this.#answeredBy.set(key, "library");
+  }
+
+  /** Whether the scenario answers calls of `tool` (`group.name`) at all: it mocks it, or recorded calls of it. */
+  names(tool: string): boolean {
+    return this.#mocks.has(tool) || this.#recorded.some((r) => r.call.tool === tool);
   }
 
   call(request: ToolCallRequest): Promise<ToolOutcome> {

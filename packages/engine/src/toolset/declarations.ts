@@ -90,7 +90,7 @@ function renderMember(tool: PinnedTool, indent = "    "): string {
   const observed = (tool as { observed?: boolean }).observed === true;
   const doc = [
     tool.description.trim(),
-    tool.policy.approval ? APPROVAL_DOC : "",
+    approvalDoc(tool),
     observed ? "@observed The result type is inferred from recorded results (keys and types); the tool declares none." : "",
   ]
     .filter((s) => s !== "")
@@ -128,7 +128,8 @@ function promptLine(tool: PinnedTool): string {
   const result = tool.outputSchema === undefined ? "unknown" : schemaToType(tool.outputSchema, { style: "prompt" });
   const observed = (tool as { observed?: boolean }).observed === true ? " (observed)" : "";
   // Before the summary, which may be cut: a model that does not know a call waits for a person polls or gives up.
-  const approval = tool.policy.approval ? ` · ${APPROVAL_PROMPT}` : "";
+  const asks = approvalAsked(tool);
+  const approval = asks === "always" ? ` · ${APPROVAL_PROMPT}` : asks === "sometimes" ? ` · ${SOME_APPROVAL_PROMPT}` : "";
   const summary = summarize(tool.description);
   return `${callee}(${args === "{}" ? "" : args}) → ${result}${observed}${approval}${summary === "" ? "" : ` · ${summary}`}`;
 }
@@ -137,6 +138,25 @@ function promptLine(tool: PinnedTool): string {
 const APPROVAL_PROMPT = "Needs a person's approval: each call waits for it (the run holds nothing meanwhile)";
 const APPROVAL_DOC =
   '@approval Each call waits for a person to approve it before it is sent; the run holds nothing meanwhile. A rejected call throws ToolError "approval_rejected" (it was not sent).';
+
+/** What a tool's approval rules (when it has any) say in its prompt line and JSDoc. */
+const SOME_APPROVAL_PROMPT = "Some calls (by their arguments) need a person's approval and wait for it";
+
+/** Whether a tool's calls wait for approval: every call, some (rules on the arguments), or none. */
+function approvalAsked(tool: PinnedTool): "always" | "sometimes" | "never" {
+  const rules = tool.policy.approvalRules;
+  if (tool.policy.approval || rules?.kind === "always" || rules?.kind === "unless_auto_approved") return "always";
+  if (rules?.kind !== "rules") return "never";
+  return rules.otherwise.kind === "never" ? "sometimes" : "always";
+}
+
+function approvalDoc(tool: PinnedTool): string {
+  const asks = approvalAsked(tool);
+  if (asks === "always") return APPROVAL_DOC;
+  if (asks === "never" || tool.policy.approvalRules?.kind !== "rules") return "";
+  const reasons = [...new Set(tool.policy.approvalRules.rules.filter((rule) => rule.action === "ask").map((rule) => rule.reason))];
+  return `@approval ${SOME_APPROVAL_PROMPT}: ${reasons.join("; ")}. The run holds nothing meanwhile; a rejected call throws ToolError "approval_rejected" (it was not sent).`;
+}
 
 /** The `fetch` global, for a toolset that enables `http`: what it takes, what it gives, where it may go. */
 /** The durable waits every script has: a model that is not told of them polls or gives up. */

@@ -1,11 +1,12 @@
 import type { McpServerRecipe, PinnedTool, PinnedToolset, PinnedWorkflow, ToolsetSpec } from "@tapedeck/protocol";
 import type { McpToolSource } from "../sources/mcp/mcp-tool-source.js";
+import type { LibraryPlace } from "./library-spec-file.js";
 import { pinHttpTool } from "./pin-http.js";
 import { pinMcpServers, type McpAddresses, type McpOverride } from "./pin-mcp.js";
 import { canonicalJson } from "../util/canonical-json.js";
 import { valueProblem } from "../util/value-bounds.js";
 import { sha256Hex } from "../util/ids.js";
-import { resolveHostPolicy } from "./policy.js";
+import { resolveHostPolicy, resolveRisk } from "./policy.js";
 import { ToolsetSpecError } from "./spec-error.js";
 import { checkPolicyTargets } from "./toolset-file.js";
 
@@ -22,6 +23,8 @@ export async function pinToolset(
   loadBase: (id: string) => Promise<PinnedToolset | undefined> = () => Promise.resolve(undefined),
   /** Where its MCP servers may be reached (see `McpAddresses`). */
   addresses: McpAddresses = "any",
+  /** This engine's built-in tool library, for `library`. */
+  library?: LibraryPlace,
 ): Promise<{ toolset: PinnedToolset; warnings: string[] }> {
   const base = spec.base === undefined ? undefined : await loadBase(spec.base);
   if (spec.base !== undefined && !base) throw new ToolsetSpecError(`base: there is no toolset ${spec.base}; register the base toolset first`);
@@ -30,6 +33,7 @@ export async function pinToolset(
   const tools: PinnedTool[] = [...remote.tools];
   for (const [group, byName] of Object.entries(spec.hostTools ?? {})) {
     for (const [name, tool] of Object.entries(byName)) {
+      const risk = resolveRisk(group, name, policies);
       tools.push({
         group,
         name,
@@ -38,11 +42,16 @@ export async function pinToolset(
         inputSchema: tool.inputSchema ?? { type: "object" },
         ...(tool.outputSchema === undefined ? {} : { outputSchema: tool.outputSchema }),
         policy: resolveHostPolicy(group, name, policies),
+        ...(risk === undefined ? {} : { risk }),
       });
     }
   }
   // The built-in `http.fetch` is pinned like any tool, its allow-list with it: the toolset id covers it.
   if (spec.http) tools.push(pinHttpTool(spec.http.allow, policies));
+  if (spec.library) {
+    if (!library) throw new ToolsetSpecError("library: this engine has no built-in tool library to pin the groups from");
+    tools.push(...(await library.pin(spec.library, spec.http, policies)));
+  }
   // A derived toolset's policies are for the tools it adds: the base's stay as they were pinned.
   for (const key of Object.keys(policies)) {
     const group = key.split(".")[0];

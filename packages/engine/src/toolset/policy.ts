@@ -61,6 +61,14 @@ function resolve(defaults: ToolPolicy, group: string, name: string, policies: Re
 function applySpec(policy: ToolPolicy, spec: PolicySpec, key: string): ToolPolicy {
   const timeoutMs = spec.timeout === undefined ? policy.timeoutMs : parseDuration(spec.timeout, `policies["${key}"].timeout`);
   const queueTimeoutMs = spec.queueTimeout === undefined ? policy.queueTimeoutMs : parseDuration(spec.queueTimeout, `policies["${key}"].queueTimeout`);
+  // `true`/`false` replace the tool's approval rules; rules replace its plain approval.
+  const approval =
+    spec.approval === undefined
+      ? { approval: policy.approval, ...(policy.approvalRules === undefined ? {} : { approvalRules: policy.approvalRules }) }
+      : typeof spec.approval === "boolean"
+        ? { approval: spec.approval }
+        : { approval: false, approvalRules: spec.approval };
+  const rateLimit = spec.rateLimit ?? policy.rateLimit;
   return {
     onInterruption: spec.onInterruption ?? policy.onInterruption,
     ...(timeoutMs === undefined ? {} : { timeoutMs }),
@@ -68,6 +76,12 @@ function applySpec(policy: ToolPolicy, spec: PolicySpec, key: string): ToolPolic
       spec.heartbeatTimeout === undefined ? policy.heartbeatTimeoutMs : parseDuration(spec.heartbeatTimeout, `policies["${key}"].heartbeatTimeout`),
     ...(queueTimeoutMs === undefined ? {} : { queueTimeoutMs }),
     concurrency: Math.min(spec.concurrency ?? policy.concurrency, RUN_CONCURRENCY),
-    approval: spec.approval ?? policy.approval,
+    ...approval,
+    ...(rateLimit === undefined ? {} : { rateLimit }),
   };
+}
+
+/** The risk the toolset's policies give `group.name` (`group.name` over `group.*`), if they give one. */
+export function resolveRisk(group: string, name: string, policies: Readonly<Record<string, PolicySpec>>): PolicySpec["risk"] {
+  return policies[`${group}.${name}`]?.risk ?? policies[`${group}.*`]?.risk;
 }

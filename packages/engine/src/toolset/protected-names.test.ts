@@ -78,6 +78,21 @@ describe("protected names", () => {
     assert.deepEqual(unprotected, [], "a global the sandbox defines must be added to protected-names.ts");
   });
 
+  it("the built-in library's groups and the agent tools' names are refused as an MCP server's or host tools' group, naming the clash", async () => {
+    const files = await refusal({ mcpServers: { files: { url: "https://mcp.invalid/mcp" } } });
+    assert.equal(
+      files,
+      'mcpServers: the group name "files" is taken: it is a group of the built-in tool library (echo, time, json, web, files, shell, memory), which a toolset enables under that name ("library": { "<group>": {} }). Give the group another name.',
+    );
+    const memory = await refusal({ hostTools: { memory: { write: {} } } });
+    assert.match(memory, /^hostTools: the group name "memory" is taken: it is a group of the built-in tool library/);
+    const agent = await refusal({ hostTools: { search_tools: { x: {} } } });
+    assert.equal(
+      agent,
+      'hostTools: the group name "search_tools" is taken: it is the name of an agent tool a model is given next to the toolset\'s tools. Give the group another name.',
+    );
+  });
+
   it("names that shadow nothing still register", async () => {
     const registered = await t.engine.registerToolset({ hostTools: { crm: { lookup: {} }, tapedeck_crm: { x: {} }, Console: { x: {} } } });
     assert.match(registered.declarations.prompt, /^import \{ Console, crm, tapedeck_crm \} from "tapedeck:tools";/);

@@ -11,9 +11,12 @@
  *   sandbox defines is in it, so a new global cannot be forgotten.
  * - It only grows. A toolset registered before a name was added keeps working (its group is
  *   pinned); only new registrations are refused.
- * - Add a kind of name as one more entry of `PROTECTED` (the built-in tool library's groups and
- *   the agent tools' names belong here when they exist), with why it is taken, for the error.
+ * - Add a kind of name as one more entry of `PROTECTED`, with why it is taken, for the error.
+ *   The built-in library's groups are here (a toolset enables them by name); so are the agent
+ *   tools' names (`AGENT_TOOL_NAMES` of @tapedeck/sdk, which a server test compares with this list).
  */
+
+import { LIBRARY_GROUP_NAMES } from "./library-group-names.js";
 
 interface ProtectedNames {
   /** Why the names are taken, completing "the group name "x" is taken: …". */
@@ -89,6 +92,20 @@ const JS_GLOBALS = [
   "arguments",
 ];
 
+/** The agent tools of seed 001 (the SDK's `AGENT_TOOL_NAMES`). */
+export const AGENT_TOOL_NAMES = [
+  "run_script",
+  "check_script",
+  "test_script",
+  "get_run",
+  "list_runs",
+  "signal_run",
+  "cancel_run",
+  "retry_run",
+  "search_tools",
+  "save_workflow",
+];
+
 const HIDES = "a group of that name would hide it from every script that imports the group";
 
 const PROTECTED: readonly ProtectedNames[] = [
@@ -101,6 +118,11 @@ const PROTECTED: readonly ProtectedNames[] = [
   { why: `it is a global every script has; ${HIDES}`, names: ["sleep", "signal", "webhook", "setTimeout", "clearTimeout", "console", "fetch"] },
   { why: "it is an export of tapedeck:tools already", names: ["ToolError", "default"] },
   { why: "it is the sandbox's own binding", names: ["__tapedeck_tools__"] },
+  {
+    why: `it is a group of the built-in tool library (${LIBRARY_GROUP_NAMES.join(", ")}), which a toolset enables under that name ("library": { "<group>": {} })`,
+    names: LIBRARY_GROUP_NAMES,
+  },
+  { why: "it is the name of an agent tool a model is given next to the toolset's tools", names: AGENT_TOOL_NAMES },
   { why: `it is a JavaScript global; ${HIDES}`, names: JS_GLOBALS },
   // `__proto__` is an identifier, but as a key of the plain JSON objects a toolset travels in
   // (a toolset file, an API body) it sets a prototype instead of naming a group.

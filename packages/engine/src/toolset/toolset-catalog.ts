@@ -15,6 +15,7 @@ import { SchemaValidator } from "../util/schema-validator.js";
 import { renderDeclarations, type Declarations } from "./declarations.js";
 import type { LoadedToolset } from "./loaded-toolset.js";
 import { mergeShapes, shapeOf } from "./observed-shape.js";
+import type { LibraryPlace } from "./library-spec-file.js";
 import { pinToolset } from "./pin.js";
 import type { McpAddresses, McpOverride } from "./pin-mcp.js";
 import { importableTools, scriptFeatures } from "./script-features.js";
@@ -67,12 +68,15 @@ export interface ToolsetCatalogOptions {
   readonly sources: SourceRouter;
   /** Default: a `CheckerPool` of the catalogue's own, started at the first check and closed with it. */
   readonly checker?: ScriptCheck;
+  /** The built-in tool library, whose groups a toolset's `library` enables. Default: none (such a toolset is refused). */
+  readonly library?: LibraryPlace;
 }
 
 export class ToolsetCatalog {
   readonly #store: Store;
   readonly #mcp: McpToolSource;
   readonly #sources: SourceRouter;
+  readonly #library: LibraryPlace | undefined;
   readonly #toolsets = new Map<string, CatalogedToolset>();
   #checker: ScriptCheck | undefined;
   /** The checker this catalogue made (and closes). */
@@ -82,6 +86,7 @@ export class ToolsetCatalog {
     this.#store = options.store;
     this.#mcp = options.mcp;
     this.#sources = options.sources;
+    this.#library = options.library;
     this.#checker = options.checker;
   }
 
@@ -108,6 +113,7 @@ export class ToolsetCatalog {
         options.override,
         (id) => this.#store.getToolset(id),
         options.mcpAddresses,
+        this.#library,
       ));
     } catch (error) {
       if (error instanceof ToolsetSpecError) throw new EngineError("invalid_toolset", error.message);

@@ -1,8 +1,11 @@
 import { TOOL_NAME } from "./mcp-tool-list.js";
-import type { HostToolSpec, JsonSchema, PolicySpec, ToolsetSpec } from "@tapedeck/protocol";
+import type { HostToolSpec, JsonSchema, PolicySpec, ToolRateLimit, ToolsetSpec } from "@tapedeck/protocol";
 import { parseDuration } from "../util/duration.js";
 import { nullObject } from "../util/null-object.js";
 import { parseHttpSpec } from "./http-spec-file.js";
+import { approvalProblems, type Approval } from "./approval.js";
+import { parseLibrarySpec } from "./library-spec-file.js";
+import { rateLimitProblems } from "./rate-limit-spec.js";
 import { literalSecretRefusal } from "./literal-secrets.js";
 import { parseMcpServers } from "./mcp-servers-file.js";
 import { checkGroupName, ToolsetSpecError } from "./spec-error.js";
@@ -16,8 +19,8 @@ export { ToolsetSpecError } from "./spec-error.js";
  * (`literal-secrets.ts`): a toolset is readable by whoever knows its id.
  */
 
-const TOP_LEVEL_KEYS = ["base", "mcpServers", "hostTools", "http", "policies"] as const;
-const POLICY_KEYS = ["onInterruption", "timeout", "heartbeatTimeout", "queueTimeout", "concurrency", "approval"] as const;
+const TOP_LEVEL_KEYS = ["base", "mcpServers", "hostTools", "http", "library", "policies"] as const;
+const POLICY_KEYS = ["onInterruption", "timeout", "heartbeatTimeout", "queueTimeout", "concurrency", "approval", "risk", "rateLimit"] as const;
 const HOST_TOOL_KEYS = ["description", "inputSchema", "outputSchema"] as const;
 
 type Obj = Record<string, unknown>;
@@ -84,7 +87,7 @@ function parseHostTools(value: unknown): ToolsetSpec["hostTools"] {
 function parsePolicy(value: unknown, where: string): PolicySpec {
   if (!isObject(value)) throw new ToolsetSpecError(`${where} must be an object`);
   checkKeys(value, POLICY_KEYS, where);
-  const { onInterruption, timeout, heartbeatTimeout, queueTimeout, concurrency, approval } = value;
+  const { onInterruption, timeout, heartbeatTimeout, queueTimeout, concurrency, approval, risk, rateLimit } = value;
   if (onInterruption !== undefined && onInterruption !== "retry" && onInterruption !== "at_most_once") {
     throw new ToolsetSpecError(`${where}.onInterruption must be "retry" or "at_most_once"`);
   }
@@ -104,8 +107,35 @@ function parsePolicy(value: unknown, where: string): PolicySpec {
   if (concurrency !== undefined && (!Number.isInteger(concurrency) || (concurrency as number) < 1)) {
     throw new ToolsetSpecError(`${where}.concurrency must be a positive integer`);
   }
-  if (approval !== undefined && typeof approval !== "boolean") throw new ToolsetSpecError(`${where}.approval must be true or false`);
+  if (approval !== undefined && typeof approval !== "boolean") {
+    if (typeof approval !== "object" || approval === null || Array.isArray(approval))
+      throw new ToolsetSpecError(
+        `${where}.approval must be true, false or an approval such as { "kind": "rules", "rules": [ … ], "otherwise": { "kind": "never" } }`,
+      );
+    const problems = shapeProblems(() => approvalProblems(approval as Approval).map((p) => `approval.${p}`));
+    if (problems.length > 0) throw new ToolsetSpecError(`${where}.approval is malformed: ${problems.join("; ")}`);
+  }
+  if (risk !== undefined && risk !== "low" && risk !== "medium" && risk !== "high")
+    throw new ToolsetSpecError(`${where}.risk must be "low", "medium" or "high"`);
+  const limit = rateLimitProblems(rateLimit as ToolRateLimit | undefined, `${where}.rateLimit`);
+  if (limit.length > 0) throw new ToolsetSpecError(limit.join("; "));
+  if ((rateLimit as ToolRateLimit | undefined)?.onLimit === "wait") {
+    throw new ToolsetSpecError(
+      `${where}.rateLimit.onLimit: "wait" (a durable wait until the window frees) is not supported yet; use "fail" (the default): the call fails rate_limited with details.retryAfterMs, and the script can sleep that long and call again`,
+    );
+  }
   return value;
+}
+
+/** The problems `check` finds, or the one a value of the wrong shape makes it stumble on (a string where rules are). */
+function shapeProblems(check: () => readonly string[]): readonly string[] {
+  try {
+    return check();
+  } catch {
+    return [
+      'it does not have the shape of an approval: { "kind": "rules", "rules": [{ "action": "ask", "when": [ … ], "reason": "…" }], "otherwise": { "kind": "never" } }',
+    ];
+  }
 }
 
 /** Parses and checks a toolset file's content. Throws `ToolsetSpecError`. */
@@ -123,6 +153,13 @@ export function parseToolsetSpec(value: unknown): ToolsetSpec {
   }
   // No group can be named `http` (a protected name), so the built-in's group is always free.
   const http = parseHttpSpec(value.http);
+  // Its groups' names are protected (`protected-names.ts`): no MCP server or host tool group has one.
+  const library = parseLibrarySpec(value.library);
+  if (library?.web !== undefined && http === undefined) {
+    throw new ToolsetSpecError(
+      'library.web fetches pages under the rules of the toolset\'s http tool, and this toolset has none: add "http": { "allow": ["<host>", …] } with the hosts web.fetch may reach',
+    );
+  }
   const policies: Record<string, PolicySpec> = nullObject();
   if (value.policies !== undefined) {
     if (!isObject(value.policies)) throw new ToolsetSpecError(`policies must be an object: { "<group>.<name>": { … } }`);
@@ -132,7 +169,14 @@ export function parseToolsetSpec(value: unknown): ToolsetSpec {
     throw new ToolsetSpecError(`base must be the id of a registered toolset ("ts_" and 64 hex digits), got ${JSON.stringify(value.base)}`);
   }
   const base = value.base;
-  return { ...(base ? { base } : {}), ...(mcpServers ? { mcpServers } : {}), ...(hostTools ? { hostTools } : {}), ...(http ? { http } : {}), policies };
+  return {
+    ...(base ? { base } : {}),
+    ...(mcpServers ? { mcpServers } : {}),
+    ...(hostTools ? { hostTools } : {}),
+    ...(http ? { http } : {}),
+    ...(library ? { library } : {}),
+    policies,
+  };
 }
 
 /** Every policy key must name a tool (or `group.*` a group) of the toolset: a typo would silently apply nothing. */

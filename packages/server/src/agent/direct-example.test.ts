@@ -37,8 +37,8 @@ describe("examples/direct", () => {
     const fake = await startModelFake("anthropic", [
       {
         toolCalls: [
-          { id: "toolu_read", name: "memory_read_graph", input: {} },
-          { id: "toolu_create", name: "memory_create_entities", input: { entities: [ada] } },
+          { id: "toolu_read", name: "graph_read_graph", input: {} },
+          { id: "toolu_create", name: "graph_create_entities", input: { entities: [ada] } },
         ],
       },
       (request) => {
@@ -46,12 +46,12 @@ describe("examples/direct", () => {
         assert.equal(read?.isError, undefined, read?.content);
         assert.equal(create?.isError, undefined, create?.content);
         assert.match(create!.content, /Ada Lovelace/);
-        return { toolCalls: [{ id: "toolu_delete", name: "memory_delete_entities", input: { entityNames: ["Ada Lovelace"] } }] };
+        return { toolCalls: [{ id: "toolu_delete", name: "graph_delete_entities", input: { entityNames: ["Ada Lovelace"] } }] };
       },
       (request) => {
         const deleted = request.toolResults.at(-1);
         assert.equal(deleted?.isError, true);
-        assert.match(deleted.content, /A human rejected the call to "memory_delete_entities": the user said no\. Nothing was sent\./);
+        assert.match(deleted.content, /A human rejected the call to "graph_delete_entities": the user said no\. Nothing was sent\./);
         return { text: "Remembered Ada; kept her." };
       },
     ]);

@@ -23,17 +23,17 @@ describe("tapedeck run with an MCP server", () => {
       const toolset = join(dir, "toolset.json");
       writeFileSync(
         toolset,
-        JSON.stringify({ mcpServers: { memory: { command: process.execPath, args: [MEMORY], env: { MEMORY_FILE_PATH: join(dir, "m.jsonl") } } } }),
+        JSON.stringify({ mcpServers: { graph: { command: process.execPath, args: [MEMORY], env: { MEMORY_FILE_PATH: join(dir, "m.jsonl") } } } }),
       );
       const script = join(dir, "script.ts");
       writeFileSync(
         script,
-        `import { memory } from "tapedeck:tools";
+        `import { graph } from "tapedeck:tools";
 export default async () => {
-  await memory.create_entities({ entities: [{ name: "Grace", entityType: "person", observations: ["COBOL"] }] });
-  await memory.create_relations({ relations: [{ from: "Grace", to: "Grace", relationType: "inspires" }] });
-  const graph = await memory.read_graph();
-  return { entities: graph.entities.length, relations: graph.relations.map((r) => r.relationType) };
+  await graph.create_entities({ entities: [{ name: "Grace", entityType: "person", observations: ["COBOL"] }] });
+  await graph.create_relations({ relations: [{ from: "Grace", to: "Grace", relationType: "inspires" }] });
+  const read = await graph.read_graph();
+  return { entities: read.entities.length, relations: read.relations.map((r) => r.relationType) };
 };`,
       );
       const io = capture();
@@ -46,7 +46,7 @@ export default async () => {
       const shown = capture();
       await cli(["show", runId, "--data", join(dir, "data")], shown);
       assert.equal(shown.out.filter((l) => l.includes("call.completed")).length, 3);
-      assert.ok(shown.out.some((l) => l.includes("#2 memory.create_relations(")));
+      assert.ok(shown.out.some((l) => l.includes("#2 graph.create_relations(")));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -57,22 +57,22 @@ export default async () => {
     try {
       const memoryFile = join(dir, "m.jsonl");
       const toolset = join(dir, "toolset.json");
-      writeFileSync(toolset, JSON.stringify({ mcpServers: { memory: { command: process.execPath, args: [MEMORY], env: { MEMORY_FILE_PATH: memoryFile } } } }));
+      writeFileSync(toolset, JSON.stringify({ mcpServers: { graph: { command: process.execPath, args: [MEMORY], env: { MEMORY_FILE_PATH: memoryFile } } } }));
       const script = join(dir, "script.ts");
       writeFileSync(
         script,
-        `import { memory } from "tapedeck:tools";
+        `import { graph } from "tapedeck:tools";
 export default async () => {
-  await memory.create_entities({ entities: [{ name: "Grace", entityType: "person", observations: ["COBOL"] }] });
-  await memory.delete_entities({ entityNames: ["Grace"] });
-  return (await memory.read_graph()).entities.length;
+  await graph.create_entities({ entities: [{ name: "Grace", entityType: "person", observations: ["COBOL"] }] });
+  await graph.delete_entities({ entityNames: ["Grace"] });
+  return (await graph.read_graph()).entities.length;
 };`,
       );
       const data = join(dir, "data");
       const parked = capture();
       assert.equal(await cli(["run", script, "--toolset", toolset, "--detach", "--data", data], parked), 0, parked.err.join("\n"));
       const runId = parked.out[0]!;
-      assert.match(parked.err.join("\n"), new RegExp(`run ${runId} waiting: approval of #2 memory\\.delete_entities`));
+      assert.match(parked.err.join("\n"), new RegExp(`run ${runId} waiting: approval of #2 graph\\.delete_entities`));
       assert.match(readFileSync(memoryFile, "utf8"), /Grace/, "not deleted: the call was not sent");
       const approved = capture();
       assert.equal(await cli(["approve", `${runId}/2`, "--data", data], approved), 0, approved.err.join("\n"));

@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import { closeAll, Engine, HostTaskQueue, InProcessHostTools, openStore, type Store } from "@tapedeck/engine";
 import type { FastifyInstance } from "fastify";
 import { HostTaskBroker } from "../host-tasks/host-task-broker.js";
@@ -112,6 +113,8 @@ class Core implements ServerCore {
       recordEvents: true,
       unsafeHttpAllowLoopbackForTests: options.unsafeHttpAllowLoopbackForTests,
       ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
+      // The tool library's workspaces and memory index: in the data folder, also when the store is a database URL.
+      libraryFolder: join(store.dataFolder ?? options.dataDir, "library"),
     });
     this.#engine = engine;
     const { logger } = options;

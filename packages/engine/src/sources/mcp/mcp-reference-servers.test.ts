@@ -21,21 +21,21 @@ describe("reference MCP servers over stdio", () => {
     const dir = mkdtempSync(join(tmpdir(), "tapedeck-memory-"));
     const t = await testEngine();
     try {
-      const spec = { mcpServers: { memory: { ...server("server-memory"), env: { MEMORY_FILE_PATH: join(dir, "memory.jsonl") } } } };
+      const spec = { mcpServers: { graph: { ...server("server-memory"), env: { MEMORY_FILE_PATH: join(dir, "memory.jsonl") } } } };
       const first = await t.engine.registerToolset(spec);
       const second = await t.engine.registerToolset(spec);
       assert.equal(first.id, second.id);
       assert.match(first.id, /^ts_[0-9a-f]{64}$/);
       assert.equal(first.toolset.tools.length, 9);
       assert.ok(first.toolset.tools.every((tool) => tool.source === "mcp" && tool.outputSchema !== undefined));
-      assert.match(first.declarations.prompt, /^memory\.search_nodes\(\{ query: string \}\) → \{ entities: /m);
+      assert.match(first.declarations.prompt, /^graph\.search_nodes\(\{ query: string \}\) → \{ entities: /m);
       const { end } = await runScript(
         t.engine,
         spec,
-        `import { memory } from "tapedeck:tools";
+        `import { graph } from "tapedeck:tools";
          export default async () => {
-           await memory.create_entities({ entities: [{ name: "Ada", entityType: "person", observations: ["first program"] }] });
-           const found = await memory.search_nodes({ query: "Ada" });
+           await graph.create_entities({ entities: [{ name: "Ada", entityType: "person", observations: ["first program"] }] });
+           const found = await graph.search_nodes({ query: "Ada" });
            return found.entities.map((e) => e.name);
          };`,
       );

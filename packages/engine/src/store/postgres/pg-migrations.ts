@@ -171,6 +171,21 @@ export const pgMigrations: readonly Migration[] = [
         created_at bigint NOT NULL,
         PRIMARY KEY (session, handle)
       );
+      `,
+  },
+  {
+    version: 3,
+    name: "rate limits",
+    sql: `
+      -- The calls each (namespace, tool) was allowed, for the tools' sliding-window rate limits
+      -- (pg-rate-limit-store.ts): every node on the database counts the same calls. key: JSON
+      -- [namespace, tool]. (SQLite's migration 19.)
+      CREATE TABLE rate_limit_calls (
+        ord bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        key text NOT NULL,
+        at  bigint NOT NULL
+      );
+      CREATE INDEX rate_limit_calls_by_key ON rate_limit_calls (key, at);
     `,
   },
 ];

@@ -45,6 +45,7 @@ import { openPool } from "./pg-connection.js";
 import { parsePostgresUrl, redactedUrl, type PostgresLocation } from "./pg-location.js";
 import { PgCredentialStore } from "./pg-credential-store.js";
 import { PgGroupCommit } from "./pg-group-commit.js";
+import { PgRateLimitStore } from "./pg-rate-limit-store.js";
 import { PgHostTaskStore } from "./pg-host-task-store.js";
 import { pgMigrate } from "./pg-migrations.js";
 import { PgNotifier } from "./pg-notifier.js";
@@ -131,6 +132,7 @@ export class PostgresStore implements Store {
   readonly credentials: PgCredentialStore;
   readonly hostTasks: PgHostTaskStore;
   readonly directBlobs: PgBlobStore;
+  readonly rateLimits: PgRateLimitStore;
   readonly notifier: PgNotifier;
   /** A database store has no data folder: the vault's key and the server's secret must be given. */
   readonly dataFolder: undefined = undefined;
@@ -178,6 +180,7 @@ export class PostgresStore implements Store {
     this.credentials = new PgCredentialStore(this.#access);
     this.hostTasks = new PgHostTaskStore(this.#access, notifier);
     this.directBlobs = new PgBlobStore(this.#access);
+    this.rateLimits = new PgRateLimitStore(this.#access);
     handles.set(this, {
       write: this.#access.write,
       read: (text, values) => this.#read(text, values),

@@ -1,0 +1,34 @@
+import { toolFailure, type PinnedTool } from "@tapedeck/protocol";
+import { checkRateLimit, type RateCheck } from "../library/rate-limit/rate-limiter.js";
+import type { RateLimitStore } from "../store/rate-limit-store.js";
+
+/**
+ * The rate limit of a call's tool, applied at intake once the call is scheduled and before it
+ * goes on — to its approval (a call that would be refused anyway never bothers an approver) or
+ * to its tool. The window is the store's (`Store.rateLimits`), so every process on a data folder
+ * counts the same calls, and a restart forgets none.
+ *
+ * Invariants:
+ * - Only a call just issued is checked: a resumed one (its journal has it) was checked when it was
+ *   issued, and a refused one has its `rate_limited` failure in the journal, which replay returns.
+ * - A call whose place is taken counts even if the engine stops before sending it: the window errs
+ *   toward fewer calls, never more.
+ * - A store that keeps no windows refuses the calls of a limited tool, saying so: a limit is
+ *   never silently ignored.
+ * - `onLimit: "wait"` is refused where a policy is written (no library tool's definition uses
+ *   it): a durable wait for the window is not built yet.
+ */
+
+/** Whether a call of `tool` may go on now, for `namespace` (the run's end user). */
+export function admitCall(store: RateLimitStore | undefined, tool: PinnedTool, path: string, namespace: string | undefined, now: number): Promise<RateCheck> {
+  const limit = tool.policy.rateLimit;
+  if (limit === undefined) return Promise.resolve({ ok: true });
+  if (store === undefined) {
+    const failure = toolFailure(
+      "tool_error",
+      `${path} has a rate limit, and this engine's store keeps no rate-limit windows, so the call was not sent. Use a store that keeps them (SQLite), or remove the tool's rateLimit.`,
+    );
+    return Promise.resolve({ ok: false, retryAfterMs: 0, failure });
+  }
+  return checkRateLimit(store, { namespace, tool: path }, limit, now);
+}
