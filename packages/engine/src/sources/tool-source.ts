@@ -100,6 +100,13 @@ export interface ToolCallRequest {
   readonly schemaChangeApproved?: boolean;
   /** Told whether a worker has taken the attempt, by sources that queue calls for workers (host tools). */
   readonly queue?: QueueWatcher;
+  /**
+   * `http.fetch` only: checks every URL the request would go to, the first and each redirect's,
+   * with the method it would be sent with, before it is resolved or sent (a user tool's grant:
+   * host, path prefix, method). A reason refuses that hop: nothing is sent to it. Set by callers
+   * narrower than the toolset's allow-list; the dispatcher sets none.
+   */
+  readonly targetCheck?: (url: string, method: string) => string | undefined;
 }
 
 /**

@@ -10,7 +10,7 @@ import type { ToolOutcome } from "../sources/tool-source.js";
  *
  * Invariants the wiring must keep:
  * - `fetch` sends through the `http` tool's rules (allow-list of the grant's hosts, SSRF checks,
- *   pinned address, limits) and injects the named credential after those checks, naming the
+ *   pinned address, limits), checks every hop with `within` before sending it, and injects the named credential after those checks, naming the
  *   values it sent in the outcome's `secrets` (as the http tool source does), so they are redacted.
  * - `invoke` calls the toolset's tool through the normal path (validation, policy, approval,
  *   rate limit) and answers its outcome.
@@ -37,8 +37,13 @@ export interface SubCallJournal {
 }
 
 export interface UserToolHost {
-  /** Sends `args` (`http.fetch`'s arguments, `credential` included when granted) under the `http` tool's rules. */
-  fetch(args: JsonValue, key: string, signal: AbortSignal): Promise<ToolOutcome>;
+  /**
+   * Sends `args` (`http.fetch`'s arguments, `credential` included when granted) under the `http`
+   * tool's rules, with `within` as the request's `targetCheck`: every hop (redirects included) is
+   * checked against the tool's grant before it is sent, so a redirect out of the grant is never
+   * requested and never carries the credential.
+   */
+  fetch(args: JsonValue, key: string, signal: AbortSignal, within: (url: string, method: string) => string | undefined): Promise<ToolOutcome>;
   /** Calls the toolset's tool `name` (`group.name`, one the tool is granted). */
   invoke(name: string, args: JsonValue, key: string, signal: AbortSignal): Promise<ToolOutcome>;
   /** The namespace's workspace, when the tool is granted it (opened read-only for `ro`). */

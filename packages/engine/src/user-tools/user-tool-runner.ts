@@ -27,7 +27,8 @@ import { WORKSPACE_GROUP, WORKSPACE_TOOLS, type UserTool } from "./user-tool-reg
  *
  * Invariants:
  * - No capability unless granted: `fetch` exists only with an HTTP grant and goes only where the
- *   grant allows (`checkHttpGrant`, then the final URL after redirects again); a credential only
+ *   grant allows (`checkHttpGrant`, and every redirect's target before it is sent, through the
+ *   request's `targetCheck`; the final URL once more); a credential only
  *   by a granted name, injected by the host after the checks; the workspace only as granted;
  *   other tools only from the allow-list. Anything else the sandbox can issue (sleep, signals,
  *   workflows) is refused: a user tool runs within its call.
@@ -246,7 +247,11 @@ class CallState {
         `The credential ${JSON.stringify(credential)} is not granted to ${this.tool.definition.name} (granted: ${granted.length === 0 ? "none" : granted.join(", ")}).`,
       );
     }
-    const outcome = await this.call.host.fetch(args, key, signal);
+    const within = (target: string, hopMethod: string): string | undefined => {
+      const hop = checkHttpGrant(grants, target, hopMethod);
+      return hop.ok ? undefined : target === url ? hop.reason : `${url} redirected out of the grant. ${hop.reason}`;
+    };
+    const outcome = await this.call.host.fetch(args, key, signal, within);
     if (outcome.secrets !== undefined && outcome.secrets.length > 0) this.#scanner = this.#scanner.with(outcome.secrets);
     if (outcome.kind === "result") {
       const response = outcome.value as { readonly url?: unknown; readonly redirected?: unknown };

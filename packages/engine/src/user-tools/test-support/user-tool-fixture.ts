@@ -55,7 +55,7 @@ export function hostFor(
   return {
     fetched,
     invoked,
-    fetch: (args, key, signal) => {
+    fetch: (args, key, signal, within) => {
       fetched.push(key);
       seq++;
       return source.call({
@@ -67,6 +67,7 @@ export function hostFor(
         attempt: 1,
         traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
         signal,
+        targetCheck: within,
       });
     },
     invoke: (name, args, key) => {
