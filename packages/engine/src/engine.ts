@@ -61,6 +61,9 @@ import { ToolsetCatalog, type RegisterToolsetOptions } from "./toolset/toolset-c
 import { ToolSearch, type ToolSearchHit, type ToolSearchOptions } from "./toolset/tool-search.js";
 import { closeAll } from "./util/close-all.js";
 import { valueProblem } from "./util/value-bounds.js";
+import { userToolProblems } from "./user-tools/check-user-tools.js";
+import { UserToolSource } from "./user-tools/user-tool-source.js";
+import { userToolWorkspaceFolder } from "./user-tools/user-tool-workspace.js";
 import { deriveWithWorkflow, pinWorkflow, WorkflowSpecError, type SaveWorkflowOptions } from "./workflows/workflow-spec.js";
 
 /** Limits of runs; every field has a default (see `limits.ts` for why). */
@@ -85,6 +88,8 @@ export interface EngineSources {
   readonly mcp?: ToolSource;
   /** The built-in `http` tool (`fetch` in scripts). Default: an `HttpToolSource` that reads credentials from this engine's vault. */
   readonly builtin?: ToolSource;
+  /** Sandboxed user tools (`userTools` of a toolset file). Default: a `UserToolSource` on this engine's sandboxes, vault and sources. */
+  readonly user?: ToolSource;
 }
 
 export interface EngineOptions {
@@ -288,12 +293,13 @@ export class Engine {
           unsafeAllowLoopbackForTests: options.unsafeHttpAllowLoopbackForTests === true,
           credentials: vaultResolver(store, this.credentials),
         }),
+      user: given.user ?? this.#userTools(options, store),
     });
     this.#closeExtra = given.mcp !== undefined && given.mcp !== mcp ? [() => mcp.close()] : [];
     this.#clock = options.clock ?? systemClock;
     this.#limits = { ...DEFAULT_LIMITS, ...options.limits, sandbox: { ...DEFAULT_LIMITS.sandbox, ...options.limits?.sandbox } };
     this.#webhookBaseUrl = (options.webhookBaseUrl ?? "http://127.0.0.1:7700").replace(/\/+$/, "");
-    this.#catalog = new ToolsetCatalog({ store, mcp, sources: this.#source, ...(options.checker ? { checker: options.checker } : {}) });
+    this.#catalog = new ToolsetCatalog({ store, mcp, sources: this.#source, userToolProblems, ...(options.checker ? { checker: options.checker } : {}) });
     this.#scheduler = new RunScheduler({
       store,
       clock: this.#clock,
@@ -323,6 +329,25 @@ export class Engine {
       onError: (error) => this.#listeners.emit({ type: "engine.error", error }),
     });
     this.#scheduler.serveSessions({ owns: isSessionId, decide: (runId, seq, decision, reason) => this.direct.decideById(runId, seq, decision, reason) });
+  }
+
+  /** The default source of user tools: their sandboxes are the runs', their host calls go through this engine's vault and sources. */
+  #userTools(options: EngineOptions, store: Store): UserToolSource {
+    const dataFolder = store.dataFolder;
+    return new UserToolSource({
+      sandboxes: this.#sandboxes,
+      clock: options.clock ?? systemClock,
+      compile: (code) => this.#catalog.compile(code),
+      context: async (runId) => {
+        const run = await this.#scheduler.run(runId);
+        const toolset = await this.#catalog.get(run.toolsetId);
+        return { tools: toolset.byPath, validator: toolset.validator, ...(run.namespace === undefined ? {} : { namespace: run.namespace }) };
+      },
+      send: (request) => this.#source.call(request),
+      credentials: vaultResolver(store, this.credentials),
+      ...(dataFolder === undefined ? {} : { workspaceFolder: (namespace: string | undefined) => userToolWorkspaceFolder(dataFolder, namespace) }),
+      http: { unsafeAllowLoopbackForTests: options.unsafeHttpAllowLoopbackForTests === true },
+    });
   }
 
   /** Opens an engine on its store (`options.store`, by default the data folder `./.tapedeck`). */
@@ -578,7 +603,7 @@ export class Engine {
       clock,
       sandboxes: { create: (o) => sandboxes.create(o), close: () => Promise.resolve() },
       // Built-ins too: a test's `fetch` is answered by the scenario, never sent.
-      sources: { host: source, mcp: source, builtin: source },
+      sources: { host: source, mcp: source, builtin: source, user: source },
       wake: false,
       checker: this.#catalog.checker,
       webhookBaseUrl: this.#webhookBaseUrl,

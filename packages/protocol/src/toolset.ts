@@ -1,4 +1,5 @@
 import type { JsonObject } from "./json.js";
+import type { PinnedUserTool, UserToolFileSpec } from "./user-tool.js";
 
 /** A JSON Schema, as a tool declares it. */
 export type JsonSchema = JsonObject | boolean;
@@ -98,6 +99,8 @@ export interface ToolsetSpec {
   readonly hostTools?: { readonly [group: string]: { readonly [name: string]: HostToolSpec } };
   /** Enables the built-in `http` tool (`fetch` in scripts) for these hosts. */
   readonly http?: HttpSpec;
+  /** Sandboxed user tools by group, then by name (see `user-tool.ts`). */
+  readonly userTools?: { readonly [group: string]: { readonly [name: string]: UserToolFileSpec } };
   /** Policies by `group.name` (or `group.*` for a whole group). */
   readonly policies?: { readonly [tool: string]: PolicySpec };
 }
@@ -115,7 +118,7 @@ export interface ToolPolicy {
 }
 
 /** Where a tool's calls go. */
-export type ToolSourceKind = "host" | "mcp" | "builtin";
+export type ToolSourceKind = "host" | "mcp" | "builtin" | "user";
 
 /** A tool as a toolset pins it: everything a run needs to call it, for the run's whole life. */
 export interface PinnedTool {
@@ -136,6 +139,8 @@ export interface PinnedTool {
   readonly remote?: { readonly server: string; readonly name: string };
   /** For the built-in `http.fetch`: the normalised allow-list of the toolset's `http` entry. */
   readonly http?: { readonly allow: readonly string[] };
+  /** For a sandboxed user tool (source `user`): its code, grants and limits. */
+  readonly user?: PinnedUserTool;
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { JsonValue, ParkReason, PinnedTool, ToolFailure } from "@tapedeck/protocol";
 import type { KnownSecret } from "../secrets/leak-scanner.js";
 import type { StagedHostTask } from "../store/host-task-store.js";
+import type { SubCallJournal } from "./sub-call-journal.js";
 
 /**
  * The tool source seam: where the dispatcher sends a call once it is durable in the journal.
@@ -107,6 +108,12 @@ export interface ToolCallRequest {
    * narrower than the toolset's allow-list; the dispatcher sets none.
    */
   readonly targetCheck?: (url: string, method: string) => string | undefined;
+  /**
+   * Where a source that makes host calls of its own while serving the call (a user tool's
+   * `fetch`, its invocations) records each, keyed `{idempotencyKey}.{n}`, and finds them again
+   * on a later attempt: the run's journal (`call.sub` entries). Set by the call intake.
+   */
+  readonly subCalls?: SubCallJournal;
 }
 
 /**

@@ -8,6 +8,7 @@ import { sha256Hex } from "../util/ids.js";
 import { resolveHostPolicy } from "./policy.js";
 import { ToolsetSpecError } from "./spec-error.js";
 import { checkPolicyTargets } from "./toolset-file.js";
+import { pinUserTools } from "./pin-user-tools.js";
 
 /**
  * Pins a toolset: the exact tools (schemas, descriptions, resolved policies) a run will use
@@ -43,6 +44,8 @@ export async function pinToolset(
   }
   // The built-in `http.fetch` is pinned like any tool, its allow-list with it: the toolset id covers it.
   if (spec.http) tools.push(pinHttpTool(spec.http.allow, policies));
+  // User tools carry their code, grants and limits: the toolset id covers them.
+  tools.push(...pinUserTools(spec.userTools, policies));
   // A derived toolset's policies are for the tools it adds: the base's stay as they were pinned.
   for (const key of Object.keys(policies)) {
     const group = key.split(".")[0];

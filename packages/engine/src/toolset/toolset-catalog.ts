@@ -67,6 +67,8 @@ export interface ToolsetCatalogOptions {
   readonly sources: SourceRouter;
   /** Default: a `CheckerPool` of the catalogue's own, started at the first check and closed with it. */
   readonly checker?: ScriptCheck;
+  /** What is wrong with a toolset's user tools (their code type-checked with `checker`), asked at registration. Default: nothing is checked. */
+  readonly userToolProblems?: (toolset: PinnedToolset, checker: ScriptCheck) => Promise<readonly string[]>;
 }
 
 export class ToolsetCatalog {
@@ -75,6 +77,7 @@ export class ToolsetCatalog {
   readonly #sources: SourceRouter;
   readonly #toolsets = new Map<string, CatalogedToolset>();
   #checker: ScriptCheck | undefined;
+  readonly #userToolProblems: ToolsetCatalogOptions["userToolProblems"];
   /** The checker this catalogue made (and closes). */
   #ownChecker: CheckerPool | undefined;
 
@@ -83,6 +86,7 @@ export class ToolsetCatalog {
     this.#mcp = options.mcp;
     this.#sources = options.sources;
     this.#checker = options.checker;
+    this.#userToolProblems = options.userToolProblems;
   }
 
   /** A registered toolset, loaded. Throws `not_found`. */
@@ -118,6 +122,9 @@ export class ToolsetCatalog {
       const problem = validator.schemaProblem(tool.inputSchema);
       if (problem) throw new EngineError("invalid_toolset", `The input schema of ${tool.group}.${tool.name} cannot be compiled: ${problem}`);
     }
+    // User tools' code is type-checked against exactly what each is granted.
+    const userTools = (await this.#userToolProblems?.(pinned, this.checker)) ?? [];
+    if (userTools.length > 0) throw new EngineError("invalid_toolset", `The toolset's user tools cannot be registered:\n- ${userTools.join("\n- ")}`);
     // The validator that just compiled every schema serves the toolset's runs. Loaded before it
     // is stored: a toolset that cannot be loaded is refused, and leaves nothing behind.
     const toolset = this.load(pinned, await this.#store.getObservedShapes(pinned.id), validator);

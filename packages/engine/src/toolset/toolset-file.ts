@@ -6,6 +6,7 @@ import { parseHttpSpec } from "./http-spec-file.js";
 import { literalSecretRefusal } from "./literal-secrets.js";
 import { parseMcpServers } from "./mcp-servers-file.js";
 import { checkGroupName, ToolsetSpecError } from "./spec-error.js";
+import { parseUserToolsSpec } from "./user-tools-spec-file.js";
 
 export { ToolsetSpecError } from "./spec-error.js";
 
@@ -16,7 +17,7 @@ export { ToolsetSpecError } from "./spec-error.js";
  * (`literal-secrets.ts`): a toolset is readable by whoever knows its id.
  */
 
-const TOP_LEVEL_KEYS = ["base", "mcpServers", "hostTools", "http", "policies"] as const;
+const TOP_LEVEL_KEYS = ["base", "mcpServers", "hostTools", "http", "userTools", "policies"] as const;
 const POLICY_KEYS = ["onInterruption", "timeout", "heartbeatTimeout", "queueTimeout", "concurrency", "approval"] as const;
 const HOST_TOOL_KEYS = ["description", "inputSchema", "outputSchema"] as const;
 
@@ -121,6 +122,11 @@ export function parseToolsetSpec(value: unknown): ToolsetSpec {
     if (hostTools !== undefined && Object.hasOwn(hostTools, group))
       throw new ToolsetSpecError(`"${group}" is both an MCP server and a host tool group; give them different names`);
   }
+  const userTools = parseUserToolsSpec(value.userTools);
+  for (const group of Object.keys(userTools ?? {})) {
+    if ((hostTools !== undefined && Object.hasOwn(hostTools, group)) || (mcpServers !== undefined && Object.hasOwn(mcpServers, group)))
+      throw new ToolsetSpecError(`"${group}" is both a user tool group and a host tool group or MCP server; give them different names`);
+  }
   // No group can be named `http` (a protected name), so the built-in's group is always free.
   const http = parseHttpSpec(value.http);
   const policies: Record<string, PolicySpec> = nullObject();
@@ -132,7 +138,14 @@ export function parseToolsetSpec(value: unknown): ToolsetSpec {
     throw new ToolsetSpecError(`base must be the id of a registered toolset ("ts_" and 64 hex digits), got ${JSON.stringify(value.base)}`);
   }
   const base = value.base;
-  return { ...(base ? { base } : {}), ...(mcpServers ? { mcpServers } : {}), ...(hostTools ? { hostTools } : {}), ...(http ? { http } : {}), policies };
+  return {
+    ...(base ? { base } : {}),
+    ...(mcpServers ? { mcpServers } : {}),
+    ...(hostTools ? { hostTools } : {}),
+    ...(http ? { http } : {}),
+    ...(userTools ? { userTools } : {}),
+    policies,
+  };
 }
 
 /** Every policy key must name a tool (or `group.*` a group) of the toolset: a typo would silently apply nothing. */

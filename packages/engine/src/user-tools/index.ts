@@ -10,8 +10,8 @@
  */
 
 export { checkHttpGrant, type GrantCheck } from "./http-grant.js";
-export { grantsProblems, normaliseGrants, type HttpGrant, type UserToolGrants } from "./grants.js";
+export { grantsProblems, normaliseGrants, type HttpGrant, type UserToolGrants } from "../toolset/user-tool-grants.js";
 export { MemorySubCallJournal, type SubCall, type SubCallAnswer, type SubCallJournal, type UserToolHost } from "./user-tool-host.js";
-export { DEFAULT_USER_TOOL_LIMITS, limitsProblems, type UserToolLimits } from "./user-tool-limits.js";
+export { DEFAULT_USER_TOOL_LIMITS, limitsProblems, type UserToolLimits } from "../toolset/user-tool-limits.js";
 export { registerUserTool, WORKSPACE_GROUP, type Registration, type UserTool, type UserToolSpec } from "./user-tool-registration.js";
 export { LIMIT_EXCEEDED, UserToolRunner, type UserToolCall, type UserToolOutcome } from "./user-tool-runner.js";

@@ -1,7 +1,10 @@
-import type { JsonValue, ToolFailure } from "@tapedeck/protocol";
+import type { JsonValue } from "@tapedeck/protocol";
 import type { Workspace } from "../library/files/workspace.js";
 import type { KnownSecret } from "../secrets/leak-scanner.js";
+import type { SubCall, SubCallAnswer, SubCallJournal } from "../sources/sub-call-journal.js";
 import type { ToolOutcome } from "../sources/tool-source.js";
+
+export type { SubCall, SubCallAnswer, SubCallJournal };
 
 /**
  * The seams a user tool's call runs through, provided by the engine's wiring: how a host call
@@ -16,25 +19,6 @@ import type { ToolOutcome } from "../sources/tool-source.js";
  *   rate limit) and answers its outcome.
  * - The sub-call key is the idempotency key of that host call: `{run}/{seq}.{n}`.
  */
-
-/** One host call of a user tool: `fetch`, an invoked tool, or the workspace. */
-export interface SubCall {
-  /** `{run}/{seq}.{n}`: the parent call's key, then the n-th host call the tool made (from 1). */
-  readonly key: string;
-  /** `http.fetch`, `workspace.read`, or the invoked tool's `group.name`. */
-  readonly tool: string;
-  readonly args: JsonValue;
-}
-
-/** A host call's answer as recorded: what the tool was given (already leak-scanned), and when (the tool's `Date.now()` after it). */
-export type SubCallAnswer = ({ readonly ok: true; readonly value: JsonValue } | { readonly ok: false; readonly error: ToolFailure }) & { readonly at: number };
-
-export interface SubCallJournal {
-  /** The answer recorded for `key` (a replay, or a retry of the parent call), if any. */
-  recorded(key: string): Promise<SubCallAnswer | undefined>;
-  /** Records `answer` for `call` before the tool sees it; a replay gets exactly this. */
-  record(call: SubCall, answer: SubCallAnswer): Promise<void>;
-}
 
 export interface UserToolHost {
   /**

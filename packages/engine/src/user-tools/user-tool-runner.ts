@@ -186,11 +186,14 @@ class CallState {
       outcome.kind === "result"
         ? { ok: true, value: this.#scan(outcome.value), at: this.call.now() }
         : { ok: false, error: this.#scan(outcome.failure as unknown as JsonValue) as unknown as ToolFailure, at: this.call.now() };
+    // No answer (interrupted, parked, the call stopped): nothing is recorded, so the parent
+    // call's next attempt performs this host call again, with the same key.
+    if (outcome.unanswered === true || deadline.aborted) return answer;
     await this.call.journal.record({ key, tool: issued.tool, args: this.#scan(issued.args) }, answer);
     return answer;
   }
 
-  #overLimit(tool: string): { readonly kind: "failure"; readonly failure: ToolFailure } | undefined {
+  #overLimit(tool: string): Answered | undefined {
     const limits = this.tool.limits;
     if (tool === "http.fetch" && ++this.#fetches > limits.httpRequests) {
       return refusal(LIMIT_EXCEEDED, `${this.tool.definition.name} made more than ${limits.httpRequests} fetch requests in one call, its limit; make fewer.`);
@@ -305,8 +308,10 @@ class CallState {
   }
 }
 
-/** A host call's outcome as the tool gets it: a value or a failure. */
-type Answered = { readonly kind: "result"; readonly value: JsonValue } | { readonly kind: "failure"; readonly failure: ToolFailure };
+/** A host call's outcome as the tool gets it: a value or a failure (`unanswered`: the host call got no answer, so it is not recorded). */
+type Answered =
+  | { readonly kind: "result"; readonly value: JsonValue; readonly unanswered?: undefined }
+  | { readonly kind: "failure"; readonly failure: ToolFailure; readonly unanswered?: true };
 
 /**
  * An outcome without an answer (interrupted, parked) is a failure for the tool: it runs within
@@ -316,7 +321,7 @@ function settled(outcome: ToolOutcome, what: string): Answered {
   if (outcome.kind === "result") return { kind: "result", value: outcome.value };
   if (outcome.kind === "failure") return { kind: "failure", failure: outcome.failure };
   const why = outcome.kind === "interrupted" ? outcome.reason : outcome.park.message;
-  return { kind: "failure", failure: toolFailure("network_error", `${what} got no answer: ${why}`, { retryable: true }) };
+  return { kind: "failure", failure: toolFailure("network_error", `${what} got no answer: ${why}`, { retryable: true }), unanswered: true };
 }
 
 function refusal(code: string, message: string): Answered & { readonly kind: "failure" } {

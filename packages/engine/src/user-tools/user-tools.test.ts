@@ -329,6 +329,24 @@ void describe("a user tool call", () => {
     assert.deepEqual(valueOf(first), { sum: 6, b: 200, c: 200, at: 1_000 });
   });
 
+  it("a host call that got no answer (interrupted) is not recorded: the parent call's next attempt performs it again", async () => {
+    const tool = userTool(
+      `export default async () => { try { await fetch("${base}/v1/items"); return "answered"; } catch (e) { return (e as { code: string }).code; } }`,
+      { http: [{ host: "api.test.example", pathPrefix: "/v1/" }] },
+    );
+    const interrupted: UserToolHost = {
+      fetch: () => Promise.resolve({ kind: "interrupted", reason: "the connection dropped" }),
+      invoke: () => Promise.reject(new Error("no invocations here")),
+    };
+    const journal = new MemorySubCallJournal();
+    const first = await runner.call(tool, {}, { key: "run_lost/3", signal: new AbortController().signal, now: () => 1, host: interrupted, journal });
+    assert.equal(valueOf(first), "network_error", "the tool is told");
+    assert.deepEqual([...journal.calls.keys()], [], "nothing recorded for the unanswered call");
+    const again = await runner.call(tool, {}, { key: "run_lost/3", signal: new AbortController().signal, now: () => 2, host: hostFor(source, tool), journal });
+    assert.equal(valueOf(again), "answered");
+    assert.deepEqual([...journal.calls.keys()], ["run_lost/3.1"]);
+  });
+
   it("invokes only the tools of its allow-list, each a sub-call; at most toolCalls of them", async () => {
     const search: PinnedTool = {
       group: "memory",

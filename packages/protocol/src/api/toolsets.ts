@@ -49,6 +49,7 @@ export const createToolsetRequest = schemaFor<CreateToolsetRequest>()({
     hostTools: { type: "object", description: "Host tools by group, then name." },
     policies: { type: "object", description: "Policies by `group.name` or `group.*`." },
     http: { type: "object", description: 'The `http` built-in: `{ "allow": [host patterns] }`; scripts then have `fetch`.' },
+    userTools: { type: "object", description: "Sandboxed user tools by group, then name: code, schemas, grants, limits." },
   },
   additionalProperties: false,
 });

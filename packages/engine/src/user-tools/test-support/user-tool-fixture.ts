@@ -6,9 +6,9 @@ import { HttpToolSource } from "../../sources/http/http-tool-source.js";
 import { pinHttpTool } from "../../toolset/pin-http.js";
 import type { ToolOutcome } from "../../sources/tool-source.js";
 import { tableResolver } from "../../test-support/loopback-http.js";
-import type { UserToolGrants } from "../grants.js";
+import type { UserToolGrants } from "../../toolset/user-tool-grants.js";
 import type { UserToolHost } from "../user-tool-host.js";
-import type { UserToolLimits } from "../user-tool-limits.js";
+import type { UserToolLimits } from "../../toolset/user-tool-limits.js";
 import { registerUserTool, type UserTool } from "../user-tool-registration.js";
 
 /**
