@@ -7,7 +7,10 @@ import type { Engine } from "./engine.js";
 import { EngineError } from "./errors.js";
 import { findSecrets } from "./test-support/leak-scan.js";
 import { startLoopbackServer, type LoopbackServer } from "./test-support/loopback-http.js";
-import { testEngine, testSandboxes } from "./test-support/engines.js";
+import { tempDir, testEngine, testSandboxes } from "./test-support/engines.js";
+import { STDIO_MAIN } from "./test-support/mcp/fixture-clients.js";
+import { McpToolSource } from "./sources/mcp/mcp-tool-source.js";
+import { SqliteStore } from "./store/sqlite-store.js";
 
 /**
  * Sandboxed user tools through the Engine API: a toolset file declares them (code, schemas,
@@ -419,6 +422,74 @@ describe("user tools' capabilities, through the engine", () => {
       }
     } finally {
       await t.cleanup();
+    }
+  });
+});
+
+describe("user tools' invocations and workspace, through the engine", () => {
+  it("invokes the tools it is granted (journaled sub-calls), never one that needs approval; reads and writes the namespace's workspace as granted", async () => {
+    const dir = tempDir();
+    const t = await testEngine({ store: SqliteStore.openDataFolder(dir.path, { durability: "normal" }), mcp: new McpToolSource() });
+    try {
+      const { id } = await t.engine.registerToolset({
+        mcpServers: { fx: { command: process.execPath, args: [STDIO_MAIN] } },
+        policies: { "fx.echo_plain": { approval: true } },
+        userTools: {
+          notes: {
+            keep: {
+              description: "Echoes a note through fx.echo and keeps it in the workspace.",
+              code: `import { fx, workspace } from "tapedeck:tools";
+                export default async (input: { note: string }) => {
+                  const echoed = await fx.echo({ text: input.note });
+                  await workspace.write({ path: "notes/last.txt", content: echoed.text });
+                  let asked = "sent";
+                  try { await fx.echo_plain({ text: "x" }); } catch (e) { asked = (e as { code: string }).code + ": " + (e as Error).message; }
+                  return { echoed: echoed.text, asked };
+                };`,
+              inputSchema: { type: "object", properties: { note: { type: "string" } }, required: ["note"] },
+              outputSchema: { type: "object", properties: { echoed: { type: "string" }, asked: { type: "string" } }, required: ["echoed", "asked"] },
+              grants: { tools: ["fx.echo", "fx.echo_plain"], workspace: "rw" },
+            },
+            read: {
+              description: "Reads the last note, read-only.",
+              code: `import { workspace } from "tapedeck:tools";
+                export default async () => {
+                  const file = await workspace.read({ path: "notes/last.txt" });
+                  let escaped = "read";
+                  try { await workspace.read({ path: "../../tapedeck.db" }); } catch (e) { escaped = (e as { code: string }).code; }
+                  return { content: file.content, escaped };
+                };`,
+              outputSchema: { type: "object", properties: { content: { type: "string" }, escaped: { type: "string" } }, required: ["content", "escaped"] },
+              grants: { workspace: "ro" },
+            },
+          },
+        },
+      });
+      const started = await t.engine.start({
+        toolset: id,
+        namespace: "acme",
+        source: `import { notes } from "tapedeck:tools";
+export default async () => ({ kept: await notes.keep({ note: "hello" }), read: await notes.read({}) });`,
+      });
+      if (started.kind !== "started") assert.fail(JSON.stringify(started.diagnostics));
+      const value = output(await started.end) as { kept: { echoed: string; asked: string }; read: { content: string; escaped: string } };
+      assert.equal(value.kept.echoed, "hello");
+      assert.match(value.kept.asked, /^refused: fx\.echo_plain needs approval before each call/);
+      assert.deepEqual(value.read, { content: "hello", escaped: "refused" });
+      const journal = subCalls(await t.engine.journal(started.runId));
+      assert.deepEqual(
+        journal.map((e) => `${e.key} ${e.tool} ${e.answer.ok ? "ok" : e.answer.error.code}`),
+        [
+          `${started.runId}/1.1 fx.echo ok`,
+          `${started.runId}/1.2 workspace.write ok`,
+          `${started.runId}/1.3 fx.echo_plain refused`,
+          `${started.runId}/2.1 workspace.read ok`,
+          `${started.runId}/2.2 workspace.read refused`,
+        ],
+      );
+    } finally {
+      await t.cleanup();
+      dir.cleanup();
     }
   });
 });
