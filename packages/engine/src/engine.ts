@@ -62,6 +62,7 @@ import { ToolSearch, type ToolSearchHit, type ToolSearchOptions } from "./toolse
 import { closeAll } from "./util/close-all.js";
 import { valueProblem } from "./util/value-bounds.js";
 import { userToolProblems } from "./user-tools/check-user-tools.js";
+import { saveUserTool, type SaveToolOptions, type ToolTestResult } from "./user-tools/save-tool.js";
 import { UserToolSource } from "./user-tools/user-tool-source.js";
 import { userToolWorkspaceFolder } from "./user-tools/user-tool-workspace.js";
 import { deriveWithWorkflow, pinWorkflow, WorkflowSpecError, type SaveWorkflowOptions } from "./workflows/workflow-spec.js";
@@ -195,6 +196,21 @@ export type SaveWorkflowResult =
       readonly id: string;
       readonly toolset: PinnedToolset;
       readonly declarations: Declarations;
+      readonly warnings: readonly Diagnostic[];
+    };
+
+export type { SaveToolOptions, ToolTestResult };
+
+export type SaveToolResult =
+  /** Nothing was saved: `problems` by field, `diagnostics` of the code, `tests` with the failing cases and what differed. */
+  | { readonly kind: "refused"; readonly problems: readonly string[]; readonly diagnostics: readonly Diagnostic[]; readonly tests: readonly ToolTestResult[] }
+  /** The derived toolset that pins the tool: its new id, and its declarations. */
+  | {
+      readonly kind: "saved";
+      readonly id: string;
+      readonly toolset: PinnedToolset;
+      readonly declarations: Declarations;
+      readonly tests: readonly ToolTestResult[];
       readonly warnings: readonly Diagnostic[];
     };
 
@@ -420,6 +436,24 @@ export class Engine {
     const loaded = this.#catalog.load(pinned, observed, base.validator);
     await this.#catalog.put(pinned);
     return { kind: "saved", id: pinned.id, toolset: pinned, declarations: loaded.declarations, warnings: checked.diagnostics };
+  }
+
+  /**
+   * `save_tool`: checks a user tool (its fields, its code against what it is granted), runs its
+   * test cases in the sandbox in virtual time (nothing is sent), and registers the toolset
+   * derived from `options.toolset` that pins it: new runs on the derived id see it, running runs
+   * keep theirs. Whatever is wrong comes back `refused` (problems, diagnostics, failing cases).
+   * Throws `not_found` for an unknown toolset.
+   */
+  async saveTool(options: SaveToolOptions): Promise<SaveToolResult> {
+    this.#open();
+    const base = await this.#catalog.get(options.toolset);
+    const saved = await saveUserTool(options, base.pinned, { checker: this.#catalog.checker, sandboxes: this.#sandboxes, now: this.#clock.now() });
+    if (saved.kind === "refused") return saved;
+    const observed = { ...base.observed, ...(await this.#store.getObservedShapes(saved.toolset.id)) };
+    const loaded = this.#catalog.load(saved.toolset, observed);
+    await this.#catalog.put(saved.toolset);
+    return { kind: "saved", id: saved.toolset.id, toolset: saved.toolset, declarations: loaded.declarations, tests: saved.tests, warnings: saved.warnings };
   }
 
   /** Checks the script and, if it type-checks, creates a run and starts executing it. */
