@@ -18,6 +18,7 @@ import { InProcessHostTools } from "../sources/in-process-host-tools.js";
 import { median, percentile, printTable, time, type Row } from "./measure.js";
 import { openStore } from "../store/open-store.js";
 import { toolLibrary } from "./tool-library.js";
+import { userToolsEngine } from "./user-tools-engine.js";
 import type { Durability } from "../store/store.js";
 
 const ECHO_TOOLSET = { hostTools: { t: { echo: { description: "Echo.", inputSchema: { type: "object" } } } } };
@@ -738,6 +739,7 @@ async function main(): Promise<void> {
   if (!only || only === "http") await httpTool(rows);
   if (!only || only === "leak") await leakScan(rows);
   if (!only || only === "library") await toolLibrary(rows);
+  if (!only || only === "user-tools") await userToolsEngine(rows);
   printTable(rows);
 }
 
