@@ -46,8 +46,17 @@ export interface UserToolLimitsSpec {
 /** A user tool in a toolset file: `"userTools": { "<group>": { "<name>": { … } } }`. */
 export interface UserToolFileSpec {
   readonly description?: string;
-  /** TypeScript: an ES module whose default export takes the arguments and returns the result (or a promise of it). */
-  readonly code: string;
+  /** TypeScript: an ES module whose default export takes the arguments and returns the result (or a promise of it). Or `wasm`. */
+  readonly code?: string;
+  /**
+   * Instead of `code`: a WebAssembly module, base64, run as an Extism plugin (its PDKs: Rust, Go,
+   * JS, …): `entry` (default `run`) takes the arguments as JSON input and sets the result as JSON
+   * output. Its memory must declare a maximum within `limits.memoryBytes`; with an HTTP grant it
+   * may import `tapedeck_fetch` from `extism:host/user` (a JSON request block in, a JSON answer out).
+   */
+  readonly wasm?: string;
+  /** The exported function a `wasm` tool runs. Default `run`. */
+  readonly entry?: string;
   /** Default `{ "type": "object" }`. */
   readonly inputSchema?: JsonSchema;
   readonly outputSchema?: JsonSchema;
@@ -57,7 +66,10 @@ export interface UserToolFileSpec {
 
 /** A user tool as a toolset pins it (`PinnedTool.user`): its code, its normalised grants and every limit. */
 export interface PinnedUserTool {
-  readonly code: string;
+  /** TypeScript (a `code` tool). */
+  readonly code?: string;
+  /** A WebAssembly tool: its module (base64) and the function it runs. */
+  readonly wasm?: { readonly module: string; readonly entry: string };
   readonly grants: UserToolGrantsSpec;
   readonly limits: Required<UserToolLimitsSpec>;
 }

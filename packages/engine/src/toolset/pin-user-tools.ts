@@ -23,7 +23,11 @@ export function pinUserTools(userTools: ToolsetSpec["userTools"], policies: Read
         inputSchema: tool.inputSchema ?? { type: "object" },
         ...(tool.outputSchema === undefined ? {} : { outputSchema: tool.outputSchema }),
         policy: resolvePolicy(group, name, policies),
-        user: { code: tool.code, grants: normaliseGrants((tool.grants ?? {}) as UserToolGrants), limits: { ...DEFAULT_USER_TOOL_LIMITS, ...tool.limits } },
+        user: {
+          ...(tool.wasm === undefined ? { code: tool.code ?? "" } : { wasm: { module: tool.wasm, entry: tool.entry ?? "run" } }),
+          grants: normaliseGrants((tool.grants ?? {}) as UserToolGrants),
+          limits: { ...DEFAULT_USER_TOOL_LIMITS, ...tool.limits },
+        },
       });
     }
   }

@@ -13,7 +13,7 @@ import { checkGroupName, ToolsetSpecError } from "./spec-error.js";
  * exactly what it is granted.
  */
 
-const TOOL_KEYS = ["description", "code", "inputSchema", "outputSchema", "grants", "limits"] as const;
+const TOOL_KEYS = ["description", "code", "wasm", "entry", "inputSchema", "outputSchema", "grants", "limits"] as const;
 const GRANT_KEYS = ["http", "secrets", "workspace", "tools"] as const;
 const HTTP_GRANT_KEYS = ["host", "pathPrefix", "methods"] as const;
 
@@ -48,8 +48,18 @@ function parseUserTool(value: unknown, where: string): UserToolFileSpec {
   checkKeys(value, TOOL_KEYS, where);
   const { description, code, inputSchema, outputSchema } = value;
   if (description !== undefined && typeof description !== "string") throw new ToolsetSpecError(`${where}.description must be a string`);
-  if (typeof code !== "string" || code.trim() === "")
-    throw new ToolsetSpecError(`${where}.code must be the tool's TypeScript: a module whose default export takes the arguments and returns the result`);
+  const { wasm, entry } = value;
+  if (wasm !== undefined) {
+    if (code !== undefined) throw new ToolsetSpecError(`${where} has both code and wasm; a tool is one or the other`);
+    if (typeof wasm !== "string" || wasm === "" || !/^[A-Za-z0-9+/]+={0,2}$/.test(wasm))
+      throw new ToolsetSpecError(`${where}.wasm must be a WebAssembly module in base64`);
+    if (entry !== undefined && (typeof entry !== "string" || !/^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(entry)))
+      throw new ToolsetSpecError(`${where}.entry must be the name of the function the module exports (default run)`);
+  } else if (typeof code !== "string" || code.trim() === "") {
+    throw new ToolsetSpecError(
+      `${where}.code must be the tool's TypeScript: a module whose default export takes the arguments and returns the result (or give wasm: a WebAssembly module in base64)`,
+    );
+  } else if (entry !== undefined) throw new ToolsetSpecError(`${where}.entry is for wasm tools only`);
   for (const [key, schema] of [
     ["inputSchema", inputSchema],
     ["outputSchema", outputSchema],
@@ -59,7 +69,8 @@ function parseUserTool(value: unknown, where: string): UserToolFileSpec {
   const grants = parseGrants(value.grants, `${where}.grants`);
   const limits = parseLimits(value.limits, `${where}.limits`);
   return {
-    code,
+    ...(typeof code === "string" ? { code } : {}),
+    ...(typeof wasm === "string" ? { wasm, ...(typeof entry === "string" ? { entry } : {}) } : {}),
     ...(description === undefined ? {} : { description }),
     ...(inputSchema === undefined ? {} : { inputSchema: inputSchema as JsonObject }),
     ...(outputSchema === undefined ? {} : { outputSchema: outputSchema as JsonObject }),

@@ -4,6 +4,7 @@ import type { CompiledScript } from "../script/compile.js";
 import { scriptSizeDiagnostic } from "../script/script-size.js";
 import { prepareUserTool, type UserTool } from "./user-tool-registration.js";
 import { userToolSpecOf } from "./user-tool-spec.js";
+import { wasmModuleProblems } from "./wasm-tool-runner.js";
 
 /**
  * Checks user tools being registered (a toolset's `userTools`, or `save_tool`): each one's
@@ -19,6 +20,21 @@ export type UserToolCheck =
 
 /** Checks the user tool `tool` of a toolset of `tools`. */
 export async function checkUserTool(tool: PinnedTool, tools: readonly PinnedTool[], checker: ScriptCheck): Promise<UserToolCheck> {
+  const wasm = tool.user?.wasm;
+  if (wasm !== undefined) {
+    const spec = userToolSpecOf(tool);
+    const problems = wasmModuleProblems(Buffer.from(wasm.module, "base64"), wasm.entry, spec.grants, spec.limits);
+    if ((spec.grants.tools ?? []).length > 0 || spec.grants.workspace !== undefined || (spec.grants.secrets ?? []).length > 0)
+      problems.push("grants: a wasm tool can be granted http only (its host functions carry fetch; tools, workspace and secrets are not offered to it yet)");
+    if (problems.length > 0) return { ok: false, problems, diagnostics: [] };
+    return {
+      ok: true,
+      warnings: [],
+      finish: () => {
+        throw new Error("a wasm tool is not compiled");
+      },
+    };
+  }
   const prepared = prepareUserTool(userToolSpecOf(tool), tools);
   if (!prepared.ok) return { ok: false, problems: prepared.problems.map((problem) => problem.replace(/^definition\./, "")), diagnostics: [] };
   const tooLarge = scriptSizeDiagnostic(prepared.code);

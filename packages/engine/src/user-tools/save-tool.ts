@@ -143,7 +143,7 @@ export async function saveUserTool(options: SaveToolOptions, base: PinnedToolset
   const tools = [...base.tools.filter((tool) => !(tool.group === group && tool.name === name)), pinned];
   const checked = await checkUserTool(pinned, tools, deps.checker);
   if (!checked.ok) return refused(checked.problems, checked.diagnostics);
-  const results = await runTests(checked.finish(await deps.checker.compile(pinned.user!.code)), tests, deps);
+  const results = await runTests(checked.finish(await deps.checker.compile(options.code)), tests, deps);
   if (results.some((result) => !result.ok)) return refused([`${results.filter((r) => !r.ok).length} of ${results.length} test cases failed`], [], results);
   return { kind: "saved", toolset: toolsetOf(tools, base.servers ?? {}, base.id, base.workflows ?? {}), tests: results, warnings: checked.warnings };
 }

@@ -72,7 +72,7 @@ export class UserToolRunner {
   constructor(private readonly sandboxes: SandboxFactory) {}
 
   async call(tool: UserTool, args: JsonValue, call: UserToolCall): Promise<UserToolOutcome> {
-    const run = new CallState(tool, call, (schema) => this.#validator(schema));
+    const run = new ToolCallState(tool, call, (schema) => this.#validator(schema));
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(), tool.limits.deadlineMs);
     const stop = () => deadline.abort();
@@ -117,8 +117,8 @@ export class UserToolRunner {
   }
 }
 
-/** One call's state: counters, the scanner (which learns the credential values fetch sent), logs. */
-class CallState {
+/** One call's state: counters, the scanner (which learns the credential values fetch sent), logs. Shared by the QuickJS and the WebAssembly runners. */
+export class ToolCallState {
   #scanner: LeakScanner;
   readonly #logs: LogLine[] = [];
   #droppedLogs = 0;
@@ -140,8 +140,8 @@ class CallState {
     let step: Step = await sandbox.start();
     for (let next = 1; ; next++) {
       this.#absorbLogs(step.logs);
-      for (const issued of step.calls) pending.set(issued.seq, this.#answer(issued, deadline));
-      if (step.end !== undefined) return step.end.ok ? this.#output(step.end.output) : { kind: "failure", failure: this.#error(step.end.error) };
+      for (const issued of step.calls) pending.set(issued.seq, this.answer(issued, deadline));
+      if (step.end !== undefined) return step.end.ok ? this.output(step.end.output) : { kind: "failure", failure: this.#error(step.end.error) };
       const answering = pending.get(next);
       if (answering === undefined) {
         return failed(
@@ -150,7 +150,7 @@ class CallState {
         );
       }
       const answer = await untilAborted(answering, deadline);
-      if (answer === undefined) return this.#timedOut();
+      if (answer === undefined) return this.timedOut();
       pending.delete(next);
       const [delivered] = await sandbox.deliverEach([
         answer.ok ? { seq: next, at: answer.at, ok: true, value: answer.value } : { seq: next, at: answer.at, ok: false, error: answer.error },
@@ -174,7 +174,7 @@ class CallState {
   }
 
   /** The answer of one host call: refused by the limits or grants, recorded, or performed and recorded. */
-  async #answer(issued: IssuedCall, deadline: AbortSignal): Promise<SubCallAnswer> {
+  async answer(issued: IssuedCall, deadline: AbortSignal): Promise<SubCallAnswer> {
     this.subCalls++;
     const key = `${this.call.key}.${issued.seq}`;
     // Limits are decided at issue, in issue order: the same on a replay.
@@ -275,7 +275,7 @@ class CallState {
     return (validate.errors ?? []).map((e) => `${e.instancePath || "the arguments"} ${e.message ?? "is invalid"}`).join("; ");
   }
 
-  #output(output: JsonValue): ToolResult {
+  output(output: JsonValue): ToolResult {
     const value = this.#scan(output);
     const schema = this.tool.definition.outputSchema;
     if (schema !== undefined) {
@@ -290,16 +290,17 @@ class CallState {
   #error(error: GuestError): ToolFailure {
     const name = this.tool.definition.name;
     const stack = error.stack === undefined ? "" : `\n${mapStack(error.stack, createPositionMapper(this.tool.sourceMap), FILENAME)}`;
-    if (error.kind === "limit") return this.#scanFailure({ code: LIMIT_EXCEEDED, message: `${name}: ${error.message}` });
-    if (error.failure !== undefined) return this.#scanFailure(error.failure);
-    return this.#scanFailure({ code: "tool_error", message: `${name} threw ${error.name}: ${error.message}${stack}` });
+    if (error.kind === "limit") return this.scanFailure({ code: LIMIT_EXCEEDED, message: `${name}: ${error.message}` });
+    if (error.failure !== undefined) return this.scanFailure(error.failure);
+    return this.scanFailure({ code: "tool_error", message: `${name} threw ${error.name}: ${error.message}${stack}` });
   }
 
-  #scanFailure(failure: ToolFailure): ToolFailure {
+  /** `failure` with secrets redacted. */
+  scanFailure(failure: ToolFailure): ToolFailure {
     return this.#scan(failure as unknown as JsonValue) as unknown as ToolFailure;
   }
 
-  #timedOut(): ToolResult {
+  timedOut(): ToolResult {
     if (this.call.signal.aborted) return failed("timeout", `${this.tool.definition.name} was stopped: the call was cancelled.`);
     return failed(
       "timeout",

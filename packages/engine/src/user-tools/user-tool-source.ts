@@ -13,6 +13,7 @@ import { userToolSpecOf } from "./user-tool-spec.js";
 import { MemorySubCallJournal, type UserToolHost } from "./user-tool-host.js";
 import { userToolOf, type UserTool } from "./user-tool-registration.js";
 import { UserToolRunner } from "./user-tool-runner.js";
+import { WasmToolRunner } from "./wasm-tool-runner.js";
 
 /**
  * The tool source of user tools (source `user`): each call runs the pinned tool's code in a
@@ -61,6 +62,7 @@ export interface RunContext {
 
 export class UserToolSource implements ToolSource {
   readonly #runner: UserToolRunner;
+  readonly #wasm = new WasmToolRunner();
   readonly #http: HttpToolSource;
   /** By pinned tool: the catalogue keeps one object per tool of a loaded toolset. */
   readonly #compiled = new WeakMap<PinnedTool, Promise<UserTool>>();
@@ -80,6 +82,7 @@ export class UserToolSource implements ToolSource {
   async call(request: ToolCallRequest): Promise<ToolOutcome> {
     const pinned = request.tool;
     if (pinned.user === undefined) return failed("unknown_tool", `${toolPath(pinned)} is not a user tool; the user tool source serves only user tools.`);
+    if (pinned.user.wasm !== undefined) return this.#callWasm(request, pinned.user.wasm);
     let tool: UserTool;
     try {
       tool = await this.#tool(pinned);
@@ -95,6 +98,27 @@ export class UserToolSource implements ToolSource {
       now: () => this.options.clock.now(),
       host,
       // Every call the intake sends carries the run's journal; one made elsewhere (none today) records in memory.
+      journal: request.subCalls ?? new MemorySubCallJournal(),
+    });
+    if (request.signal.aborted) return { kind: "interrupted", reason: "the run stopped waiting for this user tool call" };
+    const secrets = sent.length === 0 ? {} : { secrets: sent };
+    return outcome.result.kind === "result"
+      ? { kind: "result", value: outcome.result.value, ...secrets }
+      : { kind: "failure", failure: outcome.result.failure, ...secrets };
+  }
+
+  /** A WebAssembly tool's call: the same host (grants, sub-calls, scans), through its plugin's host functions. */
+  async #callWasm(request: ToolCallRequest, wasm: { readonly module: string; readonly entry: string }): Promise<ToolOutcome> {
+    const spec = userToolSpecOf(request.tool, toolPath(request.tool));
+    const tool = { definition: spec.definition, grants: spec.grants, limits: spec.limits, module: Buffer.from(wasm.module, "base64"), entry: wasm.entry };
+    const sent: KnownSecret[] = [];
+    const host = await this.#host(request, { ...tool, js: "", sourceMap: "", groups: {}, features: [], hash: "" }, sent);
+    if ("failure" in host) return host;
+    const outcome = await this.#wasm.call(tool, request.args, {
+      key: request.idempotencyKey,
+      signal: request.signal,
+      now: () => this.options.clock.now(),
+      host,
       journal: request.subCalls ?? new MemorySubCallJournal(),
     });
     if (request.signal.aborted) return { kind: "interrupted", reason: "the run stopped waiting for this user tool call" };

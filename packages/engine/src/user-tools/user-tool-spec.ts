@@ -16,5 +16,5 @@ export function userToolSpecOf(tool: PinnedTool, name = tool.name): UserToolSpec
     // Approval is the toolset's policy, applied by the call intake before the call reaches the tool.
     approval: { kind: "never" },
   };
-  return { definition, code: tool.user.code, grants: tool.user.grants as UserToolGrants, limits: tool.user.limits };
+  return { definition, code: tool.user.code ?? "", grants: tool.user.grants as UserToolGrants, limits: tool.user.limits };
 }
