@@ -17,6 +17,14 @@ import { median, time, type Row } from "./measure.js";
  */
 
 const CALLS = 100;
+
+/**
+ * An Extism plugin that outputs its input, built with wabt from
+ * `(module (import "extism:host/env" "input_offset" …) (import … "length" …) (import … "output_set" …)
+ *  (memory (export "memory") 1 2) (func (export "run") (result i32) (call $output_set (call $input_offset) (call $length (call $input_offset))) (i32.const 0)))`.
+ */
+const ECHO_WASM =
+  "AGFzbQEAAAABEwRgAAF+YAF+AX5gAn5+AGAAAX8CVgMPZXh0aXNtOmhvc3QvZW52DGlucHV0X29mZnNldAAAD2V4dGlzbTpob3N0L2VudgZsZW5ndGgAAQ9leHRpc206aG9zdC9lbnYKb3V0cHV0X3NldAACAwIBAwUEAQEBAgcQAgZtZW1vcnkCAANydW4AAwoOAQwAEAAQABABEAJBAAs=";
 const ROUNDS = 5;
 
 export async function userToolsEngine(rows: Row[]): Promise<void> {
@@ -39,6 +47,7 @@ export async function userToolsEngine(rows: Row[]): Promise<void> {
       userTools: {
         u: {
           double: { description: "Doubles n.", code: "export default (input: { n: number }) => ({ doubled: input.n * 2 });", inputSchema, outputSchema },
+          echo: { description: "Echoes its input (WebAssembly).", wasm: ECHO_WASM, inputSchema },
           fetched: {
             description: "Fetches once, then doubles n.",
             code: `export default async (input: { n: number }) => { await fetch(${JSON.stringify(url)}); return { doubled: input.n * 2 }; };`,
@@ -73,6 +82,15 @@ export async function userToolsEngine(rows: Row[]): Promise<void> {
       unit: "ms",
       baselineName: "same logic as a host tool",
       baseline: host,
+      goal: "",
+    });
+    const wasmCall = await perCall("s += ((await u.echo({ n: i })) as { n: number }).n;");
+    rows.push({
+      name: "WebAssembly user tool call through the engine (fresh Extism plugin in a worker, per call)",
+      value: wasmCall,
+      unit: "ms",
+      baselineName: "a TypeScript user tool",
+      baseline: user,
       goal: "",
     });
     const fetched = await perCall("s += (await u.fetched({ n: i })).doubled;");
