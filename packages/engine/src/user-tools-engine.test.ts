@@ -494,6 +494,35 @@ export default async () => ({ kept: await notes.keep({ note: "hello" }), read: a
   });
 });
 
+describe("user tools in direct tool sessions", () => {
+  it("a direct session offers a user tool as a model tool; its call is journaled with its sub-calls keyed by the session's call", async () => {
+    const t = await testEngine({ unsafeHttpAllowLoopbackForTests: true });
+    try {
+      const { id } = await t.engine.registerToolset(toolset({ f: fetcher({ http: [{ host: "127.0.0.1", pathPrefix: "/v1/" }] }) }));
+      const ref = { session: "user-tools", namespace: "dora" };
+      const bound = await t.engine.direct.bind(ref, { toolset: id, approval: { allow: ["*"] } });
+      const answer = await t.engine.direct.call(ref, {
+        binding: bound.binding,
+        api: "generic",
+        toolCallId: "toolu_1",
+        name: "net_f",
+        input: { url: `${base()}/v1/items` },
+      });
+      assert.equal(answer.status, "done", JSON.stringify(answer));
+      const result = (answer.status === "done" ? answer.result : undefined) as { text: string; isError: boolean };
+      assert.equal(result.isError, false);
+      assert.deepEqual(JSON.parse(result.text), { status: 200, body: '{"items":[1,2,3]}' });
+      const journal = await t.engine.journal(bound.id);
+      assert.deepEqual(
+        subCalls(journal).map((e) => [e.key, e.tool]),
+        [[`${bound.id}/1.1`, "http.fetch"]],
+      );
+    } finally {
+      await t.cleanup();
+    }
+  });
+});
+
 /** Resolves once `condition` holds; fails saying what did not happen within 10 s. */
 async function until(condition: () => boolean, what: string): Promise<void> {
   const deadline = Date.now() + 10_000;
