@@ -63,6 +63,10 @@ import { ToolsetCatalog, type RegisterToolsetOptions } from "./toolset/toolset-c
 import { ToolSearch, type ToolSearchHit, type ToolSearchOptions } from "./toolset/tool-search.js";
 import { closeAll } from "./util/close-all.js";
 import { valueProblem } from "./util/value-bounds.js";
+import { userToolProblems } from "./user-tools/check-user-tools.js";
+import { saveUserTool, type SaveToolOptions, type ToolTestResult } from "./user-tools/save-tool.js";
+import { UserToolSource } from "./user-tools/user-tool-source.js";
+import { userToolWorkspaceFolder } from "./user-tools/user-tool-workspace.js";
 import { deriveWithWorkflow, pinWorkflow, WorkflowSpecError, type SaveWorkflowOptions } from "./workflows/workflow-spec.js";
 
 /** Limits of runs; every field has a default (see `limits.ts` for why). */
@@ -93,6 +97,8 @@ export interface EngineSources {
    * only answers the calls. Default: a `LibraryToolSource` on `EngineOptions.libraryFolder`.
    */
   readonly library?: ToolSource;
+  /** Sandboxed user tools (`userTools` of a toolset file). Default: a `UserToolSource` on this engine's sandboxes, vault and sources. */
+  readonly user?: ToolSource;
 }
 
 export interface EngineOptions {
@@ -224,6 +230,21 @@ export type SaveWorkflowResult =
       readonly warnings: readonly Diagnostic[];
     };
 
+export type { SaveToolOptions, ToolTestResult };
+
+export type SaveToolResult =
+  /** Nothing was saved: `problems` by field, `diagnostics` of the code, `tests` with the failing cases and what differed. */
+  | { readonly kind: "refused"; readonly problems: readonly string[]; readonly diagnostics: readonly Diagnostic[]; readonly tests: readonly ToolTestResult[] }
+  /** The derived toolset that pins the tool: its new id, and its declarations. */
+  | {
+      readonly kind: "saved";
+      readonly id: string;
+      readonly toolset: PinnedToolset;
+      readonly declarations: Declarations;
+      readonly tests: readonly ToolTestResult[];
+      readonly warnings: readonly Diagnostic[];
+    };
+
 export interface StartOptions {
   /** The id of a registered toolset. */
   readonly toolset: string;
@@ -322,6 +343,7 @@ export class Engine {
           credentials: vaultResolver(store, this.credentials),
         }),
       library: given.library ?? library,
+      user: given.user ?? this.#userTools(options, store),
     });
     this.#closeExtra = [
       ...(given.mcp !== undefined && given.mcp !== mcp ? [() => mcp.close()] : []),
@@ -329,7 +351,14 @@ export class Engine {
     ];
     this.#limits = { ...DEFAULT_LIMITS, ...options.limits, sandbox: { ...DEFAULT_LIMITS.sandbox, ...options.limits?.sandbox } };
     this.#webhookBaseUrl = (options.webhookBaseUrl ?? "http://127.0.0.1:7700").replace(/\/+$/, "");
-    this.#catalog = new ToolsetCatalog({ store, mcp, library, sources: this.#source, ...(options.checker ? { checker: options.checker } : {}) });
+    this.#catalog = new ToolsetCatalog({
+      store,
+      mcp,
+      library,
+      sources: this.#source,
+      userToolProblems,
+      ...(options.checker ? { checker: options.checker } : {}),
+    });
     this.#scheduler = new RunScheduler({
       store,
       clock: this.#clock,
@@ -361,6 +390,25 @@ export class Engine {
       onError: (error) => this.#listeners.emit({ type: "engine.error", error }),
     });
     this.#scheduler.serveSessions({ owns: isSessionId, decide: (runId, seq, decision, reason) => this.direct.decideById(runId, seq, decision, reason) });
+  }
+
+  /** The default source of user tools: their sandboxes are the runs', their host calls go through this engine's vault and sources. */
+  #userTools(options: EngineOptions, store: Store): UserToolSource {
+    const dataFolder = store.dataFolder;
+    return new UserToolSource({
+      sandboxes: this.#sandboxes,
+      clock: options.clock ?? systemClock,
+      compile: (code) => this.#catalog.compile(code),
+      context: async (runId) => {
+        const run = await this.#scheduler.run(runId);
+        const toolset = await this.#catalog.get(run.toolsetId);
+        return { tools: toolset.byPath, validator: toolset.validator, ...(run.namespace === undefined ? {} : { namespace: run.namespace }) };
+      },
+      send: (request) => this.#source.call(request),
+      credentials: vaultResolver(store, this.credentials),
+      ...(dataFolder === undefined ? {} : { workspaceFolder: (namespace: string | undefined) => userToolWorkspaceFolder(dataFolder, namespace) }),
+      http: { unsafeAllowLoopbackForTests: options.unsafeHttpAllowLoopbackForTests === true },
+    });
   }
 
   /** Opens an engine on its store (`options.store`, by default the data folder `./.tapedeck`). */
@@ -433,6 +481,24 @@ export class Engine {
     const loaded = this.#catalog.load(pinned, observed, base.validator);
     await this.#catalog.put(pinned);
     return { kind: "saved", id: pinned.id, toolset: pinned, declarations: loaded.declarations, warnings: checked.diagnostics };
+  }
+
+  /**
+   * `save_tool`: checks a user tool (its fields, its code against what it is granted), runs its
+   * test cases in the sandbox in virtual time (nothing is sent), and registers the toolset
+   * derived from `options.toolset` that pins it: new runs on the derived id see it, running runs
+   * keep theirs. Whatever is wrong comes back `refused` (problems, diagnostics, failing cases).
+   * Throws `not_found` for an unknown toolset.
+   */
+  async saveTool(options: SaveToolOptions): Promise<SaveToolResult> {
+    this.#open();
+    const base = await this.#catalog.get(options.toolset);
+    const saved = await saveUserTool(options, base.pinned, { checker: this.#catalog.checker, sandboxes: this.#sandboxes, now: this.#clock.now() });
+    if (saved.kind === "refused") return saved;
+    const observed = { ...base.observed, ...(await this.#store.getObservedShapes(saved.toolset.id)) };
+    const loaded = this.#catalog.load(saved.toolset, observed);
+    await this.#catalog.put(saved.toolset);
+    return { kind: "saved", id: saved.toolset.id, toolset: saved.toolset, declarations: loaded.declarations, tests: saved.tests, warnings: saved.warnings };
   }
 
   /** Checks the script and, if it type-checks, creates a run and starts executing it. */
@@ -622,6 +688,7 @@ export class Engine {
         mcp: source,
         builtin: source,
         library: new ScenarioLibrarySource(source, new LibraryToolSource({ store, clock, http: source })),
+        user: source,
       },
       wake: false,
       checker: this.#catalog.checker,

@@ -50,6 +50,7 @@ export type {
   ToolSourceKind,
   ToolsetSpec,
 } from "./toolset.js";
+export type { PinnedUserTool, SubCallAnswer, UserToolFileSpec, UserToolGrantsSpec, UserToolHttpGrant, UserToolLimitsSpec } from "./user-tool.js";
 export { formatRunError } from "./format.js";
 export type { HostTask } from "./host-task.js";
 export type { Diagnostic } from "./diagnostic.js";

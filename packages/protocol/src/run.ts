@@ -1,5 +1,6 @@
 import type { JsonValue } from "./json.js";
 import type { ToolFailure } from "./failure.js";
+import type { SubCallAnswer } from "./user-tool.js";
 
 /** The life of a run. */
 export const RunStatus = {
@@ -91,6 +92,12 @@ export type JournalEvent =
   | { readonly kind: "call.decided"; readonly seq: number; readonly decision: Decision; readonly reason?: string }
   /** A scheduled call was held back before being sent (its tool's schema changed, its credential expired): it waits for a decision. */
   | { readonly kind: "call.parked"; readonly seq: number; readonly reason: ParkReason; readonly message: string; readonly credential?: string }
+  /**
+   * A host call a user tool made during call `seq` (its `fetch`, a tool it invoked, the
+   * workspace), keyed `{run}/{seq}.{n}`, with the answer the tool was given: a retry or resume
+   * of call `seq` re-runs the tool against these answers and sends nothing for them.
+   */
+  | { readonly kind: "call.sub"; readonly seq: number; readonly key: string; readonly tool: string; readonly args: JsonValue; readonly answer: SubCallAnswer }
   /** A `console.*` line of the script. */
   | { readonly kind: "log"; readonly level: LogLevel; readonly message: string }
   /** The script's output. */

@@ -1,4 +1,5 @@
 import type { JsonObject, JsonValue } from "./json.js";
+import type { PinnedUserTool, UserToolFileSpec } from "./user-tool.js";
 
 /** A JSON Schema, as a tool declares it. */
 export type JsonSchema = JsonObject | boolean;
@@ -171,6 +172,8 @@ export interface ToolsetSpec {
   readonly http?: HttpSpec;
   /** Enables groups of the built-in tool library (`files.read(…)` in scripts). */
   readonly library?: LibrarySpec;
+  /** Sandboxed user tools by group, then by name (see `user-tool.ts`). */
+  readonly userTools?: { readonly [group: string]: { readonly [name: string]: UserToolFileSpec } };
   /** Policies by `group.name` (or `group.*` for a whole group). */
   readonly policies?: { readonly [tool: string]: PolicySpec };
 }
@@ -193,7 +196,7 @@ export interface ToolPolicy {
 }
 
 /** Where a tool's calls go. */
-export type ToolSourceKind = "host" | "mcp" | "builtin" | "library";
+export type ToolSourceKind = "host" | "mcp" | "builtin" | "library" | "user";
 
 /** A tool as a toolset pins it: everything a run needs to call it, for the run's whole life. */
 export interface PinnedTool {
@@ -219,6 +222,8 @@ export interface PinnedTool {
    * gave them, and how it opens the namespace's workspace (files, shell), if it does.
    */
   readonly library?: { readonly options: JsonObject; readonly workspace?: "rw" | "ro" };
+  /** For a sandboxed user tool (source `user`): its code, grants and limits. */
+  readonly user?: PinnedUserTool;
 }
 
 /**

@@ -13,6 +13,7 @@ export type { DefinedTool, ToolDefinitionSpec } from "./worker/define-tool.js";
 export type { TaskRef, WorkerProblem } from "./worker/worker-problem.js";
 export type { AgentTools } from "./agent/agent-tools-api.js";
 export type { AgentToolsOptions } from "./agent/agent-tools.js";
+export type { ToolGrantRequest, ToolGrantsOptions } from "./agent/grant-ceiling.js";
 export type { AgentToolAdapters } from "./agent/adapters.js";
 export type { AgentToolHandler, AgentToolResult, ToolCallContext } from "./agent/adapter-types.js";
 export type { AnthropicAdapter } from "./agent/anthropic-adapter.js";
@@ -95,7 +96,9 @@ export type {
   Run,
   RunList,
   RunOutputPage,
+  SavedTool,
   SavedWorkflow,
+  SaveToolRequest,
   SaveWorkflowRequest,
   SetCredentialRequest,
   SignalRequest,

@@ -19,6 +19,7 @@ import { median, percentile, printTable, time, type Row } from "./measure.js";
 import { openStore } from "../store/open-store.js";
 import { toolLibrary } from "./tool-library.js";
 import { multiNode } from "./multi-node.js";
+import { userToolsEngine } from "./user-tools-engine.js";
 import type { Durability } from "../store/store.js";
 
 const ECHO_TOOLSET = { hostTools: { t: { echo: { description: "Echo.", inputSchema: { type: "object" } } } } };
@@ -738,6 +739,7 @@ async function main(): Promise<void> {
   if (!only || only === "leak") await leakScan(rows);
   if (!only || only === "library") await toolLibrary(rows);
   if (!only || only === "nodes") await multiNode(rows);
+  if (!only || only === "user-tools") await userToolsEngine(rows);
   printTable(rows);
 }
 

@@ -62,7 +62,7 @@ export async function toolLibrary(rows: Row[]): Promise<void> {
     signal: SIGNAL,
   });
   const host: UserToolHost = {
-    fetch: (args, key, signal) => source.call({ ...request(key), args, signal }),
+    fetch: (args, key, signal, within) => source.call({ ...request(key), args, signal, targetCheck: within }),
     invoke: () => Promise.reject(new Error("no tools in the bench")),
   };
   try {

@@ -8,6 +8,7 @@ import {
   type PinnedTool,
   type RunEvent,
   type RunWait,
+  type SubCallAnswer,
 } from "@tapedeck/protocol";
 import type { Clock } from "../clock.js";
 import { EngineError } from "../errors.js";
@@ -23,6 +24,7 @@ import { RunDispatcher } from "./dispatcher.js";
 import type { RecordedCall } from "./history.js";
 import { OpenWaits } from "./open-waits.js";
 import { admitCall } from "./rate-gate.js";
+import { RunSubCalls } from "./run-sub-calls.js";
 import { ACTS_OUTSIDE_THE_RUN, type PrimitiveCall } from "./primitives.js";
 import type { ReusePool } from "./reuse-pool.js";
 import type { RunJournal } from "./run-journal.js";
@@ -143,6 +145,8 @@ export class CallIntake {
   #open = 0;
   #reuse: ReusePool | undefined;
   #closed = false;
+  /** The host calls recorded for each open call (`call.sub`, user tools), by seq: shared by its attempts. */
+  readonly #subCalls = new Map<number, Map<string, SubCallAnswer>>();
 
   constructor(
     private readonly run: RunRecord,
@@ -301,6 +305,7 @@ export class CallIntake {
   resume(calls: Iterable<RecordedCall>): void {
     for (const call of calls) {
       if (call.hasOutcome || call.rejected) continue;
+      if (call.subCalls !== undefined) this.#subCalls.set(call.seq, new Map(call.subCalls));
       this.#open++;
       this.#act(call.seq, decideCall({ seq: call.seq, tool: call.tool, args: call.args, recorded: call } satisfies CallToDecide, this.#context));
     }
@@ -435,10 +440,28 @@ export class CallIntake {
   #send(seq: number, tool: PinnedTool, args: JsonValue, attempt: number, schemaChangeApproved: boolean): void {
     const recordAttempt = (n: number, reason: string) => this.journal.append([{ kind: "call.attempt", seq, attempt: n, reason }], this.deps.clock.now());
     const queue = tool.source === "host" ? { queue: this.#unserved.watcher(seq, toolPath(tool)) } : {};
+    const subCalls = tool.source === "user" ? { subCalls: this.#subCallsOf(seq) } : {};
     this.#dispatcher
-      .dispatch({ seq, tool, args, key: this.#key(seq), attempt, recordAttempt, ...queue, ...(schemaChangeApproved ? { schemaChangeApproved } : {}) })
+      .dispatch({
+        seq,
+        tool,
+        args,
+        key: this.#key(seq),
+        attempt,
+        recordAttempt,
+        ...queue,
+        ...subCalls,
+        ...(schemaChangeApproved ? { schemaChangeApproved } : {}),
+      })
       .then((dispatched) => ("parked" in dispatched ? this.#park(seq, tool, args, dispatched.parked) : this.#conclude(seq, dispatched)))
       .catch((error: unknown) => this.host.fault(error));
+  }
+
+  /** Where call `seq`'s source records its host calls: the run's journal (`call.sub`). */
+  #subCallsOf(seq: number): RunSubCalls {
+    let answers = this.#subCalls.get(seq);
+    if (answers === undefined) this.#subCalls.set(seq, (answers = new Map<string, SubCallAnswer>()));
+    return new RunSubCalls(seq, this.journal, this.deps.clock, answers);
   }
 
   /** Holds an open call back (`call.parked`) until the harness decides; approving sends it as it is. */
@@ -464,6 +487,7 @@ export class CallIntake {
   #conclude(seq: number, outcome: CallOutcome, signalId?: number): void {
     if (this.#closed) return;
     this.#unserved.done(seq);
+    this.#subCalls.delete(seq);
     if (outcome.notBefore !== undefined && outcome.notBefore > this.deps.clock.now()) {
       // A mock's delay under a virtual clock: the outcome waits for the clock like a sleep.
       const { notBefore, ...rest } = outcome;

@@ -2,6 +2,7 @@ import { formatDuration, toolFailure, type JsonValue, type PinnedTool, type Tool
 import { systemClock, type Clock } from "../clock.js";
 import { MAX_ATTEMPTS, MAX_VALUE_BYTES, RUN_CONCURRENCY } from "../limits.js";
 import { SHAPE_SCANNER, type LeakScanner } from "../secrets/leak-scanner.js";
+import type { SubCallJournal } from "../sources/sub-call-journal.js";
 import type { Park, QueueWatcher, StagedAttempt, ToolOutcome, ToolSource } from "../sources/tool-source.js";
 import type { StagedHostTask } from "../store/host-task-store.js";
 import type { CallOutcome } from "./call-outcome.js";
@@ -40,6 +41,8 @@ export interface DispatchRequest {
   readonly schemaChangeApproved?: boolean;
   /** Hears whether a worker has taken a host tool's attempt (see `QueueWatcher`). */
   readonly queue?: QueueWatcher;
+  /** Records the host calls the source makes for the call (see `ToolCallRequest.subCalls`). */
+  readonly subCalls?: SubCallJournal;
 }
 
 export interface DispatcherOptions {
@@ -256,6 +259,7 @@ export class RunDispatcher {
           signal: controller.signal,
           ...(request.schemaChangeApproved === true ? { schemaChangeApproved: true } : {}),
           ...(queued ? { queue: watcher } : {}),
+          ...(request.subCalls === undefined ? {} : { subCalls: request.subCalls }),
         });
       } catch (error) {
         end();

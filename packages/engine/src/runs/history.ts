@@ -1,4 +1,4 @@
-import type { Decision, JournalEntry, JsonValue, ParkReason, RunError, ToolFailure } from "@tapedeck/protocol";
+import type { Decision, JournalEntry, JsonValue, ParkReason, RunError, SubCallAnswer, ToolFailure } from "@tapedeck/protocol";
 import { EngineError } from "../errors.js";
 import type { Delivery } from "../sandbox/sandbox.js";
 
@@ -28,6 +28,8 @@ export interface RecordedCall {
   readonly schemaChangeApproved?: boolean;
   /** Set by a direct tool session for a call its approval policy asked a human for (`direct.asked`): resumed, it waits for its decision. */
   readonly asks?: boolean;
+  /** The host calls its source made for it (a user tool's `call.sub` entries), by key: a resumed attempt is answered from them. */
+  readonly subCalls?: ReadonlyMap<string, SubCallAnswer>;
 }
 
 /**
@@ -56,7 +58,7 @@ export class JournalCorruptError extends Error {
   }
 }
 
-type MutableCall = { -readonly [K in keyof RecordedCall]: RecordedCall[K] };
+type MutableCall = { -readonly [K in keyof RecordedCall]: RecordedCall[K] } & { subCalls?: Map<string, SubCallAnswer> };
 
 /**
  * Reads a journal; throws `JournalCorruptError` when it breaks the journal's invariants, and an
@@ -129,6 +131,13 @@ export function readHistory(runId: string, entries: readonly JournalEntry[]): Hi
         settle(entry.seq, index);
         deliveries.push(failureDelivery(entry.seq, entry.at, entry.error));
         break;
+      case "call.sub": {
+        const call = calls.get(entry.seq);
+        if (!call || call.hasOutcome || call.rejected)
+          throw new JournalCorruptError(runId, `entry ${index} records a host call of call #${entry.seq}, which is not open`);
+        (call.subCalls ??= new Map()).set(entry.key, entry.answer);
+        break;
+      }
       case "log":
         logCount++;
         break;

@@ -1,6 +1,7 @@
 import type { JsonValue, ParkReason, PinnedTool, ToolFailure } from "@tapedeck/protocol";
 import type { KnownSecret } from "../secrets/leak-scanner.js";
 import type { StagedHostTask } from "../store/host-task-store.js";
+import type { SubCallJournal } from "./sub-call-journal.js";
 
 /**
  * The tool source seam: where the dispatcher sends a call once it is durable in the journal.
@@ -100,6 +101,19 @@ export interface ToolCallRequest {
   readonly schemaChangeApproved?: boolean;
   /** Told whether a worker has taken the attempt, by sources that queue calls for workers (host tools). */
   readonly queue?: QueueWatcher;
+  /**
+   * `http.fetch` only: checks every URL the request would go to, the first and each redirect's,
+   * with the method it would be sent with, before it is resolved or sent (a user tool's grant:
+   * host, path prefix, method). A reason refuses that hop: nothing is sent to it. Set by callers
+   * narrower than the toolset's allow-list; the dispatcher sets none.
+   */
+  readonly targetCheck?: (url: string, method: string) => string | undefined;
+  /**
+   * Where a source that makes host calls of its own while serving the call (a user tool's
+   * `fetch`, its invocations) records each, keyed `{idempotencyKey}.{n}`, and finds them again
+   * on a later attempt: the run's journal (`call.sub` entries). Set by the call intake.
+   */
+  readonly subCalls?: SubCallJournal;
 }
 
 /**

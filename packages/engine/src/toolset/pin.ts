@@ -9,6 +9,7 @@ import { sha256Hex } from "../util/ids.js";
 import { resolveHostPolicy, resolveRisk } from "./policy.js";
 import { ToolsetSpecError } from "./spec-error.js";
 import { checkPolicyTargets } from "./toolset-file.js";
+import { pinUserTools } from "./pin-user-tools.js";
 
 /**
  * Pins a toolset: the exact tools (schemas, descriptions, resolved policies) a run will use
@@ -52,6 +53,8 @@ export async function pinToolset(
     if (!library) throw new ToolsetSpecError("library: this engine has no built-in tool library to pin the groups from");
     tools.push(...(await library.pin(spec.library, spec.http, policies)));
   }
+  // User tools carry their code, grants and limits: the toolset id covers them.
+  tools.push(...pinUserTools(spec.userTools, policies));
   // A derived toolset's policies are for the tools it adds: the base's stay as they were pinned.
   for (const key of Object.keys(policies)) {
     const group = key.split(".")[0];

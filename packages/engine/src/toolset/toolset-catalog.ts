@@ -70,6 +70,8 @@ export interface ToolsetCatalogOptions {
   readonly checker?: ScriptCheck;
   /** The built-in tool library, whose groups a toolset's `library` enables. Default: none (such a toolset is refused). */
   readonly library?: LibraryPlace;
+  /** What is wrong with a toolset's user tools (their code type-checked with `checker`), asked at registration. Default: nothing is checked. */
+  readonly userToolProblems?: (toolset: PinnedToolset, checker: ScriptCheck) => Promise<readonly string[]>;
 }
 
 export class ToolsetCatalog {
@@ -79,6 +81,7 @@ export class ToolsetCatalog {
   readonly #library: LibraryPlace | undefined;
   readonly #toolsets = new Map<string, CatalogedToolset>();
   #checker: ScriptCheck | undefined;
+  readonly #userToolProblems: ToolsetCatalogOptions["userToolProblems"];
   /** The checker this catalogue made (and closes). */
   #ownChecker: CheckerPool | undefined;
 
@@ -88,6 +91,7 @@ export class ToolsetCatalog {
     this.#sources = options.sources;
     this.#library = options.library;
     this.#checker = options.checker;
+    this.#userToolProblems = options.userToolProblems;
   }
 
   /** A registered toolset, loaded. Throws `not_found`. */
@@ -124,6 +128,9 @@ export class ToolsetCatalog {
       const problem = validator.schemaProblem(tool.inputSchema);
       if (problem) throw new EngineError("invalid_toolset", `The input schema of ${tool.group}.${tool.name} cannot be compiled: ${problem}`);
     }
+    // User tools' code is type-checked against exactly what each is granted.
+    const userTools = (await this.#userToolProblems?.(pinned, this.checker)) ?? [];
+    if (userTools.length > 0) throw new EngineError("invalid_toolset", `The toolset's user tools cannot be registered:\n- ${userTools.join("\n- ")}`);
     // The validator that just compiled every schema serves the toolset's runs. Loaded before it
     // is stored: a toolset that cannot be loaded is refused, and leaves nothing behind.
     const toolset = this.load(pinned, await this.#store.getObservedShapes(pinned.id), validator);

@@ -9,6 +9,7 @@ import { rateLimitProblems } from "./rate-limit-spec.js";
 import { literalSecretRefusal } from "./literal-secrets.js";
 import { parseMcpServers } from "./mcp-servers-file.js";
 import { checkGroupName, ToolsetSpecError } from "./spec-error.js";
+import { parseUserToolsSpec } from "./user-tools-spec-file.js";
 
 export { ToolsetSpecError } from "./spec-error.js";
 
@@ -19,7 +20,7 @@ export { ToolsetSpecError } from "./spec-error.js";
  * (`literal-secrets.ts`): a toolset is readable by whoever knows its id.
  */
 
-const TOP_LEVEL_KEYS = ["base", "mcpServers", "hostTools", "http", "library", "policies"] as const;
+const TOP_LEVEL_KEYS = ["base", "mcpServers", "hostTools", "http", "library", "userTools", "policies"] as const;
 const POLICY_KEYS = ["onInterruption", "timeout", "heartbeatTimeout", "queueTimeout", "concurrency", "approval", "risk", "rateLimit"] as const;
 const HOST_TOOL_KEYS = ["description", "inputSchema", "outputSchema"] as const;
 
@@ -151,6 +152,11 @@ export function parseToolsetSpec(value: unknown): ToolsetSpec {
     if (hostTools !== undefined && Object.hasOwn(hostTools, group))
       throw new ToolsetSpecError(`"${group}" is both an MCP server and a host tool group; give them different names`);
   }
+  const userTools = parseUserToolsSpec(value.userTools);
+  for (const group of Object.keys(userTools ?? {})) {
+    if ((hostTools !== undefined && Object.hasOwn(hostTools, group)) || (mcpServers !== undefined && Object.hasOwn(mcpServers, group)))
+      throw new ToolsetSpecError(`"${group}" is both a user tool group and a host tool group or MCP server; give them different names`);
+  }
   // No group can be named `http` (a protected name), so the built-in's group is always free.
   const http = parseHttpSpec(value.http);
   // Its groups' names are protected (`protected-names.ts`): no MCP server or host tool group has one.
@@ -175,6 +181,7 @@ export function parseToolsetSpec(value: unknown): ToolsetSpec {
     ...(hostTools ? { hostTools } : {}),
     ...(http ? { http } : {}),
     ...(library ? { library } : {}),
+    ...(userTools ? { userTools } : {}),
     policies,
   };
 }

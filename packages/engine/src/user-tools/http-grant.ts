@@ -1,5 +1,5 @@
 import { isAllowedHost } from "../net/allow-list.js";
-import type { HttpGrant } from "./grants.js";
+import type { HttpGrant } from "../toolset/user-tool-grants.js";
 
 /**
  * Whether a user tool's request is inside its HTTP grants (host, path prefix, method), judged on

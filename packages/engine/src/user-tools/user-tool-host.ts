@@ -1,7 +1,10 @@
-import type { JsonValue, ToolFailure } from "@tapedeck/protocol";
+import type { JsonValue } from "@tapedeck/protocol";
 import type { Workspace } from "../library/files/workspace.js";
 import type { KnownSecret } from "../secrets/leak-scanner.js";
+import type { SubCall, SubCallAnswer, SubCallJournal } from "../sources/sub-call-journal.js";
 import type { ToolOutcome } from "../sources/tool-source.js";
+
+export type { SubCall, SubCallAnswer, SubCallJournal };
 
 /**
  * The seams a user tool's call runs through, provided by the engine's wiring: how a host call
@@ -10,35 +13,21 @@ import type { ToolOutcome } from "../sources/tool-source.js";
  *
  * Invariants the wiring must keep:
  * - `fetch` sends through the `http` tool's rules (allow-list of the grant's hosts, SSRF checks,
- *   pinned address, limits) and injects the named credential after those checks, naming the
+ *   pinned address, limits), checks every hop with `within` before sending it, and injects the named credential after those checks, naming the
  *   values it sent in the outcome's `secrets` (as the http tool source does), so they are redacted.
  * - `invoke` calls the toolset's tool through the normal path (validation, policy, approval,
  *   rate limit) and answers its outcome.
  * - The sub-call key is the idempotency key of that host call: `{run}/{seq}.{n}`.
  */
 
-/** One host call of a user tool: `fetch`, an invoked tool, or the workspace. */
-export interface SubCall {
-  /** `{run}/{seq}.{n}`: the parent call's key, then the n-th host call the tool made (from 1). */
-  readonly key: string;
-  /** `http.fetch`, `workspace.read`, or the invoked tool's `group.name`. */
-  readonly tool: string;
-  readonly args: JsonValue;
-}
-
-/** A host call's answer as recorded: what the tool was given (already leak-scanned), and when (the tool's `Date.now()` after it). */
-export type SubCallAnswer = ({ readonly ok: true; readonly value: JsonValue } | { readonly ok: false; readonly error: ToolFailure }) & { readonly at: number };
-
-export interface SubCallJournal {
-  /** The answer recorded for `key` (a replay, or a retry of the parent call), if any. */
-  recorded(key: string): Promise<SubCallAnswer | undefined>;
-  /** Records `answer` for `call` before the tool sees it; a replay gets exactly this. */
-  record(call: SubCall, answer: SubCallAnswer): Promise<void>;
-}
-
 export interface UserToolHost {
-  /** Sends `args` (`http.fetch`'s arguments, `credential` included when granted) under the `http` tool's rules. */
-  fetch(args: JsonValue, key: string, signal: AbortSignal): Promise<ToolOutcome>;
+  /**
+   * Sends `args` (`http.fetch`'s arguments, `credential` included when granted) under the `http`
+   * tool's rules, with `within` as the request's `targetCheck`: every hop (redirects included) is
+   * checked against the tool's grant before it is sent, so a redirect out of the grant is never
+   * requested and never carries the credential.
+   */
+  fetch(args: JsonValue, key: string, signal: AbortSignal, within: (url: string, method: string) => string | undefined): Promise<ToolOutcome>;
   /** Calls the toolset's tool `name` (`group.name`, one the tool is granted). */
   invoke(name: string, args: JsonValue, key: string, signal: AbortSignal): Promise<ToolOutcome>;
   /** The namespace's workspace, when the tool is granted it (opened read-only for `ro`). */

@@ -27,7 +27,8 @@ import { WORKSPACE_GROUP, WORKSPACE_TOOLS, type UserTool } from "./user-tool-reg
  *
  * Invariants:
  * - No capability unless granted: `fetch` exists only with an HTTP grant and goes only where the
- *   grant allows (`checkHttpGrant`, then the final URL after redirects again); a credential only
+ *   grant allows (`checkHttpGrant`, and every redirect's target before it is sent, through the
+ *   request's `targetCheck`; the final URL once more); a credential only
  *   by a granted name, injected by the host after the checks; the workspace only as granted;
  *   other tools only from the allow-list. Anything else the sandbox can issue (sleep, signals,
  *   workflows) is refused: a user tool runs within its call.
@@ -71,7 +72,7 @@ export class UserToolRunner {
   constructor(private readonly sandboxes: SandboxFactory) {}
 
   async call(tool: UserTool, args: JsonValue, call: UserToolCall): Promise<UserToolOutcome> {
-    const run = new CallState(tool, call, (schema) => this.#validator(schema));
+    const run = new ToolCallState(tool, call, (schema) => this.#validator(schema));
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(), tool.limits.deadlineMs);
     const stop = () => deadline.abort();
@@ -116,8 +117,8 @@ export class UserToolRunner {
   }
 }
 
-/** One call's state: counters, the scanner (which learns the credential values fetch sent), logs. */
-class CallState {
+/** One call's state: counters, the scanner (which learns the credential values fetch sent), logs. Shared by the QuickJS and the WebAssembly runners. */
+export class ToolCallState {
   #scanner: LeakScanner;
   readonly #logs: LogLine[] = [];
   #droppedLogs = 0;
@@ -139,8 +140,8 @@ class CallState {
     let step: Step = await sandbox.start();
     for (let next = 1; ; next++) {
       this.#absorbLogs(step.logs);
-      for (const issued of step.calls) pending.set(issued.seq, this.#answer(issued, deadline));
-      if (step.end !== undefined) return step.end.ok ? this.#output(step.end.output) : { kind: "failure", failure: this.#error(step.end.error) };
+      for (const issued of step.calls) pending.set(issued.seq, this.answer(issued, deadline));
+      if (step.end !== undefined) return step.end.ok ? this.output(step.end.output) : { kind: "failure", failure: this.#error(step.end.error) };
       const answering = pending.get(next);
       if (answering === undefined) {
         return failed(
@@ -149,7 +150,7 @@ class CallState {
         );
       }
       const answer = await untilAborted(answering, deadline);
-      if (answer === undefined) return this.#timedOut();
+      if (answer === undefined) return this.timedOut();
       pending.delete(next);
       const [delivered] = await sandbox.deliverEach([
         answer.ok ? { seq: next, at: answer.at, ok: true, value: answer.value } : { seq: next, at: answer.at, ok: false, error: answer.error },
@@ -173,7 +174,7 @@ class CallState {
   }
 
   /** The answer of one host call: refused by the limits or grants, recorded, or performed and recorded. */
-  async #answer(issued: IssuedCall, deadline: AbortSignal): Promise<SubCallAnswer> {
+  async answer(issued: IssuedCall, deadline: AbortSignal): Promise<SubCallAnswer> {
     this.subCalls++;
     const key = `${this.call.key}.${issued.seq}`;
     // Limits are decided at issue, in issue order: the same on a replay.
@@ -185,11 +186,14 @@ class CallState {
       outcome.kind === "result"
         ? { ok: true, value: this.#scan(outcome.value), at: this.call.now() }
         : { ok: false, error: this.#scan(outcome.failure as unknown as JsonValue) as unknown as ToolFailure, at: this.call.now() };
+    // No answer (interrupted, parked, the call stopped): nothing is recorded, so the parent
+    // call's next attempt performs this host call again, with the same key.
+    if (outcome.unanswered === true || deadline.aborted) return answer;
     await this.call.journal.record({ key, tool: issued.tool, args: this.#scan(issued.args) }, answer);
     return answer;
   }
 
-  #overLimit(tool: string): { readonly kind: "failure"; readonly failure: ToolFailure } | undefined {
+  #overLimit(tool: string): Answered | undefined {
     const limits = this.tool.limits;
     if (tool === "http.fetch" && ++this.#fetches > limits.httpRequests) {
       return refusal(LIMIT_EXCEEDED, `${this.tool.definition.name} made more than ${limits.httpRequests} fetch requests in one call, its limit; make fewer.`);
@@ -246,7 +250,11 @@ class CallState {
         `The credential ${JSON.stringify(credential)} is not granted to ${this.tool.definition.name} (granted: ${granted.length === 0 ? "none" : granted.join(", ")}).`,
       );
     }
-    const outcome = await this.call.host.fetch(args, key, signal);
+    const within = (target: string, hopMethod: string): string | undefined => {
+      const hop = checkHttpGrant(grants, target, hopMethod);
+      return hop.ok ? undefined : target === url ? hop.reason : `${url} redirected out of the grant. ${hop.reason}`;
+    };
+    const outcome = await this.call.host.fetch(args, key, signal, within);
     if (outcome.secrets !== undefined && outcome.secrets.length > 0) this.#scanner = this.#scanner.with(outcome.secrets);
     if (outcome.kind === "result") {
       const response = outcome.value as { readonly url?: unknown; readonly redirected?: unknown };
@@ -267,7 +275,7 @@ class CallState {
     return (validate.errors ?? []).map((e) => `${e.instancePath || "the arguments"} ${e.message ?? "is invalid"}`).join("; ");
   }
 
-  #output(output: JsonValue): ToolResult {
+  output(output: JsonValue): ToolResult {
     const value = this.#scan(output);
     const schema = this.tool.definition.outputSchema;
     if (schema !== undefined) {
@@ -282,16 +290,17 @@ class CallState {
   #error(error: GuestError): ToolFailure {
     const name = this.tool.definition.name;
     const stack = error.stack === undefined ? "" : `\n${mapStack(error.stack, createPositionMapper(this.tool.sourceMap), FILENAME)}`;
-    if (error.kind === "limit") return this.#scanFailure({ code: LIMIT_EXCEEDED, message: `${name}: ${error.message}` });
-    if (error.failure !== undefined) return this.#scanFailure(error.failure);
-    return this.#scanFailure({ code: "tool_error", message: `${name} threw ${error.name}: ${error.message}${stack}` });
+    if (error.kind === "limit") return this.scanFailure({ code: LIMIT_EXCEEDED, message: `${name}: ${error.message}` });
+    if (error.failure !== undefined) return this.scanFailure(error.failure);
+    return this.scanFailure({ code: "tool_error", message: `${name} threw ${error.name}: ${error.message}${stack}` });
   }
 
-  #scanFailure(failure: ToolFailure): ToolFailure {
+  /** `failure` with secrets redacted. */
+  scanFailure(failure: ToolFailure): ToolFailure {
     return this.#scan(failure as unknown as JsonValue) as unknown as ToolFailure;
   }
 
-  #timedOut(): ToolResult {
+  timedOut(): ToolResult {
     if (this.call.signal.aborted) return failed("timeout", `${this.tool.definition.name} was stopped: the call was cancelled.`);
     return failed(
       "timeout",
@@ -300,8 +309,10 @@ class CallState {
   }
 }
 
-/** A host call's outcome as the tool gets it: a value or a failure. */
-type Answered = { readonly kind: "result"; readonly value: JsonValue } | { readonly kind: "failure"; readonly failure: ToolFailure };
+/** A host call's outcome as the tool gets it: a value or a failure (`unanswered`: the host call got no answer, so it is not recorded). */
+type Answered =
+  | { readonly kind: "result"; readonly value: JsonValue; readonly unanswered?: undefined }
+  | { readonly kind: "failure"; readonly failure: ToolFailure; readonly unanswered?: true };
 
 /**
  * An outcome without an answer (interrupted, parked) is a failure for the tool: it runs within
@@ -311,7 +322,7 @@ function settled(outcome: ToolOutcome, what: string): Answered {
   if (outcome.kind === "result") return { kind: "result", value: outcome.value };
   if (outcome.kind === "failure") return { kind: "failure", failure: outcome.failure };
   const why = outcome.kind === "interrupted" ? outcome.reason : outcome.park.message;
-  return { kind: "failure", failure: toolFailure("network_error", `${what} got no answer: ${why}`, { retryable: true }) };
+  return { kind: "failure", failure: toolFailure("network_error", `${what} got no answer: ${why}`, { retryable: true }), unanswered: true };
 }
 
 function refusal(code: string, message: string): Answered & { readonly kind: "failure" } {

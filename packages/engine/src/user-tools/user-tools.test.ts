@@ -257,9 +257,31 @@ void describe("a user tool call", () => {
       const value = valueOf(await run(tool, input)) as { code?: string; message?: string };
       if (value.code !== "refused" || !reason.test(value.message ?? "")) escaped.push(`${what}: ${JSON.stringify(value)}`);
       const reached = server.received.slice(before).map((r) => r.path);
-      if (what !== "a redirect out of the prefix" && reached.length > 0) escaped.push(`${what} reached the server: ${reached.join(", ")}`);
+      const allowedToReach = what === "a redirect out of the prefix" ? ["/v1/to-admin"] : [];
+      if (JSON.stringify(reached) !== JSON.stringify(allowedToReach)) escaped.push(`${what} reached the server: ${reached.join(", ")}`);
     }
     assert.deepEqual(escaped, [], `${escaped.length} of ${violations.length} violations were not refused`);
+  });
+
+  it("a redirect out of the path prefix is refused before it is requested: the credential never goes there; a redirect inside still works", async () => {
+    const tool = userTool(FETCHER, { http: [{ host: "api.test.example", pathPrefix: "/v1/" }], secrets: ["API_KEY"] }, { input: FETCHER_INPUT });
+    const before = server.received.length;
+    const out = valueOf(await run(tool, { url: `${base}/v1/to-admin`, credential: "API_KEY" })) as { code?: string; message?: string };
+    assert.equal(out.code, "refused");
+    assert.match(out.message ?? "", /redirected out of the grant.*path \/admin is not under a granted prefix/);
+    const reached = server.received.slice(before);
+    assert.deepEqual(
+      reached.map((r) => r.path),
+      ["/v1/to-admin"],
+      "/admin was never requested",
+    );
+    assert.equal(reached[0]?.headers.authorization, `Bearer ${SECRET_VALUE}`, "the in-prefix hop carried the credential, as granted");
+    const inside = valueOf(await run(tool, { url: `${base}/v1/to-items`, credential: "API_KEY" })) as { status: number; body: string };
+    assert.deepEqual(inside, { status: 200, body: '{"items":[1,2,3]}' });
+    assert.deepEqual(
+      server.received.slice(before + 1).map((r) => r.path),
+      ["/v1/to-items", "/v1/items"],
+    );
   });
 
   it("a granted secret is injected by the host: the server gets it, and the tool, its result, logs and journal never hold it", async () => {
@@ -305,6 +327,24 @@ void describe("a user tool call", () => {
     assert.deepEqual(replayed.result, first.result, "the same result, the recorded time included");
     assert.equal(server.received.length, sent, "nothing was sent again");
     assert.deepEqual(valueOf(first), { sum: 6, b: 200, c: 200, at: 1_000 });
+  });
+
+  it("a host call that got no answer (interrupted) is not recorded: the parent call's next attempt performs it again", async () => {
+    const tool = userTool(
+      `export default async () => { try { await fetch("${base}/v1/items"); return "answered"; } catch (e) { return (e as { code: string }).code; } }`,
+      { http: [{ host: "api.test.example", pathPrefix: "/v1/" }] },
+    );
+    const interrupted: UserToolHost = {
+      fetch: () => Promise.resolve({ kind: "interrupted", reason: "the connection dropped" }),
+      invoke: () => Promise.reject(new Error("no invocations here")),
+    };
+    const journal = new MemorySubCallJournal();
+    const first = await runner.call(tool, {}, { key: "run_lost/3", signal: new AbortController().signal, now: () => 1, host: interrupted, journal });
+    assert.equal(valueOf(first), "network_error", "the tool is told");
+    assert.deepEqual([...journal.calls.keys()], [], "nothing recorded for the unanswered call");
+    const again = await runner.call(tool, {}, { key: "run_lost/3", signal: new AbortController().signal, now: () => 2, host: hostFor(source, tool), journal });
+    assert.equal(valueOf(again), "answered");
+    assert.deepEqual([...journal.calls.keys()], ["run_lost/3.1"]);
   });
 
   it("invokes only the tools of its allow-list, each a sub-call; at most toolCalls of them", async () => {

@@ -40,6 +40,8 @@ export type {
   ToolsetInfo,
   ToolsetParams,
 } from "./toolsets.js";
+export { savedTool, saveToolRequest } from "./user-tools.js";
+export type { SavedTool, SaveToolRequest, ToolTestCase, ToolTestResult } from "./user-tools.js";
 export { checkRequest, checkResult, testReport, testRequest } from "./scripts.js";
 export type { CheckRequest, CheckResult, TestCall, TestReport, TestRequest } from "./scripts.js";
 export { getRunQuery, runListQuery, run, runIdParams, runList, runStatus } from "./runs.js";

@@ -50,6 +50,7 @@ export const createToolsetRequest = schemaFor<CreateToolsetRequest>()({
     policies: { type: "object", description: "Policies by `group.name` or `group.*`." },
     http: { type: "object", description: 'The `http` built-in: `{ "allow": [host patterns] }`; scripts then have `fetch`.' },
     library: { type: "object", description: 'Groups of the built-in tool library with their options: `{ "time": {}, "files": { "mode": "rw" } }`.' },
+    userTools: { type: "object", description: "Sandboxed user tools by group, then name: code, schemas, grants, limits." },
   },
   additionalProperties: false,
 });

@@ -6,7 +6,7 @@ import { describe, it } from "node:test";
 import type OpenAI from "openai";
 import type { AgentToolHandler, AgentToolResult } from "./adapter-types.js";
 import { agentToolAdapters } from "./adapters.js";
-import { agentToolDefinitions } from "./tool-definitions.js";
+import { AGENT_TOOL_NAMES, agentToolDefinitions } from "./tool-definitions.js";
 
 /** A handler that records its calls and answers from `answer`. */
 function recording(answer: (name: string, input: unknown) => AgentToolResult = () => ({ content: "Run run_1 completed. Output (JSON):\n42", isError: false })) {
@@ -47,7 +47,7 @@ describe("agentToolAdapters: types", () => {
     const message: OpenAI.Chat.ChatCompletionToolMessageParam = await adapters.openai.handle(toolCall);
     const messages: OpenAI.Chat.ChatCompletionMessageParam[] = [message];
 
-    assert.equal(responsesTools.length, 10);
+    assert.equal(responsesTools.length, AGENT_TOOL_NAMES.length);
     assert.ok(responsesParams && input && chatTools && chatParams && messages);
   });
 });

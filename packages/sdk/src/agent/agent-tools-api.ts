@@ -9,9 +9,17 @@ export interface AgentTools extends AgentToolAdapters {
   readonly toolset: string | undefined;
 }
 
-/** The tools offered when `tools` is not given: every tool that works with these options (`search_tools` and `save_workflow` need a toolset). */
+/**
+ * The tools offered when `tools` is not given: every tool that works with these options
+ * (`search_tools`, `save_workflow` and `save_tool` need a toolset; `save_tool` is offered only
+ * when the harness says what the model may grant its tools, `toolGrants`).
+ */
 function defaultTools(options: AgentToolsOptions): readonly AgentToolName[] {
-  return AGENT_TOOL_NAMES.filter((name) => options.toolset !== undefined || (name !== "search_tools" && name !== "save_workflow"));
+  return AGENT_TOOL_NAMES.filter(
+    (name) =>
+      (options.toolset !== undefined || (name !== "search_tools" && name !== "save_workflow" && name !== "save_tool")) &&
+      (name !== "save_tool" || options.toolGrants !== undefined),
+  );
 }
 
 /** What `Tapedeck.agentTools` builds (see there). */

@@ -12,13 +12,15 @@
  * - The model's mistakes (bad input, a refused script, a missing run, a run that ended) come
  *   back as `isError` text; faults of the platform or the harness (unreachable, 401, 5xx) throw.
  */
-import { parseDuration, terminalStatuses, type Diagnostic, type JournalEntry } from "@tapedeck/protocol";
+import { parseDuration, terminalStatuses, type Diagnostic, type JournalEntry, type UserToolGrantsSpec } from "@tapedeck/protocol";
 import type { Labels, Run } from "@tapedeck/protocol/api";
 import type { Tapedeck } from "../client.js";
 import { TapedeckError } from "../errors.js";
 import type { AgentToolResult, ToolCallContext } from "./adapter-types.js";
 import { agentToolKey } from "./agent-key.js";
 import { checkText, entryText, refusedText, runListText, runText, type ModelText } from "./model-text.js";
+import { beyondCeiling, type ToolGrantsOptions } from "./grant-ceiling.js";
+import { beyondText, savedToolText } from "./save-tool-text.js";
 import { searchText } from "./search-text.js";
 import { testReportText } from "./test-report-text.js";
 import { DEFAULT_OUTPUT_LIMIT } from "./text-limits.js";
@@ -45,6 +47,12 @@ export interface AgentToolsOptions {
    * current one: the runs the model starts (and retries) join that trace. Default: none.
    */
   readonly traceparent?: string | (() => string | undefined);
+  /**
+   * Offers `save_tool` (sandboxed tools the model writes): what the model may grant them without
+   * asking (`ceiling`), and who approves a tool that asks for more (`approve`). Default: not
+   * offered (unless named in `tools`, and then every grant needs an approval).
+   */
+  readonly toolGrants?: ToolGrantsOptions;
 }
 
 /** The server holds a `GET /v1/runs/:id?wait=` at most this long; longer waits are several. */
@@ -66,6 +74,7 @@ export class AgentToolHandlers {
   #toolset: string | undefined;
   #toolsetChecked = false;
   readonly #traceparent: AgentToolsOptions["traceparent"];
+  readonly #toolGrants: ToolGrantsOptions;
 
   constructor(client: Tapedeck, options: AgentToolsOptions) {
     this.#client = client;
@@ -77,6 +86,7 @@ export class AgentToolHandlers {
     this.#outputLimit = options.outputLimit ?? DEFAULT_OUTPUT_LIMIT;
     this.#toolset = options.toolset;
     this.#traceparent = options.traceparent;
+    this.#toolGrants = options.toolGrants ?? {};
   }
 
   /** `{ traceparent }` of the LLM call now, for a start or a fork; empty without one. */
@@ -98,7 +108,7 @@ export class AgentToolHandlers {
     return this.#maxWaitSeconds;
   }
 
-  /** Runs tool `name` (one of the ten) with the model's input. */
+  /** Runs tool `name` (one of the agent tools) with the model's input. */
   async handle(name: AgentToolName, input: unknown, context: ToolCallContext): Promise<AgentToolResult> {
     const parsed = parseToolInput(name, input);
     if (!parsed.ok) return { content: parsed.message, isError: true };
@@ -221,6 +231,31 @@ export class AgentToolHandlers {
         ].join("\n"),
         isError: false,
       };
+    },
+
+    save_tool: async ({ group, name, description, code, inputSchema, outputSchema, capabilities, limits, tests }) => {
+      if (this.#toolset === undefined) return { content: "save_tool needs the agent's toolset, and these agent tools were made without one.", isError: true };
+      const grants = (capabilities ?? {}) as UserToolGrantsSpec;
+      const beyond = beyondCeiling(grants, this.#toolGrants.ceiling);
+      if (beyond.length > 0) {
+        const approve = this.#toolGrants.approve;
+        if (approve === undefined) return text(beyondText(group, name, beyond, false));
+        if (!(await approve({ group, name, description, grants, beyond }))) return text(beyondText(group, name, beyond, true));
+      }
+      const saved = await this.#client.toolsets.saveTool(await this.#toolsetId(), {
+        group,
+        name,
+        description,
+        code,
+        inputSchema,
+        ...(outputSchema === undefined ? {} : { outputSchema }),
+        ...(capabilities === undefined ? {} : { capabilities: grants }),
+        ...(limits === undefined ? {} : { limits }),
+        ...(tests === undefined ? {} : { tests: tests as never }),
+      });
+      // The derived toolset pins the tool: every later call of these tools uses it.
+      if (saved.saved && saved.id !== undefined) this.#toolset = saved.id;
+      return text(savedToolText(group, name, saved));
     },
   };
 

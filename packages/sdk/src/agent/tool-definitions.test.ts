@@ -16,10 +16,21 @@ const FIELDS: { [N in AgentToolName]: Fields<AgentToolInputs[N]> } = {
   retry_run: { run_id: true, code: true },
   search_tools: { query: true },
   save_workflow: { name: true, description: true, code: true, input: true, output: true, signals: false },
+  save_tool: {
+    group: true,
+    name: true,
+    description: true,
+    code: true,
+    inputSchema: true,
+    outputSchema: false,
+    capabilities: false,
+    limits: false,
+    tests: false,
+  },
 };
 
 describe("agentToolDefinitions", () => {
-  it("defines the ten tools of seed 001, with schemas that say what their input types say", () => {
+  it("defines the agent tools (seed 001's ten and save_tool), with schemas that say what their input types say", () => {
     const definitions = agentToolDefinitions();
     assert.deepEqual(
       definitions.map((d) => d.name),

@@ -18,6 +18,7 @@ export const AGENT_TOOL_NAMES = [
   "retry_run",
   "search_tools",
   "save_workflow",
+  "save_tool",
 ] as const;
 export type AgentToolName = (typeof AGENT_TOOL_NAMES)[number];
 
@@ -74,6 +75,20 @@ export interface SaveWorkflowInput {
   readonly signals?: { readonly [name: string]: JsonObject };
 }
 
+export interface SaveToolInput {
+  readonly group: string;
+  readonly name: string;
+  readonly description: string;
+  readonly code: string;
+  readonly inputSchema: JsonObject;
+  readonly outputSchema?: JsonObject;
+  /** Grants: `http` [{ host, pathPrefix, methods }], `secrets`, `workspace` "ro" | "rw", `tools`. */
+  readonly capabilities?: JsonObject;
+  readonly limits?: JsonObject;
+  /** Test cases run in the sandbox before it is saved. */
+  readonly tests?: readonly JsonObject[];
+}
+
 /** The input of each tool, by name. */
 export interface AgentToolInputs {
   run_script: RunScriptInput;
@@ -86,6 +101,7 @@ export interface AgentToolInputs {
   retry_run: RetryRunInput;
   search_tools: SearchToolsInput;
   save_workflow: SaveWorkflowInput;
+  save_tool: SaveToolInput;
 }
 
 /**
@@ -180,6 +196,10 @@ function toolDescriptions(wait: number, maxWait: number): Record<AgentToolName, 
       "Save a script as a workflow your later scripts can start: `workflows.<name>.start(input)` returns `{ id, result() }`, and `workflows.<name>.signal(id, signal, payload)` signals it. " +
       "`input` and `output` are the JSON Schemas of its input and output; `signals` maps each signal it waits for to the JSON Schema of its payload. The code is type-checked first. " +
       "Use it for a multi-step job you will run again, or one that runs in the background.",
+    save_tool:
+      "Save a tool your later scripts call as `<group>.<name>(input)`: TypeScript whose default export takes the input and returns the output, run in a fresh sandbox per call with no capability unless granted in `capabilities` " +
+      '(`http`: [{ "host", "pathPrefix", "methods" }] gives it fetch; `secrets`: credential names for fetch(url, { credential }); `workspace`: "ro" | "rw"; `tools`: ["group.name"]). ' +
+      'It is type-checked, then each of `tests` ({ "input", "output" or "error", "http": [{ "url", "status", "body" }], "tools": { "group.name": result } }) runs with those mocks; failures come back with what differed. Grants beyond what this agent may give need a human\'s approval.',
   };
 }
 
@@ -242,6 +262,20 @@ function agentToolSchemas(defaultWait: number, maxWait: number): Record<AgentToo
         },
       },
       ["name", "description", "code", "input", "output"],
+    ),
+    save_tool: object(
+      {
+        group: { type: "string", pattern: "^[A-Za-z_][A-Za-z0-9_]*$", maxLength: 64, description: "The group scripts import it from." },
+        name: { type: "string", pattern: "^[A-Za-z_][A-Za-z0-9_]*$", maxLength: 64, description: "Its name in the group." },
+        description: { type: "string", minLength: 1, description: "What it does, for the model that will call it." },
+        code: { type: "string", minLength: 1, description: "TypeScript: the default export takes the input and returns the output." },
+        inputSchema: schema("its input (an object)"),
+        outputSchema: schema("its output"),
+        capabilities: { type: "object", description: "What it may reach (http, secrets, workspace, tools); nothing unless granted." },
+        limits: { type: "object", description: "fuel, deadlineMs, memoryBytes, httpRequests, toolCalls (defaults are fine)." },
+        tests: { type: "array", description: "Cases run before saving: { input, output | error, http, tools }." },
+      },
+      ["group", "name", "description", "code", "inputSchema"],
     ),
   };
 }

@@ -63,6 +63,8 @@ function hasType(value: unknown, type: string): boolean {
   switch (type) {
     case "object":
       return typeof value === "object" && value !== null && !Array.isArray(value);
+    case "array":
+      return Array.isArray(value);
     case "integer":
       return Number.isInteger(value);
     case "number":

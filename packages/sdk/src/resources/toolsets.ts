@@ -3,7 +3,9 @@ import type {
   Declarations,
   Diagnostic,
   RegisteredToolset,
+  SavedTool,
   SavedWorkflow,
+  SaveToolRequest,
   SaveWorkflowRequest,
   ToolSearchHit,
   ToolSearchResult,
@@ -45,6 +47,15 @@ export class Toolsets {
       if (TapedeckError.is(error) && error.code === "script_refused") return { kind: "refused", diagnostics: error.diagnostics ?? [] };
       throw error;
     }
+  }
+
+  /**
+   * Saves a sandboxed user tool on the toolset `id` (`save_tool`): checked, its test cases run in
+   * the sandbox in virtual time, then pinned by a derived toolset (a new id; `id` is unchanged).
+   * `saved: false` says what to fix (problems, diagnostics, failing cases), and nothing was saved.
+   */
+  saveTool(id: string, request: SaveToolRequest): Promise<SavedTool> {
+    return this.#http.request("POST", `/v1/toolsets/${encodeURIComponent(id)}/tools`, { body: request });
   }
 
   /** A toolset's pinned tools and declarations. */

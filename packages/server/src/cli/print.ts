@@ -72,6 +72,8 @@ function entryLine(entry: JournalEntry): string {
       return `${head} #${entry.seq} ${entry.reason}: ${entry.message}`;
     case "call.decided":
       return `${head} #${entry.seq} ${entry.decision}${entry.reason ? `: ${entry.reason}` : ""}`;
+    case "call.sub":
+      return `${head} #${entry.seq} ${entry.key} ${entry.tool}(${short(entry.args)}) ${entry.answer.ok ? `→ ${short(entry.answer.value)}` : `✗ ${entry.answer.error.code}`}`;
     case "log":
       return `${head} [${entry.level}] ${entry.message}`;
     case "run.completed":

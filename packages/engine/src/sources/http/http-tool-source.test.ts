@@ -244,6 +244,31 @@ describe("http tool: redirects", () => {
     });
   });
 
+  it("asks the call's targetCheck about every hop with its method before sending it: a refused redirect target is never requested", async () => {
+    await withSource(async (http) => {
+      const asked: string[] = [];
+      const targetCheck = (target: string, method: string) => {
+        asked.push(`${method} ${new URL(target).pathname}`);
+        return new URL(target).pathname === "/hello" ? "only /relative and /see-other may be reached" : undefined;
+      };
+      const before = server.received.length;
+      const failure = failureOf(await http.call({ ...fetchCall(ALLOW, { url: url("/relative") }), targetCheck }));
+      assert.equal(failure.details.rule, "outside-grant");
+      assert.match(failure.message, /only \/relative and \/see-other may be reached/);
+      assert.equal(failure.details.redirectedFrom, url("/relative"));
+      assert.deepEqual(
+        server.received.slice(before).map((r) => r.path),
+        ["/relative"],
+        "the refused target was not requested",
+      );
+      assert.deepEqual(asked, ["GET /relative", "GET /hello"]);
+      asked.length = 0;
+      const seeOther = resultOf(await http.call({ ...fetchCall(ALLOW, { url: url("/see-other"), method: "POST", body: "x" }), targetCheck }));
+      assert.equal(seeOther.status, 200);
+      assert.deepEqual(asked, ["POST /see-other", "GET /echo"], "a 303 is checked with the method it is sent with");
+    });
+  });
+
   it("follows at most 5 redirects", async () => {
     await withSource(async (http) => {
       const before = server.received.length;

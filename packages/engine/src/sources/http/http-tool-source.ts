@@ -21,7 +21,8 @@ import { systemResolver, type HostResolver } from "./resolver.js";
  *
  * Invariants (DESIGN §8):
  * - Every URL, the first and each redirect's, passes `checkTarget` (scheme, no credentials,
- *   allow-list, IP literals' ranges) before anything is resolved or sent.
+ *   allow-list, IP literals' ranges), then the caller's `targetCheck` if any (a user tool's
+ *   grant, with the method that hop is sent with), before anything is resolved or sent.
  * - A name is resolved once per URL; every answer must be in an allowed range, and the
  *   connection goes to the first answer, the one checked (`PinnedAgents`): no second lookup.
  * - At most `maxRedirects` redirects; a body larger than `maxResponseBytes` and a request
@@ -159,6 +160,8 @@ export class HttpToolSource implements ToolSource {
     for (let redirects = 0; ; redirects++) {
       const target = checkTarget(url, policy);
       if (!target.ok) return failed(redirected(target.failure, from));
+      const outside = call.targetCheck?.(target.url.href, method);
+      if (outside !== undefined) return failed(redirected(refusal(RefusalRule.outsideGrant, outside, { url: target.url.href }), from));
       const address = target.address ?? (await this.#resolve(target.host, policy, signal));
       if (typeof address !== "string") return failed(redirected(address, from));
       if (redirects === 0 && this.#credentials) {

@@ -22,6 +22,8 @@ export const RefusalRule = {
   tooManyRedirects: "too-many-redirects",
   /** A redirect without a usable Location. */
   badRedirect: "bad-redirect",
+  /** Outside what the caller may reach (`ToolCallRequest.targetCheck`: a user tool's grant). */
+  outsideGrant: "outside-grant",
 } as const;
 export type RefusalRule = (typeof RefusalRule)[keyof typeof RefusalRule];
 

@@ -6,9 +6,9 @@ import { HttpToolSource } from "../../sources/http/http-tool-source.js";
 import { pinHttpTool } from "../../toolset/pin-http.js";
 import type { ToolOutcome } from "../../sources/tool-source.js";
 import { tableResolver } from "../../test-support/loopback-http.js";
-import type { UserToolGrants } from "../grants.js";
+import type { UserToolGrants } from "../../toolset/user-tool-grants.js";
 import type { UserToolHost } from "../user-tool-host.js";
-import type { UserToolLimits } from "../user-tool-limits.js";
+import type { UserToolLimits } from "../../toolset/user-tool-limits.js";
 import { registerUserTool, type UserTool } from "../user-tool-registration.js";
 
 /**
@@ -55,7 +55,7 @@ export function hostFor(
   return {
     fetched,
     invoked,
-    fetch: (args, key, signal) => {
+    fetch: (args, key, signal, within) => {
       fetched.push(key);
       seq++;
       return source.call({
@@ -67,6 +67,7 @@ export function hostFor(
         attempt: 1,
         traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
         signal,
+        targetCheck: within,
       });
     },
     invoke: (name, args, key) => {

@@ -6,6 +6,8 @@ import {
   registeredToolset,
   savedWorkflow,
   saveWorkflowRequest,
+  savedTool,
+  saveToolRequest,
   toolSearchQuery,
   toolSearchResult,
   toolsetInfo,
@@ -15,6 +17,8 @@ import {
   type RegisteredToolset,
   type SavedWorkflow,
   type SaveWorkflowRequest,
+  type SavedTool,
+  type SaveToolRequest,
   type ToolSearchQuery,
   type ToolSearchResult,
   type ToolsetInfo,
@@ -74,6 +78,27 @@ export function toolsetRoutes(app: FastifyInstance, context: ServerContext): voi
       if (saved.kind === "refused") throw scriptRefused(saved.diagnostics, "the workflow was not saved. Fix the code and save it again.");
       void reply.code(201);
       return { id: saved.id, declarations: saved.declarations, warnings: saved.warnings };
+    },
+  );
+
+  app.post<{ Params: ToolsetParams; Body: SaveToolRequest }>(
+    "/toolsets/:id/tools",
+    {
+      schema: {
+        summary: "Save a sandboxed user tool on a toolset (save_tool)",
+        description:
+          "Checks the tool (its fields, its grants, its TypeScript against exactly what it is granted and its own schemas), runs its test cases in the sandbox in virtual time (fetch and granted tools answered by each case's mocks: nothing is sent), " +
+          "and registers the toolset derived from this one that pins it. Answers `saved: true` with the derived toolset's id and declarations, or `saved: false` with the problems, the code's diagnostics and the failing cases (what differed): nothing was saved.",
+        tags: ["toolsets"],
+        params: toolsetParams,
+        body: saveToolRequest,
+        response: { 200: savedTool, ...errors(400, 401, 404) },
+      },
+    },
+    async (request): Promise<SavedTool> => {
+      const saved = await context.engine().saveTool({ toolset: request.params.id, ...request.body });
+      if (saved.kind === "refused") return { saved: false, problems: saved.problems, diagnostics: saved.diagnostics, tests: saved.tests };
+      return { saved: true, id: saved.id, declarations: saved.declarations, problems: [], diagnostics: saved.warnings, tests: saved.tests };
     },
   );
 

@@ -1,0 +1,35 @@
+import type { SubCallAnswer } from "@tapedeck/protocol";
+import type { Clock } from "../clock.js";
+import type { SubCall, SubCallJournal } from "../sources/sub-call-journal.js";
+import type { RunJournal } from "./run-journal.js";
+
+/**
+ * The sub-call journal of one call of a run: each host call its source makes (a user tool's
+ * `fetch`, invocations, workspace access) is a `call.sub` entry of the run's journal, and a later
+ * attempt of the call — a retry after an interruption, or the run resumed by another engine —
+ * is answered from those entries instead of performing the host call again.
+ *
+ * Invariants:
+ * - An answer is recorded (durable) before the source hands it on, and recorded once per key.
+ * - `recorded` knows what the journal held when the run was resumed (`History`) and everything
+ *   recorded since, for every attempt of the call in this execution.
+ */
+export class RunSubCalls implements SubCallJournal {
+  constructor(
+    private readonly seq: number,
+    private readonly journal: Pick<RunJournal, "append">,
+    private readonly clock: Clock,
+    /** Shared by the call's attempts: what the journal holds for the call. */
+    private readonly answers: Map<string, SubCallAnswer>,
+  ) {}
+
+  recorded(key: string): Promise<SubCallAnswer | undefined> {
+    return Promise.resolve(this.answers.get(key));
+  }
+
+  record(call: SubCall, answer: SubCallAnswer): Promise<void> {
+    if (this.answers.has(call.key)) return Promise.resolve();
+    this.answers.set(call.key, answer);
+    return this.journal.append([{ kind: "call.sub", seq: this.seq, key: call.key, tool: call.tool, args: call.args, answer }], this.clock.now());
+  }
+}

@@ -1,0 +1,66 @@
+import type { Diagnostic, PinnedTool, PinnedToolset } from "@tapedeck/protocol";
+import type { ScriptCheck } from "../script/checker-pool.js";
+import type { CompiledScript } from "../script/compile.js";
+import { scriptSizeDiagnostic } from "../script/script-size.js";
+import { prepareUserTool, type UserTool } from "./user-tool-registration.js";
+import { userToolSpecOf } from "./user-tool-spec.js";
+import { wasmModuleProblems } from "./wasm-tool-runner.js";
+
+/**
+ * Checks user tools being registered (a toolset's `userTools`, or `save_tool`): each one's
+ * definition, grants (the tools it may invoke must be tools of its toolset) and limits, then its
+ * TypeScript against exactly what it is granted and its own input and output schemas, off the
+ * event loop (the engine's checker). Every problem is named at once, code problems by line and
+ * column with a code frame, for whoever wrote the tool (often a model).
+ */
+
+export type UserToolCheck =
+  | { readonly ok: false; readonly problems: readonly string[]; readonly diagnostics: readonly Diagnostic[] }
+  | { readonly ok: true; readonly warnings: readonly Diagnostic[]; readonly finish: (compiled: CompiledScript) => UserTool };
+
+/** Checks the user tool `tool` of a toolset of `tools`. */
+export async function checkUserTool(tool: PinnedTool, tools: readonly PinnedTool[], checker: ScriptCheck): Promise<UserToolCheck> {
+  const wasm = tool.user?.wasm;
+  if (wasm !== undefined) {
+    const spec = userToolSpecOf(tool);
+    const problems = wasmModuleProblems(Buffer.from(wasm.module, "base64"), wasm.entry, spec.grants, spec.limits);
+    if ((spec.grants.tools ?? []).length > 0 || spec.grants.workspace !== undefined || (spec.grants.secrets ?? []).length > 0)
+      problems.push("grants: a wasm tool can be granted http only (its host functions carry fetch; tools, workspace and secrets are not offered to it yet)");
+    if (problems.length > 0) return { ok: false, problems, diagnostics: [] };
+    return {
+      ok: true,
+      warnings: [],
+      finish: () => {
+        throw new Error("a wasm tool is not compiled");
+      },
+    };
+  }
+  const prepared = prepareUserTool(userToolSpecOf(tool), tools);
+  if (!prepared.ok) return { ok: false, problems: prepared.problems.map((problem) => problem.replace(/^definition\./, "")), diagnostics: [] };
+  const tooLarge = scriptSizeDiagnostic(prepared.code);
+  const checked =
+    tooLarge !== undefined ? { ok: false as const, diagnostics: [tooLarge] } : await checker.check(prepared.code, prepared.declarations, prepared.options);
+  if (!checked.ok) return { ok: false, problems: ["code: it does not type-check (see the diagnostics)"], diagnostics: checked.diagnostics };
+  return { ok: true, warnings: checked.diagnostics, finish: prepared.finish };
+}
+
+/** What is wrong with the toolset's user tools, one text per problem (empty when nothing is). */
+export async function userToolProblems(toolset: PinnedToolset, checker: ScriptCheck): Promise<string[]> {
+  const problems: string[] = [];
+  for (const tool of toolset.tools) {
+    if (tool.source !== "user") continue;
+    const where = `userTools.${tool.group}["${tool.name}"]`;
+    const checked = await checkUserTool(tool, toolset.tools, checker);
+    if (checked.ok) continue;
+    if (checked.diagnostics.length === 0) problems.push(...checked.problems.map((problem) => `${where}.${problem}`));
+    problems.push(...checked.diagnostics.filter((d) => d.category === "error").map((d) => `${where}.code ${describeDiagnostic(d)}`));
+  }
+  return problems;
+}
+
+/** A diagnostic as one problem: where, what, and the lines around it. */
+export function describeDiagnostic(diagnostic: Diagnostic): string {
+  const frame = diagnostic.frame === "" ? "" : `\n${diagnostic.frame}`;
+  const code = typeof diagnostic.code === "number" ? `TS${diagnostic.code}` : diagnostic.code;
+  return `line ${diagnostic.line}, column ${diagnostic.column}: ${diagnostic.message} (${code})${frame}`;
+}

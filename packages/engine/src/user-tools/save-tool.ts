@@ -1,0 +1,223 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type {
+  Diagnostic,
+  JsonObject,
+  JsonValue,
+  PinnedTool,
+  PinnedToolset,
+  UserToolFileSpec,
+  UserToolGrantsSpec,
+  UserToolLimitsSpec,
+} from "@tapedeck/protocol";
+import { Workspace } from "../library/files/workspace.js";
+import type { SandboxFactory } from "../sandbox/sandbox.js";
+import type { ScriptCheck } from "../script/checker-pool.js";
+import type { ToolOutcome } from "../sources/tool-source.js";
+import { pinUserTools } from "../toolset/pin-user-tools.js";
+import { toolsetOf } from "../toolset/pin.js";
+import { ToolsetSpecError } from "../toolset/spec-error.js";
+import { parseUserToolsSpec } from "../toolset/user-tools-spec-file.js";
+import { canonicalJson } from "../util/canonical-json.js";
+import { SchemaValidator } from "../util/schema-validator.js";
+import { checkUserTool } from "./check-user-tools.js";
+import { MemorySubCallJournal, type UserToolHost } from "./user-tool-host.js";
+import type { UserTool } from "./user-tool-registration.js";
+import { UserToolRunner } from "./user-tool-runner.js";
+
+/**
+ * `save_tool`: a tool the model writes, checked and tested before it is registered. Its fields
+ * are checked as a toolset file's `userTools` entry, its code type-checked against exactly what
+ * it is granted, and each of its test cases run in the sandbox in virtual time — `fetch`
+ * answered from the case's mocks (after the grant's checks, so a case also proves the grant
+ * fits), granted tools from its mocks, the workspace a fresh temporary folder — with the output
+ * checked against the output schema and the case's expectation. Only then is the toolset derived
+ * that pins it: new runs on the derived id see it, running runs keep their toolset.
+ *
+ * Invariants:
+ * - Nothing is sent anywhere while testing: a request without a mock fails, it is never made.
+ * - A refusal says everything the model needs to fix it at once: each problem by field, each
+ *   code diagnostic with its line and frame, each failing case with what differed.
+ * - Saving never changes a toolset: it derives one (`base` = the toolset saved on).
+ */
+
+/** A test case of a tool being saved. */
+export interface UserToolTestCase {
+  /** Shown when it fails. Default: its number. */
+  readonly name?: string;
+  readonly input: JsonValue;
+  /** The output it must return (compared as canonical JSON). Absent: any output its schema allows. */
+  readonly output?: JsonValue;
+  /** The code of the `ToolError` it must fail with, instead of an output. */
+  readonly error?: string;
+  /** What `fetch` answers, by method and URL (method default GET); a request without one fails with `no_mock`. */
+  readonly http?: readonly {
+    readonly url: string;
+    readonly method?: string;
+    readonly status?: number;
+    readonly headers?: Readonly<Record<string, string>>;
+    readonly body?: string;
+  }[];
+  /** What each granted tool answers (`group.name` → its result). */
+  readonly tools?: { readonly [tool: string]: JsonValue };
+}
+
+/** `Engine.saveTool`'s options: the tool as a toolset file writes it, where it goes, and its tests. */
+export interface SaveToolOptions {
+  /** The toolset to derive from: the tool is checked against its tools, and the derived toolset keeps them. */
+  readonly toolset: string;
+  /** A group of user tools (a new one, or one of the toolset's user tool groups); saving a name it has replaces that tool. */
+  readonly group: string;
+  readonly name: string;
+  readonly description: string;
+  readonly code: string;
+  readonly inputSchema: JsonObject;
+  readonly outputSchema?: JsonObject;
+  /** What it may reach (`grants` of a toolset file). Default: nothing. */
+  readonly capabilities?: UserToolGrantsSpec;
+  readonly limits?: UserToolLimitsSpec;
+  readonly tests?: readonly UserToolTestCase[];
+}
+
+/** How one test case went. */
+export interface ToolTestResult {
+  readonly name: string;
+  readonly ok: boolean;
+  /** What it returned (or its error's code and message). */
+  readonly got: JsonValue;
+  /** What differed, for a failing case. */
+  readonly problem?: string;
+}
+
+export type SaveToolOutcome =
+  /** Nothing was saved: fix what is named and save again. */
+  | { readonly kind: "refused"; readonly problems: readonly string[]; readonly diagnostics: readonly Diagnostic[]; readonly tests: readonly ToolTestResult[] }
+  /** The derived toolset that pins the tool (not stored yet: the engine stores it). */
+  | { readonly kind: "saved"; readonly toolset: PinnedToolset; readonly tests: readonly ToolTestResult[]; readonly warnings: readonly Diagnostic[] };
+
+export interface SaveToolDeps {
+  readonly checker: ScriptCheck;
+  readonly sandboxes: SandboxFactory;
+  /** The virtual time the tests run at. */
+  readonly now: number;
+}
+
+/** Most test cases one save runs: each is a sandbox. */
+export const MAX_TOOL_TESTS = 50;
+
+export async function saveUserTool(options: SaveToolOptions, base: PinnedToolset, deps: SaveToolDeps): Promise<SaveToolOutcome> {
+  const refused = (problems: readonly string[], diagnostics: readonly Diagnostic[] = [], tests: readonly ToolTestResult[] = []): SaveToolOutcome => ({
+    kind: "refused",
+    problems,
+    diagnostics,
+    tests,
+  });
+  const { group, name } = options;
+  const file: UserToolFileSpec = {
+    description: options.description,
+    code: options.code,
+    inputSchema: options.inputSchema,
+    ...(options.outputSchema === undefined ? {} : { outputSchema: options.outputSchema }),
+    ...(options.capabilities === undefined ? {} : { grants: options.capabilities }),
+    ...(options.limits === undefined ? {} : { limits: options.limits }),
+  };
+  let parsed;
+  try {
+    parsed = parseUserToolsSpec({ [group]: { [name]: file } });
+  } catch (error) {
+    if (error instanceof ToolsetSpecError) return refused([error.message.replace(`userTools.${group}["${name}"]`, "the tool")]);
+    throw error;
+  }
+  const clash = base.tools.find((tool) => tool.group === group && tool.source !== "user");
+  if (clash !== undefined) return refused([`group: "${group}" is a ${clash.source} tool group of this toolset; save the tool in a group of its own`]);
+  const [pinned] = pinUserTools(parsed, {}) as [PinnedTool];
+  const schemas = new SchemaValidator();
+  const schemaProblems = [pinned.inputSchema, ...(pinned.outputSchema === undefined ? [] : [pinned.outputSchema])]
+    .map((schema) => schemas.schemaProblem(schema))
+    .filter((problem): problem is string => problem !== undefined);
+  if (schemaProblems.length > 0) return refused(schemaProblems.map((problem) => `a schema cannot be compiled: ${problem}`));
+  const tests = options.tests ?? [];
+  if (tests.length > MAX_TOOL_TESTS) return refused([`tests: at most ${MAX_TOOL_TESTS} cases; keep the ones that show what the tool must do`]);
+
+  const tools = [...base.tools.filter((tool) => !(tool.group === group && tool.name === name)), pinned];
+  const checked = await checkUserTool(pinned, tools, deps.checker);
+  if (!checked.ok) return refused(checked.problems, checked.diagnostics);
+  const results = await runTests(checked.finish(await deps.checker.compile(options.code)), tests, deps);
+  if (results.some((result) => !result.ok)) return refused([`${results.filter((r) => !r.ok).length} of ${results.length} test cases failed`], [], results);
+  return { kind: "saved", toolset: toolsetOf(tools, base.servers ?? {}, base.id, base.workflows ?? {}), tests: results, warnings: checked.warnings };
+}
+
+async function runTests(tool: UserTool, tests: readonly UserToolTestCase[], deps: SaveToolDeps): Promise<ToolTestResult[]> {
+  const runner = new UserToolRunner(deps.sandboxes);
+  const results: ToolTestResult[] = [];
+  for (const [index, test] of tests.entries()) {
+    const name = test.name ?? `case ${index + 1}`;
+    const folder = tool.grants.workspace === undefined ? undefined : await mkdtemp(join(tmpdir(), "tapedeck-save-tool-"));
+    try {
+      const workspace = folder === undefined ? undefined : await Workspace.open(folder, tool.grants.workspace!);
+      const outcome = await runner.call(tool, test.input, {
+        key: `save_tool/${index + 1}`,
+        signal: new AbortController().signal,
+        now: () => deps.now,
+        host: mockHost(test, workspace),
+        journal: new MemorySubCallJournal(),
+      });
+      results.push(judge(name, test, outcome.result));
+    } finally {
+      if (folder !== undefined) await rm(folder, { recursive: true, force: true });
+    }
+  }
+  return results;
+}
+
+function judge(name: string, test: UserToolTestCase, result: UserToolOutcomeResult): ToolTestResult {
+  if (result.kind === "failure") {
+    const got = { error: result.failure.code, message: result.failure.message };
+    if (test.error === result.failure.code) return { name, ok: true, got };
+    const wanted = test.error === undefined ? `an output${test.output === undefined ? "" : ` ${canonicalJson(test.output)}`}` : `the error ${test.error}`;
+    return { name, ok: false, got, problem: `expected ${wanted}, got the error ${result.failure.code}: ${result.failure.message}` };
+  }
+  if (test.error !== undefined)
+    return { name, ok: false, got: result.value, problem: `expected the error ${test.error}, got the output ${canonicalJson(result.value)}` };
+  if (test.output !== undefined && canonicalJson(test.output) !== canonicalJson(result.value))
+    return { name, ok: false, got: result.value, problem: `expected ${canonicalJson(test.output)}, got ${canonicalJson(result.value)}` };
+  return { name, ok: true, got: result.value };
+}
+
+type UserToolOutcomeResult = Awaited<ReturnType<UserToolRunner["call"]>>["result"];
+
+/** A host that answers from the case's mocks and sends nothing. */
+function mockHost(test: UserToolTestCase, workspace: Workspace | undefined): UserToolHost {
+  return {
+    fetch: (args) => {
+      const request = args as { url?: string; method?: string };
+      const method = (request.method ?? "GET").toUpperCase();
+      const mock = (test.http ?? []).find((m) => m.url === request.url && (m.method ?? "GET").toUpperCase() === method);
+      if (mock === undefined)
+        return answer({
+          kind: "failure",
+          failure: {
+            code: "no_mock",
+            message: `The test has no answer for ${method} ${request.url ?? ""}; add one to its "http" (nothing is sent while testing).`,
+          },
+        });
+      const status = mock.status ?? 200;
+      return answer({
+        kind: "result",
+        value: { status, statusText: "", url: mock.url, redirected: false, headers: { ...mock.headers }, body: mock.body ?? "" },
+      });
+    },
+    invoke: (name) => {
+      const mocked = test.tools?.[name];
+      if (mocked === undefined)
+        return answer({ kind: "failure", failure: { code: "no_mock", message: `The test has no answer for ${name}; add one to its "tools".` } });
+      return answer({ kind: "result", value: mocked });
+    },
+    ...(workspace === undefined ? {} : { workspace }),
+  };
+}
+
+function answer(outcome: ToolOutcome): Promise<ToolOutcome> {
+  return Promise.resolve(outcome);
+}

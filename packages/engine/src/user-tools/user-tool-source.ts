@@ -1,0 +1,198 @@
+import { toolFailure, toolPath, type JsonValue, type PinnedTool } from "@tapedeck/protocol";
+import type { Clock } from "../clock.js";
+import { Workspace } from "../library/files/workspace.js";
+import type { SandboxFactory } from "../sandbox/sandbox.js";
+import type { CompiledScript } from "../script/compile.js";
+import type { CredentialResolver } from "../secrets/credential-resolver.js";
+import type { KnownSecret } from "../secrets/leak-scanner.js";
+import { HttpToolSource, type HttpToolOptions } from "../sources/http/http-tool-source.js";
+import type { ToolCallRequest, ToolOutcome, ToolSource } from "../sources/tool-source.js";
+import { pinHttpTool } from "../toolset/pin-http.js";
+import type { SchemaValidator } from "../util/schema-validator.js";
+import { userToolSpecOf } from "./user-tool-spec.js";
+import { MemorySubCallJournal, type UserToolHost } from "./user-tool-host.js";
+import { userToolOf, type UserTool } from "./user-tool-registration.js";
+import { UserToolRunner } from "./user-tool-runner.js";
+import { WasmToolRunner } from "./wasm-tool-runner.js";
+
+/**
+ * The tool source of user tools (source `user`): each call runs the pinned tool's code in a
+ * fresh sandbox (`UserToolRunner`), and every host call it makes goes through the engine's
+ * seams and is journaled in the run's journal as a `call.sub` entry keyed `{run}/{seq}.{n}`
+ * (`ToolCallRequest.subCalls`), so a later attempt of the call re-runs the tool against the
+ * recorded answers and sends nothing for them.
+ *
+ * Invariants:
+ * - `fetch` goes through an `http` tool source of its own: the grant's hosts are its
+ *   allow-list, every hop (redirects included) is checked against the grant before it is sent
+ *   (`targetCheck`), and its credential resolver injects only the credential the tool named —
+ *   never one bound to the host otherwise.
+ * - An invoked tool is one of the run's toolset, its arguments validated against its schema;
+ *   one whose policy asks for approval is refused (a user tool runs within its call and cannot
+ *   wait for a human); it is sent through the engine's sources with the sub-call's key.
+ * - The workspace is the namespace's, opened `ro` for a read-only grant.
+ * - Code is compiled once per pinned tool (by content), never type-checked again: the toolset
+ *   was refused at registration unless it type-checked.
+ * - Never rejects; a call whose run stopped waiting ends `interrupted`, and what it had not
+ *   recorded is performed again by the next attempt.
+ */
+
+export interface UserToolSourceOptions {
+  readonly sandboxes: SandboxFactory;
+  readonly clock: Clock;
+  /** Transpiles a tool's TypeScript (the engine's checker). */
+  readonly compile: (code: string) => Promise<CompiledScript>;
+  /** The toolset of run `runId` (tools by `group.name`, its validator) and the run's namespace. */
+  readonly context: (runId: string) => Promise<RunContext>;
+  /** Sends an invoked tool's call (the engine's sources). */
+  readonly send: (request: ToolCallRequest) => Promise<ToolOutcome>;
+  /** Resolves a credential a tool names (the engine's vault). Default: none can be named. */
+  readonly credentials?: CredentialResolver;
+  /** The folder of a namespace's workspace; absent: a workspace grant cannot be served here (said at call). */
+  readonly workspaceFolder?: (namespace: string | undefined) => string;
+  /** Options of the `http` source its `fetch` goes through (tests: loopback, a resolver). */
+  readonly http?: Omit<HttpToolOptions, "credentials">;
+}
+
+export interface RunContext {
+  readonly tools: ReadonlyMap<string, PinnedTool>;
+  readonly validator: SchemaValidator;
+  readonly namespace?: string;
+}
+
+export class UserToolSource implements ToolSource {
+  readonly #runner: UserToolRunner;
+  readonly #wasm = new WasmToolRunner();
+  readonly #http: HttpToolSource;
+  /** By pinned tool: the catalogue keeps one object per tool of a loaded toolset. */
+  readonly #compiled = new WeakMap<PinnedTool, Promise<UserTool>>();
+
+  constructor(private readonly options: UserToolSourceOptions) {
+    this.#runner = new UserToolRunner(options.sandboxes);
+    const named = options.credentials;
+    this.#http = new HttpToolSource({
+      ...options.http,
+      // Only a credential the tool named (its grant was checked first): no host binding otherwise.
+      credentials: (runId, host, origin, name) =>
+        name === undefined || named === undefined ? Promise.resolve({ kind: "ok" }) : named(runId, host, origin, name),
+    });
+  }
+
+  /** Runs one call of the tool; never rejects. */
+  async call(request: ToolCallRequest): Promise<ToolOutcome> {
+    const pinned = request.tool;
+    if (pinned.user === undefined) return failed("unknown_tool", `${toolPath(pinned)} is not a user tool; the user tool source serves only user tools.`);
+    if (pinned.user.wasm !== undefined) return this.#callWasm(request, pinned.user.wasm);
+    let tool: UserTool;
+    try {
+      tool = await this.#tool(pinned);
+    } catch (error) {
+      return failed("tool_error", `${toolPath(pinned)} could not be compiled: ${error instanceof Error ? error.message : String(error)}.`);
+    }
+    const sent: KnownSecret[] = [];
+    const host = await this.#host(request, tool, sent);
+    if ("failure" in host) return host;
+    const outcome = await this.#runner.call(tool, request.args, {
+      key: request.idempotencyKey,
+      signal: request.signal,
+      now: () => this.options.clock.now(),
+      host,
+      // Every call the intake sends carries the run's journal; one made elsewhere (none today) records in memory.
+      journal: request.subCalls ?? new MemorySubCallJournal(),
+    });
+    if (request.signal.aborted) return { kind: "interrupted", reason: "the run stopped waiting for this user tool call" };
+    const secrets = sent.length === 0 ? {} : { secrets: sent };
+    return outcome.result.kind === "result"
+      ? { kind: "result", value: outcome.result.value, ...secrets }
+      : { kind: "failure", failure: outcome.result.failure, ...secrets };
+  }
+
+  /** A WebAssembly tool's call: the same host (grants, sub-calls, scans), through its plugin's host functions. */
+  async #callWasm(request: ToolCallRequest, wasm: { readonly module: string; readonly entry: string }): Promise<ToolOutcome> {
+    const spec = userToolSpecOf(request.tool, toolPath(request.tool));
+    const tool = { definition: spec.definition, grants: spec.grants, limits: spec.limits, module: Buffer.from(wasm.module, "base64"), entry: wasm.entry };
+    const sent: KnownSecret[] = [];
+    const host = await this.#host(request, { ...tool, js: "", sourceMap: "", groups: {}, features: [], hash: "" }, sent);
+    if ("failure" in host) return host;
+    const outcome = await this.#wasm.call(tool, request.args, {
+      key: request.idempotencyKey,
+      signal: request.signal,
+      now: () => this.options.clock.now(),
+      host,
+      journal: request.subCalls ?? new MemorySubCallJournal(),
+    });
+    if (request.signal.aborted) return { kind: "interrupted", reason: "the run stopped waiting for this user tool call" };
+    const secrets = sent.length === 0 ? {} : { secrets: sent };
+    return outcome.result.kind === "result"
+      ? { kind: "result", value: outcome.result.value, ...secrets }
+      : { kind: "failure", failure: outcome.result.failure, ...secrets };
+  }
+
+  async close(): Promise<void> {
+    await this.#http.close();
+  }
+
+  /** The pinned tool compiled, once per content. */
+  #tool(pinned: PinnedTool): Promise<UserTool> {
+    let tool = this.#compiled.get(pinned);
+    if (tool === undefined) {
+      const spec = userToolSpecOf(pinned, toolPath(pinned));
+      tool = this.options.compile(spec.code).then((compiled) => userToolOf(spec.definition, spec.code, spec.grants, spec.limits, compiled));
+      tool.catch(() => this.#compiled.delete(pinned));
+      this.#compiled.set(pinned, tool);
+    }
+    return tool;
+  }
+
+  /** What the tool's host calls go through for this call. */
+  async #host(request: ToolCallRequest, tool: UserTool, sent: KnownSecret[]): Promise<UserToolHost | (ToolOutcome & { kind: "failure" })> {
+    const allow = [...new Set((tool.grants.http ?? []).map((grant) => grant.host))];
+    const http = pinHttpTool(allow, {});
+    let workspace: Workspace | undefined;
+    if (tool.grants.workspace !== undefined) {
+      const folder = this.options.workspaceFolder;
+      if (folder === undefined)
+        return failed("misconfigured", `${toolPath(request.tool)} is granted the workspace, and this engine has none (its store has no data folder).`);
+      const { namespace } = await this.options.context(request.runId);
+      try {
+        workspace = await Workspace.open(folder(namespace), tool.grants.workspace);
+      } catch (error) {
+        return failed(
+          "misconfigured",
+          `${toolPath(request.tool)}'s workspace cannot be opened here: ${error instanceof Error ? error.message : String(error)}.`,
+        );
+      }
+    }
+    return {
+      fetch: async (args, key, signal, within) => {
+        const outcome = await this.#http.call({ ...this.#subRequest(request, key, signal), tool: http, args, targetCheck: within });
+        if (outcome.secrets !== undefined) sent.push(...outcome.secrets);
+        return outcome;
+      },
+      invoke: (name, args, key, signal) => this.#invoke(request, name, args, key, signal),
+      ...(workspace === undefined ? {} : { workspace }),
+    };
+  }
+
+  async #invoke(request: ToolCallRequest, name: string, args: JsonValue, key: string, signal: AbortSignal): Promise<ToolOutcome> {
+    const context = await this.options.context(request.runId);
+    const target = context.tools.get(name);
+    if (target === undefined) return failed("unknown_tool", `${name} is not a tool of this run's toolset.`);
+    const invalid = context.validator.validateArgs(target, args);
+    if (invalid !== undefined) return { kind: "failure", failure: invalid };
+    if (target.policy.approval)
+      return failed(
+        "refused",
+        `${name} needs approval before each call, and ${toolPath(request.tool)} runs within one call, so it cannot wait for one; call ${name} from the script instead.`,
+      );
+    return this.options.send({ ...this.#subRequest(request, key, signal), tool: target, args });
+  }
+
+  #subRequest(request: ToolCallRequest, key: string, signal: AbortSignal): Omit<ToolCallRequest, "tool" | "args"> {
+    return { runId: request.runId, seq: request.seq, idempotencyKey: key, attempt: 1, traceparent: request.traceparent, signal };
+  }
+}
+
+function failed(code: string, message: string): ToolOutcome & { kind: "failure" } {
+  return { kind: "failure", failure: toolFailure(code, message) };
+}
