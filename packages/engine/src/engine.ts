@@ -66,7 +66,7 @@ import { valueProblem } from "./util/value-bounds.js";
 import { userToolProblems } from "./user-tools/check-user-tools.js";
 import { saveUserTool, type SaveToolOptions, type ToolTestResult } from "./user-tools/save-tool.js";
 import { UserToolSource } from "./user-tools/user-tool-source.js";
-import { userToolWorkspaceFolder } from "./user-tools/user-tool-workspace.js";
+import { workspaceFolder } from "./library/library-folder.js";
 import { deriveWithWorkflow, pinWorkflow, WorkflowSpecError, type SaveWorkflowOptions } from "./workflows/workflow-spec.js";
 
 /** Limits of runs; every field has a default (see `limits.ts` for why). */
@@ -187,9 +187,14 @@ export type TestResult =
 
 /** The engine's own library source: on `libraryFolder` (or the data folder's `library/`), web pages fetched under the `http` tool's rules without credentials. */
 function libraryOf(options: EngineOptions, store: Store, clock: Clock): LibraryToolSource {
-  const folder = options.libraryFolder ?? (store.dataFolder === undefined ? undefined : join(store.dataFolder, "library"));
+  const folder = libraryFolderOf(options, store);
   const http = new HttpToolSource({ unsafeAllowLoopbackForTests: options.unsafeHttpAllowLoopbackForTests === true });
   return new LibraryToolSource({ store, clock, http, ownsHttp: true, ...(folder === undefined ? {} : { folder }) });
+}
+
+/** Where the library's workspaces and memory index are: `libraryFolder`, else `library/` in the store's data folder, else nowhere. */
+function libraryFolderOf(options: EngineOptions, store: Store): string | undefined {
+  return options.libraryFolder ?? (store.dataFolder === undefined ? undefined : join(store.dataFolder, "library"));
 }
 
 /** Where the store (and so the master key file) is when none is given: a data folder. */
@@ -394,7 +399,8 @@ export class Engine {
 
   /** The default source of user tools: their sandboxes are the runs', their host calls go through this engine's vault and sources. */
   #userTools(options: EngineOptions, store: Store): UserToolSource {
-    const dataFolder = store.dataFolder;
+    // A user tool granted a workspace sees the same files as the library's `files` tools.
+    const folder = libraryFolderOf(options, store);
     return new UserToolSource({
       sandboxes: this.#sandboxes,
       clock: options.clock ?? systemClock,
@@ -406,7 +412,7 @@ export class Engine {
       },
       send: (request) => this.#source.call(request),
       credentials: vaultResolver(store, this.credentials),
-      ...(dataFolder === undefined ? {} : { workspaceFolder: (namespace: string | undefined) => userToolWorkspaceFolder(dataFolder, namespace) }),
+      ...(folder === undefined ? {} : { workspaceFolder: (namespace: string | undefined) => workspaceFolder(folder, namespace) }),
       http: { unsafeAllowLoopbackForTests: options.unsafeHttpAllowLoopbackForTests === true },
     });
   }
