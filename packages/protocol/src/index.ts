@@ -59,4 +59,6 @@ export { SEARCH_LIMIT } from "./tool-search.js";
 export type { ToolContext, ToolHandler, WorkerTools } from "./tool-handler.js";
 export type { EmbeddedConnection, EmbeddedModule, EmbeddedOptions } from "./embedded.js";
 export { gatewayRules } from "./gateway-rules.js";
+export { AGENT_TOOL_NAMES } from "./agent-tool-names.js";
+export type { AgentToolName } from "./agent-tool-names.js";
 export type { GatewayRuleOptions, GatewayRules } from "./gateway-rules.js";

@@ -13,9 +13,10 @@
  *   pinned); only new registrations are refused.
  * - Add a kind of name as one more entry of `PROTECTED`, with why it is taken, for the error.
  *   The built-in library's groups are here (a toolset enables them by name); so are the agent
- *   tools' names (`AGENT_TOOL_NAMES` of @tapedeck/sdk, which a server test compares with this list).
+ *   tools' names (`AGENT_TOOL_NAMES` of @tapedeck/protocol, which the SDK builds the tools from).
  */
 
+import { AGENT_TOOL_NAMES } from "@tapedeck/protocol";
 import { LIBRARY_GROUP_NAMES } from "./library-group-names.js";
 
 interface ProtectedNames {
@@ -90,20 +91,6 @@ const JS_GLOBALS = [
   "undefined",
   "unescape",
   "arguments",
-];
-
-/** The agent tools of seed 001 (the SDK's `AGENT_TOOL_NAMES`). */
-export const AGENT_TOOL_NAMES = [
-  "run_script",
-  "check_script",
-  "test_script",
-  "get_run",
-  "list_runs",
-  "signal_run",
-  "cancel_run",
-  "retry_run",
-  "search_tools",
-  "save_workflow",
 ];
 
 const HIDES = "a group of that name would hide it from every script that imports the group";

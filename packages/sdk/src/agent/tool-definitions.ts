@@ -1,26 +1,13 @@
 /**
- * The ten agent tools as the model sees them (seed 001): name, a description written for the
+ * The agent tools as the model sees them (seed 001, and `save_tool`): name, a description written for the
  * model (what the tool does, when to use it, what comes back), the JSON Schema of its input, and
  * the TypeScript type of that input. The schemas and the types say the same thing; `tool-input.ts`
  * checks inputs against the schemas, so the three cannot drift apart.
  */
-import { RunStatus, type JsonObject, type JsonValue } from "@tapedeck/protocol";
+import { AGENT_TOOL_NAMES, RunStatus, type AgentToolName, type JsonObject, type JsonValue } from "@tapedeck/protocol";
 
-/** The agent tools, in the order they are offered. */
-export const AGENT_TOOL_NAMES = [
-  "run_script",
-  "check_script",
-  "test_script",
-  "get_run",
-  "list_runs",
-  "signal_run",
-  "cancel_run",
-  "retry_run",
-  "search_tools",
-  "save_workflow",
-  "save_tool",
-] as const;
-export type AgentToolName = (typeof AGENT_TOOL_NAMES)[number];
+/** The agent tools, in the order they are offered (defined once, in the protocol: the engine protects their names). */
+export { AGENT_TOOL_NAMES, type AgentToolName };
 
 export interface RunScriptInput {
   readonly code: string;
