@@ -67,6 +67,7 @@ import { userToolProblems } from "./user-tools/check-user-tools.js";
 import { saveUserTool, type SaveToolOptions, type ToolTestResult } from "./user-tools/save-tool.js";
 import { UserToolSource } from "./user-tools/user-tool-source.js";
 import { workspaceFolder } from "./library/library-folder.js";
+import { admitInvocation } from "./runs/invocation-admission.js";
 import { deriveWithWorkflow, pinWorkflow, WorkflowSpecError, type SaveWorkflowOptions } from "./workflows/workflow-spec.js";
 
 /** Limits of runs; every field has a default (see `limits.ts` for why). */
@@ -411,6 +412,7 @@ export class Engine {
         return { tools: toolset.byPath, validator: toolset.validator, ...(run.namespace === undefined ? {} : { namespace: run.namespace }) };
       },
       send: (request) => this.#source.call(request),
+      admit: (call) => admitInvocation(call, store, options.clock ?? systemClock),
       credentials: vaultResolver(store, this.credentials),
       ...(folder === undefined ? {} : { workspaceFolder: (namespace: string | undefined) => workspaceFolder(folder, namespace) }),
       http: { unsafeAllowLoopbackForTests: options.unsafeHttpAllowLoopbackForTests === true },

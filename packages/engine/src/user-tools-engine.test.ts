@@ -494,6 +494,78 @@ export default async () => ({ kept: await notes.keep({ note: "hello" }), read: a
   });
 });
 
+describe("a user tool's calls of other tools meet their policies", () => {
+  it("approval rules deny or refuse what would be asked, and the rate limit counts the tool's calls with the script's", async () => {
+    const dir = tempDir();
+    const t = await testEngine({ store: SqliteStore.openDataFolder(dir.path, { durability: "normal" }), mcp: new McpToolSource() });
+    try {
+      const { id } = await t.engine.registerToolset({
+        mcpServers: { fx: { command: process.execPath, args: [STDIO_MAIN] } },
+        policies: {
+          "fx.echo": {
+            approval: {
+              kind: "rules",
+              rules: [
+                { action: "deny", when: [{ pointer: "/text", regex: "^rm " }], reason: "Deletes are not echoed" },
+                { action: "ask", when: [{ pointer: "/text", regex: "^deploy" }], reason: "Deploys need a person" },
+              ],
+              otherwise: { kind: "never" },
+            },
+          },
+          "fx.echo_plain": { rateLimit: { perMinute: 2 } },
+        },
+        userTools: {
+          relay: {
+            say: {
+              description: "Echoes each text through fx.echo, then fx.echo_plain; answers each outcome.",
+              code: `import { fx } from "tapedeck:tools";
+                export default async (input: { texts: string[] }) => {
+                  const outcomes: string[] = [];
+                  for (const text of input.texts) {
+                    for (const call of [() => fx.echo({ text }), () => fx.echo_plain({ text })]) {
+                      try { await call(); outcomes.push("sent"); } catch (e) { outcomes.push((e as { code: string }).code + ": " + (e as Error).message); }
+                    }
+                  }
+                  return { outcomes };
+                };`,
+              inputSchema: { type: "object", properties: { texts: { type: "array", items: { type: "string" } } }, required: ["texts"] },
+              outputSchema: { type: "object", properties: { outcomes: { type: "array", items: { type: "string" } } }, required: ["outcomes"] },
+              grants: { tools: ["fx.echo", "fx.echo_plain"] },
+            },
+          },
+        },
+      });
+      const started = await t.engine.start({
+        toolset: id,
+        namespace: "acme",
+        source: `import { fx, relay } from "tapedeck:tools";
+export default async () => { await fx.echo_plain({ text: "from the script" }); return relay.say({ texts: ["hello", "rm -rf /", "deploy prod"] }); };`,
+      });
+      if (started.kind !== "started") assert.fail(JSON.stringify(started.diagnostics));
+      const { outcomes } = output(await started.end) as { outcomes: string[] };
+      assert.equal(outcomes[0], "sent");
+      assert.equal(outcomes[1], "sent");
+      assert.match(outcomes[2]!, /^refused: fx\.echo is refused by its approval rules: Deletes are not echoed/);
+      // The script's call and the tool's first took the window's two places.
+      assert.match(outcomes[3]!, /^rate_limited: /);
+      assert.match(outcomes[4]!, /^refused: fx\.echo asks for approval of this call \(Deploys need a person\), and a user tool cannot wait for one/);
+      assert.match(outcomes[5]!, /^rate_limited: /);
+      const answered = subCalls(await t.engine.journal(started.runId)).map((e) => `${e.tool} ${e.answer.ok ? "ok" : e.answer.error.code}`);
+      assert.deepEqual(answered, [
+        "fx.echo ok",
+        "fx.echo_plain ok",
+        "fx.echo refused",
+        "fx.echo_plain rate_limited",
+        "fx.echo refused",
+        "fx.echo_plain rate_limited",
+      ]);
+    } finally {
+      await t.cleanup();
+      dir.cleanup();
+    }
+  });
+});
+
 describe("user tools in direct tool sessions", () => {
   it("a direct session offers a user tool as a model tool; its call is journaled with its sub-calls keyed by the session's call", async () => {
     const t = await testEngine({ unsafeHttpAllowLoopbackForTests: true });

@@ -1,4 +1,4 @@
-import { toolFailure, toolPath, type JsonValue, type PinnedTool } from "@tapedeck/protocol";
+import { toolFailure, toolPath, type JsonValue, type PinnedTool, type ToolFailure } from "@tapedeck/protocol";
 import type { Clock } from "../clock.js";
 import { Workspace } from "../library/files/workspace.js";
 import type { SandboxFactory } from "../sandbox/sandbox.js";
@@ -27,9 +27,11 @@ import { WasmToolRunner } from "./wasm-tool-runner.js";
  *   allow-list, every hop (redirects included) is checked against the grant before it is sent
  *   (`targetCheck`), and its credential resolver injects only the credential the tool named —
  *   never one bound to the host otherwise.
- * - An invoked tool is one of the run's toolset, its arguments validated against its schema;
- *   one whose policy asks for approval is refused (a user tool runs within its call and cannot
- *   wait for a human); it is sent through the engine's sources with the sub-call's key.
+ * - An invoked tool is one of the run's toolset, its arguments validated against its schema,
+ *   then admitted by its policy as a script's call would be (`admit`: approval rules and rate
+ *   limit) — except that one which would wait for a human, or for its rate window, is refused (a
+ *   user tool runs within its call and cannot wait); it is sent through the engine's sources
+ *   with the sub-call's key. Without `admit`, a tool with approval rules or a rate limit is refused.
  * - The workspace is the namespace's, opened `ro` for a read-only grant.
  * - Code is compiled once per pinned tool (by content), never type-checked again: the toolset
  *   was refused at registration unless it type-checked.
@@ -46,6 +48,16 @@ export interface UserToolSourceOptions {
   readonly context: (runId: string) => Promise<RunContext>;
   /** Sends an invoked tool's call (the engine's sources). */
   readonly send: (request: ToolCallRequest) => Promise<ToolOutcome>;
+  /**
+   * Applies an invoked tool's policy (approval rules, rate limit) to its call: the failure that
+   * refuses it, or undefined to send it. Never waits: a call that would wait is refused.
+   */
+  readonly admit?: (call: {
+    readonly tool: PinnedTool;
+    readonly path: string;
+    readonly args: JsonValue;
+    readonly namespace: string | undefined;
+  }) => Promise<ToolFailure | undefined>;
   /** Resolves a credential a tool names (the engine's vault). Default: none can be named. */
   readonly credentials?: CredentialResolver;
   /** The folder of a namespace's workspace; absent: a workspace grant cannot be served here (said at call). */
@@ -185,6 +197,17 @@ export class UserToolSource implements ToolSource {
         "refused",
         `${name} needs approval before each call, and ${toolPath(request.tool)} runs within one call, so it cannot wait for one; call ${name} from the script instead.`,
       );
+    const { admit } = this.options;
+    if (admit === undefined) {
+      if (target.policy.approvalRules !== undefined || target.policy.rateLimit !== undefined)
+        return failed(
+          "refused",
+          `${name} has approval rules or a rate limit, which this engine cannot apply to a user tool's calls; call ${name} from the script instead.`,
+        );
+    } else {
+      const refused = await admit({ tool: target, path: name, args, namespace: context.namespace });
+      if (refused !== undefined) return { kind: "failure", failure: refused };
+    }
     return this.options.send({ ...this.#subRequest(request, key, signal), tool: target, args });
   }
 
