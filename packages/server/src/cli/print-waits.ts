@@ -21,6 +21,8 @@ export function describeWait(wait: RunWait): string {
       return `approval of #${wait.seq} ${wait.tool}(${short(wait.args)})`;
     case "parked":
       return `decision on parked #${wait.seq} ${wait.tool}(${short(wait.args)}) (${wait.reason}: ${wait.message})`;
+    case "rate_limit":
+      return `#${wait.seq} ${wait.tool}: its rate limit, until ${iso(wait.until)}`;
     case "child":
       return `workflow ${wait.workflow} (run ${wait.runId}) to end`;
     case "worker":
@@ -54,6 +56,7 @@ function resolution(runId: string, wait: RunWait, flags: CommandFlags, following
   const tail = flagText(flags);
   switch (wait.kind) {
     case "sleep":
+    case "rate_limit":
       return following ? undefined : `tapedeck resume ${runId}${tail}`;
     case "signal":
       return `tapedeck signal ${runId} ${shellArg(wait.name)} --payload '<json>'${tail}`;
