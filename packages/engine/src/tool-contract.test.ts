@@ -294,6 +294,25 @@ describe('rate limits with onLimit "wait"', () => {
     }
   });
 
+  it("test_script waits in virtual time: the script sees the calls go as the window frees", async () => {
+    const t = await testEngine();
+    try {
+      const { id } = await t.engine.registerToolset(
+        harnessToolset(["api.ping"], { policies: { "api.ping": { rateLimit: { perMinute: 2, onLimit: "wait" } } } }),
+      );
+      const tested = await t.engine.test({
+        toolset: id,
+        source: `import { api } from "tapedeck:tools";
+          export default async () => { const at: number[] = []; for (let i = 0; i < 5; i++) { await api.ping({ i }); at.push(Date.now()); } return at; };`,
+        scenario: { start: 0, tools: { "api.ping": { result: "pong" } } },
+      });
+      assert.equal(tested.kind === "tested" && tested.status, "completed", JSON.stringify(tested));
+      assert.deepEqual(tested.kind === "tested" && tested.output, [0, 0, 60_000, 60_000, 120_000]);
+    } finally {
+      await t.cleanup();
+    }
+  });
+
   it("the wait survives closing and reopening the engine: the run parks, wakes at the window's end, takes its place and sends; replay verifies", async () => {
     const clock = new ManualClock(T0);
     const harness = new ToolHarness({ "api.ping": (args: { i: number }) => `pong ${args.i}` });
@@ -316,11 +335,16 @@ describe('rate limits with onLimit "wait"', () => {
     assert.equal(harness.calls.length, 1);
     await t.engine.close();
 
-    const later = new ManualClock(T0 + 3_600_000 + 5);
+    // Reopened before the window frees: the call waits for its recorded `until`, and the window is not checked again meanwhile.
+    const later = new ManualClock(T0 + 600_000);
     const engine = await t.reopen({ hostTools: harness.module(), clock: later });
     try {
       assert.equal(later.pending, 1, "the new engine armed its wake timer for the waiting run");
-      later.tick(0);
+      assert.deepEqual(
+        (await engine.journal(started.runId)).filter((e) => e.kind === "call.throttled").map((e) => e.kind === "call.throttled" && e.until),
+        [T0 + 3_600_000],
+      );
+      later.tick(3_000_000 + 5);
       while ((await engine.pendingDecisions({ runId: started.runId })).length === 0) await engine.settled(started.runId);
       assert.deepEqual(
         (await engine.pendingDecisions({ runId: started.runId })).map((p) => p.seq),

@@ -46,7 +46,7 @@ export function waitingLine(
   });
   const line = `run ${runId} waiting: ${waits.join("; ")}`;
   if (!following) return line;
-  if (pause.waits.every((wait) => wait.kind === "sleep")) return `${line} (this process wakes it then)`;
+  if (pause.waits.every((wait) => wait.kind === "sleep" || wait.kind === "rate_limit")) return `${line} (this process wakes it then)`;
   const wakes = pause.wakeAt === undefined ? "" : `. This process wakes it at ${iso(pause.wakeAt)}`;
   return `${line}${wakes}. This process keeps the run: signals and decisions sent from another process reach it here`;
 }
