@@ -6,6 +6,7 @@ import { tempDir, testEngine, testSandboxes } from "./test-support/engines.js";
 import { harnessToolset, ToolHarness } from "./test-support/tool-harness.js";
 import fc from "fast-check";
 import { VirtualClock } from "./clock.js";
+import { ManualClock } from "./test-support/manual-clock.js";
 import { slidingWindowViolation } from "./library/rate-limit/test-support/window-check.js";
 
 /**
@@ -123,9 +124,9 @@ describe("approval as rules on the arguments", () => {
       );
       assert.match(await refused({ approval: { kind: "rules", rules: "all" } }), /approval is malformed: it does not have the shape of an approval/);
       assert.equal(await refused({ rateLimit: { perMinute: 0 } }), 'policies["code.write_file"].rateLimit.perMinute: 0 is not a whole number from 1 to 100000');
-      assert.match(
-        await refused({ rateLimit: { perMinute: 5, onLimit: "wait" } }),
-        /rateLimit\.onLimit: "wait" \(a durable wait until the window frees\) is not supported yet; use "fail"/,
+      assert.equal(
+        await refused({ rateLimit: { perMinute: 5, onLimit: "later" } }),
+        'policies["code.write_file"].rateLimit.onLimit: "later" is not fail or wait',
       );
       assert.equal(await refused({ risk: "extreme" }), 'policies["code.write_file"].risk must be "low", "medium" or "high"');
     } finally {
@@ -240,6 +241,132 @@ describe("rate limits at call intake", () => {
       assert.deepEqual(await first.end, { status: "completed", output: "pong" });
     } finally {
       await t.cleanup();
+    }
+  });
+});
+
+describe('rate limits with onLimit "wait"', () => {
+  const T0 = Date.UTC(2030, 0, 1);
+
+  it("calls over the limit wait durably for the window, then proceed; concurrent waiters never burst over it (virtual clock)", async () => {
+    const clock = new VirtualClock(T0);
+    const harness = new ToolHarness({ "api.ping": () => clock.now() - T0 });
+    const t = await testEngine({ hostTools: harness.module(), clock });
+    try {
+      const { id } = await t.engine.registerToolset(
+        harnessToolset(["api.ping"], { policies: { "api.ping": { rateLimit: { perMinute: 3, perHour: 7, onLimit: "wait" } } } }),
+      );
+      const started = await t.engine.start({
+        toolset: id,
+        source: `import { api } from "tapedeck:tools";
+          export default async () => {
+            const burst = await Promise.all(Array.from({ length: 8 }, (_, i) => api.ping({ i })));
+            await sleep(10_000);
+            const late = [await api.ping({ i: 8 }), await api.ping({ i: 9 })];
+            return [...burst, ...late];
+          };`,
+      });
+      if (started.kind !== "started") throw new Error("refused");
+      const end = await started.end;
+      assert.equal(end.status, "completed", JSON.stringify(end));
+      const sent = (end.status === "completed" ? end.output : []) as number[];
+      assert.equal(harness.calls.length, 10, "every call was sent once");
+      assert.deepEqual(
+        sent.slice(0, 8).sort((a, b) => a - b),
+        [0, 0, 0, 60_000, 60_000, 60_000, 120_000, 3_600_000],
+        "three at once, three when the minute's window frees, one more a minute later, and the eighth when the hour's (7) frees",
+      );
+      assert.deepEqual(sent.slice(8), [3_610_000, 3_610_000], "calls after a sleep go at once when both windows have room");
+      const accepted = sent.map((at) => T0 + at).sort((a, b) => a - b);
+      assert.equal(
+        slidingWindowViolation(accepted, [
+          { ms: 60_000, limit: 3 },
+          { ms: 3_600_000, limit: 7 },
+        ]),
+        undefined,
+      );
+      const journal = await t.engine.journal(started.runId);
+      assert.ok(journal.some((e) => e.kind === "call.throttled"));
+      assert.equal(journal.filter((e) => e.kind === "call.admitted").length, 5, "each waiting call journals its admission once");
+      assert.deepEqual(await t.engine.verify(started.runId), { ok: true, end });
+    } finally {
+      await t.cleanup();
+    }
+  });
+
+  it("test_script waits in virtual time: the script sees the calls go as the window frees", async () => {
+    const t = await testEngine();
+    try {
+      const { id } = await t.engine.registerToolset(
+        harnessToolset(["api.ping"], { policies: { "api.ping": { rateLimit: { perMinute: 2, onLimit: "wait" } } } }),
+      );
+      const tested = await t.engine.test({
+        toolset: id,
+        source: `import { api } from "tapedeck:tools";
+          export default async () => { const at: number[] = []; for (let i = 0; i < 5; i++) { await api.ping({ i }); at.push(Date.now()); } return at; };`,
+        scenario: { start: 0, tools: { "api.ping": { result: "pong" } } },
+      });
+      assert.equal(tested.kind === "tested" && tested.status, "completed", JSON.stringify(tested));
+      assert.deepEqual(tested.kind === "tested" && tested.output, [0, 0, 60_000, 60_000, 120_000]);
+    } finally {
+      await t.cleanup();
+    }
+  });
+
+  it("the wait survives closing and reopening the engine: the run parks, wakes at the window's end, takes its place and sends; replay verifies", async () => {
+    const clock = new ManualClock(T0);
+    const harness = new ToolHarness({ "api.ping": (args: { i: number }) => `pong ${args.i}` });
+    const t = await testEngine({ hostTools: harness.module(), clock });
+    const { id } = await t.engine.registerToolset(
+      harnessToolset(["api.ping"], { policies: { "api.ping": { approval: true, rateLimit: { perHour: 1, onLimit: "wait" } } } }),
+    );
+    const started = await t.engine.start({
+      toolset: id,
+      source: `import { api } from "tapedeck:tools";
+        export default async () => [await api.ping({ i: 1 }), await api.ping({ i: 2 })];`,
+    });
+    if (started.kind !== "started") throw new Error("refused");
+    assert.equal((await t.engine.settled(started.runId))?.status, "waiting");
+    await t.engine.approve(started.runId, 1);
+    const waiting = await t.engine.settled(started.runId);
+    assert.equal(waiting?.status, "waiting");
+    assert.deepEqual(waiting?.status === "waiting" && waiting.waits, [{ kind: "rate_limit", seq: 2, tool: "api.ping", until: T0 + 3_600_000 }]);
+    assert.deepEqual(await t.engine.pendingDecisions({ runId: started.runId }), [], "a call that waits for its window asks no one yet");
+    assert.equal(harness.calls.length, 1);
+    await t.engine.close();
+
+    // Reopened before the window frees: the call waits for its recorded `until`, and the window is not checked again meanwhile.
+    const later = new ManualClock(T0 + 600_000);
+    const engine = await t.reopen({ hostTools: harness.module(), clock: later });
+    try {
+      assert.equal(later.pending, 1, "the new engine armed its wake timer for the waiting run");
+      assert.deepEqual(
+        (await engine.journal(started.runId)).filter((e) => e.kind === "call.throttled").map((e) => e.kind === "call.throttled" && e.until),
+        [T0 + 3_600_000],
+      );
+      later.tick(3_000_000 + 5);
+      while ((await engine.pendingDecisions({ runId: started.runId })).length === 0) await engine.settled(started.runId);
+      assert.deepEqual(
+        (await engine.pendingDecisions({ runId: started.runId })).map((p) => p.seq),
+        [2],
+        "admitted after the restart, it asks for its approval",
+      );
+      await engine.approve(started.runId, 2);
+      const end = await engine.end(started.runId);
+      assert.deepEqual(end, { status: "completed", output: ["pong 1", "pong 2"] });
+      assert.equal(harness.calls.length, 2);
+      const kinds = (await engine.journal(started.runId)).filter((e) => e.kind === "call.throttled" || e.kind === "call.admitted");
+      assert.deepEqual(
+        kinds.map((e) => [e.kind, e.seq]),
+        [
+          ["call.throttled", 2],
+          ["call.admitted", 2],
+        ],
+      );
+      assert.deepEqual(await engine.verify(started.runId), { ok: true, end });
+    } finally {
+      await engine.close();
+      await t.cleanup().catch(() => {});
     }
   });
 });

@@ -80,6 +80,14 @@ export type JournalEvent =
   | { readonly kind: "call.rejected"; readonly seq: number; readonly tool: string; readonly args: JsonValue; readonly error: ToolFailure }
   /** A call is sent again after an interruption (attempt ≥ 2), with the same key. */
   | { readonly kind: "call.attempt"; readonly seq: number; readonly attempt: number; readonly reason: string }
+  /**
+   * A call of a tool whose rate limit says `onLimit: "wait"` found its window full: it waits
+   * until `until` (when a place frees), then tries to take one again. Resumed, it waits for the
+   * same `until`: the window is not checked again before then.
+   */
+  | { readonly kind: "call.throttled"; readonly seq: number; readonly until: number }
+  /** A throttled call took its place in its window: it goes on (to its approval, or its tool); resumed, it is not checked again. */
+  | { readonly kind: "call.admitted"; readonly seq: number }
   /** A call's result; delivered to the script in journal order. `reusedFrom`: taken from the parent run's journal by a fork, not sent. */
   | { readonly kind: "call.completed"; readonly seq: number; readonly result: JsonValue; readonly reusedFrom?: { readonly run: string; readonly seq: number } }
   /** A call's failure; delivered to the script in journal order. */
@@ -167,6 +175,8 @@ export type RunWait =
       readonly message: string;
       readonly credential?: string;
     }
+  /** A call over its tool's rate limit (`onLimit: "wait"`): it tries to take a place in the window at `until`, then goes on; nothing was sent yet. */
+  | { readonly kind: "rate_limit"; readonly seq: number; readonly tool: string; readonly until: number }
   /** `result()` of a workflow the run started: the child run `runId` must end (it may itself wait, for a signal this run sends it…). */
   | { readonly kind: "child"; readonly seq: number; readonly runId: string; readonly workflow: string }
   /**

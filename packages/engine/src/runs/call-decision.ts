@@ -35,6 +35,11 @@ export type CallDecision =
   | { readonly kind: "primitive"; readonly args: JsonValue; readonly call: PrimitiveCall }
   /** A tool call whose policy asks for approval: scheduled, not sent; it waits for a decision, journaled before the call is sent. */
   | { readonly kind: "await_approval"; readonly args: JsonValue; readonly tool: PinnedTool; readonly reason?: string }
+  /**
+   * A call over its tool's rate limit (`onLimit: "wait"`, `call.throttled` in the journal): it
+   * waits until `until`, then tries to take a place in its window again; once it has one, `then`.
+   */
+  | { readonly kind: "throttle"; readonly args: JsonValue; readonly tool: PinnedTool; readonly until: number; readonly then: GatedDecision }
   /** A call held back by the engine (`call.parked` in the journal: its tool changed, its credential expired): it waits for the harness again. */
   | { readonly kind: "park"; readonly args: JsonValue; readonly tool: PinnedTool; readonly park: Park }
   /**
@@ -65,6 +70,9 @@ export type CallDecision =
     }
   /** Its outcome is known without sending it (a rejected decision; an interruption its policy does not retry): the script gets `failure`, journaled `call.failed`. */
   | { readonly kind: "fail"; readonly args: JsonValue; readonly failure: ToolFailure };
+
+/** What a call of a rate-limited tool does once it has its place in the window: wait for approval, or go to its tool. */
+export type GatedDecision = Extract<CallDecision, { readonly kind: "send" | "await_approval" }>;
 
 /** A call to decide: one just issued (by a script, or, later, a model), or one its journal recorded. */
 export interface CallToDecide {
@@ -144,6 +152,13 @@ function decideRecorded(call: RecordedCall, context: DecisionContext): CallDecis
   const tool = context.tools.get(call.tool);
   if (!tool) throw new Error(`call #${call.seq} names ${call.tool}, which the run's toolset does not have`);
   if (call.parked) return { kind: "park", args, tool, park: call.parked };
+  if (call.throttledUntil !== undefined) {
+    // Never sent and never decided on (a throttled call is neither): once admitted it goes on as if just issued.
+    const approval = callApproval(tool, call.tool, args, call.asks === true);
+    const then: GatedDecision =
+      approval.kind === "ask" ? { kind: "await_approval", args, tool, ...reasonOf(approval.reason) } : { kind: "send", args, tool, attempt: 1 };
+    return { kind: "throttle", args, tool, until: call.throttledUntil, then };
+  }
   if (call.decision?.decision === "rejected") return { kind: "fail", args, failure: approvalRejected(call.tool, call.decision.reason) };
   if (!call.decision) {
     const approval = callApproval(tool, call.tool, args, call.asks === true);
@@ -171,7 +186,11 @@ function interrupted(call: RecordedCall, tool: PinnedTool, context: DecisionCont
 }
 
 function awaitApproval(args: JsonValue, tool: PinnedTool, reason: string | undefined): CallDecision {
-  return { kind: "await_approval", args, tool, ...(reason === undefined ? {} : { reason }) };
+  return { kind: "await_approval", args, tool, ...reasonOf(reason) };
+}
+
+function reasonOf(reason: string | undefined): { readonly reason?: string } {
+  return reason === undefined ? {} : { reason };
 }
 
 function reject(args: JsonValue, code: ToolFailure["code"], message: string): CallDecision {

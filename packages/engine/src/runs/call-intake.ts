@@ -18,7 +18,7 @@ import type { StagedHostTask } from "../store/host-task-store.js";
 import type { RunRecord, Store } from "../store/store.js";
 import type { LoadedToolset } from "../toolset/loaded-toolset.js";
 import type { SchemaValidator } from "../util/schema-validator.js";
-import { decideCall, type CallDecision, type CallToDecide, type DecisionContext } from "./call-decision.js";
+import { decideCall, type CallDecision, type CallToDecide, type DecisionContext, type GatedDecision } from "./call-decision.js";
 import type { CallOutcome } from "./call-outcome.js";
 import { RunDispatcher } from "./dispatcher.js";
 import type { RecordedCall } from "./history.js";
@@ -147,6 +147,8 @@ export class CallIntake {
   #closed = false;
   /** The host calls recorded for each open call (`call.sub`, user tools), by seq: shared by its attempts. */
   readonly #subCalls = new Map<number, Map<string, SubCallAnswer>>();
+  /** What each call waiting for its rate-limit window does once it has a place, by seq. */
+  readonly #throttled = new Map<number, GatedDecision>();
 
   constructor(
     private readonly run: RunRecord,
@@ -165,6 +167,7 @@ export class CallIntake {
       { store: deps.store, clock: deps.clock, workflows: deps.workflows, pinned: toolset.workflows },
       {
         ended: (seq, outcome, signalId) => this.#conclude(seq, outcome, signalId),
+        windowDue: (seq) => this.#windowDue(seq),
         changed: () => this.host.changed(),
         decisionsChanged: () => this.journal.waitsChanged(),
         fault: (error) => this.host.fault(error),
@@ -361,31 +364,77 @@ export class CallIntake {
   }
 
   /**
-   * Takes a place in the rate-limit window of a call just scheduled, then lets it go on: to its
-   * tool, or to its approval (asked for now, with the run event the batch would have carried).
-   * Past the limit the call fails `rate_limited`, with `retryAfterMs` in its details.
+   * Takes a place in the rate-limit window of a call just scheduled (or throttled: `throttled`),
+   * then lets it go on: to its tool, or to its approval (asked for now, with the run event the
+   * batch would have carried). Past the limit the call fails `rate_limited`, with `retryAfterMs`
+   * in its details, or with `onLimit: "wait"` waits for the window (`#throttle`).
    */
-  #admit(seq: number, decision: Extract<CallDecision, { readonly kind: "send" | "await_approval" }>): void {
+  #admit(seq: number, decision: GatedDecision, throttled = false): void {
     const path = toolPath(decision.tool);
     admitCall(this.deps.store.rateLimits, decision.tool, path, this.run.namespace, this.deps.clock.now()).then(
       (check) => {
         if (this.#closed) return;
-        if (!check.ok) return this.#conclude(seq, { ok: false, error: check.failure });
-        this.#act(seq, decision);
-        if (decision.kind !== "await_approval") return;
-        const wait: DecisionWait = {
-          kind: "approval",
-          seq,
-          tool: path,
-          args: decision.args,
-          ...(decision.reason === undefined ? {} : { reason: decision.reason }),
-        };
-        const at = this.deps.clock.now();
-        this.journal.append([], at, this.journal.withEvents(undefined, at, [decisionEvent(this.run.id, wait)])).then(
-          () => this.host.decisionNeeded(wait),
+        if (!check.ok) {
+          // `retryAfterMs` 0: no window could ever free (the store keeps none), so waiting would be forever.
+          if (decision.tool.policy.rateLimit?.onLimit === "wait" && check.retryAfterMs > 0)
+            return this.#throttle(seq, decision, this.deps.clock.now() + check.retryAfterMs);
+          return this.#conclude(seq, { ok: false, error: check.failure });
+        }
+        if (!throttled) return this.#proceed(seq, decision);
+        // Journaled before it goes on, so a resumed call does not take a second place (a stop in between errs toward fewer calls).
+        this.journal.append([{ kind: "call.admitted", seq }], this.deps.clock.now()).then(
+          () => {
+            if (!this.#closed) this.#proceed(seq, decision);
+          },
           (error: unknown) => this.host.fault(error),
         );
       },
+      (error: unknown) => this.host.fault(error),
+    );
+  }
+
+  /**
+   * A call over its limit with `onLimit: "wait"`: `call.throttled` (until when) is journaled, then
+   * it waits like a sleep (the run may park, and a restart resumes the wait from the journal). At
+   * `until` it tries its window again: calls waiting on one window each take a place atomically,
+   * so those that find it full again wait again rather than burst over the limit.
+   */
+  #throttle(seq: number, decision: GatedDecision, until: number): void {
+    this.journal.append([{ kind: "call.throttled", seq, until }], this.deps.clock.now()).then(
+      () => this.#waitForWindow(seq, decision, until),
+      (error: unknown) => this.host.fault(error),
+    );
+  }
+
+  #waitForWindow(seq: number, decision: GatedDecision, until: number): void {
+    if (this.#closed) return;
+    if (until <= this.deps.clock.now()) return this.#admit(seq, decision, true);
+    this.#throttled.set(seq, decision);
+    this.waits.add({ kind: "rate_limit", seq, tool: decision.tool, until });
+    this.host.changed();
+  }
+
+  /** Rate-limit wait `seq` is due: its call tries its window again. */
+  #windowDue(seq: number): void {
+    const decision = this.#throttled.get(seq);
+    this.#throttled.delete(seq);
+    if (decision !== undefined && !this.#closed) this.#admit(seq, decision, true);
+  }
+
+  /** A call that has its place in its window goes on: to its tool, or to its approval. */
+  #proceed(seq: number, decision: GatedDecision): void {
+    this.#act(seq, decision);
+    if (decision.kind !== "await_approval") return;
+    const wait: DecisionWait = {
+      kind: "approval",
+      seq,
+      tool: toolPath(decision.tool),
+      args: decision.args,
+      ...(decision.reason === undefined ? {} : { reason: decision.reason }),
+    };
+    const at = this.deps.clock.now();
+    this.journal.append([], at, this.journal.withEvents(undefined, at, [decisionEvent(this.run.id, wait)])).then(
+      () => this.host.decisionNeeded(wait),
       (error: unknown) => this.host.fault(error),
     );
   }
@@ -407,6 +456,9 @@ export class CallIntake {
         return this.waits.add({ kind: "parked", seq, tool: decision.tool, args: decision.args, ...decision.park });
       case "fail":
         return this.#conclude(seq, { ok: false, error: decision.failure });
+      case "throttle":
+        // Resumed while it waited for its window: it waits for the same `until` (the window is not checked before then).
+        return this.#waitForWindow(seq, decision.then, decision.until);
       case "resume": {
         const { tool, args, attempt, otherwise, schemaChangeApproved = false } = decision;
         const stands = this.deps.source.resumes?.({ tool, runId: this.run.id, seq, attempt });
@@ -488,6 +540,7 @@ export class CallIntake {
     if (this.#closed) return;
     this.#unserved.done(seq);
     this.#subCalls.delete(seq);
+    this.#throttled.delete(seq);
     if (outcome.notBefore !== undefined && outcome.notBefore > this.deps.clock.now()) {
       // A mock's delay under a virtual clock: the outcome waits for the clock like a sleep.
       const { notBefore, ...rest } = outcome;

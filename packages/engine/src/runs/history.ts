@@ -28,6 +28,8 @@ export interface RecordedCall {
   readonly schemaChangeApproved?: boolean;
   /** Set by a direct tool session for a call its approval policy asked a human for (`direct.asked`): resumed, it waits for its decision. */
   readonly asks?: boolean;
+  /** Set while the call waits for a place in its tool's rate-limit window (`call.throttled`, cleared by `call.admitted`): until when. */
+  readonly throttledUntil?: number;
   /** The host calls its source made for it (a user tool's `call.sub` entries), by key: a resumed attempt is answered from them. */
   readonly subCalls?: ReadonlyMap<string, SubCallAnswer>;
 }
@@ -121,6 +123,16 @@ export function readHistory(runId: string, entries: readonly JournalEntry[]): Hi
           if (entry.decision === "approved" && call.parked?.reason === "tool.schema_changed") call.schemaChangeApproved = true;
           delete call.parked;
         }
+        break;
+      }
+      case "call.throttled":
+      case "call.admitted": {
+        const call = calls.get(entry.seq);
+        if (!call || call.hasOutcome || call.rejected || call.decision || call.attempts > 1)
+          throw new JournalCorruptError(runId, `entry ${index} (${entry.kind}) names call #${entry.seq}, which is not a call waiting to be sent`);
+        if (entry.kind === "call.throttled") call.throttledUntil = entry.until;
+        else if (call.throttledUntil === undefined) throw new JournalCorruptError(runId, `entry ${index} admits call #${entry.seq}, which was not throttled`);
+        else delete call.throttledUntil;
         break;
       }
       case "call.completed":

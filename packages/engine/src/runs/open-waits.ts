@@ -23,6 +23,8 @@ import type { WorkflowHost } from "./workflow-host.js";
 export interface WaitsHost {
   /** Wait `seq` ended with this outcome (`signalId`: the kept signal it takes). */
   ended(seq: number, outcome: CallOutcome, signalId?: number): void;
+  /** Rate-limit wait `seq` is due (taken already): its call tries to take a place in its window again. */
+  windowDue(seq: number): void;
   /** A read answered without ending a wait: whether the execution is idle may have changed. */
   changed(): void;
   /** The set of waits needing a decision changed: the run's record must show it. */
@@ -72,7 +74,7 @@ export class OpenWaits {
   add(wait: OpenWait): void {
     this.#waits.set(wait.seq, wait);
     if (wait.kind === "approval" || wait.kind === "parked") this.host.decisionsChanged();
-    if (wait.kind === "sleep" || wait.kind === "timed") this.#arm(wait.seq, wait.until);
+    if (wait.kind === "sleep" || wait.kind === "timed" || wait.kind === "rate_limit") this.#arm(wait.seq, wait.until);
   }
 
   /** Removes an open wait (its call is about to have an outcome, or be sent); undefined if it is not open. */
@@ -180,5 +182,6 @@ export class OpenWaits {
     if (wait.kind === "sleep") this.host.ended(seq, { ok: true, value: null });
     else if (wait.kind === "signal") this.host.ended(seq, { ok: false, error: signalTimedOut(wait.name, wait.timeoutMs) });
     else if (wait.kind === "timed") this.host.ended(seq, wait.outcome);
+    else if (wait.kind === "rate_limit") this.host.windowDue(seq);
   }
 }

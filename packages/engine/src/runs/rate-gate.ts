@@ -9,14 +9,16 @@ import type { RateLimitStore } from "../store/rate-limit-store.js";
  * counts the same calls, and a restart forgets none.
  *
  * Invariants:
- * - Only a call just issued is checked: a resumed one (its journal has it) was checked when it was
- *   issued, and a refused one has its `rate_limited` failure in the journal, which replay returns.
+ * - Only a call just issued (or throttled, at its `until`) is checked: a resumed one (its journal
+ *   has it) was checked when it was issued, and a refused one has its `rate_limited` failure in the journal, which replay returns.
  * - A call whose place is taken counts even if the engine stops before sending it: the window errs
  *   toward fewer calls, never more.
  * - A store that keeps no windows refuses the calls of a limited tool, saying so: a limit is
  *   never silently ignored.
- * - `onLimit: "wait"` is refused where a policy is written (no library tool's definition uses
- *   it): a durable wait for the window is not built yet.
+ * - With `onLimit: "wait"` a call past the limit does not fail: the intake journals
+ *   `call.throttled` (until when) and waits like a sleep, then checks again (`CallIntake.#throttle`);
+ *   once it has its place, `call.admitted` is journaled before it goes on, so a resumed call is
+ *   not checked a second time. A store without windows still fails the call (it would wait forever).
  */
 
 /** Whether a call of `tool` may go on now, for `namespace` (the run's end user). */

@@ -21,6 +21,8 @@ export type OpenWait =
       readonly message: string;
       readonly credential?: string;
     }
+  /** A call over its tool's rate limit (`onLimit: "wait"`): at `until` it tries to take a place in the window again. */
+  | { readonly kind: "rate_limit"; readonly seq: number; readonly tool: PinnedTool; readonly until: number }
   /** A virtual-time outcome (a mock's delay): delivered when the clock reaches `until`. */
   | { readonly kind: "timed"; readonly seq: number; readonly until: number; readonly outcome: CallOutcome }
   /** `result()` of a workflow: settled by the end of the child run `runId`. */
@@ -28,7 +30,7 @@ export type OpenWait =
 
 /** When a wait is due on its own (a timer), if ever. */
 export function dueAt(wait: OpenWait): number | undefined {
-  return wait.kind === "sleep" || wait.kind === "signal" || wait.kind === "timed" ? wait.until : undefined;
+  return wait.kind === "sleep" || wait.kind === "signal" || wait.kind === "timed" || wait.kind === "rate_limit" ? wait.until : undefined;
 }
 
 /** How a wait is shown to the harness; a virtual-time outcome is internal to a test and not shown. */
@@ -52,6 +54,8 @@ export function describeWait(wait: OpenWait): RunWait | undefined {
       };
     case "child":
       return { kind: "child", seq: wait.seq, runId: wait.runId, workflow: wait.workflow };
+    case "rate_limit":
+      return { kind: "rate_limit", seq: wait.seq, tool: toolName(wait.tool), until: wait.until };
     case "timed":
       return undefined;
   }

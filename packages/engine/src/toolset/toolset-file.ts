@@ -120,11 +120,6 @@ function parsePolicy(value: unknown, where: string): PolicySpec {
     throw new ToolsetSpecError(`${where}.risk must be "low", "medium" or "high"`);
   const limit = rateLimitProblems(rateLimit as ToolRateLimit | undefined, `${where}.rateLimit`);
   if (limit.length > 0) throw new ToolsetSpecError(limit.join("; "));
-  if ((rateLimit as ToolRateLimit | undefined)?.onLimit === "wait") {
-    throw new ToolsetSpecError(
-      `${where}.rateLimit.onLimit: "wait" (a durable wait until the window frees) is not supported yet; use "fail" (the default): the call fails rate_limited with details.retryAfterMs, and the script can sleep that long and call again`,
-    );
-  }
   return value;
 }
 

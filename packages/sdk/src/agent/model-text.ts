@@ -125,7 +125,8 @@ function unfinishedParts(run: Run, journal: readonly JournalEntry[], options: Ru
 function followUp(run: Run, follow: string, options: RunTextOptions): string {
   const id = JSON.stringify(run.id);
   const stop = `stop it with cancel_run({ run_id: ${id} })`;
-  const sleeping = run.wakeAt !== undefined && (run.waits ?? []).length > 0 && (run.waits ?? []).every((wait) => wait.kind === "sleep");
+  const sleeping =
+    run.wakeAt !== undefined && (run.waits ?? []).length > 0 && (run.waits ?? []).every((wait) => wait.kind === "sleep" || wait.kind === "rate_limit");
   if (!sleeping || run.wakeAt === undefined) return `Follow it with ${follow}, or ${stop}.`;
   const left = Math.max(0, run.wakeAt - (options.now ?? Date.now()));
   const wakes = `It wakes by itself at ${isoTime(run.wakeAt)}, in ${formatDuration(left)}, and goes on then.`;

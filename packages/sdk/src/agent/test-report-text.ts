@@ -58,6 +58,8 @@ function scenarioHint(wait: RunWait): string {
       return `${wait.tool} (call #${wait.seq}) was held back: ${bound(wait.message, VALUE_CHARS)}`;
     case "sleep":
       return `a sleep (call #${wait.seq}) that did not end.`;
+    case "rate_limit":
+      return `${wait.tool} (call #${wait.seq}) waiting for its rate limit, which did not end.`;
     case "child":
       return `the workflow ${wait.workflow} (call #${wait.seq}, run ${wait.runId}) that did not end: it waits for something the scenario does not give.`;
     case "worker":

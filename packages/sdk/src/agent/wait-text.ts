@@ -30,6 +30,8 @@ function waitLine(runId: string, wait: RunWait, now: number): string {
       return `call #${wait.seq}: ${wait.tool}(${summarize(wait.args, VALUE_CHARS)}) waits for approval. The user or the application approves or rejects it; you cannot.`;
     case "parked":
       return `call #${wait.seq}: ${wait.tool}(${summarize(wait.args, VALUE_CHARS)}) was held back before being sent: ${bound(wait.message, VALUE_CHARS)}. ${PARKED_NEXT[wait.reason]}`;
+    case "rate_limit":
+      return `call #${wait.seq}: ${wait.tool} is over its rate limit; the call waits until ${isoTime(wait.until)} for a place in the window and goes on by itself then. Nothing was sent yet.`;
     case "child":
       return `call #${wait.seq}: waiting for the workflow ${wait.workflow} (run ${JSON.stringify(wait.runId)}) to end; it goes on by itself then. Follow it with get_run({ run_id: ${JSON.stringify(wait.runId)} }).`;
     case "worker":
@@ -48,6 +50,8 @@ export function waitSummary(wait: RunWait): string {
       return `approval of ${wait.tool}`;
     case "parked":
       return `${wait.tool} held back`;
+    case "rate_limit":
+      return `${wait.tool} rate limit until ${isoTime(wait.until)}`;
     case "child":
       return `workflow ${wait.workflow} (${wait.runId})`;
     case "worker":

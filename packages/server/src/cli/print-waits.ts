@@ -21,6 +21,8 @@ export function describeWait(wait: RunWait): string {
       return `approval of #${wait.seq} ${wait.tool}(${short(wait.args)})`;
     case "parked":
       return `decision on parked #${wait.seq} ${wait.tool}(${short(wait.args)}) (${wait.reason}: ${wait.message})`;
+    case "rate_limit":
+      return `#${wait.seq} ${wait.tool}: its rate limit, until ${iso(wait.until)}`;
     case "child":
       return `workflow ${wait.workflow} (run ${wait.runId}) to end`;
     case "worker":
@@ -44,7 +46,7 @@ export function waitingLine(
   });
   const line = `run ${runId} waiting: ${waits.join("; ")}`;
   if (!following) return line;
-  if (pause.waits.every((wait) => wait.kind === "sleep")) return `${line} (this process wakes it then)`;
+  if (pause.waits.every((wait) => wait.kind === "sleep" || wait.kind === "rate_limit")) return `${line} (this process wakes it then)`;
   const wakes = pause.wakeAt === undefined ? "" : `. This process wakes it at ${iso(pause.wakeAt)}`;
   return `${line}${wakes}. This process keeps the run: signals and decisions sent from another process reach it here`;
 }
@@ -54,6 +56,7 @@ function resolution(runId: string, wait: RunWait, flags: CommandFlags, following
   const tail = flagText(flags);
   switch (wait.kind) {
     case "sleep":
+    case "rate_limit":
       return following ? undefined : `tapedeck resume ${runId}${tail}`;
     case "signal":
       return `tapedeck signal ${runId} ${shellArg(wait.name)} --payload '<json>'${tail}`;

@@ -64,6 +64,10 @@ function entryLine(entry: JournalEntry): string {
       return `${head} #${entry.seq} ${entry.tool}: ${entry.error.code}: ${entry.error.message}`;
     case "call.attempt":
       return `${head} #${entry.seq} attempt ${entry.attempt} (${entry.reason})`;
+    case "call.throttled":
+      return `${head} #${entry.seq} waits for its rate limit until ${new Date(entry.until).toISOString()}`;
+    case "call.admitted":
+      return `${head} #${entry.seq} took its place in its rate limit`;
     case "call.completed":
       return `${head} #${entry.seq} → ${short(entry.result)}${entry.reusedFrom ? ` (reused from ${entry.reusedFrom.run} #${entry.reusedFrom.seq})` : ""}`;
     case "call.failed":

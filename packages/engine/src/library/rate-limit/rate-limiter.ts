@@ -7,7 +7,7 @@ import type { RateLimitStore, RateWindow } from "./rate-limit-store.js";
  * per (namespace, tool), in the shared store. Checked before approval: a call that would be
  * refused anyway does not bother an approver. Past the limit the call fails with `rate_limited`
  * and when to retry (`onLimit: "fail"`), or the caller sleeps durably for `retryAfterMs` and
- * checks again (`onLimit: "wait"`, which the engine implements with its journaled sleep).
+ * checks again (`onLimit: "wait"`: the intake's `call.throttled` wait, `runs/rate-gate.ts`).
  */
 
 export const MINUTE_MS = 60_000;
