@@ -109,7 +109,7 @@ describe("user tools through the server", () => {
 
   it("a tool whose capabilities go beyond the ceiling is held for approval: refused without an approver, saved once approved; its fetch is tested against mocks", async () => {
     const fetcher = {
-      group: "web",
+      group: "probe",
       name: "status",
       description: "Answers the status of the example API.",
       code: `export default async () => ({ status: (await fetch("https://api.example.com/v1/health")).status });`,
@@ -120,6 +120,9 @@ describe("user tools through the server", () => {
     };
     const ceiling = { http: [{ host: "*.example.com", pathPrefix: "/v1/", methods: ["GET"] }] };
     const within = admin.namespace("alice").agentTools({ toolset, labels: { conversation: "ceiling" }, toolGrants: { ceiling } });
+    const clash = await within.handle("save_tool", { ...fetcher, group: "web" }, { toolCallId: "c0" });
+    assert.equal(clash.isError, true, "a group named like one of the built-in library's is refused");
+    assert.match(clash.content, /web.*group of the built-in tool library/s);
     assert.equal((await within.handle("save_tool", fetcher, { toolCallId: "c1" })).isError, false, "within the ceiling: saved without asking");
     const strict = admin.namespace("alice").agentTools({ toolset, labels: { conversation: "strict" }, toolGrants: {} });
     const held = await strict.handle("save_tool", fetcher, { toolCallId: "c2" });
@@ -136,7 +139,7 @@ describe("user tools through the server", () => {
     assert.equal(approved.isError, false, approved.content);
     assert.deepEqual(
       asked.map((r) => [r.group, r.name, r.beyond]),
-      [["web", "status", ["http GET api.example.com/v1/"]]],
+      [["probe", "status", ["http GET api.example.com/v1/"]]],
     );
     const declined = await approving.handle("save_tool", { ...fetcher, capabilities: { ...fetcher.capabilities, workspace: "rw" } }, { toolCallId: "c4" });
     assert.match(declined.content, /A human declined/);
