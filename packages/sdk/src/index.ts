@@ -29,6 +29,7 @@ export type {
   DirectChatToolCall,
   DirectChatToolMessage,
   DirectResponsesCall,
+  DirectResponsesFunction,
   DirectResponsesOutput,
   DirectResponsesTool,
   DirectToolResult,

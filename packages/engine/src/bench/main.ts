@@ -472,7 +472,7 @@ async function directCalls(rows: Row[]): Promise<void> {
   ] as const) {
     for (const lowering of ["menu", "native"] as const) {
       rows.push({
-        name: `first request's tools, ${tokens.tools} tools, ${api}, lazy ${lowering === "menu" ? "menu" : api === "Anthropic" ? "anthropic (defer_loading)" : "openai (tool_search)"} (o200k_base tokens)`,
+        name: `first request's tools, ${tokens.tools} tools, ${api}, lazy ${lowering === "menu" ? "menu" : api === "Anthropic" ? "anthropic (defer_loading)" : "openai (namespaces, tool_search)"} (o200k_base tokens)`,
         value: counts[lowering],
         unit: "tokens",
         baselineName: "eager (every definition)",

@@ -25,7 +25,7 @@ import { directFailureOf, failureContent, type DirectFailure } from "./failure-t
 import { fetchBlob } from "./fetch-blob.js";
 import { chatTools, menuDefinitions } from "./menu-lowering.js";
 import { contentOfValue, type ModelContent } from "./model-content.js";
-import { responsesTools, toolSearchArguments, toolSearchOutput } from "./openai-lowering.js";
+import { namespaceMismatch, responsesTools, toolSearchArguments, toolSearchOutput } from "./openai-lowering.js";
 import { FETCH_BLOB, TOOL_FIND } from "./own-tools.js";
 import { anthropicToolResult, chatToolMessage, genericToolResult, responsesFunctionCallOutput } from "./result-blocks.js";
 import {
@@ -191,6 +191,8 @@ export class DirectSession {
       const available = [...binding.table.tools.keys(), ...binding.table.own.keys()];
       return this.#answerWithout(callId, request, binding, { content: failureContent({ kind: "unknown_tool", tool: name, available }) });
     }
+    const elsewhere = request.api === "responses" ? namespaceMismatch(binding.table, name, request.namespace) : undefined;
+    if (elsewhere !== undefined) return this.#answerWithout(callId, request, binding, { content: failureContent(elsewhere) });
     const notLoaded = unloadedCall(name, binding.table, loadedTools(this.#ledger.found, binding.table));
     if (notLoaded !== undefined) return this.#answerWithout(callId, request, binding, { content: failureContent(notLoaded) });
     const input = parsedInput(request);

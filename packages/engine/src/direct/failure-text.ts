@@ -23,6 +23,8 @@ export interface ArgumentProblem {
 export type DirectFailure =
   /** The model named a tool the table does not have. `available`: the model names it has, for suggestions. */
   | { readonly kind: "unknown_tool"; readonly tool: string; readonly available?: readonly string[] }
+  /** A Responses `function_call` whose `namespace` is not its tool's (`namespace`: the call's; `actual`: the tool's, absent for a top-level one). */
+  | { readonly kind: "wrong_namespace"; readonly tool: string; readonly namespace: string; readonly actual?: string }
   /** A lazy tool called before `tool_find` loaded it. */
   | { readonly kind: "not_loaded"; readonly tool: string }
   /** The arguments break the tool's input schema; nothing was sent. */
@@ -57,6 +59,9 @@ const TEXTS: Texts = {
     const near = nearest(f.tool, f.available ?? []);
     return `There is no tool named "${f.tool}", so nothing was called.${near.length > 0 ? ` Did you mean ${near.map((n) => `"${n}"`).join(" or ")}?` : ""} Call one of the tools you were given, by its exact name.`;
   },
+  wrong_namespace: (f) =>
+    `The tool "${f.tool}" is not in the namespace "${f.namespace}", so nothing was called. ` +
+    (f.actual === undefined ? `It is a top-level function: call it without a namespace.` : `It is in the namespace "${f.actual}": call it there.`),
   not_loaded: (f) =>
     `The tool "${f.tool}" is not loaded yet, so nothing was sent. Call ${TOOL_FIND}({ "names": ["${f.tool}"] }) first to load its definition, then call it.`,
   invalid_arguments: (f) =>

@@ -13,8 +13,12 @@ import { estimateTokens } from "./token-estimate.js";
  * What is counted: the JSON text of the tools the model is given, as the request carries them,
  * minus what the API keeps out of the prompt: under the `anthropic` lowering deferred tools are
  * not in the prompt until loaded (Anthropic's documentation), so only the eager tools count;
- * under the `openai` lowering the model still sees each deferred function's name and description
- * (OpenAI's guide), so those count, their parameters do not. The system prompt and messages are
+ * under the `openai` lowering the deferred functions are inside namespaces, and OpenAI's tool
+ * search guide (developers.openai.com/api/docs/guides/tools-tool-search) says "At the start of a
+ * request, the model still sees the name and description of whatever is searchable. For a
+ * namespace or MCP server, that means the model sees only the namespace or server name and
+ * description" — so each namespace counts as its name and description, the functions inside it
+ * not at all; the eager functions and `tool_search` count whole. The system prompt and messages are
  * the harness's, the same in every case, and not counted. `count` is the tokenizer: the
  * benchmark passes a real one (o200k_base) and names it; the default is `estimateTokens`.
  */
@@ -35,7 +39,7 @@ export function firstRequestTokens(toolset: PinnedToolset, count: (text: string)
   const menu = table("menu");
   const anthropicNative = anthropicTools(table("anthropic"), []).filter((t) => t.defer_loading !== true);
   const openaiNative = responsesTools(table("openai"), []).map((t) =>
-    t.type === "function" && t.defer_loading === true ? { type: t.type, name: t.name, description: t.description, defer_loading: true } : t,
+    t.type === "namespace" ? { type: t.type, name: t.name, description: t.description } : t,
   );
   const tokens = (tools: unknown) => count(JSON.stringify(tools));
   return {

@@ -3,22 +3,31 @@ import type { DirectFailure } from "./failure-text.js";
 import { menuDefinitions } from "./menu-lowering.js";
 import { TOOL_FIND, TOOL_FIND_INPUT_SCHEMA, TOOL_FIND_MAX, type ModelToolDefinition } from "./own-tools.js";
 import type { ToolFindRecord } from "./tool-find.js";
+import { toolNamespaces } from "./tool-namespaces.js";
 
 /**
  * The tools of an OpenAI Responses request, and the answer to its tool search. The `openai`
- * package's types (6.x) support deferred loading on Responses: a function tool may carry
- * `defer_loading: true`, a `tool_search` tool may be executed by the client
- * (`execution: "client"`, with our own description and parameters), the model then emits a
- * `tool_search_call` item and the client answers with a `tool_search_output` item whose `tools`
- * are the loaded definitions. Under the `openai` lowering that is what the request gets: every
- * tool, the lazy ones deferred (the model sees their names and descriptions, not their
- * parameters, per OpenAI's guide), and a client-executed `tool_search` taking `tool_find`'s
- * arguments — so that the search is ours (BM25 over the toolset, journaled, replayable) rather
- * than the server's. Under another lowering, and on Chat Completions (no deferred loading in its
- * types), the menu.
+ * package's types (6.x) support deferred loading on Responses: a function may carry
+ * `defer_loading: true`, functions may be grouped under a `namespace` tool, a `tool_search` tool
+ * may be executed by the client (`execution: "client"`, with our own description and
+ * parameters), the model then emits a `tool_search_call` item and the client answers with a
+ * `tool_search_output` item whose `tools` are the loaded definitions; a `function_call` of a
+ * namespaced function carries its `namespace`.
+ *
+ * Under the `openai` lowering that is what the request gets: the eager tools as top-level
+ * functions, the lazy ones deferred inside one namespace per toolset group
+ * (`tool-namespaces.ts`), and a client-executed `tool_search` taking `tool_find`'s arguments — so
+ * that the search is ours (BM25 over the toolset, journaled, replayable) rather than the
+ * server's. Namespaces because OpenAI's tool search guide says to use them where possible ("our
+ * models have primarily been trained to search those surfaces, and token savings are usually
+ * more material there"): `defer_loading` applies to the functions inside, and at the start the
+ * model sees only each namespace's name and description. `tool_search_output` gives the loaded
+ * functions back inside their namespaces. Under another lowering, and on Chat Completions (no
+ * deferred loading in its types), the menu.
  *
  * The types are structural; a type test checks them against the `openai` package's
- * `FunctionTool`, `ToolSearchTool`, `ResponseToolSearchCall` and `ResponseToolSearchOutputItemParam`.
+ * `FunctionTool`, `NamespaceTool`, `ToolSearchTool`, `ResponseToolSearchCall` and
+ * `ResponseToolSearchOutputItemParam`.
  */
 
 /** `OpenAI.Responses.FunctionTool`. */
@@ -39,7 +48,15 @@ export interface ResponsesToolSearchTool {
   parameters: Record<string, unknown>;
 }
 
-export type ResponsesTool = ResponsesFunctionTool | ResponsesToolSearchTool;
+/** `OpenAI.Responses.NamespaceTool`, holding functions only. */
+export interface ResponsesNamespaceTool {
+  type: "namespace";
+  name: string;
+  description: string;
+  tools: ResponsesFunctionTool[];
+}
+
+export type ResponsesTool = ResponsesFunctionTool | ResponsesNamespaceTool | ResponsesToolSearchTool;
 
 /** The model's `tool_search_call` item, as far as answering it needs. */
 export interface ResponsesToolSearchCall {
@@ -55,32 +72,34 @@ export interface ResponsesToolSearchOutput {
   call_id: string | null;
   execution: "client";
   status: "completed";
-  tools: ResponsesFunctionTool[];
+  tools: (ResponsesFunctionTool | ResponsesNamespaceTool)[];
 }
 
 const TOOL_SEARCH_DESCRIPTION =
-  `Searches the deferred tools and loads their full definitions so that you can call them: give their exact names (at most ${TOOL_FIND_MAX}) ` +
+  `Searches the deferred tools of the namespaces and loads their full definitions so that you can call them: give their exact names (at most ${TOOL_FIND_MAX}) ` +
   `or describe what you need in words. Call it before calling a deferred tool.`;
 
 export function responsesTools(table: BoundTable, loaded: readonly string[]): ResponsesTool[] {
   if (table.binding.lazy?.lowering !== "openai") return menuDefinitions(table, loaded).map((d) => functionTool(d));
-  const byName = (a: ModelToolDefinition, b: ModelToolDefinition) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
-  const tools = [...table.tools.values()];
-  const eager = tools.filter((t) => !t.lazy).map((t) => functionTool(t.definition));
-  const deferred = tools
-    .filter((t) => t.lazy)
-    .map((t) => t.definition)
-    .sort(byName)
-    .map((d) => functionTool(d, true));
+  const eager = [...table.tools.values()]
+    .filter((t) => !t.lazy)
+    .map((t) => functionTool(t.definition))
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   // `tool_find` itself is replaced by the API's own tool search; `fetch_blob` stays a function.
   const own = [...table.own.values()].filter((d) => d.name !== TOOL_FIND).map((d) => functionTool(d));
+  const namespaces = toolNamespaces(table).list.map((n): ResponsesNamespaceTool => ({
+    type: "namespace",
+    name: n.name,
+    description: n.description,
+    tools: n.tools.map((t) => functionTool(t.definition, true)),
+  }));
   const search: ResponsesToolSearchTool = {
     type: "tool_search",
     execution: "client",
     description: TOOL_SEARCH_DESCRIPTION,
     parameters: TOOL_FIND_INPUT_SCHEMA,
   };
-  return [...eager.sort((a, b) => (a.name < b.name ? -1 : 1)), ...own, ...deferred, search];
+  return [...eager, ...own, ...namespaces, search];
 }
 
 /** The arguments of a `tool_search_call` as `tool_find`'s (an object, or its JSON text); a failure when they are neither. */
@@ -93,13 +112,44 @@ export function toolSearchArguments(call: ResponsesToolSearchCall): { ok: true; 
   }
 }
 
-/** The `tool_search_output` item answering `call` with the definitions `record` loaded. */
+/**
+ * The `tool_search_output` item answering `call` with the definitions `record` loaded: each
+ * lazy tool inside its namespace (one namespace item per namespace, in the order of its first
+ * loaded tool), without `defer_loading`.
+ */
 export function toolSearchOutput(call: ResponsesToolSearchCall, record: ToolFindRecord, table: BoundTable): ResponsesToolSearchOutput {
-  const tools = record.loaded.flatMap((name) => {
+  const { byTool } = toolNamespaces(table);
+  const tools: (ResponsesFunctionTool | ResponsesNamespaceTool)[] = [];
+  const opened = new Map<string, ResponsesNamespaceTool>();
+  for (const name of record.loaded) {
     const tool = table.tools.get(name);
-    return tool ? [functionTool(tool.definition)] : [];
-  });
+    if (tool === undefined) continue;
+    const namespace = byTool.get(name);
+    if (namespace === undefined) {
+      tools.push(functionTool(tool.definition));
+      continue;
+    }
+    let item = opened.get(namespace.name);
+    if (item === undefined) {
+      item = { type: "namespace", name: namespace.name, description: namespace.description, tools: [] };
+      opened.set(namespace.name, item);
+      tools.push(item);
+    }
+    item.tools.push(functionTool(tool.definition));
+  }
   return { type: "tool_search_output", call_id: call.call_id, execution: "client", status: "completed", tools };
+}
+
+/**
+ * A failure when a `function_call` names a namespace its tool is not in: the tool is found by its
+ * model name (unique across the table), and the namespace must agree. Nothing when it agrees, when
+ * the call names none, or under another lowering (which has no namespaces to name).
+ */
+export function namespaceMismatch(table: BoundTable, name: string, namespace: string | undefined): DirectFailure | undefined {
+  if (namespace === undefined || table.binding.lazy?.lowering !== "openai") return undefined;
+  const actual = toolNamespaces(table).byTool.get(name)?.name;
+  if (actual === namespace) return undefined;
+  return { kind: "wrong_namespace", tool: name, namespace, ...(actual === undefined ? {} : { actual }) };
 }
 
 function functionTool(definition: ModelToolDefinition, deferred = false): ResponsesFunctionTool {

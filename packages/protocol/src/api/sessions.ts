@@ -211,6 +211,8 @@ export interface ToolCallRequest {
   readonly toolCallId: string;
   /** The tool's model name; `tool_search` for a Responses `tool_search_call`. */
   readonly name: string;
+  /** The `namespace` of a Responses `function_call` (the `openai` lowering puts lazy tools in namespaces); checked against the tool's. */
+  readonly namespace?: string;
   /** The arguments: an object, or its JSON text (as OpenAI sends it). */
   readonly input: JsonValue;
   /** Hold the request up to this many seconds while the call waits for approval (default 0: answer `pending` at once). */
@@ -226,6 +228,7 @@ export const toolCallRequest = schemaFor<ToolCallRequest>()({
     api: modelApi,
     toolCallId: { type: "string", minLength: 1, maxLength: TOOL_CALL_ID_MAX_LENGTH },
     name: { type: "string", minLength: 1, maxLength: 256 },
+    namespace: { type: "string", minLength: 1, maxLength: 256 },
     input: anyJson,
     wait: { type: "integer", minimum: 0, maximum: MAX_WAIT_SECONDS },
     allowConfigDrift: { type: "boolean" },

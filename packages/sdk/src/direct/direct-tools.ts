@@ -78,14 +78,25 @@ export interface DirectAnthropicToolResult {
   is_error?: boolean;
 }
 
-/** `OpenAI.Responses.FunctionTool` or a client-executed `ToolSearchTool`. */
+/** `OpenAI.Responses.FunctionTool`. */
+export interface DirectResponsesFunction {
+  type: "function";
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+  strict: boolean | null;
+  defer_loading?: boolean;
+}
+
+/** `OpenAI.Responses.FunctionTool`, a `NamespaceTool` (the lazy tools of a group, under the `openai` lowering) or a client-executed `ToolSearchTool`. */
 export type DirectResponsesTool =
-  | { type: "function"; name: string; description: string; parameters: Record<string, unknown>; strict: boolean | null; defer_loading?: boolean }
+  | DirectResponsesFunction
+  | { type: "namespace"; name: string; description: string; tools: DirectResponsesFunction[] }
   | { type: "tool_search"; execution: "client"; description: string; parameters: Record<string, unknown> };
 
-/** A `function_call` item of a Responses output, or a client `tool_search_call`. */
+/** A `function_call` item of a Responses output (with its `namespace` when the function is in one), or a client `tool_search_call`. */
 export type DirectResponsesCall =
-  | { readonly type: "function_call"; readonly call_id: string; readonly name: string; readonly arguments: string }
+  | { readonly type: "function_call"; readonly call_id: string; readonly name: string; readonly arguments: string; readonly namespace?: string }
   | { readonly type: "tool_search_call"; readonly call_id: string | null; readonly arguments: unknown; readonly id?: string };
 
 /** `OpenAI.Responses.ResponseInputItem.FunctionCallOutput`, or a `tool_search_output` item. */
@@ -191,10 +202,19 @@ export async function bindDirectTools(http: HttpClient, options: DirectToolsOpti
   let tools: SessionTools = bound.tools;
   const drift = allowConfigDrift === true ? { allowConfigDrift: true } : {};
 
-  const run = async (api: ModelApi, name: string, input: unknown, toolCallId: string, signal: AbortSignal | undefined) => {
+  const run = async (api: ModelApi, name: string, input: unknown, toolCallId: string, signal: AbortSignal | undefined, namespace?: string) => {
     for (;;) {
       const answer = await http.request<ToolCallAnswer>("POST", `${path}/calls`, {
-        body: { binding: bound.binding, api, toolCallId, name, input: input ?? null, wait: HOLD_SECONDS, ...drift },
+        body: {
+          binding: bound.binding,
+          api,
+          toolCallId,
+          name,
+          ...(namespace === undefined ? {} : { namespace }),
+          input: input ?? null,
+          wait: HOLD_SECONDS,
+          ...drift,
+        },
         ...(signal ? { signal } : {}),
       });
       if (answer.status === "done") {
@@ -234,7 +254,8 @@ export async function bindDirectTools(http: HttpClient, options: DirectToolsOpti
             if (typeof id !== "string") throw new TypeError("directTools: a tool_search_call needs its call_id (or id) to be answered.");
             return (await run("responses", "tool_search", item.arguments, id, given.signal)) as unknown as DirectResponsesOutput;
           }
-          return (await run("responses", item.name, item.arguments, item.call_id, given.signal)) as unknown as DirectResponsesOutput;
+          const namespace = typeof item.namespace === "string" && item.namespace !== "" ? item.namespace : undefined;
+          return (await run("responses", item.name, item.arguments, item.call_id, given.signal, namespace)) as unknown as DirectResponsesOutput;
         },
       },
     },

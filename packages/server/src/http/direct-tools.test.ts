@@ -4,7 +4,7 @@ import { after, before, describe, it } from "node:test";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import type { Tapedeck } from "@tapedeck/sdk";
-import { startModelFake } from "../test-support/model-fakes/index.js";
+import { startModelFake, type FakeRequest } from "../test-support/model-fakes/index.js";
 import { failure } from "./test-support/failure.js";
 import { createKey, startServeChild, type ServeChild } from "./test-support/serve-child.js";
 
@@ -285,26 +285,67 @@ describe("direct tools through the SDK against tapedeck serve", () => {
     }
   });
 
-  it("lazy tools, openai lowering: deferred functions and a client tool_search, whose call is answered with the loaded definitions", async () => {
+  it("lazy tools, openai lowering: a namespace of deferred functions and a client tool_search; the model searches, then calls the namespaced function, which is journaled and answered", async () => {
     const tools = await admin
       .namespace("alice")
-      .directTools({ toolset, session: "lazy-openai", lazy: { lowering: "openai", readOnly: true }, approval: { allow: ["*"] } });
+      .directTools({ toolset, session: "lazy-openai", lazy: { lowering: "openai", tools: ["fx.effects"] }, approval: { allow: ["*"] } });
     const search = tools.openai.responses.tools.find((t) => t.type === "tool_search");
     assert.equal(search?.type === "tool_search" ? search.execution : undefined, "client");
-    const deferred = tools.openai.responses.tools.find((t) => t.type === "function" && t.name === "fx_echo");
-    assert.equal(deferred?.type === "function" ? deferred.defer_loading : undefined, true);
-    const call: OpenAI.Responses.ResponseToolSearchCall = {
-      type: "tool_search_call",
-      id: "ts_1",
-      call_id: "call_ts",
-      arguments: { names: ["fx_echo"] },
-      execution: "client",
-      status: "completed",
-    };
-    const output = await tools.openai.responses.handle(call);
-    const item: OpenAI.Responses.ResponseInputItem = output;
-    assert.equal(item.type, "tool_search_output");
-    assert.deepEqual(output.type === "tool_search_output" ? output.tools.map((t) => t.type === "function" && t.name) : [], ["fx_echo"]);
+    const namespace = tools.openai.responses.tools.find((t) => t.type === "namespace");
+    assert.equal(namespace?.name, "fx");
+    assert.deepEqual(namespace?.type === "namespace" ? namespace.tools.map((t) => [t.name, t.defer_loading]) : [], [["fx_effects", true]]);
+    assert.ok(
+      tools.openai.responses.tools.some((t) => t.type === "function" && t.name === "fx_echo" && t.defer_loading === undefined),
+      "eager tools stay top-level",
+    );
+
+    const inputItems = (request: FakeRequest) => request.body.input as { type: string; call_id?: string; tools?: unknown }[];
+    const fake = await startModelFake("openai-responses", [
+      { toolSearches: [{ id: "call_ts", input: { names: ["fx_effects"] } }] },
+      (request) => {
+        const output = inputItems(request).find((item) => item.type === "tool_search_output");
+        assert.equal(output?.call_id, "call_ts");
+        const loaded = output?.tools as { type: string; name: string; tools: { name: string; defer_loading?: boolean }[] }[];
+        assert.deepEqual(
+          loaded.map((t) => [t.type, t.name, t.tools.map((f) => [f.name, f.defer_loading])]),
+          [["namespace", "fx", [["fx_effects", undefined]]]],
+        );
+        return {
+          toolCalls: [
+            { id: "call_ns", name: "fx_effects", namespace: "fx", input: { op: "namespaced" } },
+            { id: "call_elsewhere", name: "fx_effects", namespace: "crm", input: { op: "elsewhere" } },
+          ],
+        };
+      },
+      (request) => {
+        const [sent, elsewhere] = request.toolResults;
+        assert.deepEqual([sent?.callId, elsewhere?.callId], ["call_ns", "call_elsewhere"]);
+        assert.equal(effectOf(sent!.content).key, `${tools.sessionId}/1`, "journaled as the session's call #1 and sent with its key");
+        assert.match(elsewhere!.content, /The tool "fx_effects" is not in the namespace "crm", so nothing was called\. It is in the namespace "fx"/);
+        return { text: "done" };
+      },
+    ]);
+    try {
+      const openai = new OpenAI({ baseURL: `${fake.baseUrl}/v1`, apiKey: "test-key", maxRetries: 0 });
+      const input: OpenAI.Responses.ResponseInputItem[] = [{ role: "user", content: "go" }];
+      for (;;) {
+        const response = await openai.responses.create({ model: "gpt-test", input, tools: tools.openai.responses.tools });
+        const calls = response.output.filter((item) => item.type === "tool_search_call" || item.type === "function_call");
+        if (calls.length === 0) break;
+        input.push(...calls, ...(await Promise.all(calls.map((item) => tools.openai.responses.handle(item)))));
+      }
+      await fake.done;
+    } finally {
+      await fake.close();
+    }
+    const again = await tools.openai.responses.handle({ type: "function_call", call_id: "call_ns", name: "fx_effects", namespace: "fx", arguments: "{}" });
+    assert.equal(again.type === "function_call_output" && typeof again.output === "string" ? effectOf(again.output).key : undefined, `${tools.sessionId}/1`);
+    const log = JSON.parse((await tools.handle("fx_effects_log", {}, { toolCallId: "log-ns" })).text) as { keys: { key: string; attempts: number }[] };
+    assert.deepEqual(
+      log.keys.filter((k) => k.key.startsWith(tools.sessionId)).map((k) => [k.key, k.attempts]),
+      [[`${tools.sessionId}/1`, 1]],
+      "sent once; the call in the wrong namespace was not sent",
+    );
     // Chat Completions has no deferred loading: the menu.
     assert.ok(tools.openai.tools.some((t) => t.function.name === "tool_find"));
   });

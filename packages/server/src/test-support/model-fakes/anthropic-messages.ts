@@ -1,4 +1,4 @@
-import { type ModelDialect, type ReplyContext, scriptedCallId } from "./model-dialect.js";
+import { type ModelDialect, type ReplyContext, refuseResponsesOnly, scriptedCallId } from "./model-dialect.js";
 import type { JsonObject, ModelTurn, ToolResultSeen } from "./model-turn.js";
 import { contentText, estimateTokens, fieldProblem, objectsIn } from "./wire-json.js";
 
@@ -27,6 +27,7 @@ export const anthropicMessages: ModelDialect = {
 };
 
 function messageFor(turn: ModelTurn, context: ReplyContext): JsonObject {
+  refuseResponsesOnly(turn, "Anthropic Messages");
   const calls = turn.toolCalls ?? [];
   const content: JsonObject[] = [
     ...(turn.text === undefined ? [] : [{ type: "text", text: turn.text }]),

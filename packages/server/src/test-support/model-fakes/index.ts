@@ -6,4 +6,4 @@
 export { startModelFake, type ModelFake } from "./model-fake.js";
 export { readToolResults, type ModelApi } from "./model-apis.js";
 export type { FakeFailure } from "./script-player.js";
-export type { FakeRequest, JsonObject, ModelTurn, ScriptedToolCall, ScriptedTurn, ToolResultSeen } from "./model-turn.js";
+export type { FakeRequest, JsonObject, ModelTurn, ScriptedToolCall, ScriptedToolSearch, ScriptedTurn, ToolResultSeen } from "./model-turn.js";

@@ -44,3 +44,10 @@ export const FAILURE_STATUS = { invalid_request: 400, not_found: 404, script: 50
 export function scriptedCallId(prefix: string, context: ReplyContext, index: number, given: string | undefined): string {
   return given ?? `${prefix}_fake_${context.turn}_${index + 1}`;
 }
+
+/** Throws (a script failure) when `turn` uses what only OpenAI Responses has: a tool search, or a namespaced function call. */
+export function refuseResponsesOnly(turn: ModelTurn, api: string): void {
+  if ((turn.toolSearches?.length ?? 0) > 0) throw new Error(`${api} has no client tool search: a turn's toolSearches are for the openai-responses fake only`);
+  const namespaced = turn.toolCalls?.find((c) => c.namespace !== undefined);
+  if (namespaced) throw new Error(`${api} has no namespaces: the call of ${JSON.stringify(namespaced.name)} has one, which only openai-responses takes`);
+}

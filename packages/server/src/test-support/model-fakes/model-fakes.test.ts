@@ -105,6 +105,24 @@ describe("model fakes: a tool loop through the official client", () => {
     assert.deepEqual(f.errors, []);
   });
 
+  it("openai-responses: a client tool_search_call, then a namespaced function_call; other APIs refuse both", async () => {
+    const f = await fake("openai-responses", [
+      { toolSearches: [{ input: { names: ["add"] } }], toolCalls: [{ name: "add", namespace: "math", input: { a: 1, b: 2 } }] },
+    ]);
+    const client = new OpenAI({ apiKey: "test", baseURL: `${f.baseUrl}/v1`, maxRetries: 0 });
+    const response = await client.responses.create({ model: "gpt-fake", input: QUESTION });
+    const [search, call] = response.output;
+    assert.ok(search?.type === "tool_search_call" && call?.type === "function_call");
+    assert.deepEqual([search.call_id, search.execution, search.arguments], ["call_fake_1_1", "client", { names: ["add"] }]);
+    assert.deepEqual([call.call_id, call.namespace, call.name], ["call_fake_1_2", "math", "add"]);
+    await f.done;
+    for (const api of ["anthropic", "openai-chat"] as const) {
+      const other = await fake(api, [{ toolCalls: [{ name: "add", namespace: "math", input: {} }] }]);
+      await assert.rejects(ask(api, other), apiError(500, /has no namespaces: the call of \\?"add\\?" has one/));
+      await assert.rejects(other.done);
+    }
+  });
+
   it("openai-chat: tool_calls, the tool message seen by the next turn, then stop", async () => {
     let seen: ToolResultSeen[] = [];
     const f = await fake("openai-chat", [

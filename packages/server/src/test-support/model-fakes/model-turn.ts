@@ -17,6 +17,16 @@ export interface ScriptedToolCall {
   input: unknown;
   /** The call id; when absent the dialect assigns a predictable one, e.g. `toolu_fake_1_1`. */
   id?: string;
+  /** OpenAI Responses only: the namespace of the function called (a `function_call`'s `namespace`). */
+  namespace?: string;
+}
+
+/** OpenAI Responses only: a client-executed tool search the model asks for (a `tool_search_call` item). */
+export interface ScriptedToolSearch {
+  /** Its arguments, as the client's `tool_search` parameters describe them. */
+  input: unknown;
+  /** The call id; when absent the dialect assigns a predictable one, e.g. `call_fake_1_1`. */
+  id?: string;
 }
 
 /**
@@ -27,6 +37,8 @@ export interface ModelTurn {
   /** The assistant's text, placed before any tool calls. */
   text?: string;
   toolCalls?: ScriptedToolCall[];
+  /** OpenAI Responses only, placed before any tool calls; another dialect refuses a turn that has them. */
+  toolSearches?: ScriptedToolSearch[];
 }
 
 /** A tool result the client sent back, in the same shape for every API. */

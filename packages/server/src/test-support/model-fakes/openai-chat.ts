@@ -1,4 +1,4 @@
-import { type ModelDialect, type ReplyContext, scriptedCallId } from "./model-dialect.js";
+import { type ModelDialect, type ReplyContext, refuseResponsesOnly, scriptedCallId } from "./model-dialect.js";
 import type { JsonObject, ModelTurn } from "./model-turn.js";
 import { contentText, estimateTokens, fieldProblem, objectsIn } from "./wire-json.js";
 import { openaiError } from "./openai-error.js";
@@ -23,6 +23,7 @@ export const openaiChat: ModelDialect = {
 };
 
 function completionFor(turn: ModelTurn, context: ReplyContext): JsonObject {
+  refuseResponsesOnly(turn, "Chat Completions");
   const calls = turn.toolCalls ?? [];
   const message: JsonObject = { role: "assistant", content: turn.text ?? null, refusal: null, annotations: [] };
   if (calls.length > 0) {

@@ -27,7 +27,7 @@ export const openaiResponses: ModelDialect = {
 
 function responseFor(turn: ModelTurn, context: ReplyContext): JsonObject {
   const { request } = context;
-  const output = [...messageItems(turn, context), ...functionCallItems(turn, context)];
+  const output = [...messageItems(turn, context), ...toolSearchItems(turn, context), ...functionCallItems(turn, context)];
   const now = Math.floor(Date.now() / 1000);
   const inputTokens = estimateTokens(request.input);
   const outputTokens = estimateTokens(output);
@@ -65,12 +65,25 @@ function messageItems(turn: ModelTurn, context: ReplyContext): JsonObject[] {
   return [{ type: "message", id: `msg_fake_${context.turn}`, status: "completed", role: "assistant", content }];
 }
 
+function toolSearchItems(turn: ModelTurn, context: ReplyContext): JsonObject[] {
+  return (turn.toolSearches ?? []).map((search, i) => ({
+    type: "tool_search_call",
+    id: `tsc_fake_${context.turn}_${i + 1}`,
+    call_id: scriptedCallId("call", context, i, search.id),
+    arguments: search.input ?? {},
+    execution: "client",
+    status: "completed",
+  }));
+}
+
 function functionCallItems(turn: ModelTurn, context: ReplyContext): JsonObject[] {
+  const searches = turn.toolSearches?.length ?? 0;
   return (turn.toolCalls ?? []).map((call, i) => ({
     type: "function_call",
     id: `fc_fake_${context.turn}_${i + 1}`,
-    call_id: scriptedCallId("call", context, i, call.id),
+    call_id: scriptedCallId("call", context, searches + i, call.id),
     name: call.name,
+    ...(call.namespace === undefined ? {} : { namespace: call.namespace }),
     arguments: JSON.stringify(call.input ?? {}),
     status: "completed",
   }));
