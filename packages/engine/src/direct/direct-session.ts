@@ -194,7 +194,11 @@ export class DirectSession {
     const elsewhere = request.api === "responses" ? namespaceMismatch(binding.table, name, request.namespace) : undefined;
     if (elsewhere !== undefined) return this.#answerWithout(callId, request, binding, { content: failureContent(elsewhere) });
     const notLoaded = unloadedCall(name, binding.table, loadedTools(this.#ledger.found, binding.table));
-    if (notLoaded !== undefined) return this.#answerWithout(callId, request, binding, { content: failureContent(notLoaded) });
+    if (notLoaded !== undefined) {
+      // Under the openai lowering a Responses model loads tools with its own `tool_search`.
+      const finder = request.api === "responses" && binding.table.binding.lazy?.lowering === "openai" ? { finder: "tool_search" } : {};
+      return this.#answerWithout(callId, request, binding, { content: failureContent({ ...notLoaded, ...finder }) });
+    }
     const input = parsedInput(request);
     if (!input.ok) return this.#answerWithout(callId, request, binding, { content: failureContent(input.failure) });
     const args = (input.input ?? {}) as JsonValue;

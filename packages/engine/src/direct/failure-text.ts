@@ -25,8 +25,8 @@ export type DirectFailure =
   | { readonly kind: "unknown_tool"; readonly tool: string; readonly available?: readonly string[] }
   /** A Responses `function_call` whose `namespace` is not its tool's (`namespace`: the call's; `actual`: the tool's, absent for a top-level one). */
   | { readonly kind: "wrong_namespace"; readonly tool: string; readonly namespace: string; readonly actual?: string }
-  /** A lazy tool called before `tool_find` loaded it. */
-  | { readonly kind: "not_loaded"; readonly tool: string }
+  /** A lazy tool called before `tool_find` loaded it; `finder`: the tool that loads it, when not `tool_find` (the Responses API's `tool_search`). */
+  | { readonly kind: "not_loaded"; readonly tool: string; readonly finder?: string }
   /** The arguments break the tool's input schema; nothing was sent. */
   | { readonly kind: "invalid_arguments"; readonly tool: string; readonly problems: readonly ArgumentProblem[] }
   /** The approval policy denied the call; nothing was sent. */
@@ -63,7 +63,7 @@ const TEXTS: Texts = {
     `The tool "${f.tool}" is not in the namespace "${f.namespace}", so nothing was called. ` +
     (f.actual === undefined ? `It is a top-level function: call it without a namespace.` : `It is in the namespace "${f.actual}": call it there.`),
   not_loaded: (f) =>
-    `The tool "${f.tool}" is not loaded yet, so nothing was sent. Call ${TOOL_FIND}({ "names": ["${f.tool}"] }) first to load its definition, then call it.`,
+    `The tool "${f.tool}" is not loaded yet, so nothing was sent. Call ${f.finder ?? TOOL_FIND}({ "names": ["${f.tool}"] }) first to load its definition, then call it.`,
   invalid_arguments: (f) =>
     `The arguments for "${f.tool}" do not match its input schema, so nothing was sent: ${f.problems
       .map((p) => `${p.path === "" || p.path === "/" ? "the arguments" : p.path} ${p.message}${p.schemaPath ? ` [schema ${p.schemaPath}]` : ""}`)

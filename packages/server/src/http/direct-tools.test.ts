@@ -348,6 +348,15 @@ describe("direct tools through the SDK against tapedeck serve", () => {
     );
     // Chat Completions has no deferred loading: the menu.
     assert.ok(tools.openai.tools.some((t) => t.function.name === "tool_find"));
+    // A Responses model that calls a deferred tool before searching is told to use its tool_search.
+    const fresh = await admin
+      .namespace("alice")
+      .directTools({ toolset, session: "lazy-openai-unloaded", lazy: { lowering: "openai", tools: ["fx.effects"] }, approval: { allow: ["*"] } });
+    const early = await fresh.openai.responses.handle({ type: "function_call", call_id: "call_early", name: "fx_effects", namespace: "fx", arguments: "{}" });
+    assert.match(
+      early.type === "function_call_output" && typeof early.output === "string" ? early.output : "",
+      /"fx_effects" is not loaded yet, so nothing was sent\. Call tool_search\(\{ "names": \["fx_effects"\] \}\) first/,
+    );
   });
 
   it("keeps a session inside its caller's scope: the same name in another namespace is another session, and a key without its labels finds none", async () => {

@@ -58,8 +58,11 @@ export async function serveCommand(args: readonly string[], out: Output): Promis
     log: (line) => out.stderr(line),
   });
   if (server.adminKey) out.stderr(adminKeyNotice(server.adminKey, server.url, values.data, store));
+  // Listen for the stop signals before saying we listen: whoever reads that line may signal at
+  // once, and a SIGTERM delivered before a handler exists kills the process without a shutdown.
+  const stopping = stopSignal();
   out.stdout(`tapedeck listening on ${server.url}`);
-  const signal = await stopSignal();
+  const signal = await stopping;
   out.stderr(`tapedeck: ${signal}: stopping (runs stay intact and go on at the next start)`);
   await server.close();
   return 0;
