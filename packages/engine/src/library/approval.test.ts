@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { approvalProblems, decideApproval, globMatches, REGEX_SUBJECT_CHARS, SUMMARY_CHARS, type Approval } from "./approval.js";
+import { approvalProblems, decideApproval, globMatches, REGEX_SUBJECT_CHARS, SUMMARY_CHARS, type Approval } from "../toolset/approval.js";
 import { PATCH_APPROVAL, WRITE_APPROVAL } from "./files/write-approval.js";
 
 void describe("approval as data", () => {

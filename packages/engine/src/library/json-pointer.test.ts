@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { JsonValue } from "@tapedeck/protocol";
-import { parsePointer, replaceAt, valueAt } from "./json-pointer.js";
-import { REDACTED_PREFIX, redactSensitive, sensitiveParamsProblems } from "./sensitive-params.js";
+import { parsePointer, replaceAt, valueAt } from "../toolset/json-pointer.js";
+import { REDACTED_PREFIX, redactSensitive, sensitiveParamsProblems } from "../toolset/sensitive-params.js";
 
 const at = (value: JsonValue, pointer: string) => {
   const parsed = parsePointer(pointer);

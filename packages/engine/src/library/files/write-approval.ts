@@ -1,4 +1,4 @@
-import type { Approval } from "../approval.js";
+import type { Approval } from "../../toolset/approval.js";
 
 /**
  * The default approval of the files tools that change files: the seed's "approval by rule".
