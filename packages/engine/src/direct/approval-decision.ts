@@ -1,7 +1,7 @@
 import type { JsonValue } from "@tapedeck/protocol";
 import { canonicalJson } from "../util/canonical-json.js";
 import { STAGES, type CompiledPolicy, type CompiledRule, type CompiledTest } from "./approval-policy.js";
-import { readPointer } from "./json-pointer.js";
+import { formatPointer, readPointer } from "../toolset/json-pointer.js";
 import { renderSummary } from "./summary-template.js";
 import { globMatchesTool, type ToolNames } from "./tool-glob.js";
 import { toolRisk, type Risk, type RiskedTool } from "./tool-risk.js";
@@ -134,11 +134,7 @@ function testHolds(test: CompiledTest, args: JsonValue): boolean | { broken: str
     case "matches": {
       if (!found.found || typeof found.value !== "string") return false;
       const matched = test.regex.test(found.value);
-      return matched === "tooLong" ? { broken: `the value at ${pointerText(test.pointer)} is too long to test with a regular expression` } : matched;
+      return matched === "tooLong" ? { broken: `the value at ${formatPointer(test.pointer)} is too long to test with a regular expression` } : matched;
     }
   }
-}
-
-function pointerText(tokens: readonly string[]): string {
-  return tokens.map((t) => `/${t.replaceAll("~", "~0").replaceAll("/", "~1")}`).join("");
 }

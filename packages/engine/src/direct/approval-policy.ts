@@ -1,7 +1,7 @@
 import type { JsonValue } from "@tapedeck/protocol";
 import type { ApprovalPolicy, ApprovalRule, ArgumentTest } from "@tapedeck/protocol/api";
 import { canonicalJson } from "../util/canonical-json.js";
-import { parsePointer } from "./json-pointer.js";
+import { parsePointer } from "../toolset/json-pointer.js";
 import { compileRegex, type LinearRegex } from "./linear-regex.js";
 import { parseTemplate, type TemplatePieces } from "./summary-template.js";
 import { globProblem } from "./tool-glob.js";

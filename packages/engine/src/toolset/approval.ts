@@ -1,6 +1,6 @@
 import type { ApprovalRule, ArgumentTest, JsonValue, PlainApproval, ToolApproval } from "@tapedeck/protocol";
 import { canonicalJson } from "../util/canonical-json.js";
-import { parsePointer, valueAt } from "./json-pointer.js";
+import { parsePointer, readPointer } from "./json-pointer.js";
 
 /**
  * Approval as data (issue 15's "one tool contract", in [direct-tools]' rule shape): whether a
@@ -103,9 +103,10 @@ function ruleMatches(rule: ApprovalRule, call: ApprovalCall): Match {
 function testMatches(test: ArgumentTest, args: JsonValue): Match {
   const parsed = parsePointer(test.pointer);
   if (!parsed.ok) return { kind: "unevaluable", why: parsed.problem };
-  const value = valueAt(args, parsed.tokens);
-  if ("present" in test) return (value !== undefined) === test.present ? YES : NO;
-  if (value === undefined) return NO;
+  const found = readPointer(args, parsed.tokens);
+  if ("present" in test) return found.found === test.present ? YES : NO;
+  if (!found.found) return NO;
+  const value = found.value;
   if ("equals" in test) return jsonEqual(value, test.equals) ? YES : NO;
   if ("oneOf" in test) return test.oneOf.some((option) => jsonEqual(value, option)) ? YES : NO;
   if (typeof value !== "string") return NO;
@@ -158,8 +159,8 @@ function summarize(template: string | undefined, call: ApprovalCall, reason: str
       ? `${call.tool}: ${reason}`
       : template.replace(PLACEHOLDER, (_whole, pointer: string) => {
           const parsed = parsePointer(pointer);
-          const value = parsed.ok ? valueAt(call.args, parsed.tokens) : undefined;
-          return value === undefined ? "" : typeof value === "string" ? value : JSON.stringify(value);
+          const found = parsed.ok ? readPointer(call.args, parsed.tokens) : undefined;
+          return found?.found !== true ? "" : typeof found.value === "string" ? found.value : JSON.stringify(found.value);
         });
   return text.length > SUMMARY_CHARS ? `${text.slice(0, SUMMARY_CHARS - 1)}…` : text;
 }
