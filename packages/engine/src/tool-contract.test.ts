@@ -22,8 +22,8 @@ const RUST_SOURCES: ToolsetSpec["policies"] = {
     approval: {
       kind: "rules",
       rules: [
-        { action: "ask", when: [{ pointer: "/path", regex: "\\.(rs|toml)$" }], reason: "Writes Rust sources or Cargo manifests", summary: "Write {/path}" },
-        { action: "deny", when: [{ pointer: "/path", regex: "^/" }], reason: "Absolute paths are outside the project" },
+        { action: "ask", when: [{ pointer: "/path", matches: "\\.(rs|toml)$" }], reason: "Writes Rust sources or Cargo manifests", summary: "Write {/path}" },
+        { action: "deny", when: [{ pointer: "/path", matches: "^/" }], reason: "Absolute paths are outside the project" },
       ],
       otherwise: { kind: "never" },
     },
@@ -118,7 +118,7 @@ describe("approval as rules on the arguments", () => {
         );
       assert.equal(
         await refused({
-          approval: { kind: "rules", rules: [{ action: "ask", when: [{ pointer: "path", regex: "x" }], reason: "r" }], otherwise: { kind: "never" } },
+          approval: { kind: "rules", rules: [{ action: "ask", when: [{ pointer: "path", matches: "x" }], reason: "r" }], otherwise: { kind: "never" } },
         }),
         'policies["code.write_file"].approval is malformed: approval.rules[0].when[0].pointer: the JSON pointer "path" must start with "/" (or be "" for the whole value)',
       );

@@ -506,8 +506,8 @@ describe("a user tool's calls of other tools meet their policies", () => {
             approval: {
               kind: "rules",
               rules: [
-                { action: "deny", when: [{ pointer: "/text", regex: "^rm " }], reason: "Deletes are not echoed" },
-                { action: "ask", when: [{ pointer: "/text", regex: "^deploy" }], reason: "Deploys need a person" },
+                { action: "deny", when: [{ pointer: "/text", matches: "^rm " }], reason: "Deletes are not echoed" },
+                { action: "ask", when: [{ pointer: "/text", matches: "^deploy" }], reason: "Deploys need a person" },
               ],
               otherwise: { kind: "never" },
             },

@@ -7,14 +7,21 @@ export type JsonSchema = JsonObject | boolean;
 /** What happens to a call that was interrupted (engine died, connection dropped, worker lost). */
 export type OnInterruption = "retry" | "at_most_once";
 
-/** A test on one part of a call's arguments, named by a JSON pointer (RFC 6901). */
+/**
+ * A test on one part of a call's arguments, named by a JSON pointer (RFC 6901): the one shape of
+ * a toolset's approval rules (`when`) and direct tools' approval policies (`args`).
+ */
 export type ArgumentTest =
   /** The value there is JSON-equal to `equals` (same type and value; object keys in any order). */
   | { readonly pointer: string; readonly equals: JsonValue }
   /** The value there is JSON-equal to one of `oneOf`. */
   | { readonly pointer: string; readonly oneOf: readonly JsonValue[] }
-  /** The value there is a string that `regex` (JavaScript syntax; `flags` among i, m, s, u) matches. */
-  | { readonly pointer: string; readonly regex: string; readonly flags?: string }
+  /**
+   * The value there is a string in which the regular expression `matches` finds a match
+   * (JavaScript syntax, run by a linear-time engine: no backreferences or lookaround; `flags`
+   * among i, m, s, u).
+   */
+  | { readonly pointer: string; readonly matches: string; readonly flags?: string }
   /** `present: true`: there is a value there; `false`: there is none. */
   | { readonly pointer: string; readonly present: boolean };
 
@@ -82,7 +89,7 @@ export interface PolicySpec {
   /**
    * Calls wait for approval before being sent: `true` every call, `false` none (default, or the
    * tool's own default for a library tool), or rules over the arguments with a reason each:
-   * `{ "kind": "rules", "rules": [{ "action": "ask", "when": [{ "pointer": "/path", "regex": "\\.(rs|toml)$" }], "reason": "Writes Rust sources" }], "otherwise": { "kind": "never" } }`.
+   * `{ "kind": "rules", "rules": [{ "action": "ask", "when": [{ "pointer": "/path", "matches": "\\.(rs|toml)$" }], "reason": "Writes Rust sources" }], "otherwise": { "kind": "never" } }`.
    */
   readonly approval?: boolean | ToolApproval;
   /** How much harm a call can do (`low`, `medium`, `high`): a default for approval policies, never a permission. */

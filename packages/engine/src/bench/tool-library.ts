@@ -3,7 +3,7 @@ import Database from "better-sqlite3";
 import { callLibraryTool } from "../library/call-library-tool.js";
 import { defineTool, result } from "../library/library-tool.js";
 import { checkRateLimit } from "../library/rate-limit/rate-limiter.js";
-import { SqliteRateLimitStore } from "../library/rate-limit/sqlite-rate-limit-store.js";
+import { SqliteRateLimitStore } from "../store/sqlite-rate-limit-store.js";
 import { QuickJsSandboxFactory } from "../sandbox/quickjs-sandbox-factory.js";
 import { ScriptChecker } from "../script/checker.js";
 import { HttpToolSource } from "../sources/http/http-tool-source.js";

@@ -1,7 +1,6 @@
 import type { JsonValue } from "@tapedeck/protocol";
-import { canonicalJson } from "../util/canonical-json.js";
-import { STAGES, type CompiledPolicy, type CompiledRule, type CompiledTest } from "./approval-policy.js";
-import { readPointer } from "./json-pointer.js";
+import { argumentTestHolds } from "../toolset/argument-test.js";
+import { STAGES, type CompiledPolicy, type CompiledRule } from "./approval-policy.js";
 import { renderSummary } from "./summary-template.js";
 import { globMatchesTool, type ToolNames } from "./tool-glob.js";
 import { toolRisk, type Risk, type RiskedTool } from "./tool-risk.js";
@@ -113,32 +112,11 @@ function evaluate(rule: CompiledRule, call: ApprovalCall): RuleOutcome {
   if (!globMatchesTool(rule.tool, call.names)) return { applies: false };
   try {
     for (const test of rule.tests) {
-      const holds = testHolds(test, call.args);
+      const holds = argumentTestHolds(test, call.args);
       if (holds !== true) return holds === false ? { applies: false } : { broken: holds.broken };
     }
     return { applies: true };
   } catch (error) {
     return { broken: `unexpected: ${(error as Error).message}` };
   }
-}
-
-function testHolds(test: CompiledTest, args: JsonValue): boolean | { broken: string } {
-  const found = readPointer(args, test.pointer);
-  switch (test.kind) {
-    case "present":
-      return found.found === test.present;
-    case "equals":
-      return found.found && canonicalJson(found.value) === test.canonical;
-    case "oneOf":
-      return found.found && test.canonical.has(canonicalJson(found.value));
-    case "matches": {
-      if (!found.found || typeof found.value !== "string") return false;
-      const matched = test.regex.test(found.value);
-      return matched === "tooLong" ? { broken: `the value at ${pointerText(test.pointer)} is too long to test with a regular expression` } : matched;
-    }
-  }
-}
-
-function pointerText(tokens: readonly string[]): string {
-  return tokens.map((t) => `/${t.replaceAll("~", "~0").replaceAll("/", "~1")}`).join("");
 }

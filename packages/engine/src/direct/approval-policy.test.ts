@@ -5,7 +5,7 @@ import type { JsonObject, JsonValue } from "@tapedeck/protocol";
 import { checkApprovalPolicy, validateApprovalPolicy, type ApprovalPolicy } from "./approval-policy.js";
 import { decideApproval, type ApprovalCall, type ApprovalDecision } from "./approval-decision.js";
 import { gatewayRules } from "@tapedeck/protocol";
-import { MAX_SUBJECT_LENGTH } from "./linear-regex.js";
+import { MAX_SUBJECT_LENGTH } from "../util/linear-regex.js";
 import { MAX_SUMMARY_LENGTH } from "./summary-template.js";
 
 /** A call of `group.name` as the decision sees it. */

@@ -1,8 +1,5 @@
-import type { JsonValue } from "@tapedeck/protocol";
 import type { ApprovalPolicy, ApprovalRule, ArgumentTest } from "@tapedeck/protocol/api";
-import { canonicalJson } from "../util/canonical-json.js";
-import { parsePointer } from "./json-pointer.js";
-import { compileRegex, type LinearRegex } from "./linear-regex.js";
+import { checkArgumentTest, describeValue, isPlainObject, MAX_ONE_OF_VALUES, type CompiledTest } from "../toolset/argument-test.js";
 import { parseTemplate, type TemplatePieces } from "./summary-template.js";
 import { globProblem } from "./tool-glob.js";
 import { Risk, type RiskOverride } from "./tool-risk.js";
@@ -23,8 +20,10 @@ import { Risk, type RiskOverride } from "./tool-risk.js";
  */
 
 // The shapes themselves are wire types (`@tapedeck/protocol/api`): the SDK, the HTTP API and
-// the binding speak them; this file checks and compiles them.
+// the binding speak them; this file checks and compiles them. The tests on arguments are a
+// toolset's too: one shape, one checker, one evaluator (`toolset/argument-test.ts`).
 export type { ApprovalPolicy, ApprovalRule, ArgumentTest } from "@tapedeck/protocol/api";
+export type { CompiledTest } from "../toolset/argument-test.js";
 
 /** A rule, or a tool glob alone (`"tool_list"` means `{ tool: "tool_list" }`). */
 export type RuleSpec = ApprovalRule | string;
@@ -48,13 +47,6 @@ export interface PolicyError {
   readonly path: string;
   readonly message: string;
 }
-
-/** A test ready to run. */
-export type CompiledTest =
-  | { readonly kind: "equals"; readonly pointer: readonly string[]; readonly canonical: string }
-  | { readonly kind: "oneOf"; readonly pointer: readonly string[]; readonly canonical: ReadonlySet<string> }
-  | { readonly kind: "matches"; readonly pointer: readonly string[]; readonly regex: LinearRegex }
-  | { readonly kind: "present"; readonly pointer: readonly string[]; readonly present: boolean };
 
 export type CompiledRule =
   | {
@@ -83,11 +75,17 @@ export interface CheckedPolicy {
 }
 
 /** Rules per stage, tests per rule and values of a `oneOf`: far above any hand-written policy, and a bound on the work per call. */
-export const POLICY_LIMITS = { rulesPerStage: 1000, testsPerRule: 32, oneOfValues: 1000, idLength: 128, reasonLength: 1000, riskOverrides: 1000 } as const;
+export const POLICY_LIMITS = {
+  rulesPerStage: 1000,
+  testsPerRule: 32,
+  oneOfValues: MAX_ONE_OF_VALUES,
+  idLength: 128,
+  reasonLength: 1000,
+  riskOverrides: 1000,
+} as const;
 
 const POLICY_KEYS = new Set(["deny", "ask", "allow", "unmatched", "risk"]);
 const RULE_KEYS = new Set(["id", "tool", "args", "summary", "reason"]);
-const TEST_KINDS = ["equals", "oneOf", "matches", "present"] as const;
 
 /** Checks `value` as an approval policy (`path` names it in errors). Never throws. */
 export function checkApprovalPolicy(value: unknown, path = "approval"): CheckedPolicy {
@@ -100,7 +98,7 @@ export function checkApprovalPolicy(value: unknown, path = "approval"): CheckedP
 
   if (value === undefined) return { errors, compiled: { stages, unmatched, risk }, normalized: { deny: [], ask: [], allow: [], unmatched, risk } };
   if (!isPlainObject(value)) {
-    fail(path, `must be an object like { deny: [...], ask: [...], allow: [...], unmatched: "byRisk" }, not ${describe(value)}`);
+    fail(path, `must be an object like { deny: [...], ask: [...], allow: [...], unmatched: "byRisk" }, not ${describeValue(value)}`);
     stages.deny.push({ ok: false, id: path, problem: errors[0]!.message });
     return { errors, compiled: { stages, unmatched, risk }, normalized };
   }
@@ -115,7 +113,7 @@ export function checkApprovalPolicy(value: unknown, path = "approval"): CheckedP
       continue;
     }
     if (!Array.isArray(rules) || rules.length > POLICY_LIMITS.rulesPerStage) {
-      const message = Array.isArray(rules) ? `has more than ${POLICY_LIMITS.rulesPerStage} rules` : `must be an array of rules, not ${describe(rules)}`;
+      const message = Array.isArray(rules) ? `has more than ${POLICY_LIMITS.rulesPerStage} rules` : `must be an array of rules, not ${describeValue(rules)}`;
       fail(where, message);
       stages[stage].push({ ok: false, id: where, problem: message });
       continue;
@@ -132,7 +130,7 @@ export function checkApprovalPolicy(value: unknown, path = "approval"): CheckedP
   if (value.unmatched !== undefined) {
     if (typeof value.unmatched === "string" && Object.hasOwn(Unmatched, value.unmatched)) unmatched = value.unmatched as Unmatched;
     else {
-      const message = `must be "byRisk", "ask" or "allow", not ${describe(value.unmatched)}`;
+      const message = `must be "byRisk", "ask" or "allow", not ${describeValue(value.unmatched)}`;
       fail(`${path}.unmatched`, message);
       // Unknown: the strictest reading that still yields a decision a human can make.
       unmatched = "ask";
@@ -142,17 +140,17 @@ export function checkApprovalPolicy(value: unknown, path = "approval"): CheckedP
 
   if (value.risk !== undefined) {
     if (!Array.isArray(value.risk) || value.risk.length > POLICY_LIMITS.riskOverrides) {
-      fail(`${path}.risk`, `must be an array of { tool, risk } (at most ${POLICY_LIMITS.riskOverrides}), not ${describe(value.risk)}`);
+      fail(`${path}.risk`, `must be an array of { tool, risk } (at most ${POLICY_LIMITS.riskOverrides}), not ${describeValue(value.risk)}`);
     } else {
       value.risk.forEach((override: unknown, index) => {
         const where = `${path}.risk[${index}]`;
-        if (!isPlainObject(override)) return fail(where, `must be { tool: "<glob>", risk: "low" | "medium" | "high" }, not ${describe(override)}`);
+        if (!isPlainObject(override)) return fail(where, `must be { tool: "<glob>", risk: "low" | "medium" | "high" }, not ${describeValue(override)}`);
         for (const key of Object.keys(override))
           if (key !== "tool" && key !== "risk") fail(`${where}.${key}`, "is not a field of a risk override (fields: tool, risk)");
         const problem = globProblem(override.tool);
         if (problem !== undefined) fail(`${where}.tool`, problem);
         if (typeof override.risk !== "string" || !Object.hasOwn(Risk, override.risk))
-          fail(`${where}.risk`, `must be "low", "medium" or "high", not ${describe(override.risk)}`);
+          fail(`${where}.risk`, `must be "low", "medium" or "high", not ${describeValue(override.risk)}`);
         // A broken override is dropped: risk only decides between allow and ask, and the errors reject the policy at creation.
         else if (problem === undefined) risk.push({ tool: override.tool as string, risk: override.risk as Risk });
       });
@@ -180,7 +178,7 @@ function checkRule(
   };
   const spec: unknown = typeof rule === "string" ? { tool: rule } : rule;
   if (!isPlainObject(spec)) {
-    report(where, `must be a tool glob ("tool_list") or a rule { id?, tool?, args?, summary?, reason? }, not ${describe(rule)}`);
+    report(where, `must be a tool glob ("tool_list") or a rule { id?, tool?, args?, summary?, reason? }, not ${describeValue(rule)}`);
     return { compiled: { ok: false, id: defaultId, problem: problems[0]! }, normalized: {} };
   }
   for (const key of Object.keys(spec)) if (!RULE_KEYS.has(key)) report(`${where}.${key}`, `is not a rule field (fields: ${[...RULE_KEYS].join(", ")})`);
@@ -206,7 +204,7 @@ function checkRule(
       report(`${where}.args`, `must be an array of at most ${POLICY_LIMITS.testsPerRule} tests like { pointer: "/tool_name", matches: "_delete$" }`);
     } else {
       spec.args.forEach((test: unknown, index) => {
-        const compiled = checkTest(test, `${where}.args[${index}]`, report);
+        const compiled = checkArgumentTest(test, `${where}.args[${index}]`, report);
         if (compiled !== undefined) tests.push(compiled);
       });
     }
@@ -235,94 +233,4 @@ function checkRule(
     compiled: { ok: true, id, tool, tests, ...(summary !== undefined ? { summary } : {}), ...(reason !== undefined ? { reason } : {}) },
     normalized,
   };
-}
-
-function checkTest(test: unknown, where: string, report: (path: string, message: string) => void): CompiledTest | undefined {
-  if (!isPlainObject(test)) {
-    report(where, `must be a test like { pointer: "/tool_name", equals: "x" } (or oneOf, matches, present), not ${describe(test)}`);
-    return undefined;
-  }
-  const kinds = TEST_KINDS.filter((kind) => Object.hasOwn(test, kind));
-  for (const key of Object.keys(test)) {
-    if (key !== "pointer" && key !== "flags" && !(TEST_KINDS as readonly string[]).includes(key)) {
-      report(`${where}.${key}`, `is not a field of a test (fields: pointer, ${TEST_KINDS.join(", ")}, flags)`);
-    }
-  }
-  if (kinds.length !== 1) {
-    report(where, `must have exactly one of ${TEST_KINDS.join(", ")}${kinds.length > 1 ? `, not ${kinds.join(" and ")}` : ""}`);
-    return undefined;
-  }
-  if (typeof test.pointer !== "string") {
-    report(`${where}.pointer`, 'must be a JSON Pointer string like "/tool_name" ("" for the whole arguments)');
-    return undefined;
-  }
-  const parsed = parsePointer(test.pointer);
-  if (!parsed.ok) {
-    report(`${where}.pointer`, parsed.problem);
-    return undefined;
-  }
-  const pointer = parsed.tokens;
-  if (test.flags !== undefined && kinds[0] !== "matches") report(`${where}.flags`, "only a `matches` test has flags");
-  switch (kinds[0]!) {
-    case "equals":
-      return jsonProblem(test.equals) === undefined
-        ? { kind: "equals", pointer, canonical: canonicalJson(test.equals as JsonValue) }
-        : (report(`${where}.equals`, jsonProblem(test.equals)!), undefined);
-    case "oneOf": {
-      if (!Array.isArray(test.oneOf) || test.oneOf.length > POLICY_LIMITS.oneOfValues) {
-        report(`${where}.oneOf`, `must be an array of at most ${POLICY_LIMITS.oneOfValues} JSON values`);
-        return undefined;
-      }
-      const bad = (test.oneOf as unknown[]).findIndex((v) => jsonProblem(v) !== undefined);
-      if (bad >= 0) {
-        report(`${where}.oneOf[${bad}]`, jsonProblem((test.oneOf as unknown[])[bad])!);
-        return undefined;
-      }
-      return { kind: "oneOf", pointer, canonical: new Set((test.oneOf as JsonValue[]).map((v) => canonicalJson(v))) };
-    }
-    case "matches": {
-      if (typeof test.matches !== "string") {
-        report(`${where}.matches`, "must be a regular expression as a string");
-        return undefined;
-      }
-      if (test.flags !== undefined && typeof test.flags !== "string") {
-        report(`${where}.flags`, 'must be a string of flags ("i", "m", "s")');
-        return undefined;
-      }
-      const compiled = compileRegex(test.matches, test.flags ?? "");
-      if (!compiled.ok) {
-        report(`${where}.${compiled.field === "flags" ? "flags" : "matches"}`, compiled.problem);
-        return undefined;
-      }
-      return { kind: "matches", pointer, regex: compiled.regex };
-    }
-    case "present":
-      if (typeof test.present !== "boolean") {
-        report(`${where}.present`, "must be true or false");
-        return undefined;
-      }
-      return { kind: "present", pointer, present: test.present };
-  }
-}
-
-/** What makes `value` not plain JSON (what an HTTP body could carry), or `undefined`. */
-function jsonProblem(value: unknown): string | undefined {
-  try {
-    canonicalJson(value as JsonValue);
-    return value === undefined ? "must be a JSON value" : undefined;
-  } catch {
-    return "must be a JSON value (no undefined, functions, cycles or non-finite numbers)";
-  }
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function describe(value: unknown): string {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "an array";
-  if (typeof value === "string") return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
-  if (typeof value === "number" || typeof value === "boolean" || typeof value === "bigint") return `${typeof value} ${value}`;
-  return typeof value === "object" ? "an object" : typeof value;
 }

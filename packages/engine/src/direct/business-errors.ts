@@ -1,6 +1,6 @@
 import type { JsonValue } from "@tapedeck/protocol";
 import type { ErrorEnvelope } from "./direct-options.js";
-import { parsePointer, readPointer } from "./json-pointer.js";
+import { parsePointer, readPointer } from "../toolset/json-pointer.js";
 import type { ModelContent } from "./model-content.js";
 
 /**

@@ -1,5 +1,5 @@
 import { checkApprovalPolicy, type ApprovalPolicy, type CompiledPolicy, type PolicyError } from "./approval-policy.js";
-import { parsePointer } from "./json-pointer.js";
+import { parsePointer } from "../toolset/json-pointer.js";
 import { globProblem } from "./tool-glob.js";
 
 /**

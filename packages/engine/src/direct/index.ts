@@ -4,7 +4,7 @@
  * concept per file:
  *
  * - approval: `approval-policy.ts` (shapes, checker), `approval-decision.ts` (deny → ask → allow →
- *   unmatched), `tool-risk.ts`, `tool-glob.ts`, `json-pointer.ts`, `linear-regex.ts`,
+ *   unmatched), `tool-risk.ts`, `tool-glob.ts`, `../toolset/json-pointer.ts`, `../toolset/argument-test.ts`, `../util/linear-regex.ts`,
  *   `summary-template.ts`, `approval-signature.ts` (gateway rules: `@tapedeck/protocol`'s `gatewayRules`) (config_mismatch)
  * - the tool table: `direct-options.ts`, `model-name-table.ts`, `own-tools.ts`, `direct-binding.ts`,
  *   `binding-diff.ts` (the note), `direct-call-key.ts`
@@ -53,11 +53,11 @@ export { BLOB_PAGE_BYTES, blobPage, fetchBlob } from "./fetch-blob.js";
 export type { BlobPage } from "./fetch-blob.js";
 export { firstRequestTokens } from "./first-request-tokens.js";
 export type { FirstRequestTokens } from "./first-request-tokens.js";
-export { MAX_POINTER_LENGTH, parsePointer, readPointer } from "./json-pointer.js";
-export type { ParsedPointer, PointerValue } from "./json-pointer.js";
+export { MAX_POINTER_LENGTH, parsePointer, readPointer } from "../toolset/json-pointer.js";
+export type { ParsedPointer, PointerValue } from "../toolset/json-pointer.js";
 export { MENU_LINE_MAX, isLazyTool, menuLine, toolFindDefinition, menuToolFind } from "./lazy-menu.js";
-export { MAX_PATTERN_LENGTH, MAX_PROGRAM, MAX_SUBJECT_LENGTH, compileRegex } from "./linear-regex.js";
-export type { LinearRegex, CompiledRegex } from "./linear-regex.js";
+export { MAX_PATTERN_LENGTH, MAX_PROGRAM, MAX_SUBJECT_LENGTH, compileRegex } from "../util/linear-regex.js";
+export type { LinearRegex, CompiledRegex } from "../util/linear-regex.js";
 export { menuDefinitions, chatTools } from "./menu-lowering.js";
 export type { ChatFunctionTool } from "./menu-lowering.js";
 export { EMPTY_RESULT_TEXT, contentOfValue, contentOfMcpResult, textPart, contentText, imageLine } from "./model-content.js";

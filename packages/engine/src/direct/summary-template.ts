@@ -1,6 +1,6 @@
 import type { JsonValue } from "@tapedeck/protocol";
 import { canonicalJson } from "../util/canonical-json.js";
-import { parsePointer, readPointer } from "./json-pointer.js";
+import { parsePointer, readPointer } from "../toolset/json-pointer.js";
 
 /**
  * The one line an approver reads for a call waiting for approval: a template of an `ask` rule,

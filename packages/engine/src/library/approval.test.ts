@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { approvalProblems, decideApproval, globMatches, REGEX_SUBJECT_CHARS, SUMMARY_CHARS, type Approval } from "./approval.js";
+import { approvalProblems, decideApproval, globMatches, SUMMARY_CHARS, type Approval, type ArgumentTest } from "../toolset/approval.js";
+import { MAX_SUBJECT_LENGTH } from "../util/linear-regex.js";
 import { PATCH_APPROVAL, WRITE_APPROVAL } from "./files/write-approval.js";
 
 void describe("approval as data", () => {
@@ -20,9 +21,9 @@ void describe("approval as data", () => {
     const approval: Approval = {
       kind: "rules",
       rules: [
-        { action: "allow", when: [{ pointer: "/path", regex: "^docs/" }], reason: "Docs are fine" },
-        { action: "ask", when: [{ pointer: "/path", regex: "\\.rs$" }], reason: "Modifying source code", summary: "Write {/path}" },
-        { action: "deny", when: [{ pointer: "/path", regex: "^docs/secret" }], reason: "Never the secret docs" },
+        { action: "allow", when: [{ pointer: "/path", matches: "^docs/" }], reason: "Docs are fine" },
+        { action: "ask", when: [{ pointer: "/path", matches: "\\.rs$" }], reason: "Modifying source code", summary: "Write {/path}" },
+        { action: "deny", when: [{ pointer: "/path", matches: "^docs/secret" }], reason: "Never the secret docs" },
       ],
       otherwise: { kind: "always", reason: "Everything else is asked" },
     };
@@ -47,10 +48,10 @@ void describe("approval as data", () => {
     assert.equal(kind(ask({ pointer: "/list/0", oneOf: ["y"] })), "send");
     assert.equal(kind(ask({ pointer: "/missing", present: false })), "ask");
     assert.equal(kind(ask({ pointer: "/n", present: false })), "send");
-    assert.equal(kind(ask({ pointer: "/n", regex: "3" })), "send", "a number is not a string");
-    assert.equal(kind(ask({ pointer: "/method", regex: "^del", flags: "i" })), "ask");
-    assert.equal(kind(ask({ pointer: "/method", regex: "." }, "github.*")), "ask");
-    assert.equal(kind(ask({ pointer: "/method", regex: "." }, "github.*"), "gitlab.delete_repo"), "send");
+    assert.equal(kind(ask({ pointer: "/n", matches: "3" })), "send", "a number is not a string");
+    assert.equal(kind(ask({ pointer: "/method", matches: "^del", flags: "i" })), "ask");
+    assert.equal(kind(ask({ pointer: "/method", matches: "." }, "github.*")), "ask");
+    assert.equal(kind(ask({ pointer: "/method", matches: "." }, "github.*"), "gitlab.delete_repo"), "send");
     assert.equal(globMatches("*_delete", "x.repo_delete"), true);
     assert.equal(globMatches("a.b", "aXb"), false, "a dot is a dot");
   });
@@ -58,14 +59,17 @@ void describe("approval as data", () => {
   it("a rule that cannot be evaluated denies and says why", () => {
     const approval: Approval = {
       kind: "rules",
-      rules: [{ action: "allow", when: [{ pointer: "/content", regex: "^ok" }], reason: "ok" }],
+      rules: [{ action: "allow", when: [{ pointer: "/content", matches: "^ok" }], reason: "ok" }],
       otherwise: { kind: "never" },
     };
-    const decision = decideApproval(approval, { tool: "files.write", args: { content: "ok" + "x".repeat(REGEX_SUBJECT_CHARS) } });
+    const decision = decideApproval(approval, { tool: "files.write", args: { content: "ok" + "x".repeat(MAX_SUBJECT_LENGTH) } });
     assert.equal(decision.kind, "deny");
-    assert.match((decision as { reason: string }).reason, /cannot be evaluated: \/content is 65538 characters long/);
-    const broken = { kind: "rules", rules: [{ action: "ask", when: [{ pointer: "/a", regex: "(" }], reason: "x" }], otherwise: { kind: "never" } } as const;
-    assert.match((decideApproval(broken, { tool: "t.t", args: { a: "b" } }) as { reason: string }).reason, /does not compile/);
+    assert.match(
+      (decision as { reason: string }).reason,
+      /cannot be evaluated: the value at \/content is too long to test with a regular expression \(65538 characters\)/,
+    );
+    const broken = { kind: "rules", rules: [{ action: "ask", when: [{ pointer: "/a", matches: "(" }], reason: "x" }], otherwise: { kind: "never" } } as const;
+    assert.match((decideApproval(broken, { tool: "t.t", args: { a: "b" } }) as { reason: string }).reason, /is not a valid regular expression/);
   });
 
   it("approvalProblems names every malformed part", () => {
@@ -73,7 +77,7 @@ void describe("approval as data", () => {
       kind: "rules",
       rules: [
         { action: "ask", when: [{ pointer: "a", equals: 1 }], reason: "" },
-        { action: "deny", when: [{ pointer: "/a", regex: "[", flags: "g" }], reason: "r" },
+        { action: "deny", when: [{ pointer: "/a", matches: "[", flags: "g" }], reason: "r" },
         { action: "allow", when: [{ pointer: "/a", equals: 1, present: true }], reason: "r", summary: "{bad}" },
       ],
       otherwise: { kind: "always", reason: " " },
@@ -81,12 +85,30 @@ void describe("approval as data", () => {
     assert.deepEqual(problems, [
       "rules[0].reason: say why (the approver or the model reads it)",
       'rules[0].when[0].pointer: the JSON pointer "a" must start with "/" (or be "" for the whole value)',
-      'rules[1].when[0].regex: the flags "g" are not among i, m, s, u',
-      "rules[2].when[0]: give exactly one of equals, oneOf, regex, present (found equals, present)",
+      'rules[1].when[0].flags: has flags "g": only "i", "m", "s" and "u" are allowed (each at most once; "u" is always on)',
+      "rules[2].when[0]: must have exactly one of equals, oneOf, matches, present, not equals and present",
       "otherwise.reason: say why approval is needed (the approver reads it)",
     ]);
     assert.deepEqual(approvalProblems(WRITE_APPROVAL), []);
     assert.deepEqual(approvalProblems(PATCH_APPROVAL), []);
+  });
+
+  it("tests are direct tools' tests: `matches` on a linear-time engine (no lookaround or backreferences), unknown fields refused", () => {
+    const problems = (test: unknown) =>
+      approvalProblems({ kind: "rules", rules: [{ action: "deny", when: [test as ArgumentTest], reason: "r" }], otherwise: { kind: "never" } });
+    assert.match(problems({ pointer: "/a", matches: "^(?!safe)" }).join(), /^rules\[0\]\.when\[0\]\.matches: uses lookaround/);
+    assert.match(problems({ pointer: "/a", matches: "(a)\\1" }).join(), /^rules\[0\]\.when\[0\]\.matches: uses a backreference/);
+    assert.deepEqual(problems({ pointer: "/a", regex: "x" }), [
+      "rules[0].when[0].regex: is not a field of a test (fields: pointer, equals, oneOf, matches, present, flags)",
+      "rules[0].when[0]: must have exactly one of equals, oneOf, matches, present",
+    ]);
+    // A pattern that backtracks exponentially in V8 is answered in linear time: this would not return.
+    const catastrophic: Approval = {
+      kind: "rules",
+      rules: [{ action: "deny", when: [{ pointer: "/a", matches: "^(a|a)*$" }], reason: "r" }],
+      otherwise: { kind: "never" },
+    };
+    assert.equal(decideApproval(catastrophic, { tool: "t.t", args: { a: `${"a".repeat(40)}b` } }).kind, "send");
   });
 
   it("summaries fill {/pointer} from the arguments and are cut at 200 characters", () => {

@@ -26,7 +26,7 @@ export {
   type ApprovalRule,
   type ArgumentTest,
   type PlainApproval,
-} from "./approval.js";
+} from "../toolset/approval.js";
 export { callLibraryTool } from "./call-library-tool.js";
 export { openAiEmbedder, type Embedder, type EmbeddingsFetch } from "./memory/embeddings.js";
 export { Workspace, workspaceSupport, type WorkspaceMode } from "./files/workspace.js";
@@ -43,9 +43,9 @@ export { MemorySpace } from "./memory/memory-space.js";
 export type { MemoryStore } from "./memory/memory-store.js";
 export { MEMORY_SCHEMA, SqliteMemoryStore } from "./memory/sqlite-memory-store.js";
 export { checkRateLimit, rateLimitKey, rateWindows, type RateCheck, type RateLimitKey } from "./rate-limit/rate-limiter.js";
-export type { RateLimitStore, RateWindow, TakeOutcome } from "./rate-limit/rate-limit-store.js";
-export { RATE_LIMIT_SCHEMA, SqliteRateLimitStore } from "./rate-limit/sqlite-rate-limit-store.js";
-export { redactSensitive, sensitiveParamsProblems } from "./sensitive-params.js";
+export type { RateLimitStore, RateWindow, TakeOutcome } from "../store/rate-limit-store.js";
+export { RATE_LIMIT_SCHEMA, SqliteRateLimitStore } from "../store/sqlite-rate-limit-store.js";
+export { redactSensitive, sensitiveParamsProblems } from "../toolset/sensitive-params.js";
 export { probeShell, type ShellProbe } from "./shell/shell-probe.js";
 export { ShellSandbox } from "./shell/shell-sandbox.js";
 export { definitionProblems, type RateLimit, type Risk, type ToolDefinition } from "./tool-definition.js";

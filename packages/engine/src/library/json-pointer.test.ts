@@ -1,13 +1,14 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { JsonValue } from "@tapedeck/protocol";
-import { parsePointer, replaceAt, valueAt } from "./json-pointer.js";
-import { REDACTED_PREFIX, redactSensitive, sensitiveParamsProblems } from "./sensitive-params.js";
+import { parsePointer, readPointer, replaceAt } from "../toolset/json-pointer.js";
+import { REDACTED_PREFIX, redactSensitive, sensitiveParamsProblems } from "../toolset/sensitive-params.js";
 
 const at = (value: JsonValue, pointer: string) => {
   const parsed = parsePointer(pointer);
   assert.ok(parsed.ok, pointer);
-  return valueAt(value, parsed.tokens);
+  const found = readPointer(value, parsed.tokens);
+  return found.found ? found.value : undefined;
 };
 
 void describe("JSON pointers (RFC 6901)", () => {
@@ -41,6 +42,8 @@ void describe("JSON pointers (RFC 6901)", () => {
     assert.equal(parsePointer("/a~2").ok, false);
     assert.equal(parsePointer("/a~").ok, false);
     assert.equal(parsePointer("a").ok, false);
+    assert.equal(parsePointer(`/${"a".repeat(1023)}`).ok, true);
+    assert.match((parsePointer(`/${"a".repeat(1024)}`) as { problem: string }).problem, /is longer than 1024 characters/);
   });
 
   it("replaceAt copies only the path it changes and never mutates", () => {

@@ -1,7 +1,7 @@
 import type { JsonObject, ToolRateLimit } from "@tapedeck/protocol";
-import { approvalProblems, type Approval } from "./approval.js";
+import { approvalProblems, type Approval } from "../toolset/approval.js";
 import { rateLimitProblems } from "../toolset/rate-limit-spec.js";
-import { sensitiveParamsProblems } from "./sensitive-params.js";
+import { sensitiveParamsProblems } from "../toolset/sensitive-params.js";
 
 /**
  * The one tool contract (issue 15): what a tool declares, as plain data. The same shape serves

@@ -11,7 +11,6 @@
  */
 import { randomBytes } from "node:crypto";
 import type Database from "better-sqlite3";
-import type { JsonValue } from "@tapedeck/protocol";
 import {
   audienceMatches,
   HOST_TASKS_TOPIC,
@@ -25,30 +24,17 @@ import {
   type NewHostTask,
   type StagedHostTask,
 } from "./host-task-store.js";
+import { newTaskColumns, taskFromRow, type HostTaskRow, type NewTaskColumns } from "./host-task-rows.js";
 import type { Notifier } from "./notifier.js";
 import type { SqliteAccess } from "./sqlite-handle.js";
 
-interface TaskRow {
-  readonly id: string;
-  readonly run_id: string;
-  readonly seq: number;
-  readonly attempt: number;
-  readonly tool: string;
-  readonly tool_group: string;
-  readonly args: string;
-  readonly idempotency_key: string;
-  readonly traceparent: string;
-  readonly heartbeat_timeout_ms: number;
-  readonly namespace: string | null;
-  readonly labels: string | null;
-  readonly toolsets: string;
-  readonly waiter: string;
-  readonly state: string;
+/** A new task's row: its columns, and its state (a task staged with a claim is written claimed). */
+type InsertRow = NewTaskColumns & {
+  readonly state: HostTaskState;
   readonly lease: string | null;
   readonly lease_until: number | null;
   readonly answer: string | null;
-  readonly created_at: number;
-}
+};
 
 /** `list` without a limit. */
 const DEFAULT_LIST_LIMIT = 100;
@@ -67,14 +53,14 @@ export class SqliteHostTaskStore implements HostTaskStore {
     this.#access = access;
     this.#notifier = notifier;
     this.#sql = {
-      insert: db.prepare<[TaskRow]>(
+      insert: db.prepare<[InsertRow]>(
         `INSERT INTO host_tasks (id, run_id, seq, attempt, tool, tool_group, args, idempotency_key, traceparent, heartbeat_timeout_ms,
            namespace, labels, toolsets, waiter, state, lease, lease_until, answer, created_at)
          VALUES (@id, @run_id, @seq, @attempt, @tool, @tool_group, @args, @idempotency_key, @traceparent, @heartbeat_timeout_ms,
            @namespace, @labels, @toolsets, @waiter, @state, @lease, @lease_until, @answer, @created_at)
          ON CONFLICT (run_id, seq, attempt) DO NOTHING`,
       ),
-      byAttempt: db.prepare<[string, number, number], TaskRow>("SELECT * FROM host_tasks WHERE run_id = ? AND seq = ? AND attempt = ?"),
+      byAttempt: db.prepare<[string, number, number], HostTaskRow>("SELECT * FROM host_tasks WHERE run_id = ? AND seq = ? AND attempt = ?"),
       setWaiter: db.prepare<[string, string]>("UPDATE host_tasks SET waiter = ? WHERE id = ?"),
       // The other attempts of a call: a claimed one is withdrawn (its worker hears `cancelled`), the rest deleted.
       withdrawOthers: db.prepare<[string, number, number]>(
@@ -83,7 +69,7 @@ export class SqliteHostTaskStore implements HostTaskStore {
       deleteOthers: db.prepare<[string, number, number]>(
         "DELETE FROM host_tasks WHERE run_id = ? AND seq = ? AND attempt <> ? AND state IN ('queued', 'answered', 'lapsed')",
       ),
-      byId: db.prepare<[string], TaskRow>("SELECT * FROM host_tasks WHERE id = ?"),
+      byId: db.prepare<[string], HostTaskRow>("SELECT * FROM host_tasks WHERE id = ?"),
       claimOne: db.prepare<[string, number, string]>("UPDATE host_tasks SET state = 'claimed', lease = ?, lease_until = ? WHERE id = ? AND state = 'queued'"),
       extend: db.prepare<[number, string]>("UPDATE host_tasks SET lease_until = ? WHERE id = ?"),
       release: db.prepare<[string, string]>(
@@ -93,7 +79,7 @@ export class SqliteHostTaskStore implements HostTaskStore {
       delete: db.prepare<[string]>("DELETE FROM host_tasks WHERE id = ?"),
       withdrawClaimed: db.prepare<[string]>("UPDATE host_tasks SET state = 'withdrawn' WHERE id = ? AND state = 'claimed'"),
       deleteUnclaimed: db.prepare<[string]>("DELETE FROM host_tasks WHERE id = ? AND state IN ('queued', 'answered', 'lapsed')"),
-      lapsedLeases: db.prepare<[number], TaskRow>("SELECT * FROM host_tasks WHERE state IN ('claimed', 'withdrawn') AND lease_until <= ? ORDER BY rowid"),
+      lapsedLeases: db.prepare<[number], HostTaskRow>("SELECT * FROM host_tasks WHERE state IN ('claimed', 'withdrawn') AND lease_until <= ? ORDER BY rowid"),
       lapse: db.prepare<[string]>("UPDATE host_tasks SET state = 'lapsed', lease = NULL, lease_until = NULL WHERE id = ?"),
       withdrawRun: db.prepare<[string]>("UPDATE host_tasks SET state = 'withdrawn' WHERE run_id = ? AND state = 'claimed'"),
       deleteRun: db.prepare<[string]>("DELETE FROM host_tasks WHERE run_id = ? AND state IN ('queued', 'answered', 'lapsed')"),
@@ -224,7 +210,7 @@ export class SqliteHostTaskStore implements HostTaskStore {
       const found: HostTaskRecord[] = [];
       for (let i = 0; i < taskIds.length; i += IDS_PER_STATEMENT) {
         const ids = taskIds.slice(i, i + IDS_PER_STATEMENT);
-        const rows = this.#db.prepare<string[], TaskRow>(`SELECT * FROM host_tasks WHERE id IN (${ids.map(() => "?").join(", ")})`).all(...ids);
+        const rows = this.#db.prepare<string[], HostTaskRow>(`SELECT * FROM host_tasks WHERE id IN (${ids.map(() => "?").join(", ")})`).all(...ids);
         found.push(...rows.map(taskFromRow));
       }
       return found;
@@ -283,7 +269,7 @@ export class SqliteHostTaskStore implements HostTaskStore {
   }
 
   /** Rows in `states` (any state when none is given) for `filter`'s tools and namespace, oldest first; labels and toolsets are checked by the caller. */
-  #candidates(filter: Partial<HostTaskFilter>, ...states: HostTaskState[]): IterableIterator<TaskRow> {
+  #candidates(filter: Partial<HostTaskFilter>, ...states: HostTaskState[]): IterableIterator<HostTaskRow> {
     const where: string[] = [];
     const params: (string | number)[] = [];
     if (states.length > 0) {
@@ -305,7 +291,7 @@ export class SqliteHostTaskStore implements HostTaskStore {
       params.push(filter.namespace);
     }
     const sql = `SELECT * FROM host_tasks ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY rowid`;
-    return this.#db.prepare<(string | number)[], TaskRow>(sql).iterate(...params);
+    return this.#db.prepare<(string | number)[], HostTaskRow>(sql).iterate(...params);
   }
 
   #tellWaiters(tasks: readonly HostTaskRecord[]): void {
@@ -313,58 +299,6 @@ export class SqliteHostTaskStore implements HostTaskStore {
   }
 }
 
-/** The group of a tool path: host tool groups are identifiers, so the part before the first dot. */
-function groupOf(tool: string): string {
-  const dot = tool.indexOf(".");
-  return dot < 0 ? tool : tool.slice(0, dot);
-}
-
-function newTaskRow(task: NewHostTask): TaskRow {
-  return {
-    id: task.id,
-    run_id: task.runId,
-    seq: task.seq,
-    attempt: task.attempt,
-    tool: task.tool,
-    tool_group: groupOf(task.tool),
-    args: JSON.stringify(task.args),
-    idempotency_key: task.idempotencyKey,
-    traceparent: task.traceparent,
-    heartbeat_timeout_ms: task.heartbeatTimeoutMs,
-    namespace: task.audience.namespace ?? null,
-    labels: task.audience.labels === undefined ? null : JSON.stringify(task.audience.labels),
-    toolsets: JSON.stringify(task.audience.toolsets),
-    waiter: task.waiter,
-    state: "queued",
-    lease: null,
-    lease_until: null,
-    answer: null,
-    created_at: task.createdAt,
-  };
-}
-
-function taskFromRow(row: TaskRow): HostTaskRecord {
-  return {
-    id: row.id,
-    runId: row.run_id,
-    seq: row.seq,
-    attempt: row.attempt,
-    tool: row.tool,
-    args: JSON.parse(row.args) as JsonValue,
-    idempotencyKey: row.idempotency_key,
-    traceparent: row.traceparent,
-    heartbeatTimeoutMs: row.heartbeat_timeout_ms,
-    audience: {
-      ...(row.namespace !== null && { namespace: row.namespace }),
-      ...(row.labels !== null && { labels: JSON.parse(row.labels) as Record<string, string> }),
-      toolsets: JSON.parse(row.toolsets) as string[],
-    },
-    waiter: row.waiter,
-    createdAt: row.created_at,
-    // The store wrote the state itself, from `HostTaskState`.
-    state: row.state as HostTaskState,
-    ...(row.lease !== null && { lease: row.lease }),
-    ...(row.lease_until !== null && { leaseUntil: row.lease_until }),
-    ...(row.answer !== null && { answer: JSON.parse(row.answer) as HostTaskAnswer }),
-  };
+function newTaskRow(task: NewHostTask): InsertRow {
+  return { ...newTaskColumns(task), state: "queued", lease: null, lease_until: null, answer: null };
 }

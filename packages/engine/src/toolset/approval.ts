@@ -1,6 +1,6 @@
 import type { ApprovalRule, ArgumentTest, JsonValue, PlainApproval, ToolApproval } from "@tapedeck/protocol";
-import { canonicalJson } from "../util/canonical-json.js";
-import { parsePointer, valueAt } from "./json-pointer.js";
+import { argumentTestHolds, checkArgumentTest, type CompiledTest } from "./argument-test.js";
+import { parsePointer, readPointer } from "./json-pointer.js";
 
 /**
  * Approval as data (issue 15's "one tool contract", in [direct-tools]' rule shape): whether a
@@ -11,8 +11,10 @@ import { parsePointer, valueAt } from "./json-pointer.js";
  * Invariants:
  * - Rules are evaluated in stages: every `deny` rule first, then `ask`, then `allow`; the first
  *   rule of a stage that matches decides. Nothing matched: `otherwise` decides.
- * - A rule that cannot be evaluated (a pattern that does not compile, a value too long to test
- *   safely) denies, and says why: a rule the engine cannot read never lets a call through.
+ * - A rule that cannot be evaluated (a test with a mistake, a value too long for its regular
+ *   expression) denies, and says why: a rule the engine cannot read never lets a call through.
+ * - Tests on the arguments are direct tools' too (`argument-test.ts`): one checker, one
+ *   evaluator, regular expressions on a linear-time engine.
  * - `always` is asked every time; `unless_auto_approved` and a rule's `ask` are skipped when the
  *   harness has auto-approved the tool (a sticky "always allow").
  * - `approvalProblems` finds every malformed part at definition time, so a decision never meets one.
@@ -42,15 +44,6 @@ export interface ApprovalCall {
 
 /** Longest summary shown to an approver ([direct-tools]). */
 export const SUMMARY_CHARS = 200;
-
-/**
- * Longest string a `regex` test runs on. A pattern the toolset's author wrote meets a string the
- * model wrote: past this length a backtracking pattern could hold the engine for seconds, so the
- * rule counts as one that cannot be evaluated (and denies), rather than being skipped.
- */
-export const REGEX_SUBJECT_CHARS = 64 * 1024;
-
-const FLAGS = /^[imsu]*$/;
 
 /** What is wrong with `approval` (empty when nothing is), each naming the part: "rules[2].when[0].pointer: …". */
 export function approvalProblems(approval: Approval): readonly string[] {
@@ -101,44 +94,25 @@ function ruleMatches(rule: ApprovalRule, call: ApprovalCall): Match {
 }
 
 function testMatches(test: ArgumentTest, args: JsonValue): Match {
-  const parsed = parsePointer(test.pointer);
-  if (!parsed.ok) return { kind: "unevaluable", why: parsed.problem };
-  const value = valueAt(args, parsed.tokens);
-  if ("present" in test) return (value !== undefined) === test.present ? YES : NO;
-  if (value === undefined) return NO;
-  if ("equals" in test) return jsonEqual(value, test.equals) ? YES : NO;
-  if ("oneOf" in test) return test.oneOf.some((option) => jsonEqual(value, option)) ? YES : NO;
-  if (typeof value !== "string") return NO;
-  if (value.length > REGEX_SUBJECT_CHARS) {
-    return { kind: "unevaluable", why: `${test.pointer} is ${value.length} characters long, more than a pattern is run on (${REGEX_SUBJECT_CHARS})` };
-  }
-  const pattern = compile(test.regex, test.flags);
-  if (typeof pattern === "string") return { kind: "unevaluable", why: pattern };
-  return pattern.test(value) ? YES : NO;
+  const compiled = compiledTest(test);
+  if (typeof compiled === "string") return { kind: "unevaluable", why: compiled };
+  const holds = argumentTestHolds(compiled, args);
+  return holds === true ? YES : holds === false ? NO : { kind: "unevaluable", why: holds.broken };
 }
 
-function jsonEqual(a: JsonValue, b: JsonValue): boolean {
-  return canonicalJson(a) === canonicalJson(b);
-}
+/** Compiled tests (or their mistakes), kept per test object: an approval is data pinned with its toolset, decided many times. */
+const compiledTests = new WeakMap<ArgumentTest, CompiledTest | string>();
 
-const compiled = new Map<string, RegExp | string>();
-
-/** The compiled pattern, or why it does not compile. Patterns come from toolsets: few, and kept. */
-function compile(regex: string, flags = ""): RegExp | string {
-  const key = `${flags}/${regex}`;
-  let pattern = compiled.get(key);
-  if (pattern === undefined) {
-    if (!FLAGS.test(flags)) pattern = `the flags "${flags}" are not among i, m, s, u`;
-    else {
-      try {
-        pattern = new RegExp(regex, flags);
-      } catch (error) {
-        pattern = `the pattern /${regex}/ does not compile: ${(error as Error).message}`;
-      }
-    }
-    compiled.set(key, pattern);
+function compiledTest(test: ArgumentTest): CompiledTest | string {
+  // Not an object (an approval that skipped `approvalProblems`): a WeakMap cannot key it, and it is a mistake anyway.
+  const cacheable = typeof test === "object" && test !== null;
+  let compiled = cacheable ? compiledTests.get(test) : undefined;
+  if (compiled === undefined) {
+    const problems: string[] = [];
+    compiled = checkArgumentTest(test, "test", (path, message) => problems.push(`${path}: ${message}`)) ?? problems.join("; ");
+    if (cacheable) compiledTests.set(test, compiled);
   }
-  return pattern;
+  return compiled;
 }
 
 /** Whether `glob` (`*`: any run of characters, everything else literal) matches the whole of `name`. */
@@ -158,8 +132,8 @@ function summarize(template: string | undefined, call: ApprovalCall, reason: str
       ? `${call.tool}: ${reason}`
       : template.replace(PLACEHOLDER, (_whole, pointer: string) => {
           const parsed = parsePointer(pointer);
-          const value = parsed.ok ? valueAt(call.args, parsed.tokens) : undefined;
-          return value === undefined ? "" : typeof value === "string" ? value : JSON.stringify(value);
+          const found = parsed.ok ? readPointer(call.args, parsed.tokens) : undefined;
+          return found?.found !== true ? "" : typeof found.value === "string" ? found.value : JSON.stringify(found.value);
         });
   return text.length > SUMMARY_CHARS ? `${text.slice(0, SUMMARY_CHARS - 1)}…` : text;
 }
@@ -187,15 +161,7 @@ function ruleProblems(rule: ApprovalRule, where: string): string[] {
 }
 
 function testProblems(test: ArgumentTest, where: string): string[] {
-  const parsed = parsePointer(test.pointer);
-  const problems = parsed.ok ? [] : [`${where}.pointer: ${parsed.problem}`];
-  const operators = ["equals", "oneOf", "regex", "present"].filter((key) => key in test);
-  if (operators.length !== 1) {
-    problems.push(`${where}: give exactly one of equals, oneOf, regex, present (found ${operators.length === 0 ? "none" : operators.join(", ")})`);
-  } else if ("regex" in test) {
-    const pattern = compile(test.regex, test.flags);
-    if (typeof pattern === "string") problems.push(`${where}.regex: ${pattern}`);
-  } else if ("oneOf" in test && !Array.isArray(test.oneOf)) problems.push(`${where}.oneOf: give an array of values`);
-  else if ("present" in test && typeof test.present !== "boolean") problems.push(`${where}.present: give true or false`);
+  const problems: string[] = [];
+  checkArgumentTest(test, where, (path, message) => problems.push(`${path}: ${message}`));
   return problems;
 }

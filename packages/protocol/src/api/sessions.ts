@@ -1,4 +1,5 @@
 import type { JsonObject, JsonValue } from "../json.js";
+import type { ArgumentTest } from "../toolset.js";
 import { anyJson, id } from "./fields.js";
 import { labels, type Labels } from "./labels.js";
 import { MAX_WAIT_SECONDS } from "./limits.js";
@@ -25,16 +26,8 @@ export const SESSION_NAME_MAX_LENGTH = 200;
 /** Longest model tool call id (the APIs' ids are tens of characters). */
 export const TOOL_CALL_ID_MAX_LENGTH = 256;
 
-/** One test on the arguments: the value at `pointer` (RFC 6901) must … */
-export type ArgumentTest =
-  /** … be equal (as JSON) to `equals`. */
-  | { readonly pointer: string; readonly equals: JsonValue }
-  /** … be equal to one of `oneOf`. */
-  | { readonly pointer: string; readonly oneOf: readonly JsonValue[] }
-  /** … be a string in which the regular expression `matches` finds a match (a linear-time engine). */
-  | { readonly pointer: string; readonly matches: string; readonly flags?: string }
-  /** … exist (`present: true`) or not (`present: false`). */
-  | { readonly pointer: string; readonly present: boolean };
+/** One test on the arguments: the same shape as a toolset's approval rules' (`when`). */
+export type { ArgumentTest };
 
 export interface ApprovalRule {
   /** Names the rule in decisions and in the journal. Default: its stage and index, `ask[0]`. */

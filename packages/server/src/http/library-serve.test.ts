@@ -77,7 +77,7 @@ void describe("the one tool contract in defineTool", () => {
       policy: {
         approval: {
           kind: "rules",
-          rules: [{ action: "ask", when: [{ pointer: "/path", regex: "\\.(rs|toml)$" }], reason: "Writes Rust sources or Cargo manifests" }],
+          rules: [{ action: "ask", when: [{ pointer: "/path", matches: "\\.(rs|toml)$" }], reason: "Writes Rust sources or Cargo manifests" }],
           otherwise: { kind: "never" },
         },
         rateLimit: { perMinute: 2 },

@@ -1,4 +1,4 @@
-import type { Approval } from "../approval.js";
+import type { Approval } from "../../toolset/approval.js";
 
 /**
  * The default approval of the files tools that change files: the seed's "approval by rule".
@@ -30,13 +30,13 @@ export const ASKED_PATHS: readonly AskedPath[] = [
 /** `files.write`: ask before writing the paths above, send the rest. */
 export const WRITE_APPROVAL: Approval = {
   kind: "rules",
-  rules: ASKED_PATHS.map(({ path, reason }) => ({ action: "ask", when: [{ pointer: "/path", regex: path }], reason, summary: "Write {/path}" })),
+  rules: ASKED_PATHS.map(({ path, reason }) => ({ action: "ask", when: [{ pointer: "/path", matches: path }], reason, summary: "Write {/path}" })),
   otherwise: { kind: "never" },
 };
 
 /** `files.patch`: the same paths, found in the patch's file headers. */
 export const PATCH_APPROVAL: Approval = {
   kind: "rules",
-  rules: ASKED_PATHS.map(({ header, reason }) => ({ action: "ask", when: [{ pointer: "/patch", regex: header, flags: "m" }], reason })),
+  rules: ASKED_PATHS.map(({ header, reason }) => ({ action: "ask", when: [{ pointer: "/patch", matches: header, flags: "m" }], reason })),
   otherwise: { kind: "never" },
 };

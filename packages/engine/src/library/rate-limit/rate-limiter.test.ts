@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import Database from "better-sqlite3";
 import { checkRateLimit, HOUR_MS, MINUTE_MS, rateLimitKey, rateWindows } from "./rate-limiter.js";
-import { SqliteRateLimitStore } from "./sqlite-rate-limit-store.js";
+import { SqliteRateLimitStore } from "../../store/sqlite-rate-limit-store.js";
 import { FixedWindowCounter, slidingWindowViolation } from "./test-support/window-check.js";
 
 void describe("rate limits", () => {

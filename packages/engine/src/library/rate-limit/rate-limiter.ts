@@ -1,6 +1,6 @@
 import { toolFailure, type ToolFailure } from "@tapedeck/protocol";
 import type { RateLimit } from "../tool-definition.js";
-import type { RateLimitStore, RateWindow } from "./rate-limit-store.js";
+import type { RateLimitStore, RateWindow } from "../../store/rate-limit-store.js";
 
 /**
  * A tool's `rateLimit` applied to its calls: one sliding window per limit (a minute, an hour),

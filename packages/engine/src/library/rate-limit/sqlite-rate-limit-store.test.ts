@@ -7,7 +7,7 @@ import { after, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import Database from "better-sqlite3";
-import { SqliteRateLimitStore } from "./sqlite-rate-limit-store.js";
+import { SqliteRateLimitStore } from "../../store/sqlite-rate-limit-store.js";
 import { describeRateLimitStoreContract } from "./test-support/rate-limit-store-contract.js";
 
 const dir = mkdtempSync(join(tmpdir(), "tapedeck-rate-"));

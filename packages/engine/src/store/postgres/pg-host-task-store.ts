@@ -11,7 +11,6 @@
  * - Notifications are published only after the commit that made them true.
  * - `(run_id, seq, attempt)` is unique: an attempt is queued once, whichever node queues it.
  */
-import type { JsonValue } from "@tapedeck/protocol";
 import {
   HOST_TASKS_TOPIC,
   hostTaskWaiterTopic,
@@ -24,31 +23,12 @@ import {
   type NewHostTask,
   type StagedHostTask,
 } from "../host-task-store.js";
+import { NEW_TASK_COLUMNS, newTaskColumns, taskFromRow, type HostTaskRow } from "../host-task-rows.js";
 import type { Notifier } from "../notifier.js";
 import type { PgAccess, PgTransaction } from "./pg-access.js";
 
-interface TaskRow {
-  readonly ord: number;
-  readonly id: string;
-  readonly run_id: string;
-  readonly seq: number;
-  readonly attempt: number;
-  readonly tool: string;
-  readonly args: string;
-  readonly idempotency_key: string;
-  readonly traceparent: string;
-  readonly heartbeat_timeout_ms: number;
-  readonly namespace: string | null;
-  /** jsonb: parsed by pg. */
-  readonly labels: Record<string, string> | null;
-  readonly toolsets: string[];
-  readonly waiter: string;
-  readonly state: string;
-  readonly lease: string | null;
-  readonly lease_until: number | null;
-  readonly answer: string | null;
-  readonly created_at: number;
-}
+/** A row as read: `ord` orders claims and lists. */
+type TaskRow = HostTaskRow & { readonly ord: number };
 
 const DEFAULT_LIST_LIMIT = 100;
 
@@ -279,55 +259,8 @@ function prefixed(alias: string): string {
     .join(", ");
 }
 
-/** The group of a tool path: host tool groups are identifiers, so the part before the first dot. */
-function groupOf(tool: string): string {
-  const dot = tool.indexOf(".");
-  return dot < 0 ? tool : tool.slice(0, dot);
-}
-
-function taskFromRow(row: TaskRow): HostTaskRecord {
-  return {
-    id: row.id,
-    runId: row.run_id,
-    seq: row.seq,
-    attempt: row.attempt,
-    tool: row.tool,
-    args: JSON.parse(row.args) as JsonValue,
-    idempotencyKey: row.idempotency_key,
-    traceparent: row.traceparent,
-    heartbeatTimeoutMs: row.heartbeat_timeout_ms,
-    audience: {
-      ...(row.namespace !== null && { namespace: row.namespace }),
-      ...(row.labels !== null && { labels: row.labels }),
-      toolsets: row.toolsets,
-    },
-    waiter: row.waiter,
-    createdAt: row.created_at,
-    // The store wrote the state itself, from `HostTaskState`.
-    state: row.state as HostTaskState,
-    ...(row.lease !== null && { lease: row.lease }),
-    ...(row.lease_until !== null && { leaseUntil: row.lease_until }),
-    ...(row.answer !== null && { answer: JSON.parse(row.answer) as HostTaskAnswer }),
-  };
-}
-
 /** A new task's columns, in the order of the inserts above ($1 … $15). */
 function taskValues(task: NewHostTask): unknown[] {
-  return [
-    task.id,
-    task.runId,
-    task.seq,
-    task.attempt,
-    task.tool,
-    groupOf(task.tool),
-    JSON.stringify(task.args),
-    task.idempotencyKey,
-    task.traceparent,
-    task.heartbeatTimeoutMs,
-    task.audience.namespace ?? null,
-    task.audience.labels === undefined ? null : JSON.stringify(task.audience.labels),
-    JSON.stringify(task.audience.toolsets),
-    task.waiter,
-    task.createdAt,
-  ];
+  const columns = newTaskColumns(task);
+  return NEW_TASK_COLUMNS.map((column) => columns[column]);
 }

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { describe } from "node:test";
 import fc from "fast-check";
 import { VirtualClock } from "../../../clock.js";
-import type { RateLimitStore, RateWindow } from "../rate-limit-store.js";
+import type { RateLimitStore, RateWindow } from "../../../store/rate-limit-store.js";
 import { slidingWindowViolation } from "./window-check.js";
 import { freshEachTest } from "../../../test-support/fresh-each-test.js";
 

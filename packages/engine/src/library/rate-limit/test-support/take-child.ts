@@ -2,7 +2,7 @@
 // several processes on one data folder share limits. Usage: node take-child.js <db> <key> <count> <now>
 // Prints how many of its `count` takes were allowed.
 import Database from "better-sqlite3";
-import { SqliteRateLimitStore } from "../sqlite-rate-limit-store.js";
+import { SqliteRateLimitStore } from "../../../store/sqlite-rate-limit-store.js";
 
 const [file, key, count, now] = process.argv.slice(2);
 const db = new Database(file);

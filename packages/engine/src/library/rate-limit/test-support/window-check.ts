@@ -1,4 +1,4 @@
-import type { RateWindow } from "../rate-limit-store.js";
+import type { RateWindow } from "../../../store/rate-limit-store.js";
 
 /**
  * The property a rate limiter must have, checked on what it did: in every sliding window (of
