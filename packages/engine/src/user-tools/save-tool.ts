@@ -1,16 +1,8 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type {
-  Diagnostic,
-  JsonObject,
-  JsonValue,
-  PinnedTool,
-  PinnedToolset,
-  UserToolFileSpec,
-  UserToolGrantsSpec,
-  UserToolLimitsSpec,
-} from "@tapedeck/protocol";
+import type { SaveToolRequest, ToolTestCase } from "@tapedeck/protocol/api";
+import type { Diagnostic, JsonValue, PinnedTool, PinnedToolset, UserToolFileSpec } from "@tapedeck/protocol";
 import { Workspace } from "../library/files/workspace.js";
 import type { SandboxFactory } from "../sandbox/sandbox.js";
 import type { ScriptCheck } from "../script/checker-pool.js";
@@ -42,42 +34,10 @@ import { UserToolRunner } from "./user-tool-runner.js";
  * - Saving never changes a toolset: it derives one (`base` = the toolset saved on).
  */
 
-/** A test case of a tool being saved. */
-export interface UserToolTestCase {
-  /** Shown when it fails. Default: its number. */
-  readonly name?: string;
-  readonly input: JsonValue;
-  /** The output it must return (compared as canonical JSON). Absent: any output its schema allows. */
-  readonly output?: JsonValue;
-  /** The code of the `ToolError` it must fail with, instead of an output. */
-  readonly error?: string;
-  /** What `fetch` answers, by method and URL (method default GET); a request without one fails with `no_mock`. */
-  readonly http?: readonly {
-    readonly url: string;
-    readonly method?: string;
-    readonly status?: number;
-    readonly headers?: Readonly<Record<string, string>>;
-    readonly body?: string;
-  }[];
-  /** What each granted tool answers (`group.name` → its result). */
-  readonly tools?: { readonly [tool: string]: JsonValue };
-}
-
-/** `Engine.saveTool`'s options: the tool as a toolset file writes it, where it goes, and its tests. */
-export interface SaveToolOptions {
+/** `Engine.saveTool`'s options: the wire request of `save_tool` (`@tapedeck/protocol/api`), and the toolset it derives from. */
+export interface SaveToolOptions extends SaveToolRequest {
   /** The toolset to derive from: the tool is checked against its tools, and the derived toolset keeps them. */
   readonly toolset: string;
-  /** A group of user tools (a new one, or one of the toolset's user tool groups); saving a name it has replaces that tool. */
-  readonly group: string;
-  readonly name: string;
-  readonly description: string;
-  readonly code: string;
-  readonly inputSchema: JsonObject;
-  readonly outputSchema?: JsonObject;
-  /** What it may reach (`grants` of a toolset file). Default: nothing. */
-  readonly capabilities?: UserToolGrantsSpec;
-  readonly limits?: UserToolLimitsSpec;
-  readonly tests?: readonly UserToolTestCase[];
 }
 
 /** How one test case went. */
@@ -148,7 +108,7 @@ export async function saveUserTool(options: SaveToolOptions, base: PinnedToolset
   return { kind: "saved", toolset: toolsetOf(tools, base.servers ?? {}, base.id, base.workflows ?? {}), tests: results, warnings: checked.warnings };
 }
 
-async function runTests(tool: UserTool, tests: readonly UserToolTestCase[], deps: SaveToolDeps): Promise<ToolTestResult[]> {
+async function runTests(tool: UserTool, tests: readonly ToolTestCase[], deps: SaveToolDeps): Promise<ToolTestResult[]> {
   const runner = new UserToolRunner(deps.sandboxes);
   const results: ToolTestResult[] = [];
   for (const [index, test] of tests.entries()) {
@@ -171,7 +131,7 @@ async function runTests(tool: UserTool, tests: readonly UserToolTestCase[], deps
   return results;
 }
 
-function judge(name: string, test: UserToolTestCase, result: UserToolOutcomeResult): ToolTestResult {
+function judge(name: string, test: ToolTestCase, result: UserToolOutcomeResult): ToolTestResult {
   if (result.kind === "failure") {
     const got = { error: result.failure.code, message: result.failure.message };
     if (test.error === result.failure.code) return { name, ok: true, got };
@@ -188,7 +148,7 @@ function judge(name: string, test: UserToolTestCase, result: UserToolOutcomeResu
 type UserToolOutcomeResult = Awaited<ReturnType<UserToolRunner["call"]>>["result"];
 
 /** A host that answers from the case's mocks and sends nothing. */
-function mockHost(test: UserToolTestCase, workspace: Workspace | undefined): UserToolHost {
+function mockHost(test: ToolTestCase, workspace: Workspace | undefined): UserToolHost {
   return {
     fetch: (args) => {
       const request = args as { url?: string; method?: string };

@@ -112,11 +112,7 @@ export class UserToolSource implements ToolSource {
       // Every call the intake sends carries the run's journal; one made elsewhere (none today) records in memory.
       journal: request.subCalls ?? new MemorySubCallJournal(),
     });
-    if (request.signal.aborted) return { kind: "interrupted", reason: "the run stopped waiting for this user tool call" };
-    const secrets = sent.length === 0 ? {} : { secrets: sent };
-    return outcome.result.kind === "result"
-      ? { kind: "result", value: outcome.result.value, ...secrets }
-      : { kind: "failure", failure: outcome.result.failure, ...secrets };
+    return concluded(request, outcome.result, sent);
   }
 
   /** A WebAssembly tool's call: the same host (grants, sub-calls, scans), through its plugin's host functions. */
@@ -133,11 +129,7 @@ export class UserToolSource implements ToolSource {
       host,
       journal: request.subCalls ?? new MemorySubCallJournal(),
     });
-    if (request.signal.aborted) return { kind: "interrupted", reason: "the run stopped waiting for this user tool call" };
-    const secrets = sent.length === 0 ? {} : { secrets: sent };
-    return outcome.result.kind === "result"
-      ? { kind: "result", value: outcome.result.value, ...secrets }
-      : { kind: "failure", failure: outcome.result.failure, ...secrets };
+    return concluded(request, outcome.result, sent);
   }
 
   async close(): Promise<void> {
@@ -214,6 +206,17 @@ export class UserToolSource implements ToolSource {
   #subRequest(request: ToolCallRequest, key: string, signal: AbortSignal): Omit<ToolCallRequest, "tool" | "args"> {
     return { runId: request.runId, seq: request.seq, idempotencyKey: key, attempt: 1, traceparent: request.traceparent, signal };
   }
+}
+
+/** A call's outcome from its tool's result, with the credentials its host calls sent (for the leak scan); interrupted if the run stopped waiting. */
+function concluded(
+  request: ToolCallRequest,
+  result: { readonly kind: "result"; readonly value: JsonValue } | { readonly kind: "failure"; readonly failure: ToolFailure },
+  sent: readonly KnownSecret[],
+): ToolOutcome {
+  if (request.signal.aborted) return { kind: "interrupted", reason: "the run stopped waiting for this user tool call" };
+  const secrets = sent.length === 0 ? {} : { secrets: [...sent] };
+  return result.kind === "result" ? { kind: "result", value: result.value, ...secrets } : { kind: "failure", failure: result.failure, ...secrets };
 }
 
 function failed(code: string, message: string): ToolOutcome & { kind: "failure" } {
