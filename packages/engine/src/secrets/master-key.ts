@@ -5,7 +5,8 @@ import { EngineError } from "../errors.js";
 
 /**
  * The master key the vault seals credentials with: 32 bytes from `TAPEDECK_MASTER_KEY`
- * (base64), or from a key file created on first use.
+ * (base64), or from a key file created on first use; and, from the environment only, older keys
+ * (`TAPEDECK_MASTER_KEY_PREVIOUS`, comma-separated) that only open what they sealed.
  *
  * Invariants:
  * - The key file is created with mode 0600 by an exclusive create (two processes creating it
@@ -15,9 +16,12 @@ import { EngineError } from "../errors.js";
  * - Rotation never overwrites the only copy of a key in use: the new key is written first to
  *   `<keyFile>.next` (temp + rename, fsync'd), and replaces the key file (rename) only once
  *   the store's rewrap has committed. See `docs/design/credentials.md`.
+ * - A previous key never seals: it is in the keyring only to open rows sealed before a rotation
+ *   of an environment key, until `rotate()` reseals them under the current key.
  */
 
 export const MASTER_KEY_ENV = "TAPEDECK_MASTER_KEY";
+export const MASTER_KEY_PREVIOUS_ENV = "TAPEDECK_MASTER_KEY_PREVIOUS";
 export const MASTER_KEY_BYTES = 32;
 
 export interface MasterKey {
@@ -64,7 +68,7 @@ export class MasterKeySource {
    */
   current(create: boolean): MasterKey | undefined {
     const env = this.#fromEnv();
-    if (env !== undefined) return masterKeyOf(decodeEnvKey(env));
+    if (env !== undefined) return masterKeyOf(decodeKey(env, MASTER_KEY_ENV));
     const file = this.#keyFile;
     if (file === undefined) {
       if (!create) return undefined;
@@ -75,6 +79,20 @@ export class MasterKeySource {
     const existing = readKeyFile(file);
     if (existing !== undefined || !create) return existing;
     return createKeyFile(file);
+  }
+
+  /**
+   * The older keys of `TAPEDECK_MASTER_KEY_PREVIOUS` (comma-separated base64 keys), which open
+   * what they sealed but never seal. Empty when unset; throws `misconfigured` when malformed.
+   */
+  previous(): MasterKey[] {
+    const value = this.#env[MASTER_KEY_PREVIOUS_ENV];
+    if (value === undefined || value.trim() === "") return [];
+    return value
+      .split(",")
+      .map((part) => part.trim())
+      .filter((part) => part !== "")
+      .map((part, index) => masterKeyOf(decodeKey(part, `${MASTER_KEY_PREVIOUS_ENV} (key ${index + 1})`)));
   }
 
   /** The key of a rotation that has not replaced the key file yet (`<keyFile>.next`), if any. */
@@ -113,7 +131,7 @@ export class MasterKeySource {
   #requireKeyFile(): string {
     if (this.#keyFile === undefined || this.fromEnvironment) {
       throw misconfigured(
-        `The master key comes from ${this.origin}; the vault rotates only a key file. To rotate a key set in ${MASTER_KEY_ENV}, unset it so the key file of the data folder is used.`,
+        `The master key comes from ${this.origin}, not a key file: there is no key file to replace. To rotate a key set in ${MASTER_KEY_ENV}, set the new key in it and the old one in ${MASTER_KEY_PREVIOUS_ENV}, then run \`tapedeck credentials rotate-key\`.`,
       );
     }
     return this.#keyFile;
@@ -125,11 +143,12 @@ export class MasterKeySource {
   }
 }
 
-function decodeEnvKey(value: string): Buffer {
+/** A key from the environment; `where` names the variable (never the value) in the error. */
+function decodeKey(value: string, where: string): Buffer {
   const key = Buffer.from(value.trim(), "base64");
   if (key.length !== MASTER_KEY_BYTES || key.toString("base64") !== value.trim()) {
     throw misconfigured(
-      `${MASTER_KEY_ENV} must be ${MASTER_KEY_BYTES} bytes in base64 (44 characters, e.g. the output of \`openssl rand -base64 32\`); it decodes to ${key.length} bytes. Fix or unset it.`,
+      `${where} must be ${MASTER_KEY_BYTES} bytes in base64 (44 characters, e.g. the output of \`openssl rand -base64 32\`); it decodes to ${key.length} bytes. Fix or unset it.`,
     );
   }
   return key;

@@ -6,7 +6,7 @@ import { randomBytes } from "node:crypto";
 import { tempDir } from "../test-support/engines.js";
 import { SqliteStore } from "../store/sqlite-store.js";
 import type { EngineError } from "../errors.js";
-import { MasterKeySource, MASTER_KEY_ENV } from "./master-key.js";
+import { MasterKeySource, MASTER_KEY_ENV, MASTER_KEY_PREVIOUS_ENV } from "./master-key.js";
 import { CredentialVault } from "./vault.js";
 import type { CredentialScope } from "./credential.js";
 
@@ -112,9 +112,63 @@ describe("credential vault", () => {
       assert.equal(r.kind, "unreadable");
       assert.match(
         r.kind === "unreadable" ? r.reason : "",
-        /sealed under master key \w+, but the key from the environment variable TAPEDECK_MASTER_KEY is \w+/,
+        /sealed under master key \w+, which this node does not have \(TAPEDECK_MASTER_KEY is \w+; TAPEDECK_MASTER_KEY_PREVIOUS is not set\)/,
       );
-      await assert.rejects(other.rotate(), /rotates only a key file/);
+      await assert.rejects(other.rotate(), /Cannot rotate the master key: The credential API of toolset ts_1 is sealed under .* Nothing was resealed/);
+      assert.equal((await reopen().resolve(ctx, "api.example.com")).kind, "found", "a refused rotation changed nothing");
+    });
+  });
+
+  it("an environment key rotates with TAPEDECK_MASTER_KEY_PREVIOUS: both open, rotate reseals under the current key, then the previous key can go", async () => {
+    await withVault(async ({ reopen, store, dir }) => {
+      const k1 = randomBytes(32).toString("base64");
+      const k2 = randomBytes(32).toString("base64");
+      const other = randomBytes(32).toString("base64");
+      const underK1 = reopen({ [MASTER_KEY_ENV]: k1 });
+      await underK1.set({ name: "A", scope: toolset, hosts: ["a.example.com"], secret: { kind: "bearer", token: TOKEN } });
+      await underK1.set({ name: "B", scope: run1, hosts: ["b.example.com"], secret: { kind: "headers", headers: { "X-Api-Key": "headers-secret-1" } } });
+      const k1Id = new MasterKeySource({ env: { [MASTER_KEY_ENV]: k1 } }).current(false)?.id;
+      const k2Id = new MasterKeySource({ env: { [MASTER_KEY_ENV]: k2 } }).current(false)?.id;
+
+      // A node with only the new key, before the rotation: that credential's use fails clearly, naming it and what to set.
+      const early = await reopen({ [MASTER_KEY_ENV]: k2 }).resolve(ctx, "a.example.com");
+      assert.equal(early.kind, "unreadable");
+      const reason = early.kind === "unreadable" ? early.reason : "";
+      assert.match(reason, /The credential A of toolset ts_1 is sealed under master key \w+, which this node does not have/);
+      assert.match(reason, /set TAPEDECK_MASTER_KEY_PREVIOUS to the key it was sealed with/);
+      for (const key of [k1, k2, TOKEN]) assert.equal(reason.includes(key), false, "no key or value in the reason");
+
+      // Step 1: every node has the new key and the old one as previous (a list; an unrelated key may be in it too).
+      const both = () => reopen({ [MASTER_KEY_ENV]: k2, [MASTER_KEY_PREVIOUS_ENV]: `${other}, ${k1}` });
+      const found = await both().resolve(ctx, "a.example.com");
+      assert.deepEqual(found.kind === "found" ? found.secret : null, { kind: "bearer", token: TOKEN });
+      await both().set({ name: "C", scope: alice, hosts: ["c.example.com"], secret: { kind: "bearer", token: "tok_set_during_rotation" } });
+      assert.deepEqual(
+        (await store.credentials.list()).map((c) => c.keyId),
+        [k1Id, k1Id, k2Id],
+        "new seals use the current key",
+      );
+      await assert.rejects(
+        reopen({ [MASTER_KEY_ENV]: k2, [MASTER_KEY_PREVIOUS_ENV]: "c2hvcnQ=" }).resolve(ctx, "a.example.com"),
+        /TAPEDECK_MASTER_KEY_PREVIOUS \(key 1\) must be 32 bytes/,
+      );
+
+      // Step 2: one rotation reseals the rows not under the current key, in one commit.
+      const rotated = await both().rotate();
+      assert.deepEqual(rotated, { keyId: k2Id, rewrapped: 2 });
+      assert.deepEqual(
+        (await store.credentials.list()).map((c) => c.keyId),
+        [k2Id, k2Id, k2Id],
+      );
+      assert.deepEqual(await both().rotate(), { keyId: k2Id, rewrapped: 0 }, "a second rotation has nothing left to do");
+
+      // Step 3: the previous key goes; everything opens with the current key alone.
+      const after = reopen({ [MASTER_KEY_ENV]: k2 });
+      const b = await after.resolve({ ...ctx, runId: "run_1" }, "b.example.com");
+      assert.deepEqual(b.kind === "found" ? b.secret : null, { kind: "headers", headers: { "X-Api-Key": "headers-secret-1" } });
+      assert.equal((await after.resolve(ctx, "a.example.com")).kind, "found");
+      assert.equal((await reopen({ [MASTER_KEY_ENV]: k1 }).resolve(ctx, "a.example.com")).kind, "unreadable", "the old key alone opens nothing now");
+      assert.equal(onDisk(dir, TOKEN) || onDisk(dir, "headers-secret-1"), false);
     });
   });
 

@@ -13,7 +13,7 @@ import {
   type CredentialSecret,
 } from "./credential.js";
 import { checkSecret } from "./credential-secret.js";
-import { MASTER_KEY_BYTES, type MasterKey, type MasterKeySource } from "./master-key.js";
+import { MASTER_KEY_BYTES, MASTER_KEY_ENV, MASTER_KEY_PREVIOUS_ENV, type MasterKey, type MasterKeySource } from "./master-key.js";
 import { credentialAad, open, seal } from "./vault-crypto.js";
 
 /**
@@ -30,6 +30,11 @@ import { credentialAad, open, seal } from "./vault-crypto.js";
  *   commit, and only then does the new key replace the key file. Every state a crash can leave
  *   opens: the keyring holds both keys until the rename, and the next vault to open finishes
  *   it (see `docs/design/credentials.md`).
+ * - With the key from the environment, rotation is the operator's: every node is restarted with
+ *   the new `TAPEDECK_MASTER_KEY` and the old one in `TAPEDECK_MASTER_KEY_PREVIOUS` (new seals use
+ *   the new key, both open), then `rotate()` reseals, in one store commit, every row not under the
+ *   current key. A row under a key the node lacks fails that credential's use only (`unreadable`,
+ *   naming the credential and the variable to set), never the vault.
  */
 
 export interface SetCredential {
@@ -159,12 +164,15 @@ export class CredentialVault {
   }
 
   /**
-   * Re-encrypts every credential under a new master key, then makes it the key file's key.
-   * Throws `misconfigured` when the key comes from the environment, and (changing nothing) when
-   * a credential cannot be opened with the keys at hand. Resolves with the new key's id.
+   * With a key file: re-encrypts every credential under a new master key, then makes it the key
+   * file's key. With the key from the environment: reseals every credential not under
+   * `TAPEDECK_MASTER_KEY` (opened with `TAPEDECK_MASTER_KEY_PREVIOUS`) under it, in one commit.
+   * Throws `misconfigured` (changing nothing) when a credential cannot be opened with the keys at
+   * hand. Resolves with the id of the key every credential is now sealed under.
    */
   async rotate(): Promise<{ readonly keyId: string; readonly rewrapped: number }> {
     const keyring = await this.#keyring(true);
+    if (this.#keys.fromEnvironment) return this.#resealUnderCurrent(keyring);
     const next = this.#keys.writePending(randomBytes(MASTER_KEY_BYTES));
     let rewrapped: number;
     try {
@@ -183,31 +191,62 @@ export class CredentialVault {
     return { keyId: next.id, rewrapped };
   }
 
+  /** Step 2 of rotating an environment key: every row not under the current key is resealed under it, in one store commit. */
+  async #resealUnderCurrent(keyring: Keyring): Promise<{ readonly keyId: string; readonly rewrapped: number }> {
+    const current = keyring.current as MasterKey;
+    let rewrapped = 0;
+    await this.#store.rewrap((credential) => {
+      if (credential.keyId === current.id) return credential;
+      const secret = this.#open(credential, keyring);
+      if (typeof secret === "string") throw new EngineError("misconfigured", `Cannot rotate the master key: ${secret} Nothing was resealed.`);
+      rewrapped += 1;
+      return { ...credential, keyId: current.id, ...seal(current.key, credentialAad(credential), JSON.stringify(secret)) };
+    });
+    return { keyId: current.id, rewrapped };
+  }
+
   /**
-   * The keys that may open a credential: the key in use and, if a rotation left one, the
-   * pending key. A pending key some credential is sealed under means the rewrap committed
+   * The keys that may open a credential: the key in use, the previous keys of the environment
+   * and, if a rotation left one, the pending key. A pending key some credential is sealed under means the rewrap committed
    * before a crash: the rotation is finished here (the rename) before anything else.
    */
-  async #keyring(create: boolean): Promise<{ readonly current: MasterKey | undefined; readonly pending?: MasterKey }> {
+  async #keyring(create: boolean): Promise<Keyring> {
     const pending = this.#keys.pending();
     if (pending !== undefined && (await this.#store.list()).some((c) => c.keyId === pending.id)) this.#keys.commitPending();
     const current = this.#keys.current(create);
+    const previous = this.#keys.previous();
     const stillPending = this.#keys.pending();
-    return stillPending === undefined ? { current } : { current, pending: stillPending };
+    return stillPending === undefined ? { current, previous } : { current, previous, pending: stillPending };
+  }
+
+  /** Why no key of the keyring opens a row sealed under `keyId`, and what to do: key ids only, never a key. */
+  #missingKey(keyId: string, keyring: Keyring): string {
+    if (!this.#keys.fromEnvironment)
+      return `is sealed under master key ${keyId}, but the key from ${this.#keys.origin} is ${keyring.current?.id ?? "missing"}. Restore the master key it was sealed with, or set the credential again.`;
+    const previous =
+      keyring.previous.length === 0
+        ? `${MASTER_KEY_PREVIOUS_ENV} is not set`
+        : `${MASTER_KEY_PREVIOUS_ENV} holds ${keyring.previous.map((k) => k.id).join(", ")}`;
+    return `is sealed under master key ${keyId}, which this node does not have (${MASTER_KEY_ENV} is ${keyring.current?.id ?? "missing"}; ${previous}). If the master key was rotated, set ${MASTER_KEY_PREVIOUS_ENV} to the key it was sealed with (the former ${MASTER_KEY_ENV}) until \`tapedeck credentials rotate-key\` has resealed it; otherwise set the credential again.`;
   }
 
   /** The secret, or why it cannot be opened (text for whoever must fix it). */
-  #open(credential: SealedCredential, keyring: { readonly current: MasterKey | undefined; readonly pending?: MasterKey }): CredentialSecret | string {
+  #open(credential: SealedCredential, keyring: Keyring): CredentialSecret | string {
     const where = `The credential ${credential.name} of ${describeScopeKey(credential.scopeKey)}`;
-    const key = [keyring.current, keyring.pending].find((k) => k?.id === credential.keyId);
-    if (key === undefined) {
-      return `${where} is sealed under master key ${credential.keyId}, but the key from ${this.#keys.origin} is ${keyring.current?.id ?? "missing"}. Restore the master key it was sealed with, or set the credential again.`;
-    }
+    const key = [keyring.current, keyring.pending, ...keyring.previous].find((k) => k?.id === credential.keyId);
+    if (key === undefined) return `${where} ${this.#missingKey(credential.keyId, keyring)}`;
     const text = open(key.key, credentialAad(credential), credential);
     if (text === undefined)
       return `${where} does not open with its master key: its stored record was changed (moved to another scope, name, kind or host?). Set it again.`;
     return JSON.parse(text) as CredentialSecret;
   }
+}
+
+/** The keys a vault opens with: `current` seals; `pending` (a key-file rotation's) and `previous` (the environment's) only open. */
+interface Keyring {
+  readonly current: MasterKey | undefined;
+  readonly pending?: MasterKey;
+  readonly previous: readonly MasterKey[];
 }
 
 function infoOf(record: SealedCredential): CredentialInfo {

@@ -3,6 +3,8 @@ import { createServer, type Server } from "node:http";
 import { once } from "node:events";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
+import { randomBytes } from "node:crypto";
+import { Engine } from "@tapedeck/engine";
 import { Tapedeck, verifyWebhook, type Run } from "@tapedeck/sdk";
 import { describeWithPostgres, dropSchema, freshSchemaName, schemaUrl } from "@tapedeck/engine/testing";
 import { TEST_ALLOW_LOOPBACK_ENV, TEST_RETRY_BASE_ENV } from "../cli/commands/serve.js";
@@ -14,7 +16,8 @@ import { startReceiver } from "./test-support/webhook-receiver.js";
  * Nodes on one store URL share the server's signing secret (`TAPEDECK_SIGNING_SECRET` or
  * `--signing-secret-file`) and the vault's master key (`TAPEDECK_MASTER_KEY`): a node started
  * without them refuses to start, saying what to set; with them, what one node signed or sealed
- * another verifies or opens — an end-user token, a webhook endpoint's secret, a credential.
+ * another verifies or opens — an end-user token, a webhook endpoint's secret, a credential —
+ * and the master key rotates across nodes (`TAPEDECK_MASTER_KEY_PREVIOUS`, then `rotate-key` once).
  * Needs TAPEDECK_TEST_POSTGRES_URL.
  */
 const CREDENTIAL = "pg_shared_cred_4f0b7e21";
@@ -110,6 +113,83 @@ describeWithPostgres("the secrets nodes on one PostgreSQL share", (url) => {
       const done = await untilRun(node(1), run.id, "the run's end", (r) => r.status !== "running" && r.status !== "waiting");
       assert.deepEqual([done.status, done.output], ["completed", 200], JSON.stringify(done.error));
       assert.deepEqual(received, [`Bearer ${CREDENTIAL}`]);
+    });
+  });
+
+  void describe("rotating the master key on two nodes", () => {
+    void it("restart both with the new key and the old as previous, rotate once through A, then B with the new key alone injects the credential", async () => {
+      const seen: (string | undefined)[] = [];
+      const echo = createServer((req, res) => {
+        seen.push(req.headers.authorization);
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ ok: true }));
+      });
+      echo.listen(0, "127.0.0.1");
+      await once(echo, "listening");
+      const echoUrl = `http://127.0.0.1:${(echo.address() as AddressInfo).port}/echo`;
+      const nodes = await startPgNodes(url, 2, { env: { [TEST_ALLOW_LOOPBACK_ENV]: "1", [TEST_RETRY_BASE_ENV]: "20" } });
+      const k1 = nodes.env.TAPEDECK_MASTER_KEY!;
+      const k2 = randomBytes(32).toString("base64");
+      const printed: string[] = [];
+      const current = [...nodes.nodes];
+      // Stops node i (its log kept for the leak scan) and starts it again on its folder and port with `env`.
+      const restart = async (i: number, env: Record<string, string>): Promise<Tapedeck> => {
+        const old = current[i]!;
+        assert.equal(await old.stop(), 0, old.stderr());
+        printed.push(old.stderr());
+        const again = await nodes.start({ dataDir: old.dataDir, port: Number(new URL(old.url).port), env });
+        current[i] = again;
+        return again.client(nodes.adminKey);
+      };
+      const fetchOn = async (td: Tapedeck, toolset: string): Promise<Run> => {
+        const started = await td.runs.start({ toolset, source: `export default async () => (await fetch("${echoUrl}")).status;` });
+        const run: Run = started.kind === "started" ? started.run : assert.fail("the script type-checks");
+        return untilRun(td, run.id, "the run's end", (r) => r.status !== "running" && r.status !== "waiting");
+      };
+      try {
+        const a = current[0]!.client(nodes.adminKey);
+        const toolset = (await a.toolsets.create({ http: { allow: ["127.0.0.1"] } })).id;
+        await a.credentials.set({ name: "ROTATED", kind: "bearer", value: CREDENTIAL, hosts: ["127.0.0.1"], toolset });
+
+        // A node with the new key alone before the rotation: that credential's use fails, saying what to set; nothing is sent.
+        let b = await restart(1, { TAPEDECK_MASTER_KEY: k2 });
+        const refused = await fetchOn(b, toolset);
+        assert.equal(refused.status, "failed", JSON.stringify(refused));
+        const error = JSON.stringify(refused.error);
+        assert.match(error, /The credential ROTATED of toolset \S+ is sealed under master key \w+, which this node does not have/);
+        assert.match(error, /set TAPEDECK_MASTER_KEY_PREVIOUS to the key it was sealed with/);
+        assert.deepEqual(seen, []);
+        printed.push(error);
+
+        // Step 1: both nodes with the new key and the old one as previous; step 2: one rotation, through A.
+        const a2 = await restart(0, { TAPEDECK_MASTER_KEY: k2, TAPEDECK_MASTER_KEY_PREVIOUS: k1 });
+        b = await restart(1, { TAPEDECK_MASTER_KEY: k2, TAPEDECK_MASTER_KEY_PREVIOUS: k1 });
+        const rotated = await a2.credentials.rotateKey();
+        assert.equal(rotated.rewrapped, 1);
+
+        // Step 3: B without the previous key injects the credential.
+        b = await restart(1, { TAPEDECK_MASTER_KEY: k2 });
+        const done = await fetchOn(b, toolset);
+        assert.deepEqual([done.status, done.output], ["completed", 200], JSON.stringify(done.error));
+        assert.deepEqual(seen, [`Bearer ${CREDENTIAL}`]);
+
+        // No key and no value anywhere a node printed, in an error, or in a run's record or journal.
+        printed.push(...current.map((n) => n.stderr()));
+        const checker = await Engine.open({ store: nodes.store, wake: false });
+        try {
+          for (const run of await checker.listRuns({ limit: 100 })) printed.push(JSON.stringify({ run, journal: await checker.journal(run.id, 0, 1_000_000) }));
+        } finally {
+          await checker.close();
+        }
+        const leaks = [k1, k2, CREDENTIAL].flatMap((secret) => printed.filter((text) => text.includes(secret)).map(() => secret));
+        assert.deepEqual(leaks, []);
+        assert.ok(
+          printed.some((text) => text.includes(toolset)),
+          "control: the scan reads the runs",
+        );
+      } finally {
+        await nodes.close();
+        echo.close();
+      }
     });
   });
 });

@@ -107,7 +107,7 @@ export function credentialRoutes(app: FastifyInstance, context: ServerContext): 
       schema: {
         summary: "Rotate the master key",
         description:
-          "Re-encrypts every credential under a new master key, in one commit, then replaces the key file. An unlimited API key only. Refused (422) when the key comes from `TAPEDECK_MASTER_KEY`.",
+          "With a key file: re-encrypts every credential under a new master key, in one commit, then replaces the key file. With `TAPEDECK_MASTER_KEY` (every node on a store URL): reseals, in one commit, every credential not under it (opened with `TAPEDECK_MASTER_KEY_PREVIOUS`); run it once, on any node, after every node was restarted with the new key and the old one as previous. An unlimited API key only. Refused (422), changing nothing, when a credential opens with none of the keys at hand.",
         tags: ["credentials"],
         body: rotateKeyRequest,
         response: { 200: rotatedKey, ...errors(400, 401, 403, 422) },

@@ -16,10 +16,20 @@ export interface PgNodes {
   readonly nodes: ServeChild[];
   /** The environment every node gets (the shared secrets; `TAPEDECK_TEST_LEASE_MS` when asked). */
   readonly env: Readonly<Record<string, string>>;
-  /** Starts one more node on the store (or a node again: `dataDir` and `port` of the one it replaces). */
-  start(options?: { readonly dataDir?: string; readonly port?: number; readonly args?: readonly string[] }): Promise<ServeChild>;
+  /**
+   * Starts one more node on the store (or a node again: `dataDir` and `port` of the one it
+   * replaces); `env` adds to or overrides the shared environment for this node (another master key).
+   */
+  start(options?: StartNode): Promise<ServeChild>;
   /** Stops every node still up (their exit codes are not checked: a test checks those it stops), deletes their folders and the schema. */
   close(): Promise<void>;
+}
+
+export interface StartNode {
+  readonly dataDir?: string;
+  readonly port?: number;
+  readonly args?: readonly string[];
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 export async function startPgNodes(
@@ -36,10 +46,10 @@ export async function startPgNodes(
     ...options.env,
   };
   const nodes: ServeChild[] = [];
-  const start = async (more: { readonly dataDir?: string; readonly port?: number; readonly args?: readonly string[] } = {}): Promise<ServeChild> => {
+  const start = async (more: StartNode = {}): Promise<ServeChild> => {
     const node = await startServeChild({
       args: ["--store", store, ...(options.args ?? []), ...(more.args ?? [])],
-      env,
+      env: { ...env, ...more.env },
       fresh: nodes.length === 0,
       ...(more.dataDir === undefined ? {} : { dataDir: more.dataDir }),
       ...(more.port === undefined ? {} : { port: more.port }),
