@@ -4,6 +4,8 @@ import { once } from "node:events";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { randomBytes } from "node:crypto";
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { Engine } from "@tapedeck/engine";
 import { Tapedeck, verifyWebhook, type Run } from "@tapedeck/sdk";
 import { describeWithPostgres, dropSchema, freshSchemaName, schemaUrl } from "@tapedeck/engine/testing";
@@ -21,6 +23,19 @@ import { startReceiver } from "./test-support/webhook-receiver.js";
  * Needs TAPEDECK_TEST_POSTGRES_URL.
  */
 const CREDENTIAL = "pg_shared_cred_4f0b7e21";
+const BIN = fileURLToPath(new URL("../cli/main.js", import.meta.url));
+
+/** `tapedeck <args>` with `env` added; resolves with what it printed, rejects if it fails. */
+async function cli(env: Readonly<Record<string, string>>, ...args: string[]): Promise<{ out: string; err: string }> {
+  const child = spawn(process.execPath, [BIN, ...args], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } });
+  let out = "";
+  let err = "";
+  child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
+  const [code] = (await once(child, "close")) as [number | null];
+  if (code !== 0) throw new Error(`tapedeck ${args.join(" ")} failed (${code}): ${err}`);
+  return { out, err };
+}
 
 describeWithPostgres("the secrets nodes on one PostgreSQL share", (url) => {
   void describe("a node without them", () => {
@@ -165,6 +180,12 @@ describeWithPostgres("the secrets nodes on one PostgreSQL share", (url) => {
         b = await restart(1, { TAPEDECK_MASTER_KEY: k2, TAPEDECK_MASTER_KEY_PREVIOUS: k1 });
         const rotated = await a2.credentials.rotateKey();
         assert.equal(rotated.rewrapped, 1);
+        // The CLI on the store URL, with both keys as the nodes have them: nothing left to reseal.
+        const again = await cli({ TAPEDECK_STORE: nodes.store, TAPEDECK_MASTER_KEY: k2, TAPEDECK_MASTER_KEY_PREVIOUS: k1 }, "credentials", "rotate-key");
+        assert.match(again.err, /0 credential\(s\) re-encrypted/);
+        const listed = await cli({ TAPEDECK_STORE: nodes.store, TAPEDECK_MASTER_KEY: k2 }, "credentials", "list");
+        assert.match(listed.out, /^ROTATED\tbearer\t/);
+        printed.push(again.out, again.err, listed.out, listed.err);
 
         // Step 3: B without the previous key injects the credential.
         b = await restart(1, { TAPEDECK_MASTER_KEY: k2 });

@@ -57,8 +57,9 @@ export function requireSharedMasterKey(options: Pick<SharedSecretsOptions, "stor
       `A server on a store URL shares the credential vault's master key with every node on that store: set ${MASTER_KEY_ENV} to 32 bytes in base64 (make them once with \`${MAKE_MASTER_KEY}\`), the same on every node.`,
     );
   }
-  // Decodes it now: a malformed key fails the start, not the first credential.
+  // Decodes them now: a malformed key (or previous key) fails the start, not the first credential.
   keys.current(false);
+  keys.previous();
 }
 
 function readSecretFile(path: string): string {

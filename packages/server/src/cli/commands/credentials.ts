@@ -17,6 +17,7 @@ import {
 import { optionalFlag, parse, UsageError } from "../args.js";
 import { withEngine } from "../context.js";
 import { requireDataFolder } from "../data-folder.js";
+import { storeLocation } from "../store-location.js";
 import { followRun, printSettled } from "../follow-run.js";
 import type { Output } from "../print.js";
 
@@ -25,7 +26,7 @@ export const credentialsUsage =
   "  tapedeck credentials list | delete <name> (--toolset <id> [--namespace <ns>] | --run <id>) | rotate-key   [--data <dir>]";
 
 /**
- * Credentials of the vault in the data folder. A value is read from stdin or from the
+ * Credentials of the vault in the data folder (or the store `TAPEDECK_STORE` names). A value is read from stdin or from the
  * environment variable `--from-env` names, never from an argument (arguments show in `ps` and
  * shell history), and is never printed: `list` shows names, kinds, scopes and hosts.
  * The value's form by kind: bearer, the token; basic, `<user>:<password>`; query, the value
@@ -46,9 +47,12 @@ export async function credentialsCommand(args: readonly string[], out: Output): 
   const [verb, name, extra] = positionals;
   // Not quoted: an extra argument may well be a secret given by mistake.
   if (extra !== undefined) throw new UsageError("unexpected extra argument (not shown); a value is read from stdin or --from-env, never from an argument");
-  requireDataFolder(values.data);
-  const store = await openStore(values.data);
-  const vault = new CredentialVault(store.credentials, new MasterKeySource({ keyFile: join(values.data, "master.key") }));
+  // TAPEDECK_STORE (a postgres:// URL) names the store, as for every command; its vault's key
+  // then comes from TAPEDECK_MASTER_KEY (and TAPEDECK_MASTER_KEY_PREVIOUS), as on its nodes.
+  const location = storeLocation(undefined, values.data);
+  if (location === values.data) requireDataFolder(values.data);
+  const store = await openStore(location);
+  const vault = new CredentialVault(store.credentials, new MasterKeySource(location === values.data ? { keyFile: join(values.data, "master.key") } : {}));
   try {
     switch (verb) {
       case "set": {
