@@ -1,5 +1,5 @@
 import { toolFailure, type JsonValue, type ToolFailure } from "@tapedeck/protocol";
-import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
+import type { ValidateFunction } from "ajv/dist/2020.js";
 import { callLibraryTool } from "../library/call-library-tool.js";
 import type { ToolResult } from "../library/library-tool.js";
 import { createPositionMapper, mapStack } from "../script/compile.js";
@@ -15,6 +15,7 @@ import {
 } from "../sandbox/sandbox.js";
 import { LeakScanner } from "../secrets/leak-scanner.js";
 import type { ToolOutcome } from "../sources/tool-source.js";
+import { CompiledSchemas } from "./compiled-schemas.js";
 import { checkHttpGrant } from "./http-grant.js";
 import type { SubCallAnswer, SubCallJournal, UserToolHost } from "./user-tool-host.js";
 import { WORKSPACE_GROUP, WORKSPACE_TOOLS, type UserTool } from "./user-tool-registration.js";
@@ -66,13 +67,12 @@ export const LIMIT_EXCEEDED = "limit_exceeded";
 const FILENAME = "tool.js";
 
 export class UserToolRunner {
-  readonly #ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: false });
-  readonly #validators = new WeakMap<object, ValidateFunction>();
+  readonly #schemas = new CompiledSchemas();
 
   constructor(private readonly sandboxes: SandboxFactory) {}
 
   async call(tool: UserTool, args: JsonValue, call: UserToolCall): Promise<UserToolOutcome> {
-    const run = new ToolCallState(tool, call, (schema) => this.#validator(schema));
+    const run = new ToolCallState(tool, call, (schema) => this.#schemas.get(schema));
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(), tool.limits.deadlineMs);
     const stop = () => deadline.abort();
@@ -105,15 +105,6 @@ export class UserToolRunner {
       call.signal.removeEventListener("abort", stop);
       await sandbox?.dispose().catch(() => undefined);
     }
-  }
-
-  #validator(schema: object): ValidateFunction {
-    let validate = this.#validators.get(schema);
-    if (validate === undefined) {
-      validate = this.#ajv.compile(schema);
-      this.#validators.set(schema, validate);
-    }
-    return validate;
   }
 }
 

@@ -1,9 +1,9 @@
 import createPlugin, { type CallContext, type Plugin } from "@extism/extism";
 import type { JsonValue } from "@tapedeck/protocol";
-import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import type { UserToolGrants } from "../toolset/user-tool-grants.js";
 import type { UserToolLimits } from "../toolset/user-tool-limits.js";
 import type { ToolDefinition } from "../library/tool-definition.js";
+import { CompiledSchemas } from "./compiled-schemas.js";
 import { LIMIT_EXCEEDED, ToolCallState, type UserToolCall, type UserToolOutcome } from "./user-tool-runner.js";
 import type { UserTool } from "./user-tool-registration.js";
 
@@ -71,13 +71,12 @@ export function wasmModuleProblems(bytes: Uint8Array, entry: string, grants: Use
 }
 
 export class WasmToolRunner {
-  readonly #ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: false });
-  readonly #validators = new WeakMap<object, ValidateFunction>();
+  readonly #schemas = new CompiledSchemas();
 
   async call(tool: WasmUserTool, args: JsonValue, call: UserToolCall): Promise<UserToolOutcome> {
     // The state is the TypeScript runner's: limits, grants, journal and scans are decided in one place.
     const shape: UserTool = { ...tool, js: "", sourceMap: '{"version":3,"sources":[],"mappings":""}', groups: {}, features: [], hash: "" };
-    const state = new ToolCallState(shape, call, (schema) => this.#validator(schema));
+    const state = new ToolCallState(shape, call, (schema) => this.#schemas.get(schema));
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(), tool.limits.deadlineMs);
     const stop = () => deadline.abort();
@@ -124,15 +123,6 @@ export class WasmToolRunner {
       // Terminates its worker: a call past its deadline stops here.
       await plugin?.close().catch(() => undefined);
     }
-  }
-
-  #validator(schema: object): ValidateFunction {
-    let validate = this.#validators.get(schema);
-    if (validate === undefined) {
-      validate = this.#ajv.compile(schema);
-      this.#validators.set(schema, validate);
-    }
-    return validate;
   }
 }
 
