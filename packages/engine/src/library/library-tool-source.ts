@@ -13,7 +13,7 @@ import { pinLibraryTools, type LibraryPinning } from "./pin-library.js";
 import { probeShell, type ShellProbe } from "./shell/shell-probe.js";
 import type { FetchedResponse, GuardedFetch } from "./web/guarded-fetch.js";
 import type { Store } from "../store/store.js";
-import { HTTP_FETCH, HTTP_FETCH_DESCRIPTION, HTTP_GROUP, FETCH_INPUT_SCHEMA, FETCH_OUTPUT_SCHEMA } from "../sources/http/http-tool.js";
+import { pinHttpTool } from "../toolset/pin-http.js";
 import type { ToolCallRequest, ToolOutcome, ToolSource } from "../sources/tool-source.js";
 import type { LibraryPlace } from "../toolset/library-spec-file.js";
 import { memoryDatabase, noLibraryFolder, workspaceFolder } from "./library-folder.js";
@@ -175,16 +175,7 @@ export class LibraryToolSource implements ToolSource, LibraryPlace, LibraryPinni
 
   /** `web.fetch`'s requests: an `http.fetch` attempt of the same call, with the allow-list the toolset pinned on the tool. */
   #fetch(call: ToolCallRequest): GuardedFetch {
-    const httpTool: PinnedTool = {
-      group: HTTP_GROUP,
-      name: HTTP_FETCH,
-      source: "builtin",
-      description: HTTP_FETCH_DESCRIPTION,
-      inputSchema: FETCH_INPUT_SCHEMA,
-      outputSchema: FETCH_OUTPUT_SCHEMA,
-      policy: call.tool.policy,
-      http: { allow: call.tool.http?.allow ?? [] },
-    };
+    const httpTool: PinnedTool = { ...pinHttpTool(call.tool.http?.allow ?? [], {}), policy: call.tool.policy };
     return async (request, signal) => {
       const args: JsonValue = { url: request.url, method: request.method, headers: { ...request.headers } };
       const outcome = await this.#options.http.call({ ...call, tool: httpTool, args, signal });
