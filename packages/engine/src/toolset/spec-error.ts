@@ -1,3 +1,4 @@
+import { TOOL_NAME } from "./mcp-tool-list.js";
 import { protectedName } from "./protected-names.js";
 
 /** A toolset file or spec that cannot be registered; the message says where and what to do. */
@@ -70,4 +71,17 @@ export function checkGroupName(group: string, where: string): void {
   if (clash !== undefined) {
     throw new ToolsetSpecError(`${where}: the group name "${group}" is taken: ${clash}. Give the group another name.`);
   }
+}
+
+/**
+ * Checks the name of a tool a toolset file declares itself (a host tool, a user tool) in group
+ * `where` (`hostTools.crm`): the names a declaration and a prompt line carry safely, and never
+ * one that would make its group a thenable or reach its prototype. `hint` ends the first message.
+ */
+export function checkToolName(name: string, where: string, hint = ""): void {
+  if (!TOOL_NAME.test(name)) throw new ToolsetSpecError(`${where}: ${JSON.stringify(name)} is not a tool name: use 1 to 128 letters, digits, _, - or .${hint}`);
+  if (name === "then" || name === "__proto__")
+    throw new ToolsetSpecError(
+      `${where}: a tool may not be named ${JSON.stringify(name)} (a group with it would be a thenable, or reach its own prototype): rename it`,
+    );
 }

@@ -1,4 +1,3 @@
-import { TOOL_NAME } from "./mcp-tool-list.js";
 import type { HostToolSpec, JsonSchema, PolicySpec, ToolRateLimit, ToolsetSpec } from "@tapedeck/protocol";
 import { parseDuration } from "../util/duration.js";
 import { nullObject } from "../util/null-object.js";
@@ -8,7 +7,7 @@ import { parseLibrarySpec } from "./library-spec-file.js";
 import { rateLimitProblems } from "./rate-limit-spec.js";
 import { literalSecretRefusal } from "./literal-secrets.js";
 import { parseMcpServers } from "./mcp-servers-file.js";
-import { checkGroupName, ToolsetSpecError } from "./spec-error.js";
+import { checkGroupName, checkToolName, ToolsetSpecError } from "./spec-error.js";
 import { parseUserToolsSpec } from "./user-tools-spec-file.js";
 
 export { ToolsetSpecError } from "./spec-error.js";
@@ -69,15 +68,7 @@ function parseHostTools(value: unknown): ToolsetSpec["hostTools"] {
     const byName: Record<string, HostToolSpec> = nullObject();
     for (const [name, tool] of Object.entries(tools)) {
       if (name.length === 0) throw new ToolsetSpecError(`hostTools.${group} has a tool with an empty name`);
-      // The names a declaration and a prompt line can carry safely, and that keep a group a plain object.
-      if (!TOOL_NAME.test(name))
-        throw new ToolsetSpecError(
-          `hostTools.${group}: ${JSON.stringify(name)} is not a tool name: use 1 to 128 letters, digits, _, - or . (as MCP tool names)`,
-        );
-      if (name === "then" || name === "__proto__")
-        throw new ToolsetSpecError(
-          `hostTools.${group}: a tool may not be named ${JSON.stringify(name)} (a group with it would be a thenable, or reach its own prototype): rename it`,
-        );
+      checkToolName(name, `hostTools.${group}`, " (as MCP tool names)");
       byName[name] = parseHostTool(tool, `hostTools.${group}["${name}"]`);
     }
     groups[group] = byName;

@@ -2,8 +2,7 @@ import type { JsonObject, UserToolFileSpec, UserToolGrantsSpec, UserToolLimitsSp
 import { grantsProblems, type UserToolGrants } from "./user-tool-grants.js";
 import { limitsProblems } from "./user-tool-limits.js";
 import { nullObject } from "../util/null-object.js";
-import { TOOL_NAME } from "./mcp-tool-list.js";
-import { checkGroupName, ToolsetSpecError } from "./spec-error.js";
+import { checkGroupName, checkToolName, ToolsetSpecError } from "./spec-error.js";
 
 /**
  * Reads the `userTools` entry of a toolset file: sandboxed user tools by group, then by name,
@@ -30,12 +29,7 @@ export function parseUserToolsSpec(value: unknown): Record<string, Record<string
     if (!isObject(tools)) throw new ToolsetSpecError(`userTools.${group} must be an object of tools by name`);
     const byName: Record<string, UserToolFileSpec> = nullObject();
     for (const [name, tool] of Object.entries(tools)) {
-      if (!TOOL_NAME.test(name))
-        throw new ToolsetSpecError(`userTools.${group}: ${JSON.stringify(name)} is not a tool name: use 1 to 128 letters, digits, _, - or .`);
-      if (name === "then" || name === "__proto__")
-        throw new ToolsetSpecError(
-          `userTools.${group}: a tool may not be named ${JSON.stringify(name)} (a group with it would be a thenable, or reach its own prototype): rename it`,
-        );
+      checkToolName(name, `userTools.${group}`);
       byName[name] = parseUserTool(tool, `userTools.${group}["${name}"]`);
     }
     groups[group] = byName;
