@@ -37,6 +37,8 @@ export class RunLeases {
   #polling = false;
   #again = false;
   #closed = false;
+  /** Claims sent and not yet answered: `close` waits for them, so a lease won meanwhile is given up too. */
+  readonly #claiming = new Set<Promise<boolean>>();
 
   private readonly store: Store;
 
@@ -70,12 +72,18 @@ export class RunLeases {
     if (this.#closed) return false;
     const now = Date.now();
     const dead = run.owner && run.owner.id !== this.owner && !isAlive(run.owner, now) ? run.owner.id : undefined;
-    const claimed = await this.store.claimRun(run.id, this.owner, now + this.leaseMs, now, dead);
-    if (claimed) {
-      this.#held.add(run.id);
-      this.#start();
+    const claiming = this.store.claimRun(run.id, this.owner, now + this.leaseMs, now, dead);
+    this.#claiming.add(claiming);
+    try {
+      const claimed = await claiming;
+      if (claimed) this.#held.add(run.id);
+      // Won while the engine closes: `close` gives it up with the others; no renewal starts.
+      if (this.#closed) return false;
+      if (claimed) this.#start();
+      return claimed;
+    } finally {
+      this.#claiming.delete(claiming);
     }
-    return claimed;
   }
 
   async release(runId: string): Promise<void> {
@@ -88,6 +96,7 @@ export class RunLeases {
   async close(): Promise<void> {
     this.#closed = true;
     this.#stop();
+    await Promise.allSettled([...this.#claiming]);
     if (this.#held.size === 0) return;
     this.#held.clear();
     await this.store.renewLeases(this.owner, GIVEN_UP_UNTIL);
