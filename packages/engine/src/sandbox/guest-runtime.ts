@@ -186,7 +186,7 @@ export class GuestRuntime {
     return { ...step, delivered, ...(stalledAt === undefined ? {} : { stalledAt }) };
   }
 
-  /** Frees every handle, the context and the runtime. Safe to call twice. */
+  /** Frees every handle and gives the realm back (restored for the next sandbox, or dropped: `disposeRealm`). Safe to call twice. */
   dispose(): void {
     if (this.phase === "disposed") return;
     const crashed = this.phase === "crashed";
