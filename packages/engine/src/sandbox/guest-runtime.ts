@@ -94,8 +94,8 @@ export class GuestRuntime {
       // The heap itself is the limit (QuickJS's own `setMemoryLimit` misses most allocations in WASM).
       realm.heap.limitTo(limits.memoryBytes);
       runtime.setMaxStackSize(limits.stackBytes);
-      runtime.setInterruptHandler(guard.shouldInterrupt);
-      runtime.setModuleLoader((name) => (name === TOOLS_MODULE ? toolsSource : { error: new Error(forbiddenImportMessage(name)) }));
+      realm.interrupt = guard.shouldInterrupt;
+      realm.loadModule = (name) => (name === TOOLS_MODULE ? toolsSource : { error: new Error(forbiddenImportMessage(name)) });
       const internals = installPrelude(realm, options);
       return new GuestRuntime(runtime, context, internals, guard, options, limits, realm);
     } catch (error) {
@@ -186,7 +186,7 @@ export class GuestRuntime {
     return { ...step, delivered, ...(stalledAt === undefined ? {} : { stalledAt }) };
   }
 
-  /** Frees every handle, the context and the runtime. Safe to call twice. */
+  /** Frees every handle and gives the realm back (restored for the next sandbox, or dropped: `disposeRealm`). Safe to call twice. */
   dispose(): void {
     if (this.phase === "disposed") return;
     const crashed = this.phase === "crashed";
@@ -336,31 +336,28 @@ function crashError(error: unknown, printed: string | undefined): GuestError {
 
 /** Calls the prelude with this sandbox's config and keeps the functions it returns. */
 function installPrelude(realm: Realm, options: SandboxOptions): Internals {
+  // The prelude's handle is the realm's: restored with its heap for the next sandbox, never freed here.
   const { context, prelude } = realm;
+  const config = JSON.stringify({
+    tools: options.tools,
+    features: options.features ?? [],
+    workflows: options.workflows ?? [],
+    seed: options.seed,
+    logLineChars: options.limits.logLineChars,
+    maxDepth: MAX_VALUE_DEPTH,
+  });
+  const configHandle = context.newString(config);
+  const result = context.callFunction(prelude, context.undefined, configHandle);
+  configHandle.dispose();
+  const internals = expectValue(context, result);
   try {
-    const config = JSON.stringify({
-      tools: options.tools,
-      features: options.features ?? [],
-      workflows: options.workflows ?? [],
-      seed: options.seed,
-      logLineChars: options.limits.logLineChars,
-      maxDepth: MAX_VALUE_DEPTH,
-    });
-    const configHandle = context.newString(config);
-    const result = context.callFunction(prelude, context.undefined, configHandle);
-    configHandle.dispose();
-    const internals = expectValue(context, result);
-    try {
-      return {
-        run: context.getProp(internals, "run"),
-        fail: context.getProp(internals, "fail"),
-        deliver: context.getProp(internals, "deliver"),
-        collect: context.getProp(internals, "collect"),
-      };
-    } finally {
-      internals.dispose();
-    }
+    return {
+      run: context.getProp(internals, "run"),
+      fail: context.getProp(internals, "fail"),
+      deliver: context.getProp(internals, "deliver"),
+      collect: context.getProp(internals, "collect"),
+    };
   } finally {
-    prelude.dispose();
+    internals.dispose();
   }
 }

@@ -20,6 +20,8 @@ export type WorkerRequest =
   /** Builds a realm for a new sandbox; it runs nothing of the script yet. */
   | { readonly type: "create"; readonly id: number; readonly sandboxId: number; readonly options: SandboxOptions }
   | { readonly type: "start"; readonly id: number; readonly sandboxId: number }
+  /** `create` and `start` in one round trip; the sandbox is freed by the step that ends its script. */
+  | { readonly type: "run"; readonly id: number; readonly sandboxId: number; readonly options: SandboxOptions }
   | { readonly type: "deliverEach"; readonly id: number; readonly sandboxId: number; readonly deliveries: readonly Delivery[] }
   | { readonly type: "replay"; readonly id: number; readonly sandboxId: number; readonly deliveries: readonly Delivery[] }
   /** Frees the realm. Unknown ids are fine (disposing twice). */
@@ -29,6 +31,7 @@ export type WorkerRequest =
 export interface ResultValues {
   readonly create: null;
   readonly start: Step;
+  readonly run: Step;
   readonly deliverEach: Step[];
   readonly replay: ReplayStep;
   readonly dispose: null;

@@ -1,6 +1,7 @@
+import { guardedLimitError } from "./limit-errors.js";
 import { QuickJsSandbox } from "./quickjs-sandbox.js";
-import type { Sandbox, SandboxFactory, SandboxOptions } from "./sandbox.js";
-import { WorkerClient, type WorkerClientEvents } from "./worker-client.js";
+import { SandboxStoppedError, type Sandbox, type SandboxFactory, type SandboxOptions, type StartedSandbox, type Step } from "./sandbox.js";
+import { StuckRequestError, WorkerClient, type WorkerClientEvents } from "./worker-client.js";
 
 /**
  * Sandboxes in QuickJS (WebAssembly), run by a pool of worker threads. Each worker compiles the
@@ -12,7 +13,9 @@ import { WorkerClient, type WorkerClientEvents } from "./worker-client.js";
  * - a worker stuck in a script past its budget plus `watchdogGraceMs` is ended (see
  *   `worker-client.ts`): the stuck sandbox ends with a limit error, the others are lost
  *   (`SandboxLostError`) and rebuilt elsewhere by their engine;
- * - idle workers never keep the process alive.
+ * - idle workers never keep the process alive;
+ * - `run` is `create` and `start` in one request: a user tool's call with no host call is one
+ *   round trip, its sandbox freed by the worker with the step that ends it.
  */
 export interface QuickJsSandboxFactoryOptions {
   /** Worker threads. Default 2. */
@@ -45,14 +48,7 @@ export class QuickJsSandboxFactory implements SandboxFactory {
   }
 
   async create(options: SandboxOptions): Promise<Sandbox> {
-    if (this.closed) throw new Error("This sandbox factory was closed.");
-    this.fill();
-    const client = this.leastLoaded();
-    const sandboxId = this.nextSandboxId++;
-    client.sandboxes++;
-    const release = (): void => {
-      client.sandboxes--;
-    };
+    const { client, sandboxId, release } = this.place();
     try {
       await client.request({ type: "create", sandboxId, options });
     } catch (error) {
@@ -60,6 +56,30 @@ export class QuickJsSandboxFactory implements SandboxFactory {
       throw error;
     }
     return new QuickJsSandbox(client, sandboxId, options.limits, release);
+  }
+
+  async run(options: SandboxOptions): Promise<StartedSandbox> {
+    const { client, sandboxId, release } = this.place();
+    let step: Step;
+    try {
+      step = await client.request({ type: "run", sandboxId, options });
+    } catch (error) {
+      release();
+      if (error instanceof StuckRequestError) throw new SandboxStoppedError(guardedLimitError("stuck", options.limits));
+      throw error;
+    }
+    const sandbox = new QuickJsSandbox(client, sandboxId, options.limits, release, true);
+    return { sandbox, step: sandbox.first(step) };
+  }
+
+  /** The worker a new sandbox goes to, its id, and how to take it off the worker's count. */
+  private place(): { client: WorkerClient; sandboxId: number; release: () => void } {
+    if (this.closed) throw new Error("This sandbox factory was closed.");
+    this.fill();
+    const client = this.leastLoaded();
+    const sandboxId = this.nextSandboxId++;
+    client.sandboxes++;
+    return { client, sandboxId, release: () => client.sandboxes-- };
   }
 
   async close(): Promise<void> {

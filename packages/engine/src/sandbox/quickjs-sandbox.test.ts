@@ -219,6 +219,86 @@ describe("scripts stuck where the interrupt handler never runs (inside C built-i
   });
 });
 
+describe("run: create and start in one round trip, the sandbox freed when its script ends", () => {
+  it("gives the first step; the sandbox is started, takes its deliveries, and is disposed without a request", async () => {
+    const { sandbox, step } = await factory.run(
+      options(`import { github } from "tapedeck:tools";
+        export default async (input) => { console.log("asked"); return [input, await github.get({ n: 1 })]; };`),
+    );
+    assert.deepEqual(step.calls, [{ seq: 1, tool: "github.get", args: { n: 1 } }]);
+    assert.equal(step.logs[0]?.message, "asked");
+    await assert.rejects(sandbox.start(), /start\(\) was already called/);
+    assert.deepEqual((await deliverOne(sandbox, ok(1, "b"))).end, { ok: true, output: [null, "b"] });
+    assert.deepEqual(await sandbox.deliverEach([ok(1, "late")]), [], "a late delivery after the end is answered empty");
+    await sandbox.dispose();
+    await sandbox.dispose();
+    const ended = await factory.run(options("export default 'at once'"));
+    assert.deepEqual(ended.step.end, { ok: true, output: "at once" });
+    await ended.sandbox.dispose();
+  });
+
+  it("nothing a script leaves is seen by the next sandbox of its worker: globals, built-ins, module state, Math.random", async () => {
+    // Each round changes everything it can reach and allocates much; the next finds nothing of
+    // it. The worker hands out the same realm again and again, restored from its snapshot.
+    const dirty = `
+      import * as tools from "tapedeck:tools";
+      const kept = []; for (let i = 0; i < 2000; i++) kept.push("marker-" + i + "-".repeat(200));
+      globalThis.leftover = "x"; Object.prototype.polluted = 1; Array.prototype.push = () => 0;
+      JSON.stringify = () => "hijacked"; Math.random = () => 4; globalThis.console = { log() {} };
+      try { tools.github.leaked = true; } catch {}
+      globalThis.kept = kept;
+      export default kept.length;`;
+    const clean = `
+      import * as tools from "tapedeck:tools";
+      const seen = [typeof globalThis.leftover, typeof ({}).polluted, [].push(1), JSON.stringify({ a: 1 }), typeof globalThis.kept, "leaked" in tools.github];
+      console.log("still logs");
+      export default { seen, random: Math.random() };`;
+    let first: JsonValue | undefined;
+    for (let round = 0; round < 20; round++) {
+      const a = await factory.run(options(dirty, { tools: { github: ["get"] } }));
+      assert.deepEqual(a.step.end, { ok: true, output: 2000 });
+      await a.sandbox.dispose();
+      const b = await factory.run(options(clean, { tools: { github: ["get"] } }));
+      assert.equal(b.step.logs[0]?.message, "still logs");
+      assert.ok(b.step.end?.ok === true, JSON.stringify(b.step.end));
+      assert.deepEqual((b.step.end.output as { seen: JsonValue }).seen, ["undefined", "undefined", 1, '{"a":1}', "undefined", false]);
+      first ??= b.step.end.output;
+      assert.deepEqual(b.step.end.output, first, "the same seed gives the same Math.random on every round");
+      await b.sandbox.dispose();
+    }
+  });
+
+  it("a script that goes past its memory leaves a realm that is not reused; the next sandbox has its whole heap", async () => {
+    for (let round = 0; round < 3; round++) {
+      const big = await factory.run(
+        options("const a = []; for (;;) a.push('y'.repeat(1 << 16) + a.length);", { limits: { ...LIMITS, memoryBytes: 24 << 20 } }),
+      );
+      assert.equal(big.step.end?.ok, false);
+      assert.match(big.step.end?.ok === false ? big.step.end.error.message : "", /memory/);
+      await big.sandbox.dispose();
+      const next = await factory.run(options("const s = 'z'.repeat(20 << 20); export default s.length;", { limits: { ...LIMITS, memoryBytes: 48 << 20 } }));
+      assert.deepEqual(next.step.end, { ok: true, output: 20 << 20 });
+      await next.sandbox.dispose();
+    }
+  });
+
+  it("a script stuck inside a built-in is stopped by the watchdog with the CPU limit error, and the pool goes on", async () => {
+    const watched = new QuickJsSandboxFactory({ workers: 1, watchdogGraceMs: 300 });
+    try {
+      const error = await watched.run(options("const a = []; a.length = 2 ** 32 - 1; export default a.join(',').length;")).then(
+        () => assert.fail("the stuck script ended"),
+        (e: unknown) => e,
+      );
+      assert.ok(error instanceof SandboxStoppedError, String(error));
+      assert.match(error.error.message, /more than 300 ms of CPU without waiting for a tool call, inside a built-in function/);
+      const next = await watched.run(options("export default 'next'"));
+      assert.deepEqual(next.step.end, { ok: true, output: "next" });
+    } finally {
+      await watched.close();
+    }
+  });
+});
+
 describe("values handed to the host are bounded (depth, lone surrogates)", () => {
   const DEEP = "let deep = null; for (let i = 0; i < 5000; i++) deep = [deep];";
 

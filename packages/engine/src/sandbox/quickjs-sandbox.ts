@@ -10,22 +10,35 @@ import { StuckRequestError, type WorkerClient } from "./worker-client.js";
  * - once the worker is gone, every call rejects with its `SandboxLostError` (`dispose` resolves),
  *   except the call the watchdog stopped, which rejects with `SandboxStoppedError` and the
  *   script's CPU limit error;
- * - `release` runs exactly once, on the first `dispose`.
+ * - `release` runs exactly once, on the first `dispose`;
+ * - a sandbox made by `run` (`freedAtEnd`) was freed by the worker with the step that ended its
+ *   script: its `dispose` then sends nothing.
  */
 export class QuickJsSandbox implements Sandbox {
   private ended = false;
   private disposed = false;
+  private started: boolean;
 
   constructor(
     private readonly client: WorkerClient,
     private readonly sandboxId: number,
     private readonly limits: SandboxLimits,
     private readonly release: () => void,
-  ) {}
+    private readonly freedAtEnd = false,
+  ) {
+    this.started = freedAtEnd;
+  }
 
   async start(): Promise<Step> {
     this.expectOpen();
+    if (this.started) throw new Error(`Sandbox of ${this.sandboxId}: start() was already called.`);
+    this.started = true;
     return this.track(await this.stoppable(this.client.request({ type: "start", sandboxId: this.sandboxId })));
+  }
+
+  /** The first step of a sandbox made by `run` (already started). */
+  first(step: Step): Step {
+    return this.track(step);
   }
 
   async deliverEach(deliveries: readonly Delivery[]): Promise<Step[]> {
@@ -46,7 +59,8 @@ export class QuickJsSandbox implements Sandbox {
     if (this.disposed) return;
     this.disposed = true;
     try {
-      if (this.client.lost === undefined) await this.client.request({ type: "dispose", sandboxId: this.sandboxId });
+      const freed = this.freedAtEnd && this.ended;
+      if (this.client.lost === undefined && !freed) await this.client.request({ type: "dispose", sandboxId: this.sandboxId });
     } catch (error) {
       // A worker lost while disposing has freed everything anyway.
       if (this.client.lost === undefined) throw error;

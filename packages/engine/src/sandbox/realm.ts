@@ -1,14 +1,27 @@
-import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from "quickjs-emscripten-core";
+import type { JSModuleLoader, QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from "quickjs-emscripten-core";
 import { HostBugError } from "./host-bug-error.js";
 import { PRELUDE, PRELUDE_FILENAME } from "./prelude.js";
-import { SandboxHeap, type WasmModule } from "./sandbox-heap.js";
+import { SandboxHeap, type HeapSnapshot, type WasmModule } from "./sandbox-heap.js";
 
 /**
- * A fresh sandbox: its own instance of the QuickJS module over its own heap (new, or one a freed
- * sandbox left that never grew), a runtime and a context with the prelude compiled but not yet called. Building one is the slow part of creating
- * a sandbox (~1.4 ms for the instance, ~0.8 ms to compile the prelude), so a worker builds one
- * ahead of time, while idle. Nothing has run in it and it has no limits yet: whoever takes it
- * configures it, and owns its handles.
+ * A fresh sandbox: its own instance of the QuickJS module over its own heap, a runtime and a
+ * context with the prelude compiled but not yet called. Nothing has run in it and it has no
+ * limits yet: whoever takes it configures it, and owns its handles until `disposeRealm`.
+ *
+ * Building one costs milliseconds (~1.5 ms for the instance, ~1–2 ms to compile the prelude), so
+ * each is built once: right after it is built, its heap is snapshotted (`HeapSnapshot`), and when
+ * its sandbox is freed the heap is put back byte for byte — runtime, context, prelude, allocator,
+ * the zeros above — so the next sandbox gets exactly the realm a new build would give, in a
+ * fraction of a millisecond. Invariants:
+ * - a realm is handed out only in its snapshot's state: nothing a sandbox leaves (globals,
+ *   modules, freed memory, QuickJS's counters) is seen by the next;
+ * - the JavaScript side of quickjs-emscripten holds nothing a sandbox changes: the runtime's
+ *   interrupt handler and module loader are installed once, before the snapshot, and call
+ *   `interrupt` and `loadModule`, which each sandbox sets (so the C side's "enabled" flags, which
+ *   the restore puts back, always agree with them); handles a sandbox took are never used after
+ *   the restore;
+ * - a heap that grew, was refused, or whose module aborted is never restored: it is dropped (its
+ *   size or its state is not the snapshot's).
  */
 export interface Realm {
   readonly heap: SandboxHeap;
@@ -17,15 +30,58 @@ export interface Realm {
   readonly context: QuickJSContext;
   /** The prelude's function, `(configText) => internals`. */
   readonly prelude: QuickJSHandle;
+  /** What the runtime's interrupt handler answers: the sandbox's guard. */
+  interrupt: () => boolean;
+  /** The runtime's module loader: the sandbox's. */
+  loadModule: JSModuleLoader;
 }
 
-/** Instances whose sandbox was freed and whose heap never grew: the next realms' (per worker). */
-const idle: { readonly heap: SandboxHeap; readonly module: QuickJSWASMModule }[] = [];
-/** A few are enough for sandboxes created one after another; more would only hold memory. */
-const MAX_IDLE_INSTANCES = 4;
+const NEVER = (): boolean => false;
+const NO_MODULES: JSModuleLoader = (name) => ({ error: new Error(`No module ${name} here.`) });
 
+/** A realm with its snapshot, in the idle pool or lent to a sandbox. */
+class PooledRealm implements Realm {
+  interrupt: () => boolean = NEVER;
+  loadModule: JSModuleLoader = NO_MODULES;
+  /** Freed by its sandbox and not yet restored. */
+  dirty = false;
+  readonly snapshot: HeapSnapshot;
+
+  constructor(
+    readonly heap: SandboxHeap,
+    readonly module: QuickJSWASMModule,
+    readonly runtime: QuickJSRuntime,
+    readonly context: QuickJSContext,
+    readonly prelude: QuickJSHandle,
+  ) {
+    runtime.setInterruptHandler(() => this.interrupt());
+    runtime.setModuleLoader((name, loading) => this.loadModule(name, loading));
+    // Last: everything above is part of what every sandbox starts from.
+    this.snapshot = heap.snapshot();
+  }
+
+  /** Back to the snapshot's state, if a sandbox used it since. */
+  restore(): this {
+    if (this.dirty) {
+      this.heap.restore(this.snapshot);
+      this.dirty = false;
+    }
+    return this;
+  }
+}
+
+/** Realms whose sandbox was freed: the next sandboxes' (per worker). */
+const idle: PooledRealm[] = [];
+/** A few are enough for sandboxes created one after another; more would only hold memory. */
+const MAX_IDLE_REALMS = 4;
+
+/** A realm in its snapshot's state: an idle one restored, or a new one. */
 export async function buildRealm(compiled: WasmModule): Promise<Realm> {
-  const { heap, module } = idle.pop() ?? (await SandboxHeap.load(compiled));
+  return idle.pop()?.restore() ?? (await newRealm(compiled));
+}
+
+async function newRealm(compiled: WasmModule): Promise<PooledRealm> {
+  const { heap, module } = await SandboxHeap.load(compiled);
   const runtime = module.newRuntime();
   const context = runtime.newContext();
   const result = context.evalCode(PRELUDE, PRELUDE_FILENAME, { type: "global" });
@@ -35,26 +91,30 @@ export async function buildRealm(compiled: WasmModule): Promise<Realm> {
     runtime.dispose();
     throw new Error("The sandbox prelude did not compile.");
   }
-  return { heap, module, runtime, context, prelude: result.value };
+  return new PooledRealm(heap, module, runtime, context, result.value);
 }
 
 /**
- * Frees the realm's handles, context and runtime. The module instance and its heap are freed with
- * them by the garbage collector; a module that aborted (a QuickJS assertion) throws here, and is
- * simply dropped: nothing outside its own memory was touched.
+ * What a worker does when it has nothing else to do: restores the idle realms sandboxes left,
+ * and builds one when none is idle, so that the next sandbox is created without waiting.
+ */
+export async function prepareIdleRealm(compiled: WasmModule): Promise<void> {
+  for (const realm of idle) realm.restore();
+  if (idle.length === 0) idle.push(await newRealm(compiled));
+}
+
+/**
+ * Gives the realm back once its sandbox is done: to the idle pool (restored later, or when
+ * taken), or dropped when its heap cannot be restored or the pool is full. The sandbox must not
+ * touch it again; its handles need not be freed (the restore frees everything).
  */
 export function disposeRealm(realm: Realm): void {
-  try {
-    if (realm.prelude.alive) realm.prelude.dispose();
-    if (realm.context.alive) realm.context.dispose();
-    if (realm.runtime.alive) realm.runtime.dispose();
-  } catch {
-    // An aborted module: see above.
-    return;
-  }
-  if (!realm.heap.reusable || idle.length >= MAX_IDLE_INSTANCES) return;
+  realm.interrupt = NEVER;
+  realm.loadModule = NO_MODULES;
+  if (!(realm instanceof PooledRealm) || !realm.heap.reusable || idle.length >= MAX_IDLE_REALMS) return;
   realm.heap.reset();
-  idle.push({ heap: realm.heap, module: realm.module });
+  realm.dirty = true;
+  idle.push(realm);
 }
 
 /**

@@ -18,12 +18,13 @@ import { newQuickJSWASMModuleFromVariant, newVariant, type QuickJSSyncVariant, t
  * - the compiled module is shared (compiled once per worker, so V8's optimised code is shared);
  *   an instance costs 1.5–4 ms and ~0.3 MB, and is freed by the garbage collector once dropped,
  *   which is how its memory returns to the system (WASM memory never shrinks in place); an
- *   instance whose heap never grew may serve the next sandbox instead (see `reusable`).
+ *   instance whose heap never grew may serve the next sandbox instead (see `reusable`), its
+ *   memory first put back byte for byte as a snapshot had it (`snapshot`, `restore`).
  */
 
 /** What we use of `WebAssembly` (not in Node 20's types, nor in lib ES2023). */
 interface WasmMemory {
-  readonly buffer: { readonly byteLength: number };
+  readonly buffer: ArrayBuffer;
   grow(pages: number): number;
 }
 interface WasmInstance {
@@ -57,6 +58,19 @@ export function compileQuickJs(): WasmModule {
   const path = fileURLToPath(import.meta.resolve("@jitl/quickjs-wasmfile-release-sync/wasm"));
   return new wasm.Module(readFileSync(path));
 }
+
+/**
+ * A heap's content at one moment, to put back with `restore`: the pages that hold something,
+ * copied; the others are known to be zero. A realm's snapshot holds a few hundred KiB (QuickJS's
+ * static data and the heap it has used), not the whole 16 MiB.
+ */
+export interface HeapSnapshot {
+  readonly bytes: number;
+  /** Runs of consecutive pages: their content, or `undefined` for all zeros. */
+  readonly runs: readonly { readonly offset: number; readonly end: number; readonly content: Uint8Array | undefined }[];
+}
+
+const ZERO_PAGE = Buffer.alloc(PAGE_BYTES);
 
 export class SandboxHeap {
   private limit = MAXIMUM_PAGES * PAGE_BYTES;
@@ -123,6 +137,36 @@ export class SandboxHeap {
    */
   get reusable(): boolean {
     return this.bytes <= MIN_SANDBOX_HEAP_BYTES && !this.refused && this.lastError === undefined;
+  }
+
+  /** The heap's content now. Only at rest (no call into the module under way). */
+  snapshot(): HeapSnapshot {
+    const buffer = this.memory.buffer;
+    const whole = Buffer.from(buffer);
+    const runs: { offset: number; end: number; content: Uint8Array | undefined }[] = [];
+    for (let offset = 0; offset < buffer.byteLength; offset += PAGE_BYTES) {
+      const zero = whole.compare(ZERO_PAGE, 0, PAGE_BYTES, offset, offset + PAGE_BYTES) === 0;
+      const last = runs.at(-1);
+      if (last !== undefined && (last.content === undefined) === zero) last.end = offset + PAGE_BYTES;
+      else runs.push({ offset, end: offset + PAGE_BYTES, content: zero ? undefined : new Uint8Array(0) });
+    }
+    for (const run of runs) if (run.content !== undefined) run.content = new Uint8Array(buffer.slice(run.offset, run.end));
+    return { bytes: buffer.byteLength, runs };
+  }
+
+  /**
+   * Puts back every byte `snapshot` had: afterwards the memory is exactly what it was then, as if
+   * nothing had run since. Only at rest, and only on a heap of the snapshot's size (one that grew
+   * is not `reusable`).
+   */
+  restore(snapshot: HeapSnapshot): void {
+    const buffer = this.memory.buffer;
+    if (buffer.byteLength !== snapshot.bytes) throw new Error(`A heap of ${buffer.byteLength} bytes cannot take back a snapshot of ${snapshot.bytes}.`);
+    const bytes = new Uint8Array(buffer);
+    for (const run of snapshot.runs) {
+      if (run.content === undefined) bytes.fill(0, run.offset, run.end);
+      else bytes.set(run.content, run.offset);
+    }
   }
 
   /** Forgets the previous sandbox's limit and guard: before the instance serves another. */

@@ -11,8 +11,32 @@ import type { JsonValue, LogLevel, ToolFailure } from "@tapedeck/protocol";
 export interface SandboxFactory {
   /** Creates a sandbox for one run. Rejects only for faults of the host (never for the script). */
   create(options: SandboxOptions): Promise<Sandbox>;
+  /**
+   * Creates a sandbox and starts its script, as `create` then `start` would, in one round trip,
+   * and frees it as soon as its script ends (its `dispose` then costs nothing). Optional: see
+   * `startSandbox`.
+   */
+  run?(options: SandboxOptions): Promise<StartedSandbox>;
   /** Ends every worker. Sandboxes still open are lost. */
   close(): Promise<void>;
+}
+
+/** A sandbox whose script has started, and what it did first. */
+export interface StartedSandbox {
+  readonly sandbox: Sandbox;
+  readonly step: Step;
+}
+
+/** `factory.run(options)`, or `create` then `start` for a factory without it. */
+export async function startSandbox(factory: SandboxFactory, options: SandboxOptions): Promise<StartedSandbox> {
+  if (factory.run !== undefined) return factory.run(options);
+  const sandbox = await factory.create(options);
+  try {
+    return { sandbox, step: await sandbox.start() };
+  } catch (error) {
+    await sandbox.dispose().catch(() => undefined);
+    throw error;
+  }
 }
 
 export interface SandboxLimits {

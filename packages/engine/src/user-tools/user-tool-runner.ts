@@ -10,6 +10,7 @@ import {
   type IssuedCall,
   type LogLine,
   type Sandbox,
+  startSandbox,
   type SandboxFactory,
   type Step,
 } from "../sandbox/sandbox.js";
@@ -22,7 +23,7 @@ import { WORKSPACE_GROUP, WORKSPACE_TOOLS, type UserTool } from "./user-tool-reg
 
 /**
  * Runs one call of a user tool: a fresh sandbox (its own QuickJS runtime, context and heap, from
- * the engine's `SandboxFactory`) per call, driven like a script: each host call the tool makes
+ * the engine's `SandboxFactory`; created and started in one round trip, `startSandbox`) per call, driven like a script: each host call the tool makes
  * is checked against its grants, answered (from the journal when recorded, else performed and
  * recorded first), and delivered; the tool's default export's value is the call's result.
  *
@@ -79,7 +80,7 @@ export class UserToolRunner {
     call.signal.addEventListener("abort", stop, { once: true });
     let sandbox: Sandbox | undefined;
     try {
-      sandbox = await this.sandboxes.create({
+      const started = await startSandbox(this.sandboxes, {
         runId: call.key,
         js: tool.js,
         filename: FILENAME,
@@ -96,7 +97,8 @@ export class UserToolRunner {
           fuel: tool.limits.fuel,
         },
       });
-      const result = await run.drive(sandbox, deadline.signal);
+      sandbox = started.sandbox;
+      const result = await run.drive(sandbox, started.step, deadline.signal);
       return { result, logs: run.logs(), subCalls: run.subCalls };
     } catch (error) {
       return { result: { kind: "failure", failure: lostFailure(tool, error) }, logs: run.logs(), subCalls: run.subCalls };
@@ -125,10 +127,10 @@ export class ToolCallState {
     this.#scanner = new LeakScanner(call.host.secrets ?? []);
   }
 
-  /** Runs the sandbox to its end: answers each host call in issue order. */
-  async drive(sandbox: Sandbox, deadline: AbortSignal): Promise<ToolResult> {
+  /** Runs the sandbox to its end from its first step: answers each host call in issue order. */
+  async drive(sandbox: Sandbox, first: Step, deadline: AbortSignal): Promise<ToolResult> {
     const pending = new Map<number, Promise<SubCallAnswer>>();
-    let step: Step = await sandbox.start();
+    let step = first;
     for (let next = 1; ; next++) {
       this.#absorbLogs(step.logs);
       for (const issued of step.calls) pending.set(issued.seq, this.answer(issued, deadline));
