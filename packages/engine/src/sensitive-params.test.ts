@@ -175,6 +175,7 @@ export default async () => {
       if (same.kind !== "started") throw new Error("refused");
       assert.deepEqual(await same.end, { status: "completed", output: { ok: true } });
       assert.equal(t.harness.calls.length, 1, "reused from the parent: not sent again");
+      assert.match((scheduledArgs(await engine.journal(same.runId), "w.login")[0] as { password: string }).password, MARKER);
       const changed = await engine.fork({ parent: parent.runId, source: script(JSON.stringify(OTHER)) });
       if (changed.kind !== "started") throw new Error("refused");
       assert.deepEqual(await changed.end, { status: "completed", output: { ok: true } });

@@ -60,7 +60,7 @@ export class ArgsRedaction {
     const pointer = markerPointer(tool, args);
     if (pointer === undefined) return undefined;
     return toolFailure(
-      "outcomeUnknown",
+      "refused",
       `The call to ${path} was not sent: the value of its sensitive parameter ${pointer} is journaled only as a hash, and this session (which has no script to compute it again) lost the value when the engine restarted. Make the call again.`,
     );
   }
