@@ -189,6 +189,47 @@ export default async () => {
     }
   });
 
+  void it("a user tool's invocation of a tool with sensitiveParams is journaled (call.sub) with the hash, and the tool gets the value", async () => {
+    const t = setup({ "fx.effects": { sensitiveParams: ["/op"] } });
+    const engine = await t.open();
+    try {
+      const { id } = await engine.registerToolset({
+        ...t.spec,
+        userTools: {
+          probe: {
+            run: {
+              description: "Performs an effect whose name is secret.",
+              code: `import { fx } from "tapedeck:tools";
+                export default async () => {
+                  const done = await fx.effects({ op: ${JOINED} });
+                  return { count: done.count };
+                };`,
+              outputSchema: { type: "object", properties: { count: { type: "number" } }, required: ["count"] },
+              grants: { tools: ["fx.effects"] },
+            },
+          },
+        },
+      });
+      const started = await engine.start({ toolset: id, source: `import { probe } from "tapedeck:tools";\nexport default async () => probe.run({});` });
+      if (started.kind !== "started") throw new Error("refused");
+      assert.deepEqual(await started.end, { status: "completed", output: { count: 1 } });
+      const journal = await engine.journal(started.runId);
+      const sub = journal.find((e) => e.kind === "call.sub" && e.tool === "fx.effects");
+      assert.match((sub as { args: { op: string } } | undefined)?.args.op ?? "", MARKER);
+      assert.deepEqual(await findSecrets(engine, t.dir.path, [SECRET]), []);
+      // What the MCP server was sent, read back (this run journals it in clear: it is not a sensitive argument there).
+      const log = await engine.start({
+        toolset: id,
+        source: `import { fx } from "tapedeck:tools";\nexport default async () => (await fx.effects_log({})).keys.map((k) => k.op);`,
+      });
+      if (log.kind !== "started") throw new Error("refused");
+      assert.deepEqual(await log.end, { status: "completed", output: [SECRET] });
+    } finally {
+      await engine.close();
+      t.dir.cleanup();
+    }
+  });
+
   void it("live arguments that hold a redaction marker at a sensitive pointer are refused, naming the pointer", async () => {
     const t = setup();
     const engine = await t.open();
