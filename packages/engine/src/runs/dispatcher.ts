@@ -169,7 +169,7 @@ export class RunDispatcher {
     for (let attempt = request.attempt; ; attempt++) {
       const outcome = await this.attempt(request, attempt);
       if (this.abandoned) return { ok: false, error: toolFailure("outcomeUnknown", "The run stopped waiting for this call.") };
-      // The credential this attempt sent, if any, is redacted wherever it comes back.
+      // The credential this attempt sent, if any, and the call's sensitive values are redacted wherever they come back.
       const sent = [...(outcome.secrets ?? []), ...(request.secrets ?? [])];
       const scanner = sent.length === 0 ? this.scanner : this.scanner.with(sent);
       if (outcome.kind === "park") return { parked: { ...outcome.park, message: scanner.scanText(outcome.park.message).value } };
