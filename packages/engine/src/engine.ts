@@ -33,6 +33,7 @@ import { APPROVAL_EXPIRY_MS } from "./direct/direct-session.js";
 import { DirectSessionHost } from "./direct/direct-session-host.js";
 import { isSessionId } from "./direct/session-journal.js";
 import { directSigningKey } from "./direct/signing-key.js";
+import { purposeKey, SENSITIVE_PARAMS_PURPOSE } from "./secrets/purpose-key.js";
 import { createRun } from "./runs/create-run.js";
 import { EngineListeners, type EngineEvent } from "./runs/engine-events.js";
 import type { ExecutionResult, ExecutorLimits, RunPause } from "./runs/run-executor.js";
@@ -363,6 +364,7 @@ export class Engine {
       library,
       sources: this.#source,
       userToolProblems,
+      sensitiveKey: purposeKey(keys, SENSITIVE_PARAMS_PURPOSE),
       ...(options.checker ? { checker: options.checker } : {}),
     });
     this.#scheduler = new RunScheduler({

@@ -86,6 +86,7 @@ export { HttpToolSource } from "./sources/http/http-tool-source.js";
 export type { HttpToolOptions } from "./sources/http/http-tool-source.js";
 export type { HostResolver } from "./sources/http/resolver.js";
 export { HostTaskQueue, MAX_POLL_MS, toolMatcher } from "./sources/host-task-queue.js";
+export { HostTaskArgs, hostTaskArgsFor } from "./sources/host-task-args.js";
 export type { HostTaskQueueOptions } from "./sources/host-task-queue.js";
 export { PollTimes } from "./sources/poll-times.js";
 export type { HostTask, PollRequest } from "./sources/host-task-queue.js";

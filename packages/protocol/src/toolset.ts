@@ -96,6 +96,13 @@ export interface PolicySpec {
   readonly risk?: "low" | "medium" | "high";
   /** Calls per sliding minute and hour per (namespace, tool), checked before approval. Default: none (a library tool's own). */
   readonly rateLimit?: ToolRateLimit;
+  /**
+   * JSON pointers into the arguments whose values are secret (`["/password", "/card/number"]`):
+   * the journal, events, webhooks, traces, cassettes and approvals show a keyed hash of each
+   * (`"[redacted hmac-sha256:…]"`), the tool receives the real value. Added to the tool's own and
+   * to `group.*`'s (a pointer is never taken away by a narrower policy).
+   */
+  readonly sensitiveParams?: readonly string[];
 }
 
 /** A host tool as declared in a toolset file. */
@@ -200,6 +207,8 @@ export interface ToolPolicy {
   readonly approvalRules?: ToolApproval;
   /** The tool's rate limit, checked before approval. */
   readonly rateLimit?: ToolRateLimit;
+  /** JSON pointers into the arguments whose values are redacted wherever calls are recorded or shown, sorted and unique; absent when none. */
+  readonly sensitiveParams?: readonly string[];
 }
 
 /** Where a tool's calls go. */

@@ -22,6 +22,8 @@ import { toolRisk, type Risk, type RiskedTool } from "./tool-risk.js";
 export interface ApprovalCall {
   readonly names: ToolNames;
   readonly args: JsonValue;
+  /** The arguments the summary quotes, when they differ from `args` (the tool's `sensitiveParams` hashed). Default `args`. */
+  readonly shownArgs?: JsonValue;
   readonly tool: RiskedTool;
   /** The toolset's policy for this tool says calls wait for approval (`PinnedTool.policy.approval`). */
   readonly toolsetRequiresApproval?: boolean;
@@ -82,7 +84,7 @@ export function decideApproval(policy: CompiledPolicy, call: ApprovalCall, conte
       if (!outcome.applies || !rule.ok) continue;
       const reason = rule.reason ?? `approval rule ${rule.id} (${stage})`;
       if (stage === "deny") return { verdict: "deny", by: "rule", ruleId: rule.id, risk, reason };
-      if (stage === "ask") return ask("rule", risk, reason, renderSummary(rule.summary, call.names.path, call.args), rule.id);
+      if (stage === "ask") return ask("rule", risk, reason, renderSummary(rule.summary, call.names.path, call.shownArgs ?? call.args), rule.id);
       return allowUnlessToolset(call, risk, { verdict: "allow", by: "rule", ruleId: rule.id, risk, reason });
     }
   }
@@ -92,7 +94,7 @@ export function decideApproval(policy: CompiledPolicy, call: ApprovalCall, conte
     return allowUnlessToolset(call, risk, { verdict: "allow", by: "unmatched", risk, reason });
   }
   const reason = unmatched === "ask" ? "no rule matched and unmatched calls ask" : `no rule matched and the tool is ${risk} risk`;
-  return ask("unmatched", risk, reason, renderSummary(undefined, call.names.path, call.args));
+  return ask("unmatched", risk, reason, renderSummary(undefined, call.names.path, call.shownArgs ?? call.args));
 }
 
 function ask(by: "rule" | "unmatched" | "toolset", risk: Risk, reason: string, summary: string, ruleId?: string): ApprovalDecision {
@@ -101,7 +103,12 @@ function ask(by: "rule" | "unmatched" | "toolset", risk: Risk, reason: string, s
 
 function allowUnlessToolset(call: ApprovalCall, risk: Risk, allow: ApprovalDecision): ApprovalDecision {
   if (!call.toolsetRequiresApproval) return allow;
-  return ask("toolset", risk, `the toolset's policy requires approval for ${call.names.path}`, renderSummary(undefined, call.names.path, call.args));
+  return ask(
+    "toolset",
+    risk,
+    `the toolset's policy requires approval for ${call.names.path}`,
+    renderSummary(undefined, call.names.path, call.shownArgs ?? call.args),
+  );
 }
 
 function evaluate(rule: CompiledRule, call: ApprovalCall): RuleOutcome {

@@ -204,7 +204,14 @@ export class DirectSession {
     const args = (input.input ?? {}) as JsonValue;
     const verdict = decideApproval(
       binding.table.approval,
-      { names: tool.names, args, tool: tool.tool, toolsetRequiresApproval: tool.tool.policy.approval === true },
+      // The summary quotes the arguments as the journal has them (sensitive values hashed).
+      {
+        names: tool.names,
+        args,
+        shownArgs: binding.toolset.sensitive?.redact(tool.tool, args) ?? args,
+        tool: tool.tool,
+        toolsetRequiresApproval: tool.tool.policy.approval === true,
+      },
       { sticky: this.#ledger.always },
     );
     if (verdict.verdict === "deny") {

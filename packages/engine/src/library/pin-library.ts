@@ -60,6 +60,7 @@ function pinLibraryTool(
     ...(tool.approval.kind === "never" ? {} : { approvalRules: tool.approval }),
     ...(tool.rateLimit === undefined ? {} : { rateLimit: tool.rateLimit }),
     ...(tool.timeoutMs === undefined ? {} : { timeoutMs: tool.timeoutMs }),
+    ...(tool.sensitiveParams === undefined || tool.sensitiveParams.length === 0 ? {} : { sensitiveParams: [...new Set(tool.sensitiveParams)].sort() }),
   };
   return {
     group,

@@ -1,6 +1,7 @@
 import { toolFailure, type JsonValue, type PinnedTool, type PinnedWorkflow, type ToolFailure } from "@tapedeck/protocol";
 import type { Park } from "../sources/tool-source.js";
 import { canonicalValue } from "../util/canonical-json.js";
+import type { ArgsRedaction } from "../toolset/redacted-args.js";
 import type { SchemaValidator } from "../util/schema-validator.js";
 import { valueProblem } from "../util/value-bounds.js";
 import { checkWorkflowCall } from "../workflows/workflow-calls.js";
@@ -96,8 +97,10 @@ export interface DecisionContext {
   readonly workflowSchemas: SchemaValidator;
   readonly maxValueBytes: number;
   readonly maxAttempts: number;
-  /** A fork's parent's unused result for this tool and arguments, if it has one (looked at, not taken). */
+  /** A fork's parent's unused result for this tool and arguments (redacted, as its journal has them), if it has one (looked at, not taken). */
   readonly reusable?: (tool: string, args: JsonValue) => Reused | undefined;
+  /** Redacts tools' `sensitiveParams`: a parent's journal holds its calls' arguments redacted. */
+  readonly sensitive?: ArgsRedaction;
 }
 
 /** Why a resumed call's attempt is made again. */
@@ -130,16 +133,17 @@ function decideIssued(call: CallToDecide, context: DecisionContext): CallDecisio
       `The arguments of ${call.tool} are ${bytes} bytes; one recorded value may be at most ${context.maxValueBytes} bytes.`,
     );
   }
-  const failure = context.validator.validateArgs(tool, args);
+  const failure = context.validator.validateArgs(tool, args) ?? context.sensitive?.markerRefusal(tool, call.tool, args);
   if (failure) return { kind: "reject", args, failure };
   const approval = callApproval(tool, call.tool, args, call.asks === true);
   if (approval.kind === "deny") return { kind: "reject", args, failure: approval.failure };
-  return reuseOr(call.tool, args, context, approval.kind === "ask" ? awaitApproval(args, tool, approval.reason) : { kind: "send", args, tool, attempt: 1 });
+  const decision = approval.kind === "ask" ? awaitApproval(args, tool, approval.reason) : ({ kind: "send", args, tool, attempt: 1 } as const);
+  return reuseOr(call.tool, args, context, decision, context.sensitive?.redact(tool, args));
 }
 
-/** A fork's call is answered from its parent's journal when it can be; else `decision`. */
-function reuseOr(tool: string, args: JsonValue, context: DecisionContext, decision: CallDecision): CallDecision {
-  const reused = context.reusable?.(tool, args);
+/** A fork's call is answered from its parent's journal when it can be (compared as journaled: `recorded`, its arguments redacted); else `decision`. */
+function reuseOr(tool: string, args: JsonValue, context: DecisionContext, decision: CallDecision, recorded: JsonValue = args): CallDecision {
+  const reused = context.reusable?.(tool, recorded);
   return reused ? { kind: "reuse", args, reused } : decision;
 }
 

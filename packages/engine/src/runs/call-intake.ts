@@ -17,6 +17,7 @@ import type { Park, ToolSource } from "../sources/tool-source.js";
 import type { StagedHostTask } from "../store/host-task-store.js";
 import type { RunRecord, Store } from "../store/store.js";
 import type { LoadedToolset } from "../toolset/loaded-toolset.js";
+import { ArgsRedaction } from "../toolset/redacted-args.js";
 import type { SchemaValidator } from "../util/schema-validator.js";
 import { decideCall, type CallDecision, type CallToDecide, type DecisionContext, type GatedDecision } from "./call-decision.js";
 import type { CallOutcome } from "./call-outcome.js";
@@ -149,6 +150,13 @@ export class CallIntake {
   readonly #subCalls = new Map<number, Map<string, SubCallAnswer>>();
   /** What each call waiting for its rate-limit window does once it has a place, by seq. */
   readonly #throttled = new Map<number, GatedDecision>();
+  /** Redacts `sensitiveParams` in what is journaled and shown (`redacted-args.ts`). */
+  readonly #sensitive: ArgsRedaction;
+  /**
+   * The live arguments of open calls whose journaled (and shown) arguments are redacted, by seq:
+   * what an approved call is sent with. Only in memory: a resumed run gets them from its script again.
+   */
+  readonly #live = new Map<number, JsonValue>();
 
   constructor(
     private readonly run: RunRecord,
@@ -159,6 +167,7 @@ export class CallIntake {
     workflowSchemas: SchemaValidator,
   ) {
     this.#dispatcher = new RunDispatcher(run.id, deps.source, { ...deps.limits, clock: deps.clock });
+    this.#sensitive = toolset.sensitive ?? ArgsRedaction.ephemeral();
     this.#unserved = new UnservedCalls(deps.clock, UNSERVED_NOTICE_MS, () => {
       if (!this.#closed) this.journal.writeWaits(this.deps.clock.now()).catch((error: unknown) => this.host.fault(error));
     });
@@ -181,6 +190,7 @@ export class CallIntake {
       maxValueBytes: deps.limits.maxValueBytes,
       maxAttempts: deps.limits.maxAttempts,
       reusable: (tool, args) => this.#reuse?.peek(tool, args),
+      sensitive: this.#sensitive,
     };
   }
 
@@ -202,6 +212,11 @@ export class CallIntake {
   /** Calls go in the trace of `traceparent` (the run was started in one) instead of the run's own. */
   joinTrace(traceparent: string): void {
     this.#dispatcher.joinTrace(traceparent);
+  }
+
+  /** `args` of a call of `tool` as the journal records them (sensitive values hashed). */
+  recordedArgs(tool: string, args: JsonValue): JsonValue {
+    return this.#sensitive.redact(this.toolset.byPath.get(tool), args);
   }
 
   /** The tool call `seq` names, if it was issued. */
@@ -228,12 +243,15 @@ export class CallIntake {
     for (const call of calls) {
       this.#toolOf.set(call.seq, call.tool);
       const decision = decideCall(call, this.#context);
+      // The journal (and every event and wait shown) gets the arguments with their sensitive values hashed.
+      const recorded = this.#sensitive.redact(this.toolset.byPath.get(call.tool), decision.args);
       if (decision.kind === "reject") {
-        events.push({ kind: "call.rejected", seq: call.seq, tool: call.tool, args: decision.args, error: decision.failure });
+        events.push({ kind: "call.rejected", seq: call.seq, tool: call.tool, args: recorded, error: decision.failure });
         answered.push({ seq: call.seq, outcome: { ok: false, error: decision.failure } });
         continue;
       }
-      events.push({ kind: "call.scheduled", seq: call.seq, tool: call.tool, args: decision.args, key: this.#key(call.seq) });
+      if (recorded !== decision.args) this.#live.set(call.seq, decision.args);
+      events.push({ kind: "call.scheduled", seq: call.seq, tool: call.tool, args: recorded, key: this.#key(call.seq) });
       switch (decision.kind) {
         case "reuse":
           // A fork's call answered from its parent's journal: recorded here, never sent.
@@ -260,8 +278,8 @@ export class CallIntake {
             break;
           }
           const reason = decision.reason === undefined ? {} : { reason: decision.reason };
-          this.waits.add({ kind: "approval", seq: call.seq, tool: decision.tool, args: decision.args, ...reason });
-          approvals.push({ kind: "approval", seq: call.seq, tool: call.tool, args: decision.args, ...reason });
+          this.waits.add({ kind: "approval", seq: call.seq, tool: decision.tool, args: recorded, ...reason });
+          approvals.push({ kind: "approval", seq: call.seq, tool: call.tool, args: recorded, ...reason });
           break;
         }
         default: {
@@ -305,9 +323,13 @@ export class CallIntake {
    * decision waits for it, or has the outcome or is sent as decided; a call that was sent was
    * interrupted by the engine's stop (or its parking), and its policy decides.
    */
-  resume(calls: Iterable<RecordedCall>): void {
-    for (const call of calls) {
-      if (call.hasOutcome || call.rejected) continue;
+  resume(calls: Iterable<RecordedCall>, live?: ReadonlyMap<number, JsonValue>): void {
+    for (const recorded of calls) {
+      if (recorded.hasOutcome || recorded.rejected) continue;
+      // The journal holds sensitive values hashed; a script's replay has made them again (`live`).
+      const args = live?.get(recorded.seq);
+      const call = args === undefined ? recorded : { ...recorded, args };
+      if (args !== undefined && args !== recorded.args) this.#live.set(call.seq, args);
       if (call.subCalls !== undefined) this.#subCalls.set(call.seq, new Map(call.subCalls));
       this.#open++;
       this.#act(call.seq, decideCall({ seq: call.seq, tool: call.tool, args: call.args, recorded: call } satisfies CallToDecide, this.#context));
@@ -330,7 +352,7 @@ export class CallIntake {
       // An approved call is checked like any new call; one approved after its tool changed goes as it is.
       const schemaChangeApproved = wait.kind === "parked" && wait.reason === "tool.schema_changed";
       written.then(
-        () => this.#send(seq, wait.tool, wait.args, 1, schemaChangeApproved),
+        () => this.#send(seq, wait.tool, this.#live.get(seq) ?? wait.args, 1, schemaChangeApproved),
         (error: unknown) => this.host.fault(error),
       );
     } else {
@@ -429,7 +451,7 @@ export class CallIntake {
       kind: "approval",
       seq,
       tool: toolPath(decision.tool),
-      args: decision.args,
+      args: this.#sensitive.redact(decision.tool, decision.args),
       ...(decision.reason === undefined ? {} : { reason: decision.reason }),
     };
     const at = this.deps.clock.now();
@@ -449,11 +471,11 @@ export class CallIntake {
           kind: "approval",
           seq,
           tool: decision.tool,
-          args: decision.args,
+          args: this.#sensitive.redact(decision.tool, decision.args),
           ...(decision.reason === undefined ? {} : { reason: decision.reason }),
         });
       case "park":
-        return this.waits.add({ kind: "parked", seq, tool: decision.tool, args: decision.args, ...decision.park });
+        return this.waits.add({ kind: "parked", seq, tool: decision.tool, args: this.#sensitive.redact(decision.tool, decision.args), ...decision.park });
       case "fail":
         return this.#conclude(seq, { ok: false, error: decision.failure });
       case "throttle":
@@ -490,6 +512,10 @@ export class CallIntake {
    * after such a park.
    */
   #send(seq: number, tool: PinnedTool, args: JsonValue, attempt: number, schemaChangeApproved: boolean): void {
+    // Never a marker to a tool: without its live values (a direct session restarted) the call fails unsent.
+    const lost = this.#sensitive.lostValues(tool, toolPath(tool), args);
+    if (lost !== undefined) return this.#conclude(seq, { ok: false, error: lost });
+    const secrets = tool.policy.sensitiveParams === undefined ? {} : { secrets: this.#sensitive.secrets(tool, args) };
     const recordAttempt = (n: number, reason: string) => this.journal.append([{ kind: "call.attempt", seq, attempt: n, reason }], this.deps.clock.now());
     const queue = tool.source === "host" ? { queue: this.#unserved.watcher(seq, toolPath(tool)) } : {};
     const subCalls = tool.source === "user" ? { subCalls: this.#subCallsOf(seq) } : {};
@@ -503,6 +529,7 @@ export class CallIntake {
         recordAttempt,
         ...queue,
         ...subCalls,
+        ...secrets,
         ...(schemaChangeApproved ? { schemaChangeApproved } : {}),
       })
       .then((dispatched) => ("parked" in dispatched ? this.#park(seq, tool, args, dispatched.parked) : this.#conclude(seq, dispatched)))
@@ -513,15 +540,16 @@ export class CallIntake {
   #subCallsOf(seq: number): RunSubCalls {
     let answers = this.#subCalls.get(seq);
     if (answers === undefined) this.#subCalls.set(seq, (answers = new Map<string, SubCallAnswer>()));
-    return new RunSubCalls(seq, this.journal, this.deps.clock, answers);
+    return new RunSubCalls(seq, this.journal, this.deps.clock, answers, (tool, args) => this.#sensitive.redact(this.toolset.byPath.get(tool), args));
   }
 
   /** Holds an open call back (`call.parked`) until the harness decides; approving sends it as it is. */
   #park(seq: number, tool: PinnedTool, args: JsonValue, park: Park): void {
     if (this.#closed) return;
-    this.waits.add({ kind: "parked", seq, tool, args, ...park });
+    const shown = this.#sensitive.redact(tool, args);
+    this.waits.add({ kind: "parked", seq, tool, args: shown, ...park });
     const credential = park.credential === undefined ? {} : { credential: park.credential };
-    const described: DecisionWait = { kind: "parked", seq, tool: toolPath(tool), args, reason: park.reason, message: park.message, ...credential };
+    const described: DecisionWait = { kind: "parked", seq, tool: toolPath(tool), args: shown, reason: park.reason, message: park.message, ...credential };
     const at = this.deps.clock.now();
     this.journal
       .append(
@@ -541,6 +569,7 @@ export class CallIntake {
     this.#unserved.done(seq);
     this.#subCalls.delete(seq);
     this.#throttled.delete(seq);
+    this.#live.delete(seq);
     if (outcome.notBefore !== undefined && outcome.notBefore > this.deps.clock.now()) {
       // A mock's delay under a virtual clock: the outcome waits for the clock like a sleep.
       const { notBefore, ...rest } = outcome;

@@ -1,7 +1,7 @@
 import { formatDuration, toolFailure, type JsonValue, type PinnedTool, type ToolFailure } from "@tapedeck/protocol";
 import { systemClock, type Clock } from "../clock.js";
 import { MAX_ATTEMPTS, MAX_VALUE_BYTES, RUN_CONCURRENCY } from "../limits.js";
-import { SHAPE_SCANNER, type LeakScanner } from "../secrets/leak-scanner.js";
+import { SHAPE_SCANNER, type KnownSecret, type LeakScanner } from "../secrets/leak-scanner.js";
 import type { SubCallJournal } from "../sources/sub-call-journal.js";
 import type { Park, QueueWatcher, StagedAttempt, ToolOutcome, ToolSource } from "../sources/tool-source.js";
 import type { StagedHostTask } from "../store/host-task-store.js";
@@ -43,6 +43,8 @@ export interface DispatchRequest {
   readonly queue?: QueueWatcher;
   /** Records the host calls the source makes for the call (see `ToolCallRequest.subCalls`). */
   readonly subCalls?: SubCallJournal;
+  /** The call's sensitive argument values (`sensitiveParams`): redacted from its result like a credential it sent. */
+  readonly secrets?: readonly KnownSecret[];
 }
 
 export interface DispatcherOptions {
@@ -167,8 +169,9 @@ export class RunDispatcher {
     for (let attempt = request.attempt; ; attempt++) {
       const outcome = await this.attempt(request, attempt);
       if (this.abandoned) return { ok: false, error: toolFailure("outcomeUnknown", "The run stopped waiting for this call.") };
-      // The credential this attempt sent, if any, is redacted wherever it comes back.
-      const scanner = outcome.secrets === undefined || outcome.secrets.length === 0 ? this.scanner : this.scanner.with(outcome.secrets);
+      // The credential this attempt sent, if any, and the call's sensitive values are redacted wherever they come back.
+      const sent = [...(outcome.secrets ?? []), ...(request.secrets ?? [])];
+      const scanner = sent.length === 0 ? this.scanner : this.scanner.with(sent);
       if (outcome.kind === "park") return { parked: { ...outcome.park, message: scanner.scanText(outcome.park.message).value } };
       const later = outcome.kind !== "interrupted" && outcome.notBefore !== undefined ? { notBefore: outcome.notBefore } : {};
       // Bounded before the leak scan walks it (recursively) and the journal stringifies it.

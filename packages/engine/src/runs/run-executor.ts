@@ -233,7 +233,7 @@ export class RunExecutor {
     }
     const { fresh } = replayed;
     this.intake.remember(history.calls.values());
-    if (!fresh.end) this.intake.resume(history.calls.values());
+    if (!fresh.end) this.intake.resume(history.calls.values(), replayed.live);
     if (this.phase === "loading") this.phase = "idle";
     // Calls shown waiting for a worker by an engine that stopped are this engine's to show again.
     if (this.phase === "idle" && this.run.waits?.some((wait) => wait.kind === "worker"))
@@ -260,7 +260,7 @@ export class RunExecutor {
           return undefined;
         }
         this.sandbox = sandbox;
-        return await replayHistory(sandbox, history);
+        return await replayHistory(sandbox, history, (tool, args) => this.intake.recordedArgs(tool, args));
       } catch (error) {
         this.sandbox = undefined;
         void sandbox?.dispose().catch(() => {});

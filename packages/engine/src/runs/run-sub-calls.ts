@@ -1,4 +1,4 @@
-import type { SubCallAnswer } from "@tapedeck/protocol";
+import type { JsonValue, SubCallAnswer } from "@tapedeck/protocol";
 import type { Clock } from "../clock.js";
 import type { SubCall, SubCallJournal } from "../sources/sub-call-journal.js";
 import type { RunJournal } from "./run-journal.js";
@@ -21,6 +21,8 @@ export class RunSubCalls implements SubCallJournal {
     private readonly clock: Clock,
     /** Shared by the call's attempts: what the journal holds for the call. */
     private readonly answers: Map<string, SubCallAnswer>,
+    /** The arguments as journaled: a tool's `sensitiveParams` hashed (sub-calls are matched by key, never by arguments). */
+    private readonly redact: (tool: string, args: JsonValue) => JsonValue = (_tool, args) => args,
   ) {}
 
   recorded(key: string): Promise<SubCallAnswer | undefined> {
@@ -30,6 +32,9 @@ export class RunSubCalls implements SubCallJournal {
   record(call: SubCall, answer: SubCallAnswer): Promise<void> {
     if (this.answers.has(call.key)) return Promise.resolve();
     this.answers.set(call.key, answer);
-    return this.journal.append([{ kind: "call.sub", seq: this.seq, key: call.key, tool: call.tool, args: call.args, answer }], this.clock.now());
+    return this.journal.append(
+      [{ kind: "call.sub", seq: this.seq, key: call.key, tool: call.tool, args: this.redact(call.tool, call.args), answer }],
+      this.clock.now(),
+    );
   }
 }

@@ -22,7 +22,7 @@ export type VerifyResult =
 
 export async function verifyReplay(
   run: RunRecord,
-  toolset: Pick<LoadedToolset, "groups" | "features" | "workflows">,
+  toolset: Pick<LoadedToolset, "groups" | "features" | "workflows"> & Partial<Pick<LoadedToolset, "byPath" | "sensitive">>,
   entries: readonly JournalEntry[],
   sandboxes: SandboxFactory,
   limits: SandboxLimits,
@@ -46,9 +46,12 @@ export async function verifyReplay(
     limits,
   });
   try {
-    const replayed = await replayHistory(sandbox, history).catch((error: unknown) => {
+    // Sensitive values are compared as the journal has them (hashed with the engine's key).
+    const recordedArgs = (tool: string, args: JsonValue) => toolset.sensitive?.redact(toolset.byPath?.get(tool), args) ?? args;
+    const replayed = await replayHistory(sandbox, history, recordedArgs).catch((error: unknown) => {
       // Stuck again where the live run was stuck: the watchdog's limit error is how it ends.
-      if (error instanceof SandboxStoppedError) return { ok: true as const, fresh: { calls: [], logs: [], end: { ok: false as const, error: error.error } } };
+      if (error instanceof SandboxStoppedError)
+        return { ok: true as const, live: new Map<number, JsonValue>(), fresh: { calls: [], logs: [], end: { ok: false as const, error: error.error } } };
       throw error;
     });
     if (!replayed.ok) return { ok: false, problem: replayed.divergence };

@@ -49,6 +49,7 @@ import {
   type StagedHostTask,
 } from "../store/host-task-store.js";
 import type { Store } from "../store/store.js";
+import { HostTaskArgs } from "./host-task-args.js";
 import { PollTimes } from "./poll-times.js";
 import {
   isSuspension,
@@ -88,6 +89,8 @@ export interface HostTaskQueueOptions {
   readonly audience?: (runId: string) => Promise<HostTaskAudience | undefined>;
   /** Hears what should never happen (a store write in the background that failed). */
   readonly onFault?: (error: unknown) => void;
+  /** Seals the arguments of tasks whose tool has `sensitiveParams` while they wait in the store. Default: a key of this queue's own (tasks open only in this process). */
+  readonly args?: HostTaskArgs;
 }
 
 /** The longest a poll is held: long enough to spare requests, short enough for proxies. */
@@ -146,6 +149,7 @@ export class HostTaskQueue implements ToolSource {
   readonly #clock: Clock;
   readonly #audience: (runId: string) => Promise<HostTaskAudience | undefined>;
   readonly #onFault: (error: unknown) => void;
+  readonly #args: HostTaskArgs;
   /** This process, as the waiter of the tasks it queues (`hostTaskWaiterTopic`). */
   readonly #waiter = `${hostname()}/${process.pid}/${randomBytes(6).toString("hex")}`;
   readonly #waiting = new Map<string, Waiting>();
@@ -178,6 +182,7 @@ export class HostTaskQueue implements ToolSource {
     this.#clock = options.clock ?? systemClock;
     this.#audience = options.audience ?? ((runId) => storedAudience(store, runId));
     this.#onFault = options.onFault ?? (() => {});
+    this.#args = options.args ?? new HostTaskArgs(ephemeralKey());
     this.#pollTimes = new PollTimes(this.#clock);
   }
 
@@ -282,13 +287,14 @@ export class HostTaskQueue implements ToolSource {
   }
 
   #newTask(request: StagedCallRequest, tool: string, audience: HostTaskAudience, now: number): NewHostTask {
+    const id = `task_${randomBytes(12).toString("base64url")}`;
     return {
-      id: `task_${randomBytes(12).toString("base64url")}`,
+      id,
       runId: request.runId,
       seq: request.seq,
       attempt: request.attempt,
       tool,
-      args: request.args,
+      args: this.#args.seal(request.tool, id, request.args),
       idempotencyKey: request.idempotencyKey,
       traceparent: request.traceparent,
       heartbeatTimeoutMs: request.tool.policy.heartbeatTimeoutMs,
@@ -381,7 +387,7 @@ export class HostTaskQueue implements ToolSource {
           request.signal?.removeEventListener("abort", stop);
           this.#polls.delete(held);
           this.#hearTasks();
-          resolve(tasks.map(view));
+          resolve(tasks.map((task) => view(task, this.#args)));
         },
       };
       if (this.#closed || request.signal?.aborted) return held.finish([]);
@@ -651,11 +657,11 @@ function attemptKey(attempt: { readonly runId: string; readonly seq: number; rea
   return `${attempt.runId}/${attempt.seq}/${attempt.attempt}`;
 }
 
-function view(task: HostTaskRecord): HostTask {
+function view(task: HostTaskRecord, args: HostTaskArgs): HostTask {
   return {
     id: task.id,
     tool: task.tool,
-    args: task.args,
+    args: args.open(task.id, task.args),
     idempotencyKey: task.idempotencyKey,
     runId: task.runId,
     seq: task.seq,
@@ -664,6 +670,12 @@ function view(task: HostTaskRecord): HostTask {
     lease: task.lease!,
     heartbeatTimeoutMs: task.heartbeatTimeoutMs,
   };
+}
+
+/** A random key kept by the caller: what a queue without a master key seals with. */
+function ephemeralKey(): () => Buffer {
+  const key = randomBytes(32);
+  return () => key;
 }
 
 function describe(error: unknown): string {

@@ -1,6 +1,7 @@
 import type { PinnedTool, PinnedWorkflow } from "@tapedeck/protocol";
 import type { SandboxFeature } from "../sandbox/sandbox.js";
 import type { SchemaValidator } from "../util/schema-validator.js";
+import type { ArgsRedaction } from "./redacted-args.js";
 
 /** The toolset of a run, with what executing it needs (loaded once per engine and toolset). */
 export interface LoadedToolset {
@@ -13,4 +14,6 @@ export interface LoadedToolset {
   readonly validator: SchemaValidator;
   /** The workflows the toolset pins, by name (the `workflows` global). */
   readonly workflows: Readonly<Record<string, PinnedWorkflow>>;
+  /** Redacts its tools' `sensitiveParams` with the engine's key; absent (a toolset loaded outside an engine): a key of the process's own. */
+  readonly sensitive?: ArgsRedaction;
 }

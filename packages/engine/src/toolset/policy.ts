@@ -69,6 +69,8 @@ function applySpec(policy: ToolPolicy, spec: PolicySpec, key: string): ToolPolic
         ? { approval: spec.approval }
         : { approval: false, approvalRules: spec.approval };
   const rateLimit = spec.rateLimit ?? policy.rateLimit;
+  // Pointers add up: a tool's own, its group's and its own policy's (a narrower policy never un-redacts).
+  const sensitiveParams = mergeSensitiveParams(policy.sensitiveParams, spec.sensitiveParams);
   return {
     onInterruption: spec.onInterruption ?? policy.onInterruption,
     ...(timeoutMs === undefined ? {} : { timeoutMs }),
@@ -78,7 +80,14 @@ function applySpec(policy: ToolPolicy, spec: PolicySpec, key: string): ToolPolic
     concurrency: Math.min(spec.concurrency ?? policy.concurrency, RUN_CONCURRENCY),
     ...approval,
     ...(rateLimit === undefined ? {} : { rateLimit }),
+    ...(sensitiveParams === undefined ? {} : { sensitiveParams }),
   };
+}
+
+/** The union of two pointer lists, sorted (the toolset id must not depend on the order they were written in); undefined when empty. */
+export function mergeSensitiveParams(a: readonly string[] | undefined, b: readonly string[] | undefined): readonly string[] | undefined {
+  const merged = [...new Set([...(a ?? []), ...(b ?? [])])].sort();
+  return merged.length === 0 ? undefined : merged;
 }
 
 /** The risk the toolset's policies give `group.name` (`group.name` over `group.*`), if they give one. */

@@ -14,6 +14,7 @@ import { nullObject } from "../util/null-object.js";
 import { SchemaValidator } from "../util/schema-validator.js";
 import { renderDeclarations, type Declarations } from "./declarations.js";
 import type { LoadedToolset } from "./loaded-toolset.js";
+import { ArgsRedaction } from "./redacted-args.js";
 import { mergeShapes, shapeOf } from "./observed-shape.js";
 import type { LibraryPlace } from "./library-spec-file.js";
 import { pinToolset } from "./pin.js";
@@ -72,6 +73,8 @@ export interface ToolsetCatalogOptions {
   readonly library?: LibraryPlace;
   /** What is wrong with a toolset's user tools (their code type-checked with `checker`), asked at registration. Default: nothing is checked. */
   readonly userToolProblems?: (toolset: PinnedToolset, checker: ScriptCheck) => Promise<readonly string[]>;
+  /** The key `sensitiveParams` values are hashed with (`purposeKey`). Default: a key of the catalogue's own (hashes comparable in this process only). */
+  readonly sensitiveKey?: () => Uint8Array;
 }
 
 export class ToolsetCatalog {
@@ -84,6 +87,8 @@ export class ToolsetCatalog {
   readonly #userToolProblems: ToolsetCatalogOptions["userToolProblems"];
   /** The checker this catalogue made (and closes). */
   #ownChecker: CheckerPool | undefined;
+  /** Redacts the `sensitiveParams` of every toolset's calls (one key for all). */
+  readonly #sensitive: ArgsRedaction;
 
   constructor(options: ToolsetCatalogOptions) {
     this.#store = options.store;
@@ -92,6 +97,7 @@ export class ToolsetCatalog {
     this.#library = options.library;
     this.#checker = options.checker;
     this.#userToolProblems = options.userToolProblems;
+    this.#sensitive = options.sensitiveKey === undefined ? ArgsRedaction.ephemeral() : new ArgsRedaction(options.sensitiveKey);
   }
 
   /** A registered toolset, loaded. Throws `not_found`. */
@@ -154,6 +160,7 @@ export class ToolsetCatalog {
       features: scriptFeatures(pinned.tools),
       validator,
       workflows: pinned.workflows ?? {},
+      sensitive: this.#sensitive,
       declarations: renderDeclarations(pinned.tools, observed, pinned.workflows),
       version: 0,
       observed,

@@ -5,6 +5,7 @@ import { parseHttpSpec } from "./http-spec-file.js";
 import { approvalProblems, type Approval } from "./approval.js";
 import { parseLibrarySpec } from "./library-spec-file.js";
 import { rateLimitProblems } from "./rate-limit-spec.js";
+import { checkSensitiveParams } from "./sensitive-params-spec.js";
 import { literalSecretRefusal } from "./literal-secrets.js";
 import { parseMcpServers } from "./mcp-servers-file.js";
 import { checkGroupName, checkToolName, ToolsetSpecError } from "./spec-error.js";
@@ -20,7 +21,17 @@ export { ToolsetSpecError } from "./spec-error.js";
  */
 
 const TOP_LEVEL_KEYS = ["base", "mcpServers", "hostTools", "http", "library", "userTools", "policies"] as const;
-const POLICY_KEYS = ["onInterruption", "timeout", "heartbeatTimeout", "queueTimeout", "concurrency", "approval", "risk", "rateLimit"] as const;
+const POLICY_KEYS = [
+  "onInterruption",
+  "timeout",
+  "heartbeatTimeout",
+  "queueTimeout",
+  "concurrency",
+  "approval",
+  "risk",
+  "rateLimit",
+  "sensitiveParams",
+] as const;
 const HOST_TOOL_KEYS = ["description", "inputSchema", "outputSchema"] as const;
 
 type Obj = Record<string, unknown>;
@@ -79,7 +90,7 @@ function parseHostTools(value: unknown): ToolsetSpec["hostTools"] {
 function parsePolicy(value: unknown, where: string): PolicySpec {
   if (!isObject(value)) throw new ToolsetSpecError(`${where} must be an object`);
   checkKeys(value, POLICY_KEYS, where);
-  const { onInterruption, timeout, heartbeatTimeout, queueTimeout, concurrency, approval, risk, rateLimit } = value;
+  const { onInterruption, timeout, heartbeatTimeout, queueTimeout, concurrency, approval, risk, rateLimit, sensitiveParams } = value;
   if (onInterruption !== undefined && onInterruption !== "retry" && onInterruption !== "at_most_once") {
     throw new ToolsetSpecError(`${where}.onInterruption must be "retry" or "at_most_once"`);
   }
@@ -111,6 +122,7 @@ function parsePolicy(value: unknown, where: string): PolicySpec {
     throw new ToolsetSpecError(`${where}.risk must be "low", "medium" or "high"`);
   const limit = rateLimitProblems(rateLimit as ToolRateLimit | undefined, `${where}.rateLimit`);
   if (limit.length > 0) throw new ToolsetSpecError(limit.join("; "));
+  checkSensitiveParams(sensitiveParams, where);
   return value;
 }
 

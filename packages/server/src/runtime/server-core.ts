@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { closeAll, Engine, HostTaskQueue, InProcessHostTools, openStore, type Store } from "@tapedeck/engine";
+import { closeAll, Engine, HostTaskQueue, hostTaskArgsFor, InProcessHostTools, openStore, type Store } from "@tapedeck/engine";
 import type { FastifyInstance } from "fastify";
 import { HostTaskBroker } from "../host-tasks/host-task-broker.js";
 import { HostToolRouter } from "../host-tasks/host-tool-router.js";
@@ -60,7 +60,9 @@ export async function openServerCore(
     const admin = extra.adminKey ? await ensureAdminKey(server.apiKeys) : undefined;
     // Told of the other nodes' endpoint changes on a shared store (on one machine the notifier's poll would read them five times a second for nothing).
     const webhooks = await WebhookEndpoints.load(server.webhookOutbox, new SecretBox(secret), storeUrl ? store.notifier : undefined);
-    const hostTasks = new HostTaskBroker(new HostTaskQueue(store, { onFault: (error) => logger.error({ err: error }, "host task queue fault") }));
+    const hostTasks = new HostTaskBroker(
+      new HostTaskQueue(store, { onFault: (error) => logger.error({ err: error }, "host task queue fault"), args: hostTaskArgsFor(store) }),
+    );
     const workers = new WorkerPresence({ logger, lostAfterMs: options.workerLostAfterMs });
     const opened = new ServerContext({
       store,
