@@ -1,5 +1,6 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import type { ServerResponse } from "node:http";
 import type { JournalEntry, JsonObject, JsonValue, RunEnd, ToolsetSpec, UserToolFileSpec } from "@tapedeck/protocol";
 import type { Engine } from "./engine.js";
@@ -276,6 +277,92 @@ export default async () => {
         ["/2.1.1.1.1 tools.ping limit_exceeded", "/2.1.1.1 tools.pong limit_exceeded", "/2.1.1 tools.ping limit_exceeded", "/2.1 tools.pong limit_exceeded"],
         "each level journaled its invocation",
       );
+    } finally {
+      await t.cleanup();
+    }
+  });
+});
+
+describe("invoked host and user tools meet their policies", () => {
+  it("a host tool's rate limit and a user tool's approval rules apply to a user tool's invocations as to a script's calls", async () => {
+    const t = await testEngine({ hostTools: priceTools([]) });
+    try {
+      const word: JsonObject = { type: "object", properties: { word: { type: "string" } }, required: ["word"] };
+      const { id } = await t.engine.registerToolset({
+        hostTools: PRICE,
+        policies: {
+          "shop.price": { rateLimit: { perMinute: 1 } },
+          "tools.leaf": {
+            approval: {
+              kind: "rules",
+              rules: [{ action: "deny", when: [{ pointer: "/word", matches: "^no" }], reason: "No means no" }],
+              otherwise: { kind: "never" },
+            },
+          },
+          "tools.asked": { approval: true },
+        },
+        userTools: {
+          tools: {
+            leaf: {
+              description: "Says its word back.",
+              code: `export default (input: { word: string }) => input.word;`,
+              inputSchema: word,
+              outputSchema: { type: "string" },
+            },
+            asked: { description: "Needs approval.", code: `export default () => "asked";` },
+            relay: {
+              description: "Invokes each of its tools, answering each outcome.",
+              code: `import { shop, tools } from "tapedeck:tools";
+                export default async () => {
+                  const outcomes: string[] = [];
+                  const calls = [() => shop.price({ sku: "a" }), () => shop.price({ sku: "b" }), () => tools.leaf({ word: "yes" }), () => tools.leaf({ word: "no" }), () => tools.asked({})];
+                  for (const call of calls) {
+                    try { await call(); outcomes.push("sent"); } catch (e) { outcomes.push((e as { code: string }).code + ": " + (e as Error).message); }
+                  }
+                  return outcomes;
+                };`,
+              grants: { tools: ["shop.price", "tools.leaf", "tools.asked"] },
+            },
+          },
+        },
+      });
+      const started = await start(t.engine, id, `import { tools } from "tapedeck:tools";\nexport default async () => tools.relay({});`);
+      const outcomes = output(await started.end) as string[];
+      assert.deepEqual(outcomes.slice(0, 1), ["sent"]);
+      assert.match(outcomes[1]!, /^rate_limited: /);
+      assert.equal(outcomes[2], "sent");
+      assert.match(outcomes[3]!, /^refused: tools\.leaf is refused by its approval rules: No means no/);
+      assert.match(outcomes[4]!, /^refused: tools\.asked needs approval before each call/);
+      assert.deepEqual(described(await t.engine.journal(started.runId), started.runId), [
+        "/1.1 shop.price ok",
+        "/1.2 shop.price rate_limited",
+        "/1.3 tools.leaf ok",
+        "/1.4 tools.leaf refused",
+        "/1.5 tools.asked refused",
+      ]);
+    } finally {
+      await t.cleanup();
+    }
+  });
+});
+
+describe("the example of docs/design/tool-library.md", () => {
+  it("its toolset file registers, and a script's basket.receipt journals the keys the text says", async () => {
+    const doc = readFileSync(new URL("../../../docs/design/tool-library.md", import.meta.url), "utf8");
+    const section = doc.slice(doc.indexOf("### Invoking other tools"));
+    const block = /```json\n([\s\S]*?)\n```/.exec(section);
+    assert.ok(block, "the section has a toolset file");
+    const seen: Pick<HostToolContext, "idempotencyKey" | "seq" | "attempt">[] = [];
+    const t = await testEngine({ hostTools: priceTools(seen) });
+    try {
+      const { id } = await t.engine.registerToolset(JSON.parse(block[1]!) as ToolsetSpec);
+      const started = await start(t.engine, id, `import { basket } from "tapedeck:tools";\nexport default async () => basket.receipt({ skus: ["a", "b"] });`);
+      assert.equal(output(await started.end), "2 items: 2.00");
+      assert.deepEqual(described(await t.engine.journal(started.runId), started.runId).sort(), [
+        "/1.1 basket.total ok",
+        "/1.1.1 shop.price ok",
+        "/1.1.2 shop.price ok",
+      ]);
     } finally {
       await t.cleanup();
     }
