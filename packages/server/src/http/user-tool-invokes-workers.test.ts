@@ -3,6 +3,7 @@ import { describe, it } from "node:test";
 import type { HostToolSpec } from "@tapedeck/protocol";
 import type { JournalEntry, Run, Tapedeck, ToolContext, ToolsetSpec } from "@tapedeck/sdk";
 import { startServeChild, type ServeChild } from "./test-support/serve-child.js";
+import { startWorkerChild } from "./test-support/worker-child.js";
 
 /**
  * A sandboxed user tool invoking a host tool served by an SDK worker through a real `tapedeck
@@ -10,7 +11,8 @@ import { startServeChild, type ServeChild } from "./test-support/serve-child.js"
  * `{run}/{seq}.{n}` (what the worker sees as ctx.idempotencyKey) — invocations made at once, and
  * one after another, of the same call of the same run —, journaled as a `call.sub`; after the
  * server is killed mid-invocation, the next server re-runs the tool against what was recorded,
- * and only the invocation that had no answer reaches a worker again, with its key.
+ * and the invocation a worker held is answered to it by that worker, not sent again; an
+ * at_most_once tool whose worker dies answers outcomeUnknown.
  */
 const PRICE: HostToolSpec = {
   description: "The price of a SKU.",
@@ -110,13 +112,47 @@ describe("a user tool invoking host tools served by workers", () => {
     }
   });
 
-  it("after the server is killed mid-invocation, the next one re-runs the tool: what was answered is not sent again, the rest goes with its key", async () => {
+  it("an at_most_once host tool whose worker is killed mid-invocation answers outcomeUnknown, recorded: it is never sent again", async () => {
+    const server: ServeChild = await startServeChild();
+    try {
+      const td = server.client(server.adminKey!);
+      const toolset = (
+        await td.toolsets.create({
+          hostTools: { mail: { send: { description: "Sends a mail.", inputSchema: { type: "object" } } } },
+          policies: { "mail.send": { heartbeatTimeout: "2s", onInterruption: "at_most_once" } },
+          userTools: {
+            tools: {
+              notify: {
+                description: "Sends a mail; answers what came of it.",
+                code: `import { mail } from "tapedeck:tools";
+                  export default async () => { try { await mail.send({ to: "ann" }); return "sent"; } catch (e) { return (e as { code: string }).code; } };`,
+                grants: { tools: ["mail.send"] },
+              },
+            },
+          },
+        })
+      ).id;
+      const child = startWorkerChild(server.url, server.adminKey!, ["mail.send"]);
+      const started = await td.runs.start({ toolset, source: `import { tools } from "tapedeck:tools";\nexport default async () => tools.notify({});` });
+      const run = started.kind === "started" ? started.run : assert.fail(JSON.stringify(started.diagnostics));
+      assert.deepEqual(await child.started(), { tool: "mail.send", key: `${run.id}/1.1`, attempt: 1 });
+      await child.kill();
+      const done = await ended(td, run.id);
+      assert.deepEqual([done.status, done.output], ["completed", "outcomeUnknown"], JSON.stringify(done));
+      assert.deepEqual(await subCalls(td, run.id), ["/1.1 mail.send outcomeUnknown"]);
+    } finally {
+      assert.equal(await server.stop(), 0, server.stderr());
+      server.cleanup();
+    }
+  });
+
+  it("after the server is killed mid-invocation, the next one re-runs the tool: what was answered is not sent again, and the worker's answer to the one it held comes to the re-run", async () => {
     let server: ServeChild = await startServeChild();
     const adminKey = server.adminKey!;
     const port = Number(new URL(server.url).port);
     const served: Served[] = [];
     const third = deferred<void>();
-    // The first attempt of the third invocation never answers: it ends when its worker hears it was given up.
+    // The third invocation is answered only once the next server runs.
     const held = deferred<{ sku: string; cents: number }>();
     try {
       let td = server.client(adminKey);
@@ -128,9 +164,8 @@ describe("a user tool invoking host tools served by workers", () => {
             shop: {
               price: (args: { sku: string }, ctx: ToolContext) => {
                 served.push({ key: ctx.idempotencyKey, seq: ctx.seq, attempt: ctx.attempt });
-                if (args.sku !== "ccc" || served.filter((s) => s.key === ctx.idempotencyKey).length > 1) return price(args);
+                if (args.sku !== "ccc") return price(args);
                 third.resolve();
-                ctx.signal.addEventListener("abort", () => held.resolve(price(args)), { once: true });
                 return held.promise;
               },
             },
@@ -144,15 +179,15 @@ describe("a user tool invoking host tools served by workers", () => {
         await server.kill();
         server = await startServeChild({ dataDir: server.dataDir, port });
         td = server.client(adminKey);
+        held.resolve(price({ sku: "ccc" }));
         const done = await ended(td, run.id);
         assert.deepEqual([done.status, done.output], ["completed", { cents: 600 }], JSON.stringify(done));
         const keys = served.map((s) => s.key.slice(run.id.length));
         assert.deepEqual(keys.slice(0, 2).sort(), ["/1.1", "/1.2"]);
-        assert.deepEqual(keys.slice(2), ["/1.3", "/1.3"], "only the invocation in flight was sent again, with its key");
+        assert.deepEqual(keys.slice(2), ["/1.3"], "the invocation the worker held was not sent again: its task stood");
         assert.deepEqual(
-          served.slice(2).map((s) => s.attempt),
-          [1, 2],
-          "as the attempt of the call it is made within",
+          served.map((s) => s.attempt),
+          [1, 1, 1],
         );
         assert.deepEqual(await subCalls(td, run.id), ["/1.1 shop.price ok", "/1.2 shop.price ok", "/1.3 shop.price ok"]);
       } finally {
