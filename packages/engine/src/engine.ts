@@ -414,6 +414,7 @@ export class Engine {
         return { tools: toolset.byPath, validator: toolset.validator, ...(run.namespace === undefined ? {} : { namespace: run.namespace }) };
       },
       send: (request) => this.#source.call(request),
+      resumes: (call) => this.#source.resumes(call),
       admit: (call) => admitInvocation(call, store, options.clock ?? systemClock),
       credentials: vaultResolver(store, this.credentials),
       ...(folder === undefined ? {} : { workspaceFolder: (namespace: string | undefined) => workspaceFolder(folder, namespace) }),

@@ -483,7 +483,7 @@ export class CallIntake {
         return this.#waitForWindow(seq, decision.then, decision.until);
       case "resume": {
         const { tool, args, attempt, otherwise, schemaChangeApproved = false } = decision;
-        const stands = this.deps.source.resumes?.({ tool, runId: this.run.id, seq, attempt });
+        const stands = this.deps.source.resumes?.({ tool, runId: this.run.id, seq, idempotencyKey: this.#key(seq), attempt });
         if (stands === undefined) return this.#act(seq, otherwise);
         stands.then(
           (yes) => (yes ? this.#send(seq, tool, args, attempt, schemaChangeApproved) : this.#act(seq, otherwise)),

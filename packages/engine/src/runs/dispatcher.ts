@@ -2,6 +2,7 @@ import { formatDuration, toolFailure, type JsonValue, type PinnedTool, type Tool
 import { systemClock, type Clock } from "../clock.js";
 import { MAX_ATTEMPTS, MAX_VALUE_BYTES, RUN_CONCURRENCY } from "../limits.js";
 import { SHAPE_SCANNER, type KnownSecret, type LeakScanner } from "../secrets/leak-scanner.js";
+import { outcomeUnknown } from "../sources/outcome-unknown.js";
 import type { SubCallJournal } from "../sources/sub-call-journal.js";
 import type { Park, QueueWatcher, StagedAttempt, ToolOutcome, ToolSource } from "../sources/tool-source.js";
 import type { StagedHostTask } from "../store/host-task-store.js";
@@ -313,12 +314,7 @@ function queueTimedOut(tool: PinnedTool, waitedMs: number, sinceLastPollMs: numb
   );
 }
 
-export function outcomeUnknown(reason: string): ToolFailure {
-  return toolFailure(
-    "outcomeUnknown",
-    `The call was interrupted (${reason}) and its policy is at_most_once, so it was not sent again: it may or may not have taken effect. Check with the tool before trying again.`,
-  );
-}
+export { outcomeUnknown };
 
 export function tooManyAttempts(attempts: number, reason: string): ToolFailure {
   return toolFailure("too_many_attempts", `The call was interrupted ${attempts} times (last: ${reason}); it was not sent again.`);

@@ -157,7 +157,7 @@ export class HostTaskQueue implements ToolSource {
   readonly #pollTimes: PollTimes<PollWho>;
   /** Tasks a poll here claimed in the commit that queued them, before their call was waiting here (`call` takes them). */
   readonly #claimedEarly = new Map<string, HostTaskRecord>();
-  /** First attempts staged with the appends that schedule them, by `run/seq/attempt`, until their `call` (or `drop`). */
+  /** First attempts staged with the appends that schedule them, by `key#attempt`, until their `call` (or `drop`). */
   readonly #staged = new Map<string, Staged>();
   /** The audiences of the runs that called lately (they never change): `stage` must have one at once. */
   readonly #audiences = new Map<string, HostTaskAudience>();
@@ -350,7 +350,7 @@ export class HostTaskQueue implements ToolSource {
    * task up where it is. A task that lapsed or was withdrawn does not stand.
    */
   async resumes(call: ResumedCall): Promise<boolean> {
-    const task = await this.#store.hostTasks.find(call.runId, call.seq, call.attempt);
+    const task = await this.#store.hostTasks.find(call.runId, call.idempotencyKey, call.attempt);
     return task !== undefined && (task.state === "queued" || task.state === "claimed" || task.state === "answered");
   }
 
@@ -653,8 +653,9 @@ function spokenFor(held: HeldPoll): boolean {
   return held.reserved.size > 0 || held.sent.length > 0;
 }
 
-function attemptKey(attempt: { readonly runId: string; readonly seq: number; readonly attempt: number }): string {
-  return `${attempt.runId}/${attempt.seq}/${attempt.attempt}`;
+/** An attempt of a call or of a sub-call (which shares its call's seq, not its key). */
+function attemptKey(attempt: { readonly idempotencyKey: string; readonly attempt: number }): string {
+  return `${attempt.idempotencyKey}#${attempt.attempt}`;
 }
 
 function view(task: HostTaskRecord, args: HostTaskArgs): HostTask {

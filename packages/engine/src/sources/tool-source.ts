@@ -60,6 +60,8 @@ export interface ResumedCall {
   readonly tool: PinnedTool;
   readonly runId: string;
   readonly seq: number;
+  /** `{run_id}/{seq}`, as its attempts were sent. */
+  readonly idempotencyKey: string;
   readonly attempt: number;
 }
 
@@ -114,6 +116,12 @@ export interface ToolCallRequest {
    * on a later attempt: the run's journal (`call.sub` entries). Set by the call intake.
    */
   readonly subCalls?: SubCallJournal;
+  /**
+   * The user tools whose calls this call is made within (`group.name`, outermost first) when a
+   * user tool invoked it: how deep user tools nest, so that a cycle among them ends at
+   * `MAX_USER_TOOL_NESTING`. Set by the user tool source on its invocations.
+   */
+  readonly invokedBy?: readonly string[];
 }
 
 /**

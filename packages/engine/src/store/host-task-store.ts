@@ -25,7 +25,9 @@ import type { JsonValue, ToolFailure } from "@tapedeck/protocol";
  */
 export interface HostTaskStore {
   /**
-   * Queues an attempt of a call. When that attempt (run, seq, attempt) has a task already (an
+   * Queues an attempt of a call, or of a sub-call (a user tool's invocation of a host tool: its
+   * own idempotency key `{run}/{seq}.{n}`, its call's seq). A task is identified by its run,
+   * idempotency key and attempt, never by its seq alone. When that attempt has a task already (an
    * engine that stopped queued it and this one resumes the run), nothing is queued: that task is
    * returned as it stands, now waited for by `task.waiter`. Either way the other attempts of the
    * call still kept are given up (a queued, answered or lapsed one deleted, a claimed one
@@ -49,8 +51,8 @@ export interface HostTaskStore {
   expire(now: number): Promise<HostTaskRecord[]>;
   /** The tasks of these ids still kept, in no particular order. */
   get(taskIds: readonly string[]): Promise<HostTaskRecord[]>;
-  /** The task kept for an attempt of a call, if any. */
-  find(runId: string, seq: number, attempt: number): Promise<HostTaskRecord | undefined>;
+  /** The task kept for an attempt of a call (or sub-call) by its idempotency key, if any. */
+  find(runId: string, idempotencyKey: string, attempt: number): Promise<HostTaskRecord | undefined>;
   /** Deletes these tasks (their outcomes were taken). */
   remove(taskIds: readonly string[]): Promise<void>;
   /** Tasks in these states (default: every state) that `filter` matches, oldest first, at most `limit` (default 100). */

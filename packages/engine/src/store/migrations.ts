@@ -338,6 +338,17 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX rate_limit_calls_by_key ON rate_limit_calls (key, at);
     `,
   },
+  {
+    version: 20,
+    name: "host tasks by idempotency key",
+    sql: `
+      -- A host task is an attempt of one call or of one sub-call: a user tool's invocations of
+      -- host tools share their call's (run_id, seq, attempt), each with its own idempotency key
+      -- ({run}/{seq}.{n}). The key, not the seq, tells the tasks apart.
+      DROP INDEX host_tasks_by_attempt;
+      CREATE UNIQUE INDEX host_tasks_by_key ON host_tasks (run_id, idempotency_key, attempt);
+    `,
+  },
 ];
 
 /** The engine's history table: which of `migrations` a database has. */

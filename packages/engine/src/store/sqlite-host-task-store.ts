@@ -7,7 +7,8 @@
  *   IMMEDIATE`, taken by every batch) makes claims of every process sharing the file one at a
  *   time, so no task is claimed twice.
  * - Notifications are published only after the commit that made them true.
- * - `(run_id, seq, attempt)` is unique: an attempt is queued once, whichever process queues it.
+ * - `(run_id, idempotency_key, attempt)` is unique (migration 20): an attempt of a call, or of a
+ *   sub-call (`{run}/{seq}.{n}`, which shares its call's seq), is queued once, whichever process queues it.
  */
 import { randomBytes } from "node:crypto";
 import type Database from "better-sqlite3";
@@ -58,16 +59,16 @@ export class SqliteHostTaskStore implements HostTaskStore {
            namespace, labels, toolsets, waiter, state, lease, lease_until, answer, created_at)
          VALUES (@id, @run_id, @seq, @attempt, @tool, @tool_group, @args, @idempotency_key, @traceparent, @heartbeat_timeout_ms,
            @namespace, @labels, @toolsets, @waiter, @state, @lease, @lease_until, @answer, @created_at)
-         ON CONFLICT (run_id, seq, attempt) DO NOTHING`,
+         ON CONFLICT (run_id, idempotency_key, attempt) DO NOTHING`,
       ),
-      byAttempt: db.prepare<[string, number, number], HostTaskRow>("SELECT * FROM host_tasks WHERE run_id = ? AND seq = ? AND attempt = ?"),
+      byAttempt: db.prepare<[string, string, number], HostTaskRow>("SELECT * FROM host_tasks WHERE run_id = ? AND idempotency_key = ? AND attempt = ?"),
       setWaiter: db.prepare<[string, string]>("UPDATE host_tasks SET waiter = ? WHERE id = ?"),
       // The other attempts of a call: a claimed one is withdrawn (its worker hears `cancelled`), the rest deleted.
-      withdrawOthers: db.prepare<[string, number, number]>(
-        "UPDATE host_tasks SET state = 'withdrawn' WHERE run_id = ? AND seq = ? AND attempt <> ? AND state = 'claimed'",
+      withdrawOthers: db.prepare<[string, string, number]>(
+        "UPDATE host_tasks SET state = 'withdrawn' WHERE run_id = ? AND idempotency_key = ? AND attempt <> ? AND state = 'claimed'",
       ),
-      deleteOthers: db.prepare<[string, number, number]>(
-        "DELETE FROM host_tasks WHERE run_id = ? AND seq = ? AND attempt <> ? AND state IN ('queued', 'answered', 'lapsed')",
+      deleteOthers: db.prepare<[string, string, number]>(
+        "DELETE FROM host_tasks WHERE run_id = ? AND idempotency_key = ? AND attempt <> ? AND state IN ('queued', 'answered', 'lapsed')",
       ),
       byId: db.prepare<[string], HostTaskRow>("SELECT * FROM host_tasks WHERE id = ?"),
       claimOne: db.prepare<[string, number, string]>("UPDATE host_tasks SET state = 'claimed', lease = ?, lease_until = ? WHERE id = ? AND state = 'queued'"),
@@ -92,11 +93,11 @@ export class SqliteHostTaskStore implements HostTaskStore {
     return this.#access
       .write(() => {
         created = this.#sql.insert.run(newTaskRow(task)).changes === 1;
-        const row = this.#sql.byAttempt.get(task.runId, task.seq, task.attempt);
-        if (!row) throw new Error(`host task ${task.runId}/${task.seq} attempt ${task.attempt} was neither queued nor found`);
+        const row = this.#sql.byAttempt.get(task.runId, task.idempotencyKey, task.attempt);
+        if (!row) throw new Error(`host task ${task.idempotencyKey} attempt ${task.attempt} was neither queued nor found`);
         if (!created && row.waiter !== task.waiter) this.#sql.setWaiter.run(task.waiter, row.id);
-        this.#sql.withdrawOthers.run(task.runId, task.seq, task.attempt);
-        this.#sql.deleteOthers.run(task.runId, task.seq, task.attempt);
+        this.#sql.withdrawOthers.run(task.runId, task.idempotencyKey, task.attempt);
+        this.#sql.deleteOthers.run(task.runId, task.idempotencyKey, task.attempt);
         stored = { ...taskFromRow(row), waiter: task.waiter };
       })
       .then(() => {
@@ -217,9 +218,9 @@ export class SqliteHostTaskStore implements HostTaskStore {
     });
   }
 
-  find(runId: string, seq: number, attempt: number): Promise<HostTaskRecord | undefined> {
+  find(runId: string, idempotencyKey: string, attempt: number): Promise<HostTaskRecord | undefined> {
     return this.#access.read(() => {
-      const row = this.#sql.byAttempt.get(runId, seq, attempt);
+      const row = this.#sql.byAttempt.get(runId, idempotencyKey, attempt);
       return row === undefined ? undefined : taskFromRow(row);
     });
   }
@@ -253,7 +254,7 @@ export class SqliteHostTaskStore implements HostTaskStore {
     const row = newTaskRow(task);
     const claim = task.claim === undefined ? {} : { state: "claimed" as const, lease: task.claim.lease, lease_until: task.claim.leaseUntil };
     if (this.#sql.insert.run({ ...row, ...claim }).changes === 0) {
-      throw new Error(`host task ${task.runId}/${task.seq} attempt ${task.attempt} is queued already; an append queues a call's first attempt only`);
+      throw new Error(`host task ${task.idempotencyKey} attempt ${task.attempt} is queued already; an append queues a call's first attempt only`);
     }
   }
 

@@ -100,21 +100,16 @@ export function prepareUserTool(spec: UserToolSpec, toolset: readonly PinnedTool
     const tool = byName.get(name);
     if (tool === undefined) problems.push(`grants.tools: "${name}" is not a tool of this toolset`);
     else if (tool.group === WORKSPACE_GROUP) problems.push(`grants.tools: "${name}": the workspace is granted with grants.workspace`);
-    else if (tool.source === "user")
-      problems.push(`grants.tools: "${name}" is a user tool; a user tool cannot invoke another (its host calls would not be journaled)`);
     else if (isHttpFetch(tool)) problems.push(`grants.tools: "${name}" is a built-in; grant the network with grants.http (host, path prefix, methods)`);
-    else if (tool.source === "host")
-      problems.push(
-        `grants.tools: "${name}" is a host tool, served by workers per call of the run; a user tool cannot invoke host tools yet (grant an MCP tool, or call it from the script)`,
-      );
     else invoked.push(tool);
   }
   if (problems.length > 0) return { ok: false, problems };
 
   const normalised = normaliseGrants(grants);
   const declared = [...invoked, ...workspaceTools(normalised).map((name) => pinLibraryTool(WORKSPACE_GROUP, WORKSPACE_TOOLS.get(name)!))];
-  // Declared as importable tools whatever their source: `renderDeclarations` leaves built-ins
-  // out of the module (scripts reach them through globals), but a user tool imports every one.
+  // Declared as importable tools whatever their source (MCP, host, library, other user tools):
+  // `renderDeclarations` leaves built-ins out of the module (scripts reach them through
+  // globals), but a user tool imports every one.
   const declarations = renderDeclarations(declared.map((tool) => ({ ...tool, source: "host" }))).typescript;
   const definition = spec.definition;
   const limits: UserToolLimits = { ...DEFAULT_USER_TOOL_LIMITS, ...spec.limits };

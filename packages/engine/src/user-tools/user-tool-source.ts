@@ -6,9 +6,11 @@ import type { CompiledScript } from "../script/compile.js";
 import type { CredentialResolver } from "../secrets/credential-resolver.js";
 import type { KnownSecret } from "../secrets/leak-scanner.js";
 import { HttpToolSource, type HttpToolOptions } from "../sources/http/http-tool-source.js";
-import type { ToolCallRequest, ToolOutcome, ToolSource } from "../sources/tool-source.js";
+import { outcomeUnknown } from "../sources/outcome-unknown.js";
+import type { ResumedCall, ToolCallRequest, ToolOutcome, ToolSource } from "../sources/tool-source.js";
 import { pinHttpTool } from "../toolset/pin-http.js";
 import type { SchemaValidator } from "../util/schema-validator.js";
+import { nestingRefusal } from "./invocation-nesting.js";
 import { userToolSpecOf } from "./user-tool-spec.js";
 import { MemorySubCallJournal, type UserToolHost } from "./user-tool-host.js";
 import { userToolOf, type UserTool } from "./user-tool-registration.js";
@@ -27,11 +29,18 @@ import { WasmToolRunner } from "./wasm-tool-runner.js";
  *   allow-list, every hop (redirects included) is checked against the grant before it is sent
  *   (`targetCheck`), and its credential resolver injects only the credential the tool named —
  *   never one bound to the host otherwise.
- * - An invoked tool is one of the run's toolset, its arguments validated against its schema,
+ * - An invoked tool is one of the run's toolset (MCP, host, library or another user tool), its arguments validated against its schema,
  *   then admitted by its policy as a script's call would be (`admit`: approval rules and rate
  *   limit) — except that one which would wait for a human, or for its rate window, is refused (a
  *   user tool runs within its call and cannot wait); it is sent through the engine's sources
- *   with the sub-call's key. Without `admit`, a tool with approval rules or a rate limit is refused.
+ *   with the sub-call's key (a host tool's worker sees it as the call's idempotency key). Without
+ *   `admit`, a tool with approval rules or a rate limit is refused.
+ * - An invoked user tool runs with this call's sub-call journal, so its own host calls are
+ *   journaled under its invocation's key (`{run}/{seq}.{n}.{m}`), and with the chain of user
+ *   tools it runs within: nesting past `MAX_USER_TOOL_NESTING` (a cycle) is refused.
+ * - An invocation of an `at_most_once` tool that is interrupted (its worker lost) answers
+ *   `outcomeUnknown`, recorded: it is never sent again. A host tool's invocation that an earlier
+ *   attempt of the call left standing (`resumes`) is sent as that attempt: picked up, not resent.
  * - The workspace is the namespace's, opened `ro` for a read-only grant.
  * - Code is compiled once per pinned tool (by content), never type-checked again: the toolset
  *   was refused at registration unless it type-checked.
@@ -48,6 +57,12 @@ export interface UserToolSourceOptions {
   readonly context: (runId: string) => Promise<RunContext>;
   /** Sends an invoked tool's call (the engine's sources). */
   readonly send: (request: ToolCallRequest) => Promise<ToolOutcome>;
+  /**
+   * Whether an attempt of an invocation that an earlier attempt of its call sent still stands
+   * (`ToolSource.resumes`: a host task queued, held by a worker, or answered): then it is sent
+   * as that attempt, and picked up where it is rather than sent again. Default: never.
+   */
+  readonly resumes?: (call: ResumedCall) => Promise<boolean> | undefined;
   /**
    * Applies an invoked tool's policy (approval rules, rate limit) to its call: the failure that
    * refuses it, or undefined to send it. Never waits: a call that would wait is refused.
@@ -173,17 +188,26 @@ export class UserToolSource implements ToolSource {
         if (outcome.secrets !== undefined) sent.push(...outcome.secrets);
         return outcome;
       },
-      invoke: (name, args, key, signal) => this.#invoke(request, name, args, key, signal),
+      invoke: (name, args, key, signal) => this.#invoke(request, name, args, key, signal, sent),
       ...(workspace === undefined ? {} : { workspace }),
     };
   }
 
-  async #invoke(request: ToolCallRequest, name: string, args: JsonValue, key: string, signal: AbortSignal): Promise<ToolOutcome> {
+  async #invoke(request: ToolCallRequest, name: string, args: JsonValue, key: string, signal: AbortSignal, sent: KnownSecret[]): Promise<ToolOutcome> {
     const context = await this.options.context(request.runId);
     const target = context.tools.get(name);
     if (target === undefined) return failed("unknown_tool", `${name} is not a tool of this run's toolset.`);
     const invalid = context.validator.validateArgs(target, args);
     if (invalid !== undefined) return { kind: "failure", failure: invalid };
+    let nested: Pick<ToolCallRequest, "invokedBy" | "subCalls"> = {};
+    if (target.source === "user") {
+      // An invoked user tool records its own host calls in this call's journal, under its
+      // invocation's key ({run}/{seq}.{n}.{m}): a later attempt of this call re-runs it against them.
+      const chain = [...(request.invokedBy ?? []), toolPath(request.tool)];
+      const tooDeep = nestingRefusal(chain, name);
+      if (tooDeep !== undefined) return { kind: "failure", failure: tooDeep };
+      nested = { invokedBy: chain, ...(request.subCalls === undefined ? {} : { subCalls: request.subCalls }) };
+    }
     if (target.policy.approval)
       return failed(
         "refused",
@@ -200,11 +224,39 @@ export class UserToolSource implements ToolSource {
       const refused = await admit({ tool: target, path: name, args, namespace: context.namespace });
       if (refused !== undefined) return { kind: "failure", failure: refused };
     }
-    return this.options.send({ ...this.#subRequest(request, key, signal), tool: target, args });
+    const attempt = target.source === "host" ? await this.#standingAttempt(request, target, key) : request.attempt;
+    const outcome = await this.options.send({ ...this.#subRequest(request, key, signal, attempt), tool: target, args, ...nested });
+    // What an invoked user tool's fetch sent is redacted from this call's outcome too.
+    if (outcome.secrets !== undefined) sent.push(...outcome.secrets);
+    // An at_most_once tool whose worker was lost may have acted: that is its answer (recorded,
+    // so no later attempt of this call sends it again), as the dispatcher decides for a script's call.
+    if (outcome.kind === "interrupted" && target.policy.onInterruption === "at_most_once" && !signal.aborted)
+      return { kind: "failure", failure: outcomeUnknown(outcome.reason) };
+    return outcome;
   }
 
-  #subRequest(request: ToolCallRequest, key: string, signal: AbortSignal): Omit<ToolCallRequest, "tool" | "args"> {
-    return { runId: request.runId, seq: request.seq, idempotencyKey: key, attempt: 1, traceparent: request.traceparent, signal };
+  /**
+   * A host call's request: its own key, and the attempt of the call it is made within, so that a
+   * host task of an invocation is one per attempt of its call (a later attempt gives up the
+   * task an earlier one left, as for the call's own attempts).
+   */
+  #subRequest(request: ToolCallRequest, key: string, signal: AbortSignal, attempt = request.attempt): Omit<ToolCallRequest, "tool" | "args"> {
+    return { runId: request.runId, seq: request.seq, idempotencyKey: key, attempt, traceparent: request.traceparent, signal };
+  }
+
+  /**
+   * The attempt to send a host tool's invocation as: the latest earlier attempt of the call whose
+   * task for it still stands (the engine stopped while a worker held it: the worker's answer
+   * comes to this attempt, and nothing is sent twice), else the call's own.
+   */
+  async #standingAttempt(request: ToolCallRequest, tool: PinnedTool, key: string): Promise<number> {
+    const { resumes } = this.options;
+    if (resumes === undefined) return request.attempt;
+    for (let attempt = request.attempt - 1; attempt >= 1; attempt--) {
+      const stands = await resumes({ tool, runId: request.runId, seq: request.seq, idempotencyKey: key, attempt });
+      if (stands === true) return attempt;
+    }
+    return request.attempt;
   }
 }
 

@@ -14,15 +14,18 @@ import { isConflict } from "./fixtures.js";
 
 const NOW = 1_800_000_000_000;
 
+/** A task; its idempotency key is its call's, `{run}/{seq}`, unless `fields` says otherwise. */
 function task(id: string, fields: Partial<NewHostTask> = {}): NewHostTask {
+  const runId = fields.runId ?? `run_${id}`;
+  const seq = fields.seq ?? 1;
   return {
     id,
-    runId: `run_${id}`,
-    seq: 1,
+    runId,
+    seq,
     attempt: 1,
     tool: "shop.charge",
     args: { cents: 500, note: "héllo ✓" },
-    idempotencyKey: `run_${id}/1`,
+    idempotencyKey: `${runId}/${seq}`,
     traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
     heartbeatTimeoutMs: 30_000,
     audience: { toolsets: ["ts_a"] },
@@ -53,8 +56,29 @@ export function describeHostTaskStoreContract(name: string, open: StoreFactory):
       assert.deepEqual(claimed, { ...task("t1"), state: "claimed", lease: claimed.lease, leaseUntil: NOW + 10 + 30_000 });
       assert.deepEqual(await store.hostTasks.claim({ tools: ["shop.charge"] }, 5, NOW + 11), [], "claimed once");
       assert.deepEqual(await store.hostTasks.get(["t1", "t_unknown"]), [claimed]);
-      assert.deepEqual(await store.hostTasks.find("run_t1", 1, 1), claimed);
-      assert.equal(await store.hostTasks.find("run_t1", 1, 2), undefined);
+      assert.deepEqual(await store.hostTasks.find("run_t1", "run_t1/1", 1), claimed);
+      assert.equal(await store.hostTasks.find("run_t1", "run_t1/1", 2), undefined);
+    });
+
+    test("a user tool's invocations share their call's run, seq and attempt, each its own task by its key; another attempt gives up only its key's", async ({
+      store,
+    }) => {
+      const sub = (id: string, n: number, attempt = 1) => task(id, { runId: "run_u", seq: 3, attempt, idempotencyKey: `run_u/3.${n}` });
+      const first = await store.hostTasks.enqueue(sub("u1", 1));
+      const second = await store.hostTasks.enqueue(sub("u2", 2));
+      assert.deepEqual([first.id, second.id], ["u1", "u2"], "the second invocation is a task of its own");
+      const claimed = await store.hostTasks.claim({ tools: ["shop.charge"] }, 5, NOW);
+      assert.deepEqual(
+        claimed.map((t) => [t.id, t.idempotencyKey]),
+        [
+          ["u1", "run_u/3.1"],
+          ["u2", "run_u/3.2"],
+        ],
+      );
+      assert.equal((await store.hostTasks.find("run_u", "run_u/3.2", 1))?.id, "u2");
+      await store.hostTasks.enqueue(sub("u1_again", 1, 2));
+      assert.equal(await store.hostTasks.heartbeat("u1", claimed[0]!.lease!, NOW + 1), "cancelled", "the earlier attempt of the same invocation is withdrawn");
+      assert.equal(await store.hostTasks.heartbeat("u2", claimed[1]!.lease!, NOW + 1), "ok", "the other invocation stands");
     });
 
     test("queueing an attempt again returns its task as it stands, waited for by the new waiter; a later attempt gives the earlier up", async ({ store }) => {

@@ -51,28 +51,28 @@ export class PgHostTaskStore implements HostTaskStore {
         `INSERT INTO host_tasks (id, run_id, seq, attempt, tool, tool_group, args, idempotency_key, traceparent, heartbeat_timeout_ms,
            namespace, labels, toolsets, waiter, state, created_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::jsonb, $13::jsonb, $14, 'queued', $15)
-         ON CONFLICT (run_id, seq, attempt) DO NOTHING`,
+         ON CONFLICT (run_id, idempotency_key, attempt) DO NOTHING`,
         values,
       );
       // The attempt's task, now waited for by this waiter (the same row when it was just queued).
       const [row] = (
-        await tx.query<TaskRow>(`UPDATE host_tasks SET waiter = $4 WHERE run_id = $1 AND seq = $2 AND attempt = $3 RETURNING ${COLUMNS}`, [
+        await tx.query<TaskRow>(`UPDATE host_tasks SET waiter = $4 WHERE run_id = $1 AND idempotency_key = $2 AND attempt = $3 RETURNING ${COLUMNS}`, [
           task.runId,
-          task.seq,
+          task.idempotencyKey,
           task.attempt,
           task.waiter,
         ])
       ).rows;
-      if (!row) throw new Error(`host task ${task.runId}/${task.seq} attempt ${task.attempt} was neither queued nor found`);
+      if (!row) throw new Error(`host task ${task.idempotencyKey} attempt ${task.attempt} was neither queued nor found`);
       // Only the latest attempt of a call stands: a claimed earlier one is withdrawn, the rest deleted.
-      await tx.query("UPDATE host_tasks SET state = 'withdrawn' WHERE run_id = $1 AND seq = $2 AND attempt <> $3 AND state = 'claimed'", [
+      await tx.query("UPDATE host_tasks SET state = 'withdrawn' WHERE run_id = $1 AND idempotency_key = $2 AND attempt <> $3 AND state = 'claimed'", [
         task.runId,
-        task.seq,
+        task.idempotencyKey,
         task.attempt,
       ]);
-      await tx.query("DELETE FROM host_tasks WHERE run_id = $1 AND seq = $2 AND attempt <> $3 AND state IN ('queued', 'answered', 'lapsed')", [
+      await tx.query("DELETE FROM host_tasks WHERE run_id = $1 AND idempotency_key = $2 AND attempt <> $3 AND state IN ('queued', 'answered', 'lapsed')", [
         task.runId,
-        task.seq,
+        task.idempotencyKey,
         task.attempt,
       ]);
       return { created: inserted.rowCount === 1, stored: taskFromRow(row) };
@@ -179,8 +179,12 @@ export class PgHostTaskStore implements HostTaskStore {
     return (await this.#access.read<TaskRow>(`SELECT ${COLUMNS} FROM host_tasks WHERE id = ANY($1::text[])`, [taskIds])).map(taskFromRow);
   }
 
-  async find(runId: string, seq: number, attempt: number): Promise<HostTaskRecord | undefined> {
-    const [row] = await this.#access.read<TaskRow>(`SELECT ${COLUMNS} FROM host_tasks WHERE run_id = $1 AND seq = $2 AND attempt = $3`, [runId, seq, attempt]);
+  async find(runId: string, idempotencyKey: string, attempt: number): Promise<HostTaskRecord | undefined> {
+    const [row] = await this.#access.read<TaskRow>(`SELECT ${COLUMNS} FROM host_tasks WHERE run_id = $1 AND idempotency_key = $2 AND attempt = $3`, [
+      runId,
+      idempotencyKey,
+      attempt,
+    ]);
     return row === undefined ? undefined : taskFromRow(row);
   }
 
@@ -208,11 +212,11 @@ export class PgHostTaskStore implements HostTaskStore {
       `INSERT INTO host_tasks (id, run_id, seq, attempt, tool, tool_group, args, idempotency_key, traceparent, heartbeat_timeout_ms,
          namespace, labels, toolsets, waiter, state, created_at, lease, lease_until)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::jsonb, $13::jsonb, $14, $16, $15, $17, $18)
-       ON CONFLICT (run_id, seq, attempt) DO NOTHING`,
+       ON CONFLICT (run_id, idempotency_key, attempt) DO NOTHING`,
       [...taskValues(task), task.claim === undefined ? "queued" : "claimed", task.claim?.lease ?? null, task.claim?.leaseUntil ?? null],
     );
     if (inserted.rowCount === 0) {
-      throw new Error(`host task ${task.runId}/${task.seq} attempt ${task.attempt} is queued already; an append queues a call's first attempt only`);
+      throw new Error(`host task ${task.idempotencyKey} attempt ${task.attempt} is queued already; an append queues a call's first attempt only`);
     }
   }
 
