@@ -32,8 +32,7 @@ import { MemoryBlobStore } from "./store/blob-store.js";
 import { APPROVAL_EXPIRY_MS } from "./direct/direct-session.js";
 import { DirectSessionHost } from "./direct/direct-session-host.js";
 import { isSessionId } from "./direct/session-journal.js";
-import { directSigningKey } from "./direct/signing-key.js";
-import { purposeKey, SENSITIVE_PARAMS_PURPOSE } from "./secrets/purpose-key.js";
+import { DIRECT_SIGNING_PURPOSE, purposeKey, SENSITIVE_PARAMS_PURPOSE } from "./secrets/purpose-key.js";
 import { createRun } from "./runs/create-run.js";
 import { EngineListeners, type EngineEvent } from "./runs/engine-events.js";
 import type { ExecutionResult, ExecutorLimits, RunPause } from "./runs/run-executor.js";
@@ -390,7 +389,7 @@ export class Engine {
       limits: this.#limits,
       recordEvents: options.recordEvents === true,
       workflowSchemas: this.#scheduler.workflowSchemas,
-      signingKey: directSigningKey(keys),
+      signingKey: purposeKey(keys, DIRECT_SIGNING_PURPOSE),
       blobs: store.directBlobs ?? new MemoryBlobStore(),
       approvalExpiryMs: options.approvalExpiryMs ?? APPROVAL_EXPIRY_MS,
       ...(options.directSessions === undefined ? {} : { eviction: options.directSessions }),

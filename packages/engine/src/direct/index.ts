@@ -15,7 +15,7 @@
  *
  * - sessions: `direct-sessions.ts` (what the server needs), `direct-session-host.ts` (`Engine.direct`),
  *   `direct-session.ts` (one live session over the call intake), `session-journal.ts` (its journal,
- *   read), `session-table.ts` (a binding from a request), `signing-key.ts`
+ *   read), `session-table.ts` (a binding from a request); its approvals are signed with a key of `secrets/purpose-key.ts`
  */
 export { anthropicTools, anthropicToolFindResult } from "./anthropic-lowering.js";
 export type { AnthropicToolDefinition, AnthropicToolReference, AnthropicToolFindResult } from "./anthropic-lowering.js";

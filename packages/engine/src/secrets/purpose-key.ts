@@ -2,7 +2,8 @@ import { createHmac, randomBytes } from "node:crypto";
 import type { MasterKeySource } from "./master-key.js";
 
 /**
- * A key for one purpose of the engine (`sensitiveParams` hashes, sealed host task arguments),
+ * A key for one purpose of the engine (`sensitiveParams` hashes, sealed host task arguments,
+ * direct sessions' approval signatures),
  * derived from the master key (the credential vault's) by HMAC with the purpose's name: every
  * process on a data folder derives the same key, and a derived key never helps anyone open a
  * credential or make another purpose's key.
@@ -26,6 +27,13 @@ export function purposeKey(keys: MasterKeySource, purpose: string): () => Buffer
   };
 }
 
+/**
+ * What a direct session's pending approvals are signed with (`direct/approval-signature.ts`): every
+ * process on a data folder verifies what another signed, and a journal row edited by hand does not
+ * verify. Rotating the master key makes the approvals pending then unverifiable (`bad_signature`):
+ * reject them, and the model asks again.
+ */
+export const DIRECT_SIGNING_PURPOSE = "tapedeck direct approval signing v1";
 /** What `sensitiveParams` values are hashed with. */
 export const SENSITIVE_PARAMS_PURPOSE = "tapedeck sensitive params v1";
 /** What the arguments of a host task whose tool has `sensitiveParams` are sealed with while it waits for a worker. */
