@@ -75,6 +75,19 @@ const ECHO = `(module ${KERNEL}
 
 const SPIN = `(module (memory (export "memory") 1 1) (func (export "run") (result i32) (loop $l (br $l)) (i32.const 0)))`;
 
+/** Increments a global and outputs it (one digit): 1 at every call of a fresh instance. */
+const CALLS = `(module ${KERNEL}
+  (import "extism:host/env" "alloc" (func $alloc (param i64) (result i64)))
+  (import "extism:host/env" "store_u8" (func $store_u8 (param i64 i32)))
+  (memory (export "memory") 1 1)
+  (global $calls (mut i32) (i32.const 0))
+  (func (export "run") (result i32) (local $blk i64)
+    (global.set $calls (i32.add (global.get $calls) (i32.const 1)))
+    (local.set $blk (call $alloc (i64.const 1)))
+    (call $store_u8 (local.get $blk) (i32.add (i32.const 48) (global.get $calls)))
+    (call $output_set (local.get $blk) (i64.const 1))
+    (i32.const 0)))`;
+
 type HostFunction = "tapedeck_fetch" | "tapedeck_invoke" | "tapedeck_workspace";
 
 /**
@@ -247,6 +260,22 @@ describe("WebAssembly user tools", () => {
       );
       assert.match(await refusal(t.engine, { a: tool(FETCHER) }), /imports extism:host\/user tapedeck_fetch, and it has no HTTP grant/);
       assert.match(await refusal(t.engine, { a: tool(ECHO, { entry: "main" }) }), /exports no function main/);
+    } finally {
+      await t.cleanup();
+    }
+  });
+
+  it("every call runs a fresh instance of the module: a global it increments is 1 at each call", async () => {
+    const t = await testEngine();
+    try {
+      const { id } = await t.engine.registerToolset({ userTools: { w: { calls: tool(CALLS) } } });
+      const { end } = await run(
+        t.engine,
+        id,
+        `import { w } from "tapedeck:tools";\nexport default async () => { const seen: unknown[] = []; for (let i = 0; i < 5; i++) seen.push(await w.calls({})); return seen; };`,
+      );
+      assert.equal(end.status, "completed", JSON.stringify(end));
+      assert.deepEqual((end as unknown as { output: JsonValue }).output, [1, 1, 1, 1, 1]);
     } finally {
       await t.cleanup();
     }
@@ -481,6 +510,7 @@ describe("WebAssembly user tools' fuel", () => {
     const limits = { ...DEFAULT_USER_TOOL_LIMITS, fuel: 2, logLines: 10, logLineChars: 1 };
     const host = { fetch: () => Promise.reject(new Error("no fetch")), invoke: () => Promise.reject(new Error("no tools")) };
     const stops = new Set<string>();
+    after(() => runner.close());
     for (let n = 0; n < 100; n++) {
       const outcome = await runner.call(
         { definition, grants: {}, limits, module, entry: "run" },

@@ -97,9 +97,13 @@ export type CompiledModule = object;
 const cache = new Map<string, Promise<CompiledModule>>();
 let instrumentations = 0;
 
-/** `bytes` instrumented for `fuel` and compiled, once per content and fuel (most recently used kept). */
-export function instrumentedModule(bytes: Uint8Array, fuel: number): Promise<CompiledModule> {
-  const key = `${createHash("sha256").update(bytes).digest("hex")}:${fuel}`;
+/** The cache key of `bytes` instrumented for `fuel`: its content and its fuel. */
+export function moduleKey(bytes: Uint8Array, fuel: number): string {
+  return `${createHash("sha256").update(bytes).digest("hex")}:${fuel}`;
+}
+
+/** `bytes` instrumented for `fuel` and compiled, once per content and fuel (`key`, from `moduleKey`; most recently used kept). */
+export function instrumentedModule(bytes: Uint8Array, fuel: number, key = moduleKey(bytes, fuel)): Promise<CompiledModule> {
   let module = cache.get(key);
   if (module !== undefined) {
     cache.delete(key);

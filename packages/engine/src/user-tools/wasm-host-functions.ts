@@ -2,6 +2,7 @@ import type { CallContext } from "@extism/extism";
 import type { JsonValue } from "@tapedeck/protocol";
 import type { UserToolGrants } from "../toolset/user-tool-grants.js";
 import { FUEL_EXHAUSTED } from "./wasm-fuel.js";
+import type { HostFunction } from "./wasm-spare-plugins.js";
 import type { ToolCallState } from "./user-tool-runner.js";
 
 /**
@@ -47,7 +48,8 @@ export function hostFunctionProblem(name: string, grants: UserToolGrants): strin
   return undefined;
 }
 
-type HostFunction = (context: CallContext, offset: bigint) => Promise<bigint> | bigint;
+/** Every function of `USER_MODULE` a plugin offers (a module imports those its grants allow). */
+export const HOST_FUNCTION_NAMES: readonly string[] = [...GRANT_OF.keys(), FUEL_EXHAUSTED];
 
 /** One call's host functions (and the fuel probe), answering through `state`; `fuelSpent` says whether the module ran out of fuel. */
 export function hostFunctions(

@@ -1,4 +1,4 @@
-import createPlugin, { type Plugin } from "@extism/extism";
+import type { Plugin } from "@extism/extism";
 import type { JsonValue } from "@tapedeck/protocol";
 import type { LogLine } from "../sandbox/sandbox.js";
 import type { UserToolGrants } from "../toolset/user-tool-grants.js";
@@ -7,14 +7,16 @@ import type { ToolDefinition } from "../library/tool-definition.js";
 import { CompiledSchemas } from "./compiled-schemas.js";
 import { LIMIT_EXCEEDED, ToolCallState, type UserToolCall, type UserToolOutcome } from "./user-tool-runner.js";
 import { userToolOf } from "./user-tool-registration.js";
-import { hostFunctionProblem, hostFunctions, USER_MODULE } from "./wasm-host-functions.js";
-import { declaredMemoryPages, instrumentedModule, TICKS_PER_FUEL } from "./wasm-fuel.js";
+import { HOST_FUNCTION_NAMES, hostFunctionProblem, hostFunctions, USER_MODULE } from "./wasm-host-functions.js";
+import { declaredMemoryPages, instrumentedModule, moduleKey, TICKS_PER_FUEL } from "./wasm-fuel.js";
+import { SparePlugins } from "./wasm-spare-plugins.js";
 
 /**
  * WebAssembly user tools, run as Extism plugins (`@extism/extism`), so modules written with
  * Extism's PDKs (Rust, Go, JS, …) work: the arguments are the plugin's JSON input, its JSON
  * output the result. A fresh plugin (module instance, in a worker thread of its own) per call,
- * of a module compiled once (instrumented for fuel, `wasm-fuel.ts`).
+ * of a module compiled once (instrumented for fuel, `wasm-fuel.ts`), started ahead of the call
+ * (`wasm-spare-plugins.ts`).
  *
  * Invariants:
  * - The module may import only Extism's kernel (`extism:host/env`) and the host functions of
@@ -93,6 +95,12 @@ export async function wasmModuleProblems(bytes: Uint8Array, entry: string, grant
 
 export class WasmToolRunner {
   readonly #schemas = new CompiledSchemas();
+  readonly #spares = new SparePlugins();
+
+  /** Closes the spare plugins (their workers). */
+  close(): Promise<void> {
+    return this.#spares.close();
+  }
 
   async call(tool: WasmUserTool, args: JsonValue, call: UserToolCall): Promise<UserToolOutcome> {
     // The state is the TypeScript runner's: limits, grants, journal and scans are decided in one place.
@@ -104,11 +112,9 @@ export class WasmToolRunner {
     const host = hostFunctions(state, deadline.signal);
     let plugin: Plugin | undefined;
     try {
-      const module = await instrumentedModule(tool.module, tool.limits.fuel);
-      plugin = await createPlugin(
-        { wasm: [{ module: module as never }] },
-        { useWasi: false, runInWorker: true, allowedHosts: [], functions: { [USER_MODULE]: host.functions }, logger: logger(state, tool.limits) },
-      );
+      const key = moduleKey(tool.module, tool.limits.fuel);
+      const module = await instrumentedModule(tool.module, tool.limits.fuel, key);
+      plugin = await this.#spares.take(key, module, USER_MODULE, HOST_FUNCTION_NAMES, { functions: host.functions, logger: logger(state, tool.limits) });
       // Settled either way, so that a call rejected after its deadline (a host call answered late) is not an unhandled rejection.
       const running = plugin.call(tool.entry, JSON.stringify(args)).then(
         (output) => ({ output }),
