@@ -8,7 +8,7 @@ import { CompiledSchemas } from "./compiled-schemas.js";
 import { LIMIT_EXCEEDED, ToolCallState, type UserToolCall, type UserToolOutcome } from "./user-tool-runner.js";
 import { userToolOf } from "./user-tool-registration.js";
 import { HOST_FUNCTION_NAMES, hostFunctionProblem, hostFunctions, USER_MODULE } from "./wasm-host-functions.js";
-import { declaredMemoryPages, instrumentedModule, moduleKey, TICKS_PER_FUEL } from "./wasm-fuel.js";
+import { declaredMemoryPages, instrumentedModule, moduleKey, TICKS_PER_FUEL, type CompiledModule } from "./wasm-fuel.js";
 import { SparePlugins } from "./wasm-spare-plugins.js";
 
 /**
@@ -105,6 +105,18 @@ export class WasmToolRunner {
   async call(tool: WasmUserTool, args: JsonValue, call: UserToolCall): Promise<UserToolOutcome> {
     // The state is the TypeScript runner's: limits, grants, journal and scans are decided in one place.
     const state = new ToolCallState(userToolOf(tool.definition, "", tool.grants, tool.limits, NO_CODE), call, (schema) => this.#schemas.get(schema));
+    const key = moduleKey(tool.module, tool.limits.fuel);
+    let module: CompiledModule;
+    try {
+      // Before the deadline starts: instrumenting is the engine's work (once per module and process, seconds for a large one), not the tool's.
+      module = await instrumentedModule(tool.module, tool.limits.fuel, key);
+    } catch (error) {
+      return failure(
+        state,
+        "tool_error",
+        `${tool.definition.name} could not be instrumented for fuel: ${error instanceof Error ? error.message : String(error)}.`,
+      );
+    }
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(), tool.limits.deadlineMs);
     const stop = () => deadline.abort();
@@ -112,8 +124,6 @@ export class WasmToolRunner {
     const host = hostFunctions(state, deadline.signal);
     let plugin: Plugin | undefined;
     try {
-      const key = moduleKey(tool.module, tool.limits.fuel);
-      const module = await instrumentedModule(tool.module, tool.limits.fuel, key);
       plugin = await this.#spares.take(key, module, USER_MODULE, HOST_FUNCTION_NAMES, { functions: host.functions, logger: logger(state, tool.limits) });
       // Settled either way, so that a call rejected after its deadline (a host call answered late) is not an unhandled rejection.
       const running = plugin.call(tool.entry, JSON.stringify(args)).then(
@@ -146,7 +156,8 @@ export class WasmToolRunner {
         );
       }
       const message = error instanceof Error ? error.message : String(error);
-      const code = /memory|grow|out of bounds/i.test(message) ? LIMIT_EXCEEDED : "tool_error";
+      // The module's own error (Extism's error_set) is its failure, whatever it says; a trap on memory is the limit.
+      const code = !message.startsWith("Plugin-originated error") && /memory|grow|out of bounds/i.test(message) ? LIMIT_EXCEEDED : "tool_error";
       return failure(state, code, `${tool.definition.name} failed: ${message}`);
     } finally {
       clearTimeout(timer);
