@@ -1,4 +1,6 @@
 import { createServer } from "node:http";
+import { setTimeout as sleep } from "node:timers/promises";
+import createPlugin from "@extism/extism";
 import type { PinnedTool } from "@tapedeck/protocol";
 import Database from "better-sqlite3";
 import { checkRateLimit } from "../library/rate-limit/rate-limiter.js";
@@ -15,13 +17,16 @@ import { systemClock } from "../clock.js";
 import { SchemaValidator } from "../util/schema-validator.js";
 import { UserToolSource } from "../user-tools/user-tool-source.js";
 import { MemorySubCallJournal, registerUserTool, UserToolRunner, type UserTool, type UserToolHost } from "../user-tools/index.js";
+import { WasmToolRunner } from "../user-tools/wasm-tool-runner.js";
+import { DEFAULT_USER_TOOL_LIMITS } from "../toolset/user-tool-limits.js";
 import { median, percentile, time, type Row } from "./measure.js";
 
 /**
  * `npm run bench -- library`: a user tool call (a fresh context per call) through the user tool
  * source, as the engine makes it, against the same logic as a host tool through its source (p50 and p95); a user tool's `fetch` (grant check, sub-call
  * record, leak scan) against the same request sent by the `http` tool source alone; rate-limit
- * checks per second on SQLite. Issue 15's goals: a fresh-context call p50 ≤ 1 ms; a user tool's
+ * checks per second on SQLite; a WebAssembly tool's call (back to back, and spaced so that its
+ * spare plugin is ready) against a fresh Extism plugin per call. Issue 15's goals: a fresh-context call p50 ≤ 1 ms; a user tool's
  * journaled fetch ≤ 1.2× a script's (measured here against the source alone, which is stricter).
  */
 
@@ -139,6 +144,8 @@ export async function toolLibrary(rows: Row[]): Promise<void> {
       goal: "≤ 1.2×",
     });
 
+    await wasmCalls(rows, host);
+
     const store = new SqliteRateLimitStore(new Database(":memory:"));
     const checks = 20_000;
     const ms = await time(async () => {
@@ -165,5 +172,65 @@ export async function toolLibrary(rows: Row[]): Promise<void> {
     await sandboxes.close();
     await source.close();
     await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}
+
+/**
+ * An Extism plugin that outputs its input (see `user-tools-engine.ts`), called by the runner back
+ * to back and 50 ms apart (time for its spare plugin to start), against a fresh plugin compiled
+ * from the bytes per call: what the runner did before it kept a compiled module and a spare.
+ */
+const ECHO_WASM =
+  "AGFzbQEAAAABEwRgAAF+YAF+AX5gAn5+AGAAAX8CVgMPZXh0aXNtOmhvc3QvZW52DGlucHV0X29mZnNldAAAD2V4dGlzbTpob3N0L2VudgZsZW5ndGgAAQ9leHRpc206aG9zdC9lbnYKb3V0cHV0X3NldAACAwIBAwUEAQEBAgcQAgZtZW1vcnkCAANydW4AAwoOAQwAEAAQABABEAJBAAs=";
+
+async function wasmCalls(rows: Row[], host: UserToolHost): Promise<void> {
+  const runner = new WasmToolRunner();
+  const bytes = Buffer.from(ECHO_WASM, "base64");
+  const tool = {
+    definition: { name: "w.echo", description: "Echoes.", inputSchema: { type: "object" }, risk: "low", approval: { kind: "never" } } as const,
+    grants: {},
+    limits: DEFAULT_USER_TOOL_LIMITS,
+    module: bytes,
+    entry: "run",
+  };
+  const call = async (i: number) => {
+    const outcome = await runner.call(tool, { n: i }, { key: `run_bench/w${i}`, signal: SIGNAL, now: () => 0, host, journal: new MemorySubCallJournal() });
+    if (outcome.result.kind !== "result") throw new Error(JSON.stringify(outcome.result));
+  };
+  const fresh = async (i: number) => {
+    const plugin = await createPlugin({ wasm: [{ data: bytes }] }, { useWasi: false, runInWorker: true, allowedHosts: [], functions: {} });
+    await plugin.call("run", JSON.stringify({ n: i }));
+    await plugin.close();
+  };
+  try {
+    const backToBack: number[] = [];
+    const spaced: number[] = [];
+    const freshes: number[] = [];
+    for (let i = 0; i < 40; i++) backToBack.push(await time(() => call(i)));
+    for (let i = 0; i < 40; i++) freshes.push(await time(() => fresh(i)));
+    for (let i = 0; i < 40; i++) {
+      await sleep(50);
+      spaced.push(await time(() => call(i)));
+    }
+    // The first calls instrument and compile the module and start the first plugins.
+    const baseline = median(freshes.slice(5));
+    rows.push({
+      name: "WebAssembly tool call, calls back to back (p50)",
+      value: median(backToBack.slice(5)),
+      unit: "ms",
+      baselineName: "a fresh Extism plugin per call",
+      baseline,
+      goal: "",
+    });
+    rows.push({
+      name: "WebAssembly tool call, 50 ms after the last (spare plugin ready, p50)",
+      value: median(spaced.slice(5)),
+      unit: "ms",
+      baselineName: "a fresh Extism plugin per call",
+      baseline,
+      goal: "",
+    });
+  } finally {
+    await runner.close();
   }
 }

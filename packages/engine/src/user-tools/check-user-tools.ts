@@ -23,9 +23,10 @@ export async function checkUserTool(tool: PinnedTool, tools: readonly PinnedTool
   const wasm = tool.user?.wasm;
   if (wasm !== undefined) {
     const spec = userToolSpecOf(tool);
-    const problems = wasmModuleProblems(Buffer.from(wasm.module, "base64"), wasm.entry, spec.grants, spec.limits);
-    if ((spec.grants.tools ?? []).length > 0 || spec.grants.workspace !== undefined || (spec.grants.secrets ?? []).length > 0)
-      problems.push("grants: a wasm tool can be granted http only (its host functions carry fetch; tools, workspace and secrets are not offered to it yet)");
+    // The definition, grants (the tools it may invoke among the toolset's) and limits are checked as a TypeScript tool's.
+    const prepared = prepareUserTool(spec, tools);
+    const problems = prepared.ok ? [] : prepared.problems.map((problem) => problem.replace(/^definition\./, ""));
+    problems.push(...(await wasmModuleProblems(Buffer.from(wasm.module, "base64"), wasm.entry, spec.grants, spec.limits)));
     if (problems.length > 0) return { ok: false, problems, diagnostics: [] };
     return {
       ok: true,

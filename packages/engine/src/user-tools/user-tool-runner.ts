@@ -159,6 +159,11 @@ export class ToolCallState {
     return [...this.#logs, { level: "warn", message: note, ordinal: this.#logs.length + this.#droppedLogs }];
   }
 
+  /** Lines the tool logged outside a sandbox's steps (a WebAssembly tool's), kept as its `console` lines are. */
+  absorb(lines: readonly LogLine[]): void {
+    this.#absorbLogs(lines);
+  }
+
   #absorbLogs(lines: readonly LogLine[]): void {
     for (const line of lines) {
       if (this.#logs.length >= this.tool.limits.logLines) this.#droppedLogs++;

@@ -148,6 +148,7 @@ export class UserToolSource implements ToolSource {
   }
 
   async close(): Promise<void> {
+    await this.#wasm.close();
     await this.#http.close();
   }
 
