@@ -18,6 +18,7 @@ export type {
   RunError,
   RunWait,
   SourcePosition,
+  ToolLogLine,
 } from "./run.js";
 export { formatDuration, parseDuration } from "./duration.js";
 export { OUTPUT_PAGE, outputPage, outputText, pageWithinBytes } from "./output-page.js";

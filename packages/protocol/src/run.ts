@@ -66,6 +66,15 @@ export interface RunError {
 export type LogLevel = "debug" | "info" | "log" | "warn" | "error";
 
 /**
+ * A line a tool logged while answering a call (a user tool's `console.*`), carried on the call's
+ * outcome entry. Not a script's `log` entry: it takes no place among the script's log lines.
+ */
+export interface ToolLogLine {
+  readonly level: LogLevel;
+  readonly message: string;
+}
+
+/**
  * One journal entry. The journal is append-only; `index` numbers the entries of a run from 0.
  * Calls are numbered separately by `seq` (from 1), in the order the script issues them.
  */
@@ -88,10 +97,19 @@ export type JournalEvent =
   | { readonly kind: "call.throttled"; readonly seq: number; readonly until: number }
   /** A throttled call took its place in its window: it goes on (to its approval, or its tool); resumed, it is not checked again. */
   | { readonly kind: "call.admitted"; readonly seq: number }
-  /** A call's result; delivered to the script in journal order. `reusedFrom`: taken from the parent run's journal by a fork, not sent. */
-  | { readonly kind: "call.completed"; readonly seq: number; readonly result: JsonValue; readonly reusedFrom?: { readonly run: string; readonly seq: number } }
-  /** A call's failure; delivered to the script in journal order. */
-  | { readonly kind: "call.failed"; readonly seq: number; readonly error: ToolFailure }
+  /**
+   * A call's result; delivered to the script in journal order. `reusedFrom`: taken from the parent run's journal by a fork, not sent.
+   * `logs`: what the tool logged during the attempt that answered (a user tool's `console.*`), leak-scanned; never replayed.
+   */
+  | {
+      readonly kind: "call.completed";
+      readonly seq: number;
+      readonly result: JsonValue;
+      readonly reusedFrom?: { readonly run: string; readonly seq: number };
+      readonly logs?: readonly ToolLogLine[];
+    }
+  /** A call's failure; delivered to the script in journal order. `logs`: as for `call.completed`. */
+  | { readonly kind: "call.failed"; readonly seq: number; readonly error: ToolFailure; readonly logs?: readonly ToolLogLine[] }
   /**
    * The harness decided on a call that waited for approval or was parked: `approved` sends it
    * (with its key, once this entry is durable), `rejected` fails it with `approval_rejected`

@@ -3,7 +3,7 @@ import type { ModelApi, SessionApproval, SessionDecision, SessionTools, ToolCall
 import type { Clock } from "../clock.js";
 import { EngineError } from "../errors.js";
 import { CallIntake, type IntakeDeps, type IssuedCall } from "../runs/call-intake.js";
-import type { CallOutcome } from "../runs/call-outcome.js";
+import { outcomeEvent, type CallOutcome } from "../runs/call-outcome.js";
 import { readHistory } from "../runs/history.js";
 import { RunJournal } from "../runs/run-journal.js";
 import type { WorkflowHost } from "../runs/workflow-host.js";
@@ -513,7 +513,7 @@ export class DirectSession {
   /** A call has its outcome: journaled, then whoever waits for it is told. */
   #outcome(seq: number, outcome: CallOutcome): void {
     if (this.#closed) return;
-    const event: JournalEvent = outcome.ok ? { kind: "call.completed", seq, result: outcome.value } : { kind: "call.failed", seq, error: outcome.error };
+    const event = outcomeEvent(seq, outcome);
     this.#journal.append([event], this.#deps.clock.now()).then(
       () => {
         this.#ledger.apply({ ...event, at: this.#deps.clock.now() });

@@ -1,4 +1,4 @@
-import { formatDuration, toolFailure, type JsonValue, type PinnedTool, type ToolFailure } from "@tapedeck/protocol";
+import { formatDuration, toolFailure, type JsonValue, type PinnedTool, type ToolFailure, type ToolLogLine } from "@tapedeck/protocol";
 import { systemClock, type Clock } from "../clock.js";
 import { MAX_ATTEMPTS, MAX_VALUE_BYTES, RUN_CONCURRENCY } from "../limits.js";
 import { SHAPE_SCANNER, type KnownSecret, type LeakScanner } from "../secrets/leak-scanner.js";
@@ -20,8 +20,8 @@ import { callTraceparent, runTraceId } from "./trace-context.js";
  * - Only an interruption makes a call be sent again; a tool that answers with an error is done.
  * - At most `runConcurrency` calls of the run, and `policy.concurrency` of one tool, are in flight.
  * - After `abandon()`, nothing settles: late results are dropped.
- * - Every result and failure a source answers is leak-scanned before it becomes a `CallOutcome`:
- *   secrets are redacted before the journal or the script sees them, whatever the source.
+ * - Every result and failure a source answers, and the logs it carries, is leak-scanned before it
+ *   becomes a `CallOutcome`: secrets are redacted before the journal or the script sees them, whatever the source.
  * - A host tool's attempt times out (`timeout`) only once a worker has taken it: waiting for a
  *   worker is not part of the attempt. Its `queueTimeout` bounds that wait, and then nothing was sent.
  */
@@ -176,8 +176,10 @@ export class RunDispatcher {
       if (outcome.kind === "park") return { parked: { ...outcome.park, message: scanner.scanText(outcome.park.message).value } };
       const later = outcome.kind !== "interrupted" && outcome.notBefore !== undefined ? { notBefore: outcome.notBefore } : {};
       // Bounded before the leak scan walks it (recursively) and the journal stringifies it.
-      if (outcome.kind === "result") return { ...(boundsFailure(outcome.value) ?? this.checkSize(scanner.scanValue(outcome.value).value)), ...later };
-      if (outcome.kind === "failure") return { ok: false, error: scanFailure(scanner, boundedFailure(outcome.failure)), ...later };
+      // A tool's logs are scanned like its answer (its source bounded them: a user tool's `logLines`).
+      const logs = outcome.kind !== "interrupted" && outcome.logs !== undefined ? { logs: scanLogs(scanner, outcome.logs) } : {};
+      if (outcome.kind === "result") return { ...(boundsFailure(outcome.value) ?? this.checkSize(scanner.scanValue(outcome.value).value)), ...later, ...logs };
+      if (outcome.kind === "failure") return { ok: false, error: scanFailure(scanner, boundedFailure(outcome.failure)), ...later, ...logs };
       // The reason is journaled (`call.attempt`) and may end up in the script's error.
       const reason = scanner.scanText(outcome.reason).value;
       if (tool.policy.onInterruption === "at_most_once") return { ok: false, error: outcomeUnknown(reason) };
@@ -338,4 +340,9 @@ function scanFailure(scanner: LeakScanner, failure: ToolFailure): ToolFailure {
   const message = scanner.scanText(failure.message).value;
   const details = failure.details === undefined ? undefined : scanner.scanValue(failure.details).value;
   return message === failure.message && details === failure.details ? failure : toolFailure(failure.code, message, { retryable: failure.retryable, details });
+}
+
+/** A tool's log lines with secrets redacted from their messages. */
+function scanLogs(scanner: LeakScanner, logs: readonly ToolLogLine[]): ToolLogLine[] {
+  return logs.map((line) => ({ level: line.level, message: scanner.scanText(line.message).value }));
 }

@@ -47,7 +47,7 @@ import type { RunPatch, RunRecord, Store } from "../store/store.js";
 import type { LoadedToolset } from "../toolset/loaded-toolset.js";
 import { valueProblem } from "../util/value-bounds.js";
 import { CallIntake } from "./call-intake.js";
-import type { CallOutcome } from "./call-outcome.js";
+import { logsOf, outcomeEvent, type CallOutcome } from "./call-outcome.js";
 import { readHistory, type History } from "./history.js";
 import { hostFaultError, tooManyHostFaults } from "./host-faults.js";
 import { isPrimitive } from "./primitives.js";
@@ -412,7 +412,7 @@ export class RunExecutor {
     return this.outcomes.splice(0, MAX_DELIVERIES_PER_HOP).map(({ seq, outcome, signalId }) => ({
       delivery: delivery(seq, at, outcome),
       live: {
-        event: outcome.ok ? { kind: "call.completed", seq, result: outcome.value } : { kind: "call.failed", seq, error: outcome.error },
+        event: outcomeEvent(seq, outcome),
         ...(signalId === undefined ? {} : { signalId }),
       },
     }));
@@ -438,7 +438,7 @@ export class RunExecutor {
     this.outcomes.unshift(
       ...live.map(({ delivery: given, live: entry }) => ({
         seq: given.seq,
-        outcome: given.ok ? { ok: true as const, value: given.value } : { ok: false as const, error: given.error },
+        outcome: { ...(given.ok ? { ok: true as const, value: given.value } : { ok: false as const, error: given.error }), ...logsOf(entry!.event) },
         ...(entry!.signalId === undefined ? {} : { signalId: entry!.signalId }),
       })),
     );

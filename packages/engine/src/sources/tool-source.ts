@@ -1,4 +1,4 @@
-import type { JsonValue, ParkReason, PinnedTool, ToolFailure } from "@tapedeck/protocol";
+import type { JsonValue, ParkReason, PinnedTool, ToolFailure, ToolLogLine } from "@tapedeck/protocol";
 import type { KnownSecret } from "../secrets/leak-scanner.js";
 import type { StagedHostTask } from "../store/host-task-store.js";
 import type { SubCallJournal } from "./sub-call-journal.js";
@@ -138,15 +138,17 @@ export interface QueueWatcher {
 }
 
 /**
- * How an attempt ended. `notBefore` (mock sources under a virtual clock): the outcome reaches
+ * How an attempt ended. `logs` (user tools): what the tool logged while answering, bounded by its
+ * limits; the dispatcher leak-scans them and the call's outcome entry carries them.
+ * `notBefore` (mock sources under a virtual clock): the outcome reaches
  * the script only once the clock is at this time, so a mock's delay costs no real time.
  */
 export type ToolOutcome =
   /** The tool answered with a result. */
   (
-    | { readonly kind: "result"; readonly value: JsonValue; readonly notBefore?: number }
+    | { readonly kind: "result"; readonly value: JsonValue; readonly notBefore?: number; readonly logs?: readonly ToolLogLine[] }
     /** The tool answered with a failure; the script gets a `ToolError`. Never retried. */
-    | { readonly kind: "failure"; readonly failure: ToolFailure; readonly notBefore?: number }
+    | { readonly kind: "failure"; readonly failure: ToolFailure; readonly notBefore?: number; readonly logs?: readonly ToolLogLine[] }
     /** The call did not get an answer (connection dropped, worker lost); the policy decides. */
     | { readonly kind: "interrupted"; readonly reason: string }
     /**

@@ -1,7 +1,7 @@
 import { toolFailure, toolPath, type JsonValue, type PinnedTool, type ToolFailure } from "@tapedeck/protocol";
 import type { Clock } from "../clock.js";
 import { Workspace } from "../library/files/workspace.js";
-import type { SandboxFactory } from "../sandbox/sandbox.js";
+import type { LogLine, SandboxFactory } from "../sandbox/sandbox.js";
 import type { CompiledScript } from "../script/compile.js";
 import type { CredentialResolver } from "../secrets/credential-resolver.js";
 import type { KnownSecret } from "../secrets/leak-scanner.js";
@@ -44,6 +44,8 @@ import { WasmToolRunner } from "./wasm-tool-runner.js";
  * - The workspace is the namespace's, opened `ro` for a read-only grant.
  * - Code is compiled once per pinned tool (by content), never type-checked again: the toolset
  *   was refused at registration unless it type-checked.
+ * - What the tool logged (bounded and scanned by its runner) goes on its outcome (`ToolOutcome.logs`),
+ *   for the call's outcome entry; an invoked user tool's logs stay with its invocation's answer.
  * - Never rejects; a call whose run stopped waiting ends `interrupted`, and what it had not
  *   recorded is performed again by the next attempt.
  */
@@ -127,7 +129,7 @@ export class UserToolSource implements ToolSource {
       // Every call the intake sends carries the run's journal; one made elsewhere (none today) records in memory.
       journal: request.subCalls ?? new MemorySubCallJournal(),
     });
-    return concluded(request, outcome.result, sent);
+    return concluded(request, outcome, sent);
   }
 
   /** A WebAssembly tool's call: the same host (grants, sub-calls, scans), through its plugin's host functions. */
@@ -144,7 +146,7 @@ export class UserToolSource implements ToolSource {
       host,
       journal: request.subCalls ?? new MemorySubCallJournal(),
     });
-    return concluded(request, outcome.result, sent);
+    return concluded(request, outcome, sent);
   }
 
   async close(): Promise<void> {
@@ -261,15 +263,27 @@ export class UserToolSource implements ToolSource {
   }
 }
 
-/** A call's outcome from its tool's result, with the credentials its host calls sent (for the leak scan); interrupted if the run stopped waiting. */
+/**
+ * A call's outcome from its tool's result, with the credentials its host calls sent (for the leak
+ * scan) and what the tool logged (the runner bounded and scanned it; the dispatcher scans it again
+ * with the call's sensitive values); interrupted if the run stopped waiting.
+ */
 function concluded(
   request: ToolCallRequest,
-  result: { readonly kind: "result"; readonly value: JsonValue } | { readonly kind: "failure"; readonly failure: ToolFailure },
+  outcome: {
+    readonly result: { readonly kind: "result"; readonly value: JsonValue } | { readonly kind: "failure"; readonly failure: ToolFailure };
+    readonly logs: readonly LogLine[];
+  },
   sent: readonly KnownSecret[],
 ): ToolOutcome {
   if (request.signal.aborted) return { kind: "interrupted", reason: "the run stopped waiting for this user tool call" };
   const secrets = sent.length === 0 ? {} : { secrets: [...sent] };
-  return result.kind === "result" ? { kind: "result", value: result.value, ...secrets } : { kind: "failure", failure: result.failure, ...secrets };
+  // The ordinal counts the tool's lines, not the script's: it is dropped (a tool's line is no script log line).
+  const logs = outcome.logs.length === 0 ? {} : { logs: outcome.logs.map((line) => ({ level: line.level, message: line.message })) };
+  const { result } = outcome;
+  return result.kind === "result"
+    ? { kind: "result", value: result.value, ...secrets, ...logs }
+    : { kind: "failure", failure: result.failure, ...secrets, ...logs };
 }
 
 function failed(code: string, message: string): ToolOutcome & { kind: "failure" } {

@@ -34,9 +34,13 @@ export interface JournalPage {
   readonly next?: number;
 }
 
+/** What every journal entry is said to be in the API's description. */
+const JOURNAL_ENTRY_DESCRIPTION =
+  "A journal entry: index, at, kind and what the kind holds. A call's outcome entry (call.completed, call.failed) may have `logs`: the lines its tool logged while answering ([{ level, message }], a user tool's console.*, at most 1,000 then one saying how many were dropped, secrets redacted); they are not the script's `log` entries.";
+
 export const journalPage = schemaFor<JournalPage>()({
   type: "object",
-  properties: { entries: { type: "array", items: { type: "object" } }, next: { type: "integer" } },
+  properties: { entries: { type: "array", items: { type: "object", description: JOURNAL_ENTRY_DESCRIPTION } }, next: { type: "integer" } },
   required: ["entries"],
 });
 
@@ -54,7 +58,7 @@ export const journalEntryParams = schemaFor<JournalEntryParams>()({
 });
 
 /** `GET /v1/runs/:id/journal/:index` answers the entry in full. */
-export const journalEntry = schemaFor<JournalEntry>()({ type: "object", description: "A journal entry: index, at, kind and what the kind holds." });
+export const journalEntry = schemaFor<JournalEntry>()({ type: "object", description: JOURNAL_ENTRY_DESCRIPTION });
 
 /** The query string of `GET /v1/runs/:id/output`. */
 export interface OutputQuery {
