@@ -32,7 +32,7 @@ import { MemoryBlobStore } from "./store/blob-store.js";
 import { APPROVAL_EXPIRY_MS } from "./direct/direct-session.js";
 import { DirectSessionHost } from "./direct/direct-session-host.js";
 import { isSessionId } from "./direct/session-journal.js";
-import { DIRECT_SIGNING_PURPOSE, purposeKey, SENSITIVE_PARAMS_PURPOSE } from "./secrets/purpose-key.js";
+import { DIRECT_CALL_ARGS_PURPOSE, DIRECT_SIGNING_PURPOSE, purposeKey, SENSITIVE_PARAMS_PURPOSE } from "./secrets/purpose-key.js";
 import { createRun } from "./runs/create-run.js";
 import { EngineListeners, type EngineEvent } from "./runs/engine-events.js";
 import type { ExecutionResult, ExecutorLimits, RunPause } from "./runs/run-executor.js";
@@ -391,6 +391,7 @@ export class Engine {
       workflowSchemas: this.#scheduler.workflowSchemas,
       signingKey: purposeKey(keys, DIRECT_SIGNING_PURPOSE),
       blobs: store.directBlobs ?? new MemoryBlobStore(),
+      callArgsKey: purposeKey(keys, DIRECT_CALL_ARGS_PURPOSE),
       approvalExpiryMs: options.approvalExpiryMs ?? APPROVAL_EXPIRY_MS,
       ...(options.directSessions === undefined ? {} : { eviction: options.directSessions }),
       leases: this.#scheduler.leases,

@@ -17,6 +17,7 @@ import { blobPage } from "./fetch-blob.js";
 import type { DirectSessions, SessionFilter, SessionRecordView, SessionRef } from "./direct-sessions.js";
 import { isSessionId, pendingApprovals, readSession, sessionKey, sessionNameOf, sessionRecordId } from "./session-journal.js";
 import { boundTableOf, sessionTableOf } from "./session-table.js";
+import { BLOB_HANDLE } from "./spill.js";
 
 /**
  * The engine's direct tool sessions (`Engine.direct`): each session's record is a run's in the
@@ -196,7 +197,8 @@ export class DirectSessionHost implements DirectSessions {
 
   async blob(ref: SessionRef, handle: string, offset: number): Promise<BlobPageAnswer> {
     const record = await this.#existing(ref);
-    const text = await this.#deps.blobs.get(record.id, handle);
+    // Only spilled results are read here: a session's blobs also keep sealed call arguments (`sealed-call-args.ts`).
+    const text = BLOB_HANDLE.test(handle) ? await this.#deps.blobs.get(record.id, handle) : undefined;
     if (text === undefined)
       throw new EngineError("not_found", `Session ${JSON.stringify(ref.session)} has no ${handle}: a handle is read only in the session whose result made it.`);
     if (offset > text.length) throw new EngineError("invalid_request", `${handle} has ${text.length} characters; offset ${offset} is past its end.`);

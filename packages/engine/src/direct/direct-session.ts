@@ -39,6 +39,7 @@ import {
   type SessionTable,
 } from "./session-journal.js";
 import { boundTableOf } from "./session-table.js";
+import { SealedCallArgs } from "./sealed-call-args.js";
 import { withinBudget } from "./spill.js";
 import { findTools, loadedTools, toolFindText, unloadedCall } from "./tool-find.js";
 
@@ -60,6 +61,9 @@ import { findTools, loadedTools, toolFindText, unloadedCall } from "./tool-find.
  *   decision is journaled before the call is sent.
  * - The model's content of a call is a function of its journaled outcome and its binding: the
  *   same after a restart, spilled to the same blob.
+ * - A call of a tool with `sensitiveParams` keeps its live arguments sealed (`sealed-call-args.ts`)
+ *   from its journaling until its outcome: a session read again (restart, eviction, another
+ *   process) sends an approved call with its real values, never with the journal's hashes.
  */
 
 /** How long a call waits for a human by default before the model is told its approval expired. */
@@ -76,6 +80,8 @@ export interface SessionDeps {
   /** Signs pending approvals (HMAC-SHA-256): asked for when a first approval is signed or checked. */
   readonly signingKey: () => Uint8Array;
   readonly blobs: BlobStore;
+  /** What the live arguments of calls with `sensitiveParams` are sealed with in `blobs` until their outcome (`sealed-call-args.ts`). */
+  readonly callArgsKey: () => Buffer;
   readonly approvalExpiryMs: number;
   /** A fault of the engine (the store): the session is dropped from memory and read again from its journal next time. */
   readonly fault: (sessionId: string, error: unknown) => void;
@@ -97,6 +103,9 @@ export class DirectSession {
   /** Who waits for a call's outcome or decision, by seq. */
   readonly #waiters = new Map<number, Set<() => void>>();
   readonly #expiries = new Map<number, () => void>();
+  /** The open calls whose arguments are kept sealed (`sealed-call-args.ts`): deleted at their outcome. */
+  readonly #sealed = new Set<number>();
+  readonly #sealedArgs: SealedCallArgs;
   #nextSeq: number;
   #closed = false;
   /** Requests inside the session now (`enter` … `leave`): a session with any is never evicted. */
@@ -110,6 +119,7 @@ export class DirectSession {
   ) {
     this.#deps = deps;
     this.#ledger = ledger;
+    this.#sealedArgs = new SealedCallArgs(deps.callArgsKey, deps.blobs);
     this.#nextSeq = ledger.lastSeq + 1;
     this.#lastUsed = deps.clock.now();
     this.#journal = new RunJournal(record.id, deps.store, {
@@ -237,7 +247,10 @@ export class DirectSession {
         expiresAt,
       });
     }
-    const written = this.#append(events, this.#journal.withEvents(undefined, now, scheduled.runEvents), now);
+    // The live values of a sensitive call are kept sealed alongside its journaling (not before: the
+    // ledger must see the call at once); it is sent, or answered pending, only once both are durable.
+    const kept = scheduledArgs !== undefined && tool.tool.policy.sensitiveParams !== undefined ? this.#keepSealed(seq, args) : Promise.resolve();
+    const written = Promise.all([this.#append(events, this.#journal.withEvents(undefined, now, scheduled.runEvents), now), kept]);
     written.then(scheduled.onDurable, (error: unknown) => this.#fault(error));
     scheduled.begin();
     await written;
@@ -510,7 +523,7 @@ export class DirectSession {
     };
   }
 
-  /** A call has its outcome: journaled, then whoever waits for it is told. */
+  /** A call has its outcome: journaled, then whoever waits for it is told (and its sealed arguments deleted). */
   #outcome(seq: number, outcome: CallOutcome): void {
     if (this.#closed) return;
     const event = outcomeEvent(seq, outcome);
@@ -518,6 +531,7 @@ export class DirectSession {
       () => {
         this.#ledger.apply({ ...event, at: this.#deps.clock.now() });
         this.#notify(seq);
+        if (this.#sealed.delete(seq)) this.#sealedArgs.drop(this.record.id, seq).catch((error: unknown) => this.#fault(error));
       },
       (error: unknown) => this.#fault(error),
     );
@@ -529,12 +543,36 @@ export class DirectSession {
     for (const call of open) {
       const seq = this.#ledger.seqs.get(call.seq);
       if (seq === undefined) continue;
-      const intake = this.#intake((await this.#binding(seq.binding)).toolset);
+      const { toolset } = await this.#binding(seq.binding);
+      const intake = this.#intake(toolset);
       const recorded = seq.asked !== undefined ? { ...call, asks: true } : call;
+      const { live, unopened } = await this.#openSealed(toolset, call.seq, call.tool, call.args);
       intake.remember([recorded]);
-      intake.resume([recorded]);
+      intake.resume([recorded], live, unopened);
       if (isPending(seq)) this.#armExpiry(call.seq, seq.asked!.expiresAt);
     }
+  }
+
+  /** Seals the live arguments of call `seq` (its tool has `sensitiveParams`). */
+  #keepSealed(seq: number, args: JsonValue): Promise<void> {
+    this.#sealed.add(seq);
+    return this.#sealedArgs.keep(this.record.id, seq, args);
+  }
+
+  /** The live arguments of open call `seq` from its sealed copy, for the intake's `resume`; or why they do not open. */
+  async #openSealed(
+    toolset: CatalogedToolset,
+    seq: number,
+    path: string,
+    recorded: JsonValue,
+  ): Promise<{ live?: ReadonlyMap<number, JsonValue>; unopened?: ReadonlyMap<number, string> }> {
+    const tool = toolset.byPath.get(path);
+    if (tool?.policy.sensitiveParams === undefined) return {};
+    const redact = (args: JsonValue) => toolset.sensitive?.redact(tool, args) ?? args;
+    const opened = await this.#sealedArgs.open(this.record.id, seq, recorded, redact);
+    if (opened.kind === "none") return {};
+    this.#sealed.add(seq);
+    return opened.kind === "opened" ? { live: new Map([[seq, opened.args]]) } : { unopened: new Map([[seq, opened.why]]) };
   }
 
   #binding(id: string): Promise<Binding> {

@@ -154,9 +154,12 @@ export class CallIntake {
   readonly #sensitive: ArgsRedaction;
   /**
    * The live arguments of open calls whose journaled (and shown) arguments are redacted, by seq:
-   * what an approved call is sent with. Only in memory: a resumed run gets them from its script again.
+   * what an approved call is sent with. Only in memory: a resumed run gets them from its script again,
+   * a resumed direct session from its sealed copy (`direct/sealed-call-args.ts`).
    */
   readonly #live = new Map<number, JsonValue>();
+  /** Why a resumed call's live values are missing, by seq, when its issuer knows (`resume`). */
+  readonly #lostWhy = new Map<number, string>();
 
   constructor(
     private readonly run: RunRecord,
@@ -323,9 +326,12 @@ export class CallIntake {
    * decision waits for it, or has the outcome or is sent as decided; a call that was sent was
    * interrupted by the engine's stop (or its parking), and its policy decides.
    */
-  resume(calls: Iterable<RecordedCall>, live?: ReadonlyMap<number, JsonValue>): void {
+  resume(calls: Iterable<RecordedCall>, live?: ReadonlyMap<number, JsonValue>, unopened?: ReadonlyMap<number, string>): void {
     for (const recorded of calls) {
       if (recorded.hasOutcome || recorded.rejected) continue;
+      // Why a call has no live values (a direct session's sealed copy did not open): said if it is approved and so cannot be sent.
+      const why = unopened?.get(recorded.seq);
+      if (why !== undefined) this.#lostWhy.set(recorded.seq, why);
       // The journal holds sensitive values hashed; a script's replay has made them again (`live`).
       const args = live?.get(recorded.seq);
       const call = args === undefined ? recorded : { ...recorded, args };
@@ -513,7 +519,7 @@ export class CallIntake {
    */
   #send(seq: number, tool: PinnedTool, args: JsonValue, attempt: number, schemaChangeApproved: boolean): void {
     // Never a marker to a tool: without its live values (a direct session restarted) the call fails unsent.
-    const lost = this.#sensitive.lostValues(tool, toolPath(tool), args);
+    const lost = this.#sensitive.lostValues(tool, toolPath(tool), args, this.#lostWhy.get(seq));
     if (lost !== undefined) return this.#conclude(seq, { ok: false, error: lost });
     const secrets = tool.policy.sensitiveParams === undefined ? {} : { secrets: this.#sensitive.secrets(tool, args) };
     const recordAttempt = (n: number, reason: string) => this.journal.append([{ kind: "call.attempt", seq, attempt: n, reason }], this.deps.clock.now());
@@ -570,6 +576,7 @@ export class CallIntake {
     this.#subCalls.delete(seq);
     this.#throttled.delete(seq);
     this.#live.delete(seq);
+    this.#lostWhy.delete(seq);
     if (outcome.notBefore !== undefined && outcome.notBefore > this.deps.clock.now()) {
       // A mock's delay under a virtual clock: the outcome waits for the clock like a sleep.
       const { notBefore, ...rest } = outcome;

@@ -3,7 +3,7 @@ import type { MasterKeySource } from "./master-key.js";
 
 /**
  * A key for one purpose of the engine (`sensitiveParams` hashes, sealed host task arguments,
- * direct sessions' approval signatures),
+ * direct sessions' approval signatures and sealed call arguments),
  * derived from the master key (the credential vault's) by HMAC with the purpose's name: every
  * process on a data folder derives the same key, and a derived key never helps anyone open a
  * credential or make another purpose's key.
@@ -38,3 +38,5 @@ export const DIRECT_SIGNING_PURPOSE = "tapedeck direct approval signing v1";
 export const SENSITIVE_PARAMS_PURPOSE = "tapedeck sensitive params v1";
 /** What the arguments of a host task whose tool has `sensitiveParams` are sealed with while it waits for a worker. */
 export const HOST_TASK_ARGS_PURPOSE = "tapedeck host task args v1";
+/** What the live arguments of a direct session's call whose tool has `sensitiveParams` are sealed with until the call has its outcome (`direct/sealed-call-args.ts`). */
+export const DIRECT_CALL_ARGS_PURPOSE = "tapedeck direct call args v1";

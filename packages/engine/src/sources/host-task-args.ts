@@ -2,7 +2,7 @@ import type { JsonValue, PinnedTool } from "@tapedeck/protocol";
 import { join } from "node:path";
 import { MasterKeySource } from "../secrets/master-key.js";
 import { HOST_TASK_ARGS_PURPOSE, purposeKey } from "../secrets/purpose-key.js";
-import { open, seal } from "../secrets/vault-crypto.js";
+import { asSealed, SealedValues } from "../secrets/sealed-values.js";
 
 /**
  * The arguments of a host task whose tool has `sensitiveParams`, sealed while the task waits in
@@ -18,22 +18,25 @@ import { open, seal } from "../secrets/vault-crypto.js";
  *   never a value sealed for another task.
  */
 export class HostTaskArgs {
-  constructor(private readonly key: () => Buffer) {}
+  readonly #sealed: SealedValues;
+
+  constructor(key: () => Buffer) {
+    // The label and binding make the same AAD as before this was shared (`tapedeck host task args v1\n<task id>`): tasks sealed then still open.
+    this.#sealed = new SealedValues(key, "tapedeck host task args v1");
+  }
 
   /** What the task row keeps of `args`. */
   seal(tool: PinnedTool, taskId: string, args: JsonValue): JsonValue {
     if (tool.policy.sensitiveParams === undefined) return args;
-    return { [ENVELOPE]: { ...seal(this.key(), aad(taskId), JSON.stringify(args)) } };
+    return { [ENVELOPE]: { ...this.#sealed.seal(taskId, args) } };
   }
 
   /** The arguments a worker gets for the task row's `args`. */
   open(taskId: string, args: JsonValue): JsonValue {
     if (args === null || typeof args !== "object" || Array.isArray(args) || Object.keys(args).length !== 1) return args;
-    const sealed = args[ENVELOPE];
-    if (sealed === null || typeof sealed !== "object" || Array.isArray(sealed) || typeof sealed.iv !== "string" || typeof sealed.sealed !== "string")
-      return args;
-    const opened = open(this.key(), aad(taskId), { iv: sealed.iv, sealed: sealed.sealed });
-    return opened === undefined ? args : (JSON.parse(opened) as JsonValue);
+    const sealed = asSealed(args[ENVELOPE]);
+    if (sealed === undefined) return args;
+    return this.#sealed.open(taskId, sealed) ?? args;
   }
 }
 
@@ -44,7 +47,3 @@ export function hostTaskArgsFor(store: { readonly dataFolder?: string }): HostTa
 }
 
 const ENVELOPE = "$tapedeckSealed";
-
-function aad(taskId: string): Buffer {
-  return Buffer.from(`tapedeck host task args v1\n${taskId}`);
-}

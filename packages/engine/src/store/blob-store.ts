@@ -10,6 +10,8 @@ export interface BlobStore {
   put(session: string, handle: string, text: string): Promise<void>;
   /** The text of `handle` in `session`; `undefined` when that session has no such blob. */
   get(session: string, handle: string): Promise<string | undefined>;
+  /** Deletes `handle` of `session` (a no-op when there is none); resolved: committed. */
+  delete(session: string, handle: string): Promise<void>;
   /** Deletes every blob of `session` (the session ended or expired); resolves with how many. */
   deleteSession(session: string): Promise<number>;
 }
@@ -27,6 +29,11 @@ export class MemoryBlobStore implements BlobStore {
 
   get(session: string, handle: string): Promise<string | undefined> {
     return Promise.resolve(this.#blobs.get(session)?.get(handle));
+  }
+
+  delete(session: string, handle: string): Promise<void> {
+    this.#blobs.get(session)?.delete(handle);
+    return Promise.resolve();
   }
 
   deleteSession(session: string): Promise<number> {

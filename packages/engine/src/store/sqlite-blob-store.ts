@@ -30,6 +30,7 @@ export class SqliteBlobStore implements BlobStore {
         "INSERT INTO direct_blobs (session, handle, text, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
       ),
       get: db.prepare<[string, string], { text: string }>("SELECT text FROM direct_blobs WHERE session = ? AND handle = ?"),
+      delete: db.prepare<[string, string]>("DELETE FROM direct_blobs WHERE session = ? AND handle = ?"),
       deleteSession: db.prepare<[string]>("DELETE FROM direct_blobs WHERE session = ?"),
       now,
     };
@@ -45,6 +46,12 @@ export class SqliteBlobStore implements BlobStore {
     return this.#access.read(() => {
       const row = this.#sql.get.get(session, handle);
       return row === undefined ? undefined : (JSON.parse(row.text) as string);
+    });
+  }
+
+  delete(session: string, handle: string): Promise<void> {
+    return this.#access.write(() => {
+      this.#sql.delete.run(session, handle);
     });
   }
 

@@ -17,7 +17,7 @@ import { REDACTED_PREFIX, redactSensitive } from "./sensitive-params.js";
  *   to arguments it redacted already changes nothing (a marker stays as it is).
  * - Live arguments never hold a marker at a sensitive pointer (`markerRefusal` refuses such a
  *   call): so a marker in arguments about to be sent means the live values were lost (a direct
- *   session restarted) and the call must not be sent (`lostValues`).
+ *   session restarted without a sealed copy that opens) and the call must not be sent (`lostValues`).
  * - Tools without `sensitiveParams` cost nothing: their arguments come back as the same object.
  */
 export class ArgsRedaction {
@@ -55,13 +55,14 @@ export class ArgsRedaction {
     );
   }
 
-  /** Why a call about to be sent cannot be: its arguments hold markers (the live values were not kept), or undefined. */
-  lostValues(tool: PinnedTool, path: string, args: JsonValue): ToolFailure | undefined {
+  /** Why a call about to be sent cannot be: its arguments hold markers (the live values were not kept, or `why` not), or undefined. */
+  lostValues(tool: PinnedTool, path: string, args: JsonValue, why?: string): ToolFailure | undefined {
     const pointer = markerPointer(tool, args);
     if (pointer === undefined) return undefined;
+    const lost = why ?? "this session (which has no script to compute it again) kept no copy of the value when the engine restarted";
     return toolFailure(
       "refused",
-      `The call to ${path} was not sent: the value of its sensitive parameter ${pointer} is journaled only as a hash, and this session (which has no script to compute it again) lost the value when the engine restarted. Make the call again.`,
+      `The call to ${path} was not sent: the value of its sensitive parameter ${pointer} is journaled only as a hash, and ${lost}. Make the call again.`,
     );
   }
 }

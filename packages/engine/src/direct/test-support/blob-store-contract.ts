@@ -48,6 +48,18 @@ export function describeBlobStoreContract(name: string, open: () => Promise<Open
       assert.equal(await store.deleteSession("ses_1"), 0);
     });
 
+    test("deleting a handle deletes that blob of that session only, and a handle it has not is a no-op", async ({ store, reopen }) => {
+      await store.put("ses_1", "blob_a", "a");
+      await store.put("ses_1", "blob_b", "b");
+      await store.put("ses_2", "blob_a", "c");
+      await store.delete("ses_1", "blob_a");
+      await store.delete("ses_1", "blob_none");
+      const read = reopen === undefined ? store : await reopen();
+      assert.equal(await read.get("ses_1", "blob_a"), undefined);
+      assert.equal(await read.get("ses_1", "blob_b"), "b");
+      assert.equal(await read.get("ses_2", "blob_a"), "c");
+    });
+
     test("a put that resolved survives a reopen", async ({ store, reopen }) => {
       if (reopen === undefined) return; // an in-memory store has nothing to reopen
       await store.put("ses_1", "blob_a", "kept 😀");

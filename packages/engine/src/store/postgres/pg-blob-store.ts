@@ -32,6 +32,10 @@ export class PgBlobStore implements BlobStore {
     return row === undefined ? undefined : (JSON.parse(row.text) as string);
   }
 
+  async delete(session: string, handle: string): Promise<void> {
+    await this.#access.write((tx) => tx.query("DELETE FROM direct_blobs WHERE session = $1 AND handle = $2", [session, handle]));
+  }
+
   deleteSession(session: string): Promise<number> {
     return this.#access.write(async (tx) => (await tx.query("DELETE FROM direct_blobs WHERE session = $1", [session])).rowCount ?? 0);
   }
