@@ -25,7 +25,7 @@ const CALLS = 100;
  */
 const ECHO_WASM =
   "AGFzbQEAAAABEwRgAAF+YAF+AX5gAn5+AGAAAX8CVgMPZXh0aXNtOmhvc3QvZW52DGlucHV0X29mZnNldAAAD2V4dGlzbTpob3N0L2VudgZsZW5ndGgAAQ9leHRpc206aG9zdC9lbnYKb3V0cHV0X3NldAACAwIBAwUEAQEBAgcQAgZtZW1vcnkCAANydW4AAwoOAQwAEAAQABABEAJBAAs=";
-const ROUNDS = 5;
+const ROUNDS = 7;
 
 export async function userToolsEngine(rows: Row[]): Promise<void> {
   const server = createServer((_req, res) => res.writeHead(200, { "content-type": "application/json" }).end('{"items":[1,2,3]}'));
@@ -59,48 +59,64 @@ export async function userToolsEngine(rows: Row[]): Promise<void> {
       },
     };
     const { id } = await engine.registerToolset(spec);
-    const perCall = async (body: string): Promise<number> => {
+    const runOnce = async (body: string): Promise<number> => {
       const source = `import { calc, u } from "tapedeck:tools";
         export default async () => { let s = 0; for (let i = 0; i < ${CALLS}; i++) { ${body} } return s; };`;
-      const samples: number[] = [];
-      for (let round = 0; round <= ROUNDS; round++) {
-        const ms = await time(async () => {
-          const started = await engine.start({ toolset: id, source });
-          if (started.kind !== "started") throw new Error(JSON.stringify(started.diagnostics));
-          const end = await started.end;
-          if (end.status !== "completed") throw new Error(JSON.stringify(end));
-        });
-        if (round > 0) samples.push(ms / CALLS);
-      }
-      return median(samples);
+      const ms = await time(async () => {
+        const started = await engine.start({ toolset: id, source });
+        if (started.kind !== "started") throw new Error(JSON.stringify(started.diagnostics));
+        const end = await started.end;
+        if (end.status !== "completed") throw new Error(JSON.stringify(end));
+      });
+      return ms / CALLS;
     };
-    const user = await perCall("s += (await u.double({ n: i })).doubled;");
-    const host = await perCall("s += (await calc.double({ n: i })).doubled;");
+    // Bodies compared with each other are measured in the same rounds, interleaved (a warm-up
+    // round first, not counted): on a loaded machine, load drifts over seconds, and a difference
+    // of two medians taken minutes apart measures the drift. A marginal cost is the median of
+    // the per-round differences.
+    const perCall = async (bodies: readonly string[]): Promise<number[][]> => {
+      const samples = bodies.map((): number[] => []);
+      for (let round = 0; round <= ROUNDS; round++) {
+        for (const [i, body] of bodies.entries()) {
+          const ms = await runOnce(body);
+          if (round > 0) samples[i]!.push(ms);
+        }
+      }
+      return samples;
+    };
+    const USER = "s += (await u.double({ n: i })).doubled;";
+    const [userSamples, hostSamples] = await perCall([USER, "s += (await calc.double({ n: i })).doubled;"]);
+    const user = median(userSamples!);
     rows.push({
       name: "user tool call through the engine (per call)",
       value: user,
       unit: "ms",
       baselineName: "same logic as a host tool",
-      baseline: host,
+      baseline: median(hostSamples!),
       goal: "",
     });
-    const wasmCall = await perCall("s += ((await u.echo({ n: i })) as { n: number }).n;");
+    const [wasmSamples] = await perCall(["s += ((await u.echo({ n: i })) as { n: number }).n;"]);
     rows.push({
       name: "WebAssembly user tool call through the engine (fresh Extism plugin in a worker, per call)",
-      value: wasmCall,
+      value: median(wasmSamples!),
       unit: "ms",
       baselineName: "a TypeScript user tool",
       baseline: user,
       goal: "",
     });
-    const fetched = await perCall("s += (await u.fetched({ n: i })).doubled;");
-    const scriptFetch = await perCall("s += (await fetch(" + JSON.stringify(url) + ")).status;");
+    // A user tool's fetch: the same tool call with and without one fetch. A script's fetch: a
+    // script call of its own (its loop around it costs microseconds), against the same server.
+    const [withFetch, withoutFetch, scriptFetch] = await perCall([
+      "s += (await u.fetched({ n: i })).doubled;",
+      USER,
+      "s += (await fetch(" + JSON.stringify(url) + ")).status;",
+    ]);
     rows.push({
       name: "user tool's journaled fetch through the engine (its call minus the same call without fetch)",
-      value: fetched - user,
+      value: median(withFetch!.map((ms, i) => ms - withoutFetch![i]!)),
       unit: "ms",
       baselineName: "a script's fetch",
-      baseline: scriptFetch,
+      baseline: median(scriptFetch!),
       goal: "≤ 1.2×",
     });
   } finally {
