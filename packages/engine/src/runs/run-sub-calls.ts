@@ -10,7 +10,7 @@ import type { RunJournal } from "./run-journal.js";
  * is answered from those entries instead of performing the host call again.
  *
  * Invariants:
- * - An answer is recorded (durable) before the source hands it on, and recorded once per key.
+ * - An answer is recorded once per key; the source acts on nothing it leads to before its entry is durable.
  * - `recorded` knows what the journal held when the run was resumed (`History`) and everything
  *   recorded since, for every attempt of the call in this execution.
  */

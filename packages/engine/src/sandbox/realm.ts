@@ -43,8 +43,8 @@ const NO_MODULES: JSModuleLoader = (name) => ({ error: new Error(`No module ${na
 class PooledRealm implements Realm {
   interrupt: () => boolean = NEVER;
   loadModule: JSModuleLoader = NO_MODULES;
-  /** Freed by its sandbox and not yet restored. */
-  dirty = false;
+  /** How far the heap is back in its snapshot's state: all of it unless a sandbox used it since. */
+  #restoredTo: number;
   readonly snapshot: HeapSnapshot;
 
   constructor(
@@ -58,17 +58,40 @@ class PooledRealm implements Realm {
     runtime.setModuleLoader((name, loading) => this.loadModule(name, loading));
     // Last: everything above is part of what every sandbox starts from.
     this.snapshot = heap.snapshot();
+    this.#restoredTo = this.snapshot.bytes;
   }
 
-  /** Back to the snapshot's state, if a sandbox used it since. */
+  /** Freed by its sandbox and not yet (all) restored. */
+  get dirty(): boolean {
+    return this.#restoredTo < this.snapshot.bytes;
+  }
+
+  /** Its sandbox freed it: all of the heap is to be restored. */
+  used(): void {
+    this.#restoredTo = 0;
+  }
+
+  /** Back to the snapshot's state (the rest of it, if part was restored already). */
   restore(): this {
-    if (this.dirty) {
-      this.heap.restore(this.snapshot);
-      this.dirty = false;
-    }
+    this.restoreSome(this.snapshot.bytes);
     return this;
   }
+
+  /** Restores at most `bytes` more of the heap, from where the last part ended. */
+  restoreSome(bytes: number): void {
+    if (!this.dirty) return;
+    const to = Math.min(this.#restoredTo + bytes, this.snapshot.bytes);
+    this.heap.restoreRange(this.snapshot, this.#restoredTo, to);
+    this.#restoredTo = to;
+  }
 }
+
+/**
+ * How much of an idle realm's heap a worker restores before it looks at its messages again:
+ * about 30 µs of work (zeroing runs at ~100 MB/ms here), against ~0.2 ms for the whole 16 MiB, so
+ * a request arriving meanwhile waits for one part at most, not for the whole restore.
+ */
+const RESTORE_PART_BYTES = 2 * 1024 * 1024;
 
 /** Realms whose sandbox was freed: the next sandboxes' (per worker). */
 const idle: PooledRealm[] = [];
@@ -95,11 +118,16 @@ async function newRealm(compiled: WasmModule): Promise<PooledRealm> {
 }
 
 /**
- * What a worker does when it has nothing else to do: restores the idle realms sandboxes left,
+ * What a worker does when it has nothing else to do: restores the idle realms sandboxes left, in
+ * parts with a turn of the event loop between them (a request that arrives meanwhile is served
+ * first; a realm it takes is restored in full as it is taken, and this no longer touches it),
  * and builds one when none is idle, so that the next sandbox is created without waiting.
  */
 export async function prepareIdleRealm(compiled: WasmModule): Promise<void> {
-  for (const realm of idle) realm.restore();
+  for (let realm = idle.find((r) => r.dirty); realm !== undefined; realm = idle.find((r) => r.dirty)) {
+    realm.restoreSome(RESTORE_PART_BYTES);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
   if (idle.length === 0) idle.push(await newRealm(compiled));
 }
 
@@ -113,7 +141,7 @@ export function disposeRealm(realm: Realm): void {
   realm.loadModule = NO_MODULES;
   if (!(realm instanceof PooledRealm) || !realm.heap.reusable || idle.length >= MAX_IDLE_REALMS) return;
   realm.heap.reset();
-  realm.dirty = true;
+  realm.used();
   idle.push(realm);
 }
 

@@ -160,12 +160,23 @@ export class SandboxHeap {
    * is not `reusable`).
    */
   restore(snapshot: HeapSnapshot): void {
+    this.restoreRange(snapshot, 0, snapshot.bytes);
+  }
+
+  /**
+   * Puts back the bytes of `[from, to)` as `snapshot` had them: `restore` in parts (ranges that
+   * together cover the heap restore it). The same conditions as `restore`.
+   */
+  restoreRange(snapshot: HeapSnapshot, from: number, to: number): void {
     const buffer = this.memory.buffer;
     if (buffer.byteLength !== snapshot.bytes) throw new Error(`A heap of ${buffer.byteLength} bytes cannot take back a snapshot of ${snapshot.bytes}.`);
     const bytes = new Uint8Array(buffer);
     for (const run of snapshot.runs) {
-      if (run.content === undefined) bytes.fill(0, run.offset, run.end);
-      else bytes.set(run.content, run.offset);
+      const start = Math.max(run.offset, from);
+      const end = Math.min(run.end, to);
+      if (start >= end) continue;
+      if (run.content === undefined) bytes.fill(0, start, end);
+      else bytes.set(run.content.subarray(start - run.offset, end - run.offset), start);
     }
   }
 

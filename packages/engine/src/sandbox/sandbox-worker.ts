@@ -48,9 +48,9 @@ async function takeRealm(): Promise<Realm> {
 }
 
 /**
- * After answering, while the engine reads the answer: the realm a sandbox left is restored, or
- * one is built, so that the next `create` or `run` takes one ready. Not after a `create`: its
- * `start` follows at once.
+ * After answering, while the engine reads the answer: the realm a sandbox left is restored (in
+ * parts, so the next request waits for one part at most), or one is built, so that the next
+ * `create` or `run` takes one ready. Not after a `create`: its `start` follows at once.
  */
 let preparing = false;
 function prepareLater(request: WorkerRequest): void {

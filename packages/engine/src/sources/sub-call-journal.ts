@@ -26,6 +26,9 @@ export interface SubCall {
 export interface SubCallJournal {
   /** The answer recorded for `key` (a replay, or a retry of the parent call), if any. */
   recorded(key: string): Promise<SubCallAnswer | undefined>;
-  /** Records `answer` for `call` before the caller sees it; a replay gets exactly this. */
+  /**
+   * Records `answer` for `call`; a replay gets exactly this. The caller acts on nothing the
+   * answer leads to (a further host call, the call's result) before this resolves.
+   */
   record(call: SubCall, answer: SubCallAnswer): Promise<void>;
 }

@@ -35,8 +35,12 @@ import { WORKSPACE_GROUP, WORKSPACE_TOOLS, type UserTool } from "./user-tool-reg
  *   other tools only from the allow-list. Anything else the sandbox can issue (sleep, signals,
  *   workflows) is refused: a user tool runs within its call.
  * - Each host call has its own key `{key}.{n}` (n its issue order, from 1) and its answer is
- *   recorded before the tool sees it; a replay (the answers recorded) re-runs the tool against
- *   them and performs nothing. Answers are delivered in issue order, so the replay is exact.
+ *   recorded before anything the tool does after seeing it leaves the sandbox: the answer is
+ *   delivered while its record commits, and the step it leads to (further host calls, the
+ *   result) is acted on only once the record is durable. A crash in between loses only what the
+ *   sandbox computed, as if it had come before the answer. A replay (the answers recorded)
+ *   re-runs the tool against them and performs nothing. Answers are delivered in issue order, so
+ *   the replay is exact.
  * - Limits per call are decided in issue order (also deterministic): at most `httpRequests`
  *   fetches and `toolCalls` invocations (the next are refused), `logLines` lines.
  * - Everything the tool is given (answers) and gives back (result, logs, errors) is leak-scanned:
@@ -129,11 +133,11 @@ export class ToolCallState {
 
   /** Runs the sandbox to its end from its first step: answers each host call in issue order. */
   async drive(sandbox: Sandbox, first: Step, deadline: AbortSignal): Promise<ToolResult> {
-    const pending = new Map<number, Promise<SubCallAnswer>>();
+    const pending = new Map<number, Promise<Answer>>();
     let step = first;
     for (let next = 1; ; next++) {
       this.#absorbLogs(step.logs);
-      for (const issued of step.calls) pending.set(issued.seq, this.answer(issued, deadline));
+      for (const issued of step.calls) pending.set(issued.seq, this.#answer(issued, deadline));
       if (step.end !== undefined) return step.end.ok ? this.output(step.end.output) : { kind: "failure", failure: this.#error(step.end.error) };
       const answering = pending.get(next);
       if (answering === undefined) {
@@ -142,11 +146,17 @@ export class ToolCallState {
           `${this.tool.definition.name} is waiting for something that can never happen (a promise nothing resolves); its default export must resolve or throw.`,
         );
       }
-      const answer = await untilAborted(answering, deadline);
-      if (answer === undefined) return this.timedOut();
+      const answered = await untilAborted(answering, deadline);
+      if (answered === undefined) return this.timedOut();
       pending.delete(next);
-      const [delivered] = await sandbox.deliverEach([
-        answer.ok ? { seq: next, at: answer.at, ok: true, value: answer.value } : { seq: next, at: answer.at, ok: false, error: answer.error },
+      const { answer, durable } = answered;
+      // Delivered while its record commits (the sandbox's work overlaps the commit); the step it
+      // leads to is acted on only once the record is durable.
+      const [[delivered]] = await Promise.all([
+        sandbox.deliverEach([
+          answer.ok ? { seq: next, at: answer.at, ok: true, value: answer.value } : { seq: next, at: answer.at, ok: false, error: answer.error },
+        ]),
+        durable,
       ]);
       if (delivered === undefined) throw new Error(`the user tool's sandbox ended before call #${next} could be answered`);
       step = delivered;
@@ -171,14 +181,21 @@ export class ToolCallState {
     }
   }
 
-  /** The answer of one host call: refused by the limits or grants, recorded, or performed and recorded. */
+  /** The answer of one host call, once recorded (durable): refused by the limits or grants, recorded, or performed and recorded. */
   async answer(issued: IssuedCall, deadline: AbortSignal): Promise<SubCallAnswer> {
+    const { answer, durable } = await this.#answer(issued, deadline);
+    await durable;
+    return answer;
+  }
+
+  /** The answer of one host call as soon as it is known, and its record's commit (settled: nothing to record). */
+  async #answer(issued: IssuedCall, deadline: AbortSignal): Promise<Answer> {
     this.subCalls++;
     const key = `${this.call.key}.${issued.seq}`;
     // Limits are decided at issue, in issue order: the same on a replay.
     const limited = this.#overLimit(issued.tool);
     const recorded = await this.call.journal.recorded(key);
-    if (recorded !== undefined) return recorded;
+    if (recorded !== undefined) return { answer: recorded, durable: DURABLE };
     const outcome = limited ?? (await this.#perform(issued, key, deadline));
     const answer: SubCallAnswer =
       outcome.kind === "result"
@@ -186,9 +203,12 @@ export class ToolCallState {
         : { ok: false, error: this.#scan(outcome.failure as unknown as JsonValue) as unknown as ToolFailure, at: this.call.now() };
     // No answer (interrupted, parked, the call stopped): nothing is recorded, so the parent
     // call's next attempt performs this host call again, with the same key.
-    if (outcome.unanswered === true || deadline.aborted) return answer;
-    await this.call.journal.record({ key, tool: issued.tool, args: this.#scan(issued.args) }, answer);
-    return answer;
+    if (outcome.unanswered === true || deadline.aborted) return { answer, durable: DURABLE };
+    const durable = this.call.journal.record({ key, tool: issued.tool, args: this.#scan(issued.args) }, answer);
+    // Awaited by whoever acts on the answer; handled here so that a failed commit of an answer
+    // not yet reached (several calls in flight) is not an unhandled rejection meanwhile.
+    durable.catch(() => undefined);
+    return { answer, durable };
   }
 
   #overLimit(tool: string): Answered | undefined {
@@ -249,6 +269,8 @@ export class ToolCallState {
       );
     }
     const within = (target: string, hopMethod: string): string | undefined => {
+      // The first hop is the URL just checked (the same parse): only a redirect needs a new check.
+      if (target === checked.url.href && hopMethod.toUpperCase() === method.toUpperCase()) return undefined;
       const hop = checkHttpGrant(grants, target, hopMethod);
       return hop.ok ? undefined : target === url ? hop.reason : `${url} redirected out of the grant. ${hop.reason}`;
     };
@@ -306,6 +328,14 @@ export class ToolCallState {
     );
   }
 }
+
+/** A host call's answer and the commit of its record. */
+interface Answer {
+  readonly answer: SubCallAnswer;
+  readonly durable: Promise<void>;
+}
+
+const DURABLE: Promise<void> = Promise.resolve();
 
 /** A host call's outcome as the tool gets it: a value or a failure (`unanswered`: the host call got no answer, so it is not recorded). */
 type Answered =

@@ -7,6 +7,8 @@ import { after, before, describe, it } from "node:test";
 import type { JsonObject, JsonValue, PinnedTool } from "@tapedeck/protocol";
 import { Workspace } from "../library/files/workspace.js";
 import { QuickJsSandboxFactory } from "../sandbox/quickjs-sandbox-factory.js";
+import { startSandbox, type Delivery, type SandboxFactory, type Step } from "../sandbox/sandbox.js";
+import type { SubCall, SubCallAnswer } from "../sources/sub-call-journal.js";
 import type { HttpToolSource } from "../sources/http/http-tool-source.js";
 import { DEFAULT_POLICY } from "../toolset/policy.js";
 import { startLoopbackServer, type LoopbackServer } from "../test-support/loopback-http.js";
@@ -328,6 +330,66 @@ void describe("a user tool call", () => {
     assert.equal(server.received.length, sent, "nothing was sent again");
     assert.deepEqual(valueOf(first), { sum: 6, b: 200, c: 200, at: 1_000 });
   });
+
+  it(
+    "an answer reaches the tool while its record commits; what the tool does next (a fetch, its result) waits until the record is durable",
+    { timeout: 30_000 },
+    async () => {
+      const tool = userTool(
+        `export default async () => {
+        const a = await fetch("${base}/v1/items");
+        const b = await fetch("${base}/v1");
+        return [a.status, b.status];
+      }`,
+        { http: [{ host: "api.test.example", pathPrefix: "/v1/" }] },
+      );
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      // The first answer's record commits only when released.
+      class HeldJournal extends MemorySubCallJournal {
+        override record(call: SubCall, answer: SubCallAnswer): Promise<void> {
+          return call.key.endsWith(".1") ? held.then(() => super.record(call, answer)) : super.record(call, answer);
+        }
+      }
+      // The sandbox says when a delivery's step came back.
+      let stepped!: (steps: readonly Step[]) => void;
+      const stepBack = new Promise<readonly Step[]>((resolve) => (stepped = resolve));
+      const watched: SandboxFactory = {
+        create: (options) => sandboxes.create(options),
+        run: async (options) => {
+          const { sandbox, step } = await startSandbox(sandboxes, options);
+          const deliverEach = async (deliveries: readonly Delivery[]) => {
+            const steps = await sandbox.deliverEach(deliveries);
+            stepped(steps);
+            return steps;
+          };
+          return { step, sandbox: { start: () => sandbox.start(), replay: (d) => sandbox.replay(d), dispose: () => sandbox.dispose(), deliverEach } };
+        },
+        close: () => Promise.resolve(),
+      };
+      const journal = new HeldJournal();
+      const host = hostFor(source, tool);
+      let settled = false;
+      const outcome = new UserToolRunner(watched)
+        .call(tool, {}, { key: "run_held/4", signal: new AbortController().signal, now: () => 1, host, journal })
+        .finally(() => (settled = true));
+      const [afterFirst] = await stepBack;
+      // One turn of the event loop: every job the step led to has run (a runner that did not wait would have sent the second fetch by now).
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.deepEqual(
+        afterFirst?.calls.map((call) => call.tool),
+        ["http.fetch"],
+        "the tool got its first answer before the record was durable, and issued its second fetch",
+      );
+      assert.deepEqual(host.fetched, ["run_held/4.1"], "the second fetch is not sent while the first record is not durable");
+      assert.deepEqual([...journal.calls.keys()], []);
+      assert.equal(settled, false);
+      release();
+      assert.deepEqual(valueOf(await outcome), [200, 200]);
+      assert.deepEqual(host.fetched, ["run_held/4.1", "run_held/4.2"]);
+      assert.deepEqual([...journal.calls.keys()], ["run_held/4.1", "run_held/4.2"]);
+    },
+  );
 
   it("a host call that got no answer (interrupted) is not recorded: the parent call's next attempt performs it again", async () => {
     const tool = userTool(
