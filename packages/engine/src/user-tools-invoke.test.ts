@@ -207,6 +207,36 @@ describe("a user tool invoking user tools", () => {
     }
   });
 
+  it("what an invoked user tool logs is journaled with the invoking call's lines, after the invoked tool's name", async () => {
+    const t = await testEngine();
+    try {
+      const { id } = await t.engine.registerToolset({
+        userTools: {
+          tools: {
+            inner: { description: "Logs, then answers.", code: `export default () => { console.log("inner ran"); console.warn("inner warns"); return 1; };` },
+            outer: {
+              description: "Logs around tools.inner.",
+              code: `import { tools } from "tapedeck:tools";
+                export default async () => { console.log("outer before"); const n = await tools.inner({}); console.log("outer after"); return n; };`,
+              grants: { tools: ["tools.inner"] },
+            },
+          },
+        },
+      });
+      const { runId, end } = await start(t.engine, id, `import { tools } from "tapedeck:tools";\nexport default async () => tools.outer({});`);
+      assert.equal(output(await end), 1);
+      const completed = (await t.engine.journal(runId)).find((e): e is Extract<JournalEntry, { kind: "call.completed" }> => e.kind === "call.completed");
+      assert.deepEqual(completed?.logs, [
+        { level: "log", message: "outer before" },
+        { level: "log", message: "tools.inner: inner ran" },
+        { level: "warn", message: "tools.inner: inner warns" },
+        { level: "log", message: "outer after" },
+      ]);
+    } finally {
+      await t.cleanup();
+    }
+  });
+
   it("invocations count against the invoking tool's toolCalls, and a cycle of user tools ends at the nesting limit with an error saying so", async () => {
     const t = await testEngine();
     try {

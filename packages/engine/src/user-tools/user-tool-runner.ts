@@ -242,7 +242,13 @@ export class ToolCallState {
       const outcome = await callLibraryTool(library, args, { now: this.call.now, signal, workspace });
       return outcome.kind === "result" ? { kind: "result", value: outcome.value } : outcome;
     }
-    if ((grants.tools ?? []).includes(tool)) return settled(await this.call.host.invoke(tool, args, key, signal), tool);
+    if ((grants.tools ?? []).includes(tool)) {
+      const outcome = await this.call.host.invoke(tool, args, key, signal);
+      // What an invoked user tool logged is this call's too, after its name (within this call's logLines).
+      if (outcome.kind !== "interrupted" && outcome.kind !== "park" && outcome.logs !== undefined)
+        this.#absorbLogs(outcome.logs.map((line) => ({ level: line.level, message: `${tool}: ${line.message}`, ordinal: 0 })));
+      return settled(outcome, tool);
+    }
     if (group === "tapedeck") {
       return refusal(
         "refused",

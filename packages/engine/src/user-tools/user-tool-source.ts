@@ -45,7 +45,7 @@ import { WasmToolRunner } from "./wasm-tool-runner.js";
  * - Code is compiled once per pinned tool (by content), never type-checked again: the toolset
  *   was refused at registration unless it type-checked.
  * - What the tool logged (bounded and scanned by its runner) goes on its outcome (`ToolOutcome.logs`),
- *   for the call's outcome entry; an invoked user tool's logs stay with its invocation's answer.
+ *   for the call's outcome entry; an invoked user tool's lines are the invoking call's too (its runner adds them, after the tool's name).
  * - Never rejects; a call whose run stopped waiting ends `interrupted`, and what it had not
  *   recorded is performed again by the next attempt.
  */

@@ -37,6 +37,46 @@ describe("tapedeck CLI", () => {
     });
   });
 
+  it("a user tool's console lines are printed by run (after the tool and its call) and by show (under the call)", async () => {
+    await withDir(async (dir) => {
+      const toolset = join(dir, "toolset.json");
+      writeFileSync(
+        toolset,
+        JSON.stringify({
+          userTools: {
+            text: {
+              greet: {
+                description: "Greets someone.",
+                code: "export default (input: { name: string }) => { console.log('greeting ' + input.name); console.warn('twice'); return 'hi ' + input.name; };",
+                inputSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
+              },
+            },
+          },
+        }),
+      );
+      const script = join(dir, "script.ts");
+      writeFileSync(
+        script,
+        `import { text } from "tapedeck:tools";\nexport default async () => { console.log("before"); return text.greet({ name: "Ann" }); };`,
+      );
+      const io = capture();
+      assert.equal(await cli(["run", script, "--toolset", toolset, "--data", dir], io), 0, io.err.join("\n"));
+      assert.deepEqual(JSON.parse(io.out.join("\n")), "hi Ann");
+      assert.deepEqual(io.err.slice(0, 3), ["[log] before", "[log] text.greet #1: greeting Ann", "[warn] text.greet #1: twice"]);
+      const listed = capture();
+      assert.equal(await cli(["runs", "--data", dir], listed), 0);
+      const shown = capture();
+      assert.equal(await cli(["show", listed.out[0]!.split(" ")[0]!, "--data", dir], shown), 0);
+      const lines = shown.out.join("\n").split("\n");
+      const completed = lines.findIndex((line) => line.includes("call.completed") && line.includes('#1 → "hi Ann"'));
+      assert.ok(completed >= 0, lines.join("\n"));
+      assert.deepEqual(
+        lines.slice(completed + 1, completed + 3).map((line) => line.trim()),
+        ["[log] greeting Ann", "[warn] twice"],
+      );
+    });
+  });
+
   it("passes --input to the default export", async () => {
     await withDir(async (dir) => {
       const io = capture();

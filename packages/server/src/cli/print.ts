@@ -47,10 +47,18 @@ export function printEnd(out: Output, end: RunEnd): number {
   return 1;
 }
 
-/** One journal entry as a line of `tapedeck show` (a newline in a log line or a message is shown as `\n`). */
+/**
+ * One journal entry as `tapedeck show` prints it: a line, then the lines its tool logged (a user
+ * tool's `console`), indented under it (a newline in a log line or a message is shown as `\n`).
+ */
 export function formatEntry(entry: JournalEntry): string {
-  return escapeLine(entryLine(entry));
+  const line = escapeLine(entryLine(entry));
+  const logs = (entry.kind === "call.completed" || entry.kind === "call.failed") && entry.logs !== undefined ? entry.logs : [];
+  return [line, ...logs.map((log) => escapeLine(`${LOG_INDENT}[${log.level}] ${log.message}`))].join("\n");
 }
+
+/** A tool's log line starts under its call's `#seq`: past the index (5), the time (24) and the kind (14). */
+const LOG_INDENT = " ".repeat(5 + 1 + 24 + 1 + 14 + 1);
 
 function entryLine(entry: JournalEntry): string {
   const time = new Date(entry.at).toISOString();
