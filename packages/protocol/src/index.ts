@@ -57,6 +57,7 @@ export type { HostTask } from "./host-task.js";
 export type { Diagnostic } from "./diagnostic.js";
 export { workerWaitText } from "./worker-wait.js";
 export { SEARCH_LIMIT } from "./tool-search.js";
+export type { ResponsesFunctionTool, ResponsesNamespaceTool, ResponsesTool, ResponsesToolSearchTool } from "./responses-tools.js";
 export type { ToolContext, ToolHandler, WorkerTools } from "./tool-handler.js";
 export type { EmbeddedConnection, EmbeddedModule, EmbeddedOptions } from "./embedded.js";
 export { gatewayRules } from "./gateway-rules.js";

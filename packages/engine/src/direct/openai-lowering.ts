@@ -1,3 +1,4 @@
+import type { ResponsesFunctionTool, ResponsesNamespaceTool, ResponsesTool, ResponsesToolSearchTool } from "@tapedeck/protocol";
 import type { BoundTable } from "./direct-binding.js";
 import type { DirectFailure } from "./failure-text.js";
 import { menuDefinitions } from "./menu-lowering.js";
@@ -30,33 +31,7 @@ import { toolNamespaces } from "./tool-namespaces.js";
  * `ResponseToolSearchOutputItemParam`.
  */
 
-/** `OpenAI.Responses.FunctionTool`. */
-export interface ResponsesFunctionTool {
-  type: "function";
-  name: string;
-  description: string;
-  parameters: Record<string, unknown>;
-  strict: boolean | null;
-  defer_loading?: boolean;
-}
-
-/** `OpenAI.Responses.ToolSearchTool`, executed by the client. */
-export interface ResponsesToolSearchTool {
-  type: "tool_search";
-  execution: "client";
-  description: string;
-  parameters: Record<string, unknown>;
-}
-
-/** `OpenAI.Responses.NamespaceTool`, holding functions only. */
-export interface ResponsesNamespaceTool {
-  type: "namespace";
-  name: string;
-  description: string;
-  tools: ResponsesFunctionTool[];
-}
-
-export type ResponsesTool = ResponsesFunctionTool | ResponsesNamespaceTool | ResponsesToolSearchTool;
+export type { ResponsesFunctionTool, ResponsesNamespaceTool, ResponsesTool, ResponsesToolSearchTool };
 
 /** The model's `tool_search_call` item, as far as answering it needs. */
 export interface ResponsesToolSearchCall {

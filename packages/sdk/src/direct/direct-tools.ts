@@ -16,6 +16,7 @@
  * The block types are structural, like the agent adapters' (`@anthropic-ai/sdk` and `openai` are
  * not imported); the tests check them against the official types.
  */
+import type { ResponsesFunctionTool, ResponsesTool } from "@tapedeck/protocol";
 import type {
   BlobPageAnswer,
   BoundSession,
@@ -79,20 +80,10 @@ export interface DirectAnthropicToolResult {
 }
 
 /** `OpenAI.Responses.FunctionTool`. */
-export interface DirectResponsesFunction {
-  type: "function";
-  name: string;
-  description: string;
-  parameters: Record<string, unknown>;
-  strict: boolean | null;
-  defer_loading?: boolean;
-}
+export type DirectResponsesFunction = ResponsesFunctionTool;
 
 /** `OpenAI.Responses.FunctionTool`, a `NamespaceTool` (the lazy tools of a group, under the `openai` lowering) or a client-executed `ToolSearchTool`. */
-export type DirectResponsesTool =
-  | DirectResponsesFunction
-  | { type: "namespace"; name: string; description: string; tools: DirectResponsesFunction[] }
-  | { type: "tool_search"; execution: "client"; description: string; parameters: Record<string, unknown> };
+export type DirectResponsesTool = ResponsesTool;
 
 /** A `function_call` item of a Responses output (with its `namespace` when the function is in one), or a client `tool_search_call`. */
 export type DirectResponsesCall =
