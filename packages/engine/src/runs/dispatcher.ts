@@ -1,4 +1,4 @@
-import { formatDuration, toolFailure, type JsonValue, type PinnedTool, type ToolFailure, type ToolLogLine } from "@tapedeck/protocol";
+import { toolFailure, type JsonValue, type PinnedTool, type ToolFailure, type ToolLogLine } from "@tapedeck/protocol";
 import { systemClock, type Clock } from "../clock.js";
 import { MAX_ATTEMPTS, MAX_VALUE_BYTES, RUN_CONCURRENCY } from "../limits.js";
 import { SHAPE_SCANNER, type KnownSecret, type LeakScanner } from "../secrets/leak-scanner.js";
@@ -7,6 +7,7 @@ import type { SubCallJournal } from "../sources/sub-call-journal.js";
 import type { Park, QueueWatcher, StagedAttempt, ToolOutcome, ToolSource } from "../sources/tool-source.js";
 import type { StagedHostTask } from "../store/host-task-store.js";
 import type { CallOutcome } from "./call-outcome.js";
+import { boundedAttempt } from "../sources/bounded-attempt.js";
 import { Semaphore } from "./semaphore.js";
 import { valueProblem } from "../util/value-bounds.js";
 import { callTraceparent, runTraceId } from "./trace-context.js";
@@ -189,98 +190,36 @@ export class RunDispatcher {
   }
 
   /**
-   * One attempt: the first of the source's outcome, the timeout, and the run no longer waiting
-   * (`abandon`) ends it; its signal is aborted by the last two. Rejects if the source rejects first.
-   * A host tool's timeout starts when a worker takes the attempt; until then only its queue
-   * timeout (if it has one) runs.
+   * One attempt (`boundedAttempt`: the first of the source's outcome, the tool's timeouts, and the
+   * run no longer waiting, `abandon`). Rejects if the source rejects first.
    */
   private attempt(request: DispatchRequest, attempt: number): Promise<ToolOutcome> {
-    // A source that throws (it should never) fails the attempt with what it threw: an engine fault.
-    return new Promise<ToolOutcome>((resolve, reject) => {
-      const fail: (error: unknown) => void = reject;
-      const controller = new AbortController();
-      const { policy } = request.tool;
-      const queued = request.tool.source === "host";
-      let cancelTimer = (): void => {};
-      let done = false;
-      const end = (): boolean => {
-        if (done) return false;
-        done = true;
-        cancelTimer();
-        this.attemptsInFlight.delete(stop);
-        return true;
-      };
-      /** Ends the attempt with `failure` at `at`, aborting what the source started. */
-      const failAt = (at: number, failure: () => ToolFailure, why: string): void => {
-        cancelTimer();
-        cancelTimer = this.clock.setTimer(at, () => {
-          if (end()) resolve({ kind: "failure", failure: failure() });
-          controller.abort(new Error(why));
-        });
-      };
-      const timeout = (): void => {
-        if (policy.timeoutMs !== undefined) failAt(this.clock.now() + policy.timeoutMs, () => timedOut(request.tool, attempt), "timeout");
-      };
-      // Abandoning ends the attempt at once, so no timer of a call nobody wants keeps the process up.
-      // End before aborting: the source's abort handlers run after the attempt has its outcome.
-      const stop = (reason: Error): void => {
-        if (end()) resolve(STOPPED);
-        controller.abort(reason);
-      };
-      this.attemptsInFlight.add(stop);
-      let lastPollAt: number | undefined;
-      const watcher: QueueWatcher = {
-        waiting: (polledAt) => {
-          lastPollAt = polledAt;
-          if (!done) request.queue?.waiting(polledAt);
-        },
-        taken: () => {
-          if (done) return;
-          timeout();
-          request.queue?.taken();
-        },
-      };
-      if (this.abandoned) {
-        stop(new Error("the run no longer wants this result"));
-      } else if (!queued) {
-        timeout();
-      } else if (policy.queueTimeoutMs !== undefined) {
-        const waited = policy.queueTimeoutMs;
-        failAt(
-          this.clock.now() + waited,
-          () => queueTimedOut(request.tool, waited, lastPollAt === undefined ? undefined : this.clock.now() - lastPollAt),
-          "no worker took the call in time",
-        );
-      }
-      let sent: Promise<ToolOutcome>;
-      try {
-        sent = this.source.call({
-          tool: request.tool,
-          args: request.args,
-          runId: this.runId,
-          seq: request.seq,
-          idempotencyKey: request.key,
-          attempt,
-          traceparent: callTraceparent(this.traceId, request.key),
-          signal: controller.signal,
-          ...(request.schemaChangeApproved === true ? { schemaChangeApproved: true } : {}),
-          ...(queued ? { queue: watcher } : {}),
-          ...(request.subCalls === undefined ? {} : { subCalls: request.subCalls }),
-        });
-      } catch (error) {
-        end();
-        fail(error);
-        return;
-      }
-      sent.then(
-        (outcome) => {
-          if (end()) resolve(outcome);
-        },
-        (error: unknown) => {
-          if (end()) fail(error);
-        },
-      );
-    });
+    const bounded = boundedAttempt(
+      this.source,
+      {
+        tool: request.tool,
+        args: request.args,
+        runId: this.runId,
+        seq: request.seq,
+        idempotencyKey: request.key,
+        attempt,
+        traceparent: callTraceparent(this.traceId, request.key),
+        ...(request.schemaChangeApproved === true ? { schemaChangeApproved: true } : {}),
+        ...(request.subCalls === undefined ? {} : { subCalls: request.subCalls }),
+      },
+      {
+        clock: this.clock,
+        queue: request.queue,
+        stopped: STOPPED,
+        // Abandoning ends the attempt at once, so no timer of a call nobody wants keeps the process up.
+        stopFirst: this.abandoned ? new Error("the run no longer wants this result") : undefined,
+      },
+    );
+    const stop = (reason: Error) => bounded.stop(reason);
+    this.attemptsInFlight.add(stop);
+    const forget = () => this.attemptsInFlight.delete(stop);
+    bounded.outcome.then(forget, forget);
+    return bounded.outcome;
   }
 
   private checkSize(value: JsonValue): CallOutcome {
@@ -294,26 +233,6 @@ export class RunDispatcher {
       ),
     };
   }
-}
-
-function timedOut(tool: PinnedTool, attempt: number): ToolFailure {
-  const taken = tool.source === "host" ? " after a worker took it" : "";
-  return toolFailure(
-    "timeout",
-    `${tool.group}.${tool.name} did not answer within ${tool.policy.timeoutMs} ms${taken} (attempt ${attempt}); its outcome is unknown. Raise the tool's timeout policy, or catch this error and decide.`,
-    { retryable: true },
-  );
-}
-
-/** No worker took a host tool's call in time: nothing was sent, unlike a timeout. */
-function queueTimedOut(tool: PinnedTool, waitedMs: number, sinceLastPollMs: number | undefined): ToolFailure {
-  const path = `${tool.group}.${tool.name}`;
-  const polled = sinceLastPollMs === undefined ? "" : ` (no worker has polled for it for ${Math.round(sinceLastPollMs / 1000)} s)`;
-  return toolFailure(
-    "queue_timeout",
-    `No worker took the call to ${path} within ${formatDuration(waitedMs)}, its queueTimeout policy${polled}: nothing was sent, so calling it again is safe once a worker serving ${path} runs. Catch this error to go on without it, or try again later.`,
-    { retryable: true, details: { tool: path, queueTimeoutMs: waitedMs } },
-  );
 }
 
 export { outcomeUnknown };

@@ -171,6 +171,41 @@ describe("host tools while no worker serves them", () => {
     }
   });
 
+  it("a user tool's invocations are bounded by the invoked tool's queueTimeout and timeout, as a script's calls are", async () => {
+    const t = await setup({ "crm.notify": { queueTimeout: "30s" } });
+    try {
+      const { id } = await t.engine.registerToolset({
+        ...harnessToolset(["crm.charge", "crm.notify"], { policies: { "crm.charge": { timeout: "2m" }, "crm.notify": { queueTimeout: "30s" } } }),
+        userTools: {
+          tools: {
+            both: {
+              description: "Notifies, then charges; answers each outcome's code.",
+              code: `import { crm } from "tapedeck:tools";
+                const code = (call: Promise<unknown>) => call.then(() => "ok", (e: { code: string }) => e.code);
+                export default async () => [await code(crm.notify({ to: "ann" })), await code(crm.charge({ cents: 500 }))];`,
+              grants: { tools: ["crm.notify", "crm.charge"] },
+            },
+          },
+        },
+      });
+      const started = await t.engine.start({ toolset: id, source: `import { tools } from "tapedeck:tools";\nexport default async () => tools.both({});` });
+      if (started.kind !== "started") assert.fail(JSON.stringify(started.diagnostics));
+      await until("the notify invocation to be queued", async () => ((await t.queue.pending()).queued === 1 ? true : undefined));
+      t.clock.tick(30_000);
+      await until("the charge invocation to be queued", async () => (await t.queue.poll({ tools: ["crm.charge"], waitMs: 0 }))[0] ?? undefined);
+      t.clock.tick(2 * MINUTE);
+      const end = await within("both bounds", started.end);
+      assert.deepEqual(end, { status: "completed", output: ["queue_timeout", "timeout"] });
+      const subs = (await t.engine.journal(started.runId)).flatMap((e) =>
+        e.kind === "call.sub" ? [`${e.tool} ${e.answer.ok ? "ok" : e.answer.error.code}`] : [],
+      );
+      assert.deepEqual(subs, ["crm.notify queue_timeout", "crm.charge timeout"], "each bound is the invocation's recorded answer");
+      assert.deepEqual(await t.queue.pending(), { queued: 0, claimed: 0 }, "the queued attempt was withdrawn, the claimed one given up");
+    } finally {
+      await t.cleanup();
+    }
+  });
+
   it("refuses queueTimeout for a tool that is not a host tool", async () => {
     const t = await setup();
     try {

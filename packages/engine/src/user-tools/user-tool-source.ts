@@ -8,6 +8,7 @@ import type { KnownSecret } from "../secrets/leak-scanner.js";
 import { HttpToolSource, type HttpToolOptions } from "../sources/http/http-tool-source.js";
 import { outcomeUnknown } from "../sources/outcome-unknown.js";
 import type { ResumedCall, ToolCallRequest, ToolOutcome, ToolSource } from "../sources/tool-source.js";
+import { boundedAttempt } from "../sources/bounded-attempt.js";
 import { pinHttpTool } from "../toolset/pin-http.js";
 import type { SchemaValidator } from "../util/schema-validator.js";
 import { nestingRefusal } from "./invocation-nesting.js";
@@ -38,6 +39,11 @@ import { WasmToolRunner } from "./wasm-tool-runner.js";
  * - An invoked user tool runs with this call's sub-call journal, so its own host calls are
  *   journaled under its invocation's key (`{run}/{seq}.{n}.{m}`), and with the chain of user
  *   tools it runs within: nesting past `MAX_USER_TOOL_NESTING` (a cycle) is refused.
+ * - An invocation is bounded by the invoked tool's `timeout` and `queueTimeout`
+ *   (`boundedAttempt`, as a script's call is): the tool gets the `timeout` or `queue_timeout`
+ *   error, recorded as its answer. It is not retried on an interruption (an attempt of an
+ *   invocation is its call's attempt): the tool gets a retryable error, and the next attempt of
+ *   the call sends it again with the same key.
  * - An invocation of an `at_most_once` tool that is interrupted (its worker lost) answers
  *   `outcomeUnknown`, recorded: it is never sent again. A host tool's invocation that an earlier
  *   attempt of the call left standing (`resumes`) is sent as that attempt: picked up, not resent.
@@ -228,7 +234,16 @@ export class UserToolSource implements ToolSource {
       if (refused !== undefined) return { kind: "failure", failure: refused };
     }
     const attempt = target.source === "host" ? await this.#standingAttempt(request, target, key) : request.attempt;
-    const outcome = await this.options.send({ ...this.#subRequest(request, key, signal, attempt), tool: target, args, ...nested });
+    const { signal: _own, ...sub } = this.#subRequest(request, key, signal, attempt);
+    // Bounded by the invoked tool's timeout and queueTimeout, as a script's call to it is.
+    const bounded = boundedAttempt(
+      { call: this.options.send },
+      { ...sub, tool: target, args, ...nested },
+      { clock: this.options.clock, stopped: STOPPED, stopFirst: signal.aborted ? new Error("the user tool's call stopped") : undefined },
+    );
+    const stop = () => bounded.stop(new Error("the user tool's call stopped"));
+    signal.addEventListener("abort", stop, { once: true });
+    const outcome = await bounded.outcome.finally(() => signal.removeEventListener("abort", stop));
     // What an invoked user tool's fetch sent is redacted from this call's outcome too.
     if (outcome.secrets !== undefined) sent.push(...outcome.secrets);
     // An at_most_once tool whose worker was lost may have acted: that is its answer (recorded,
@@ -285,6 +300,9 @@ function concluded(
     ? { kind: "result", value: result.value, ...secrets, ...logs }
     : { kind: "failure", failure: result.failure, ...secrets, ...logs };
 }
+
+/** How an invocation ends when the user tool's call stops waiting for it. */
+const STOPPED: ToolOutcome = { kind: "interrupted", reason: "the user tool's call stopped waiting for this invocation" };
 
 function failed(code: string, message: string): ToolOutcome & { kind: "failure" } {
   return { kind: "failure", failure: toolFailure(code, message) };
