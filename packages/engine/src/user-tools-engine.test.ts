@@ -8,6 +8,7 @@ import { EngineError } from "./errors.js";
 import { findSecrets } from "./test-support/leak-scan.js";
 import { startLoopbackServer, type LoopbackServer } from "./test-support/loopback-http.js";
 import { tempDir, testEngine, testSandboxes } from "./test-support/engines.js";
+import { resumeWithHeldFetch } from "./test-support/held-fetch-resume.js";
 import { STDIO_MAIN } from "./test-support/mcp/fixture-clients.js";
 import { McpToolSource } from "./sources/mcp/mcp-tool-source.js";
 import { SqliteStore } from "./store/sqlite-store.js";
@@ -376,7 +377,7 @@ describe("user tools' capabilities, through the engine", () => {
     }
   });
 
-  it("a run stopped mid-call resumes by re-running the tool against its recorded sub-calls: what was answered is not sent again", async () => {
+  it("a run stopped mid-call resumes by re-running the tool against its recorded sub-calls: what was answered is not sent again, and verify sends nothing", async () => {
     const t = await testEngine({ unsafeHttpAllowLoopbackForTests: true });
     try {
       const { id } = await t.engine.registerToolset(
@@ -392,34 +393,14 @@ describe("user tools' capabilities, through the engine", () => {
           },
         }),
       );
-      const itemsBefore = hits("/v1/items");
-      const started = await t.engine.start({ toolset: id, source: `import { net } from "tapedeck:tools";\nexport default async () => net.two({});` });
-      assert.equal(started.kind, "started");
-      if (started.kind !== "started") return;
-      started.end.catch(() => undefined);
-      await until(() => hits("/v1/hold") === 1, "the first engine's request to /v1/hold");
-      await t.engine.close();
-      assert.deepEqual(
-        subCalls(await (await t.reopen({ wake: false })).journal(started.runId)).map((e) => e.key),
-        [`${started.runId}/1.1`],
-        "the answered fetch was journaled; the one in flight was not",
-      );
-      holdOpen = false;
-      const engine = await t.reopen({ unsafeHttpAllowLoopbackForTests: true });
-      try {
-        const [resumed] = await engine.resume(started.runId);
-        const end = await resumed!.end;
-        const value = output(end) as { items: JsonValue; held: JsonValue };
-        assert.deepEqual([value.items, value.held], [{ items: [1, 2, 3] }, { held: false }]);
-        assert.equal(hits("/v1/items"), itemsBefore + 1, "the recorded fetch was not sent again");
-        const holds = server.received.filter((r) => r.path === "/v1/hold").map((r) => r.headers["idempotency-key"]);
-        assert.deepEqual(holds, [`${started.runId}/1.2`, `${started.runId}/1.2`], "the unanswered one was sent again with its key");
-        const sent = server.received.length;
-        assert.deepEqual(await engine.verify(started.runId), { ok: true, end });
-        assert.equal(server.received.length, sent, "verify sends nothing");
-      } finally {
-        await engine.close();
-      }
+      const value = (await resumeWithHeldFetch({
+        t,
+        server,
+        toolset: id,
+        source: `import { net } from "tapedeck:tools";\nexport default async () => net.two({});`,
+        release: () => (holdOpen = false),
+      })) as { items: JsonValue; held: JsonValue };
+      assert.deepEqual([value.items, value.held], [{ items: [1, 2, 3] }, { held: false }]);
     } finally {
       await t.cleanup();
     }
@@ -594,12 +575,3 @@ describe("user tools in direct tool sessions", () => {
     }
   });
 });
-
-/** Resolves once `condition` holds; fails saying what did not happen within 10 s. */
-async function until(condition: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!condition()) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-}

@@ -11,6 +11,7 @@ import { SqliteStore } from "./store/sqlite-store.js";
 import { findSecrets } from "./test-support/leak-scan.js";
 import { startLoopbackServer, type LoopbackServer } from "./test-support/loopback-http.js";
 import { tempDir, testEngine, testSandboxes } from "./test-support/engines.js";
+import { resumeWithHeldFetch } from "./test-support/held-fetch-resume.js";
 import { STDIO_MAIN } from "./test-support/mcp/fixture-clients.js";
 import { DEFAULT_USER_TOOL_LIMITS } from "./toolset/user-tool-limits.js";
 import { MemorySubCallJournal } from "./user-tools/user-tool-host.js";
@@ -49,7 +50,6 @@ before(async () => {
 after(() => server.close());
 
 const base = () => `http://127.0.0.1:${server.port}`;
-const hits = (path: string) => server.received.filter((r) => r.path === path).length;
 
 const KERNEL = `
   (import "extism:host/env" "input_offset" (func $input_offset (result i64)))
@@ -440,34 +440,15 @@ describe("WebAssembly user tools' grants, as a TypeScript tool's", () => {
       const { id } = await t.engine.registerToolset({
         userTools: { w: { two: tool(module, { grants: { http: [{ host: "127.0.0.1", pathPrefix: "/v1/" }] } }) } },
       });
-      const itemsBefore = hits("/v1/items");
-      const started = await t.engine.start({ toolset: id, source: `import { w } from "tapedeck:tools";\nexport default async () => w.two({});` });
-      if (started.kind !== "started") assert.fail(JSON.stringify(started.diagnostics));
-      started.end.catch(() => undefined);
-      await until(() => hits("/v1/hold") === 1, "the first engine's request to /v1/hold");
-      await t.engine.close();
-      assert.deepEqual(
-        subCalls(await (await t.reopen({ wake: false })).journal(started.runId)).map((e) => e.key),
-        [`${started.runId}/1.1`],
-        "the answered fetch was journaled; the one in flight was not",
-      );
-      holdOpen = false;
-      const engine = await t.reopen({ unsafeHttpAllowLoopbackForTests: true });
-      try {
-        const [resumed] = await engine.resume(started.runId);
-        const end = await resumed!.end;
-        const [items, held] = output(end) as Answer[];
-        assert.equal((items?.value as { body: string }).body, '{"items":[1,2,3]}');
-        assert.equal((held?.value as { body: string }).body, '{"held":false}');
-        assert.equal(hits("/v1/items"), itemsBefore + 1, "the recorded fetch was not sent again");
-        const holds = server.received.filter((r) => r.path === "/v1/hold").map((r) => r.headers["idempotency-key"]);
-        assert.deepEqual(holds, [`${started.runId}/1.2`, `${started.runId}/1.2`], "the unanswered one was sent again with its key");
-        const sent = server.received.length;
-        assert.deepEqual(await engine.verify(started.runId), { ok: true, end });
-        assert.equal(server.received.length, sent, "verify sends nothing");
-      } finally {
-        await engine.close();
-      }
+      const [items, held] = (await resumeWithHeldFetch({
+        t,
+        server,
+        toolset: id,
+        source: `import { w } from "tapedeck:tools";\nexport default async () => w.two({});`,
+        release: () => (holdOpen = false),
+      })) as Answer[];
+      assert.equal((items?.value as { body: string }).body, '{"items":[1,2,3]}');
+      assert.equal((held?.value as { body: string }).body, '{"held":false}');
     } finally {
       await t.cleanup();
     }
@@ -535,11 +516,3 @@ describe("WebAssembly user tools' fuel", () => {
     assert.match([...stops][0]!, /^\[\d+ more lines were dropped: a user tool call keeps at most 10\]$/);
   });
 });
-
-async function until(condition: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!condition()) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-}
