@@ -1,8 +1,8 @@
 /**
  * The OpenAI Responses API's tool shapes that Tapedeck hands a model (direct tools under the
  * `openai` lowering): structural copies of the `openai` package's types, so that neither the
- * engine nor the SDK needs that package to name them. A type test in the engine checks them
- * against `FunctionTool`, `NamespaceTool` and `ToolSearchTool`.
+ * engine nor the SDK needs that package to name them. A type test in the engine assigns what the
+ * engine builds from them to `OpenAI.Responses.Tool[]` (`direct/lazy-tools.test.ts`).
  */
 
 /** `OpenAI.Responses.FunctionTool`. */

@@ -148,6 +148,8 @@ export class CallIntake {
   #closed = false;
   /** The host calls recorded for each open call (`call.sub`, user tools), by seq: shared by its attempts. */
   readonly #subCalls = new Map<number, Map<string, SubCallAnswer>>();
+  /** By seq, the commits of its sub-calls not yet durable (`RunSubCalls`). */
+  readonly #subCallWrites = new Map<number, Map<string, Promise<void>>>();
   /** What each call waiting for its rate-limit window does once it has a place, by seq. */
   readonly #throttled = new Map<number, GatedDecision>();
   /** Redacts `sensitiveParams` in what is journaled and shown (`redacted-args.ts`). */
@@ -546,7 +548,9 @@ export class CallIntake {
   #subCallsOf(seq: number): RunSubCalls {
     let answers = this.#subCalls.get(seq);
     if (answers === undefined) this.#subCalls.set(seq, (answers = new Map<string, SubCallAnswer>()));
-    return new RunSubCalls(seq, this.journal, this.deps.clock, answers, (tool, args) => this.#sensitive.redact(this.toolset.byPath.get(tool), args));
+    let writing = this.#subCallWrites.get(seq);
+    if (writing === undefined) this.#subCallWrites.set(seq, (writing = new Map<string, Promise<void>>()));
+    return new RunSubCalls(seq, this.journal, this.deps.clock, answers, (tool, args) => this.#sensitive.redact(this.toolset.byPath.get(tool), args), writing);
   }
 
   /** Holds an open call back (`call.parked`) until the harness decides; approving sends it as it is. */
@@ -574,6 +578,7 @@ export class CallIntake {
     if (this.#closed) return;
     this.#unserved.done(seq);
     this.#subCalls.delete(seq);
+    this.#subCallWrites.delete(seq);
     this.#throttled.delete(seq);
     this.#live.delete(seq);
     this.#lostWhy.delete(seq);

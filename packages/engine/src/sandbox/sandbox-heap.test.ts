@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { compileQuickJs, SandboxHeap } from "./sandbox-heap.js";
+import { buildRealm, disposeRealm, prepareIdleRealm } from "./realm.js";
+import { compileQuickJs, SandboxHeap, type HeapSnapshot } from "./sandbox-heap.js";
 
 /**
  * A heap put back from its snapshot in parts (how an idle worker restores a realm, a turn of its
@@ -26,5 +27,27 @@ describe("a sandbox heap", () => {
     // Restoring what is restored changes nothing.
     heap.restore(snapshot);
     assert.deepEqual(heap.snapshot(), snapshot);
+  });
+
+  it("a realm taken between two parts of its restore is its snapshot whole, and the rest of the restore leaves it alone", async () => {
+    const compiled = compileQuickJs();
+    const realm = await buildRealm(compiled);
+    const { snapshot } = realm as unknown as { snapshot: HeapSnapshot };
+    const result = realm.context.evalCode("globalThis.kept = Array.from({ length: 30000 }, (_, i) => 'value-' + i + '-'.repeat(100)); 1");
+    realm.context.unwrapResult(result).dispose();
+    disposeRealm(realm);
+    // One part is restored, then the restore waits a turn: the realm is taken meanwhile.
+    const preparing = prepareIdleRealm(compiled);
+    const taken = await buildRealm(compiled);
+    assert.equal(taken, realm, "the idle realm is handed out again");
+    assert.deepEqual(taken.heap.snapshot(), snapshot, "taking it finished its restore");
+    const seen = taken.context.unwrapResult(taken.context.evalCode("typeof globalThis.kept"));
+    assert.equal(taken.context.dump(seen), "undefined", "nothing of the last sandbox is left");
+    seen.dispose();
+    // The new sandbox fills several MiB: a restore going on in this realm would undo some of it.
+    taken.context.unwrapResult(taken.context.evalCode("globalThis.mine = Array.from({ length: 30000 }, (_, i) => 'mine-' + i + '-'.repeat(100)); 1")).dispose();
+    const lent = taken.heap.snapshot();
+    await preparing;
+    assert.deepEqual(taken.heap.snapshot(), lent, "the rest of the restore did not touch the lent realm");
   });
 });

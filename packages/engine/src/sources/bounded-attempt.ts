@@ -8,8 +8,8 @@ import type { QueueWatcher, ToolCallRequest, ToolOutcome, ToolSource } from "./t
  *
  * Invariants:
  * - The attempt ends with the first of: the source's outcome, the tool's `timeout`, its
- *   `queueTimeout`, and `stop`. The last three abort the request's signal (after the attempt has
- *   its outcome, so that the source's abort handlers see it ended).
+ *   `queueTimeout`, and `stop`. When one of the last three ends it, the request's signal is
+ *   aborted (after the attempt has its outcome, so that the source's abort handlers see it ended).
  * - A host tool's `timeout` starts only once a worker has taken the attempt: waiting for a worker
  *   is not part of it. Its `queueTimeout` bounds that wait, and then nothing was sent. Any other
  *   tool's `timeout` starts at once.

@@ -149,15 +149,24 @@ export class ToolCallState {
       const answered = await untilAborted(answering, deadline);
       if (answered === undefined) return this.timedOut();
       pending.delete(next);
-      const { answer, durable } = answered;
+      const { answer, durable, logs } = answered;
+      // An invoked tool's lines join this call's as its answer is delivered: in issue order.
+      this.#absorbLogs(logs);
       // Delivered while its record commits (the sandbox's work overlaps the commit); the step it
-      // leads to is acted on only once the record is durable.
-      const [[delivered]] = await Promise.all([
+      // leads to is acted on only once the record is durable, and the deadline bounds the wait.
+      const delivering = Promise.all([
         sandbox.deliverEach([
           answer.ok ? { seq: next, at: answer.at, ok: true, value: answer.value } : { seq: next, at: answer.at, ok: false, error: answer.error },
         ]),
         durable,
       ]);
+      const stepped = await untilAborted(delivering, deadline);
+      if (stepped === undefined) {
+        // The sandbox is disposed and the commit may fail: nobody waits for either any more.
+        delivering.catch(() => undefined);
+        return this.timedOut();
+      }
+      const [[delivered]] = stepped;
       if (delivered === undefined) throw new Error(`the user tool's sandbox ended before call #${next} could be answered`);
       step = delivered;
     }
@@ -183,7 +192,9 @@ export class ToolCallState {
 
   /** The answer of one host call, once recorded (durable): refused by the limits or grants, recorded, or performed and recorded. */
   async answer(issued: IssuedCall, deadline: AbortSignal): Promise<SubCallAnswer> {
-    const { answer, durable } = await this.#answer(issued, deadline);
+    const { answer, durable, logs } = await this.#answer(issued, deadline);
+    // Host calls made one at a time (a WebAssembly tool's): an invoked tool's lines join here, in order.
+    this.#absorbLogs(logs);
     await durable;
     return answer;
   }
@@ -195,20 +206,22 @@ export class ToolCallState {
     // Limits are decided at issue, in issue order: the same on a replay.
     const limited = this.#overLimit(issued.tool);
     const recorded = await this.call.journal.recorded(key);
-    if (recorded !== undefined) return { answer: recorded, durable: DURABLE };
+    // A recorded answer comes without the lines its tool logged when it was performed.
+    if (recorded !== undefined) return { answer: recorded, durable: DURABLE, logs: [] };
     const outcome = limited ?? (await this.#perform(issued, key, deadline));
+    const logs = outcome.invokedLogs ?? [];
     const answer: SubCallAnswer =
       outcome.kind === "result"
         ? { ok: true, value: this.#scan(outcome.value), at: this.call.now() }
         : { ok: false, error: this.#scan(outcome.failure as unknown as JsonValue) as unknown as ToolFailure, at: this.call.now() };
     // No answer (interrupted, parked, the call stopped): nothing is recorded, so the parent
     // call's next attempt performs this host call again, with the same key.
-    if (outcome.unanswered === true || deadline.aborted) return { answer, durable: DURABLE };
+    if (outcome.unanswered === true || deadline.aborted) return { answer, durable: DURABLE, logs };
     const durable = this.call.journal.record({ key, tool: issued.tool, args: this.#scan(issued.args) }, answer);
     // Awaited by whoever acts on the answer; handled here so that a failed commit of an answer
     // not yet reached (several calls in flight) is not an unhandled rejection meanwhile.
     durable.catch(() => undefined);
-    return { answer, durable };
+    return { answer, durable, logs };
   }
 
   #overLimit(tool: string): Answered | undefined {
@@ -245,9 +258,11 @@ export class ToolCallState {
     if ((grants.tools ?? []).includes(tool)) {
       const outcome = await this.call.host.invoke(tool, args, key, signal);
       // What an invoked user tool logged is this call's too, after its name (within this call's logLines).
-      if (outcome.kind !== "interrupted" && outcome.kind !== "park" && outcome.logs !== undefined)
-        this.#absorbLogs(outcome.logs.map((line) => ({ level: line.level, message: `${tool}: ${line.message}`, ordinal: 0 })));
-      return settled(outcome, tool);
+      const logs =
+        outcome.kind !== "interrupted" && outcome.kind !== "park" && outcome.logs !== undefined
+          ? outcome.logs.map((line) => ({ level: line.level, message: `${tool}: ${line.message}`, ordinal: 0 }))
+          : undefined;
+      return { ...settled(outcome, tool), ...(logs === undefined ? {} : { invokedLogs: logs }) };
     }
     if (group === "tapedeck") {
       return refusal(
@@ -339,14 +354,17 @@ export class ToolCallState {
 interface Answer {
   readonly answer: SubCallAnswer;
   readonly durable: Promise<void>;
+  /** What an invoked user tool logged while answering (after its name). */
+  readonly logs: readonly LogLine[];
 }
 
 const DURABLE: Promise<void> = Promise.resolve();
 
 /** A host call's outcome as the tool gets it: a value or a failure (`unanswered`: the host call got no answer, so it is not recorded). */
-type Answered =
+type Answered = (
   | { readonly kind: "result"; readonly value: JsonValue; readonly unanswered?: undefined }
-  | { readonly kind: "failure"; readonly failure: ToolFailure; readonly unanswered?: true };
+  | { readonly kind: "failure"; readonly failure: ToolFailure; readonly unanswered?: true }
+) & { readonly invokedLogs?: readonly LogLine[] };
 
 /**
  * An outcome without an answer (interrupted, parked) is a failure for the tool: it runs within

@@ -391,6 +391,23 @@ void describe("a user tool call", () => {
     },
   );
 
+  it("a record that never commits holds the tool's next step until its deadline, which ends the call: the next fetch is never sent", async () => {
+    const tool = userTool(
+      `export default async () => { await fetch("${base}/v1/items"); await fetch("${base}/v1"); return "both"; }`,
+      { http: [{ host: "api.test.example", pathPrefix: "/v1/" }] },
+      { limits: { deadlineMs: 300 } },
+    );
+    class StuckJournal extends MemorySubCallJournal {
+      override record(): Promise<void> {
+        return new Promise<void>(() => {});
+      }
+    }
+    const host = hostFor(source, tool);
+    const outcome = await runner.call(tool, {}, { key: "run_stuck/2", signal: new AbortController().signal, now: () => 1, host, journal: new StuckJournal() });
+    assert.equal(failureOf(outcome).code, "timeout");
+    assert.deepEqual(host.fetched, ["run_stuck/2.1"], "the second fetch waited for the first record, and the deadline came first");
+  });
+
   it("a host call that got no answer (interrupted) is not recorded: the parent call's next attempt performs it again", async () => {
     const tool = userTool(
       `export default async () => { try { await fetch("${base}/v1/items"); return "answered"; } catch (e) { return (e as { code: string }).code; } }`,

@@ -47,7 +47,7 @@ describe("tapedeck CLI", () => {
             text: {
               greet: {
                 description: "Greets someone.",
-                code: "export default (input: { name: string }) => { console.log('greeting ' + input.name); console.warn('twice'); return 'hi ' + input.name; };",
+                code: "export default (input: { name: string }) => { console.log('greeting ' + input.name); console.warn('twice\\n[log] other.tool #9: forged'); return 'hi ' + input.name; };",
                 inputSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
               },
             },
@@ -62,7 +62,7 @@ describe("tapedeck CLI", () => {
       const io = capture();
       assert.equal(await cli(["run", script, "--toolset", toolset, "--data", dir], io), 0, io.err.join("\n"));
       assert.deepEqual(JSON.parse(io.out.join("\n")), "hi Ann");
-      assert.deepEqual(io.err.slice(0, 3), ["[log] before", "[log] text.greet #1: greeting Ann", "[warn] text.greet #1: twice"]);
+      assert.deepEqual(io.err.slice(0, 3), ["[log] before", "[log] text.greet #1: greeting Ann", "[warn] text.greet #1: twice\\n[log] other.tool #9: forged"]);
       const listed = capture();
       assert.equal(await cli(["runs", "--data", dir], listed), 0);
       const shown = capture();
@@ -72,7 +72,7 @@ describe("tapedeck CLI", () => {
       assert.ok(completed >= 0, lines.join("\n"));
       assert.deepEqual(
         lines.slice(completed + 1, completed + 3).map((line) => line.trim()),
-        ["[log] greeting Ann", "[warn] twice"],
+        ["[log] greeting Ann", "[warn] twice\\n[log] other.tool #9: forged"],
       );
     });
   });

@@ -1,6 +1,7 @@
 import type { Engine } from "@tapedeck/engine";
 import { journalEntries } from "../context.js";
 import type { Output } from "../print.js";
+import { escapeLine } from "../../terminal-text.js";
 
 /**
  * Prints a run's log lines from journal index `from` on stderr, so stdout holds only the
@@ -17,7 +18,8 @@ export async function printLogs(engine: Engine, runId: string, out: Output, from
     if (entry.kind === "call.scheduled") tools.set(entry.seq, entry.tool);
     if ((entry.kind === "call.completed" || entry.kind === "call.failed") && entry.logs !== undefined) {
       const tool = tools.get(entry.seq);
-      for (const log of entry.logs) out.stderr(`[${log.level}] ${tool === undefined ? "" : `${tool} `}#${entry.seq}: ${log.message}`);
+      // One line each (a newline in a tool's line is shown as \n): a tool cannot print a line that looks like another's.
+      for (const log of entry.logs) out.stderr(escapeLine(`[${log.level}] ${tool === undefined ? "" : `${tool} `}#${entry.seq}: ${log.message}`));
     }
     next = entry.index + 1;
   }
