@@ -2,12 +2,12 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { ServerResponse } from "node:http";
 import { join } from "node:path";
-import type { JournalEntry, JsonObject, JsonValue, RunEnd, ToolsetSpec, UserToolFileSpec } from "@tapedeck/protocol";
+import type { JsonObject, JsonValue, RunEnd, ToolsetSpec, UserToolFileSpec } from "@tapedeck/protocol";
 import type { Engine } from "./engine.js";
-import { EngineError } from "./errors.js";
 import { findSecrets } from "./test-support/leak-scan.js";
 import { startLoopbackServer, type LoopbackServer } from "./test-support/loopback-http.js";
 import { tempDir, testEngine, testSandboxes } from "./test-support/engines.js";
+import { output, registrationError, subCalls } from "./test-support/user-tool-runs.js";
 import { resumeWithHeldFetch } from "./test-support/held-fetch-resume.js";
 import { STDIO_MAIN } from "./test-support/mcp/fixture-clients.js";
 import { McpToolSource } from "./sources/mcp/mcp-tool-source.js";
@@ -82,24 +82,6 @@ async function run(engine: Engine, toolsetId: string, source: string, input?: Js
   const started = await engine.start({ toolset: toolsetId, source, ...(input === undefined ? {} : { input }) });
   if (started.kind === "refused") throw new Error(`refused:\n${started.diagnostics.map((d) => `${d.line}:${d.column} ${d.message}`).join("\n")}`);
   return { runId: started.runId, end: await started.end };
-}
-
-function output(end: RunEnd): JsonValue {
-  assert.equal(end.status, "completed", JSON.stringify(end));
-  return (end as { output: JsonValue }).output;
-}
-
-const subCalls = (journal: readonly JournalEntry[]) => journal.filter((e): e is Extract<JournalEntry, { kind: "call.sub" }> => e.kind === "call.sub");
-
-async function registrationError(engine: Engine, spec: ToolsetSpec): Promise<string> {
-  try {
-    await engine.registerToolset(spec);
-  } catch (error) {
-    assert.ok(error instanceof EngineError, String(error));
-    assert.equal(error.code, "invalid_toolset");
-    return error.message;
-  }
-  assert.fail("the toolset was registered");
 }
 
 describe("user tools offered by a toolset", () => {

@@ -4,10 +4,10 @@ import { readFileSync } from "node:fs";
 import type { ServerResponse } from "node:http";
 import type { JournalEntry, JsonObject, JsonValue, RunEnd, ToolsetSpec, UserToolFileSpec } from "@tapedeck/protocol";
 import type { Engine } from "./engine.js";
-import { EngineError } from "./errors.js";
 import type { HostToolContext } from "./sources/in-process-host-tools.js";
 import { startLoopbackServer, type LoopbackServer } from "./test-support/loopback-http.js";
 import { testEngine, testSandboxes } from "./test-support/engines.js";
+import { output, registrationError, subCalls } from "./test-support/user-tool-runs.js";
 
 /**
  * User tools invoking host tools and other user tools, through the Engine API: every invocation
@@ -63,30 +63,13 @@ function priceTools(seen: Pick<HostToolContext, "idempotencyKey" | "seq" | "atte
   };
 }
 
-const subCalls = (journal: readonly JournalEntry[]) => journal.filter((e): e is Extract<JournalEntry, { kind: "call.sub" }> => e.kind === "call.sub");
 const described = (journal: readonly JournalEntry[], runId: string) =>
   subCalls(journal).map((e) => `${e.key.slice(runId.length)} ${e.tool} ${e.answer.ok ? "ok" : e.answer.error.code}`);
-
-function output(end: RunEnd): JsonValue {
-  assert.equal(end.status, "completed", JSON.stringify(end));
-  return (end as { output: JsonValue }).output;
-}
 
 async function start(engine: Engine, toolset: string, source: string): Promise<{ runId: string; end: Promise<RunEnd> }> {
   const started = await engine.start({ toolset, source });
   if (started.kind !== "started") assert.fail(JSON.stringify(started.diagnostics));
   return { runId: started.runId, end: started.end };
-}
-
-async function registrationError(engine: Engine, spec: ToolsetSpec): Promise<string> {
-  try {
-    await engine.registerToolset(spec);
-  } catch (error) {
-    assert.ok(error instanceof EngineError, String(error));
-    assert.equal(error.code, "invalid_toolset");
-    return error.message;
-  }
-  assert.fail("the toolset was registered");
 }
 
 describe("a user tool invoking host tools", () => {

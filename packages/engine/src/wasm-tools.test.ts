@@ -11,6 +11,7 @@ import { SqliteStore } from "./store/sqlite-store.js";
 import { findSecrets } from "./test-support/leak-scan.js";
 import { startLoopbackServer, type LoopbackServer } from "./test-support/loopback-http.js";
 import { tempDir, testEngine, testSandboxes } from "./test-support/engines.js";
+import { output, subCalls } from "./test-support/user-tool-runs.js";
 import { resumeWithHeldFetch } from "./test-support/held-fetch-resume.js";
 import { STDIO_MAIN } from "./test-support/mcp/fixture-clients.js";
 import { DEFAULT_USER_TOOL_LIMITS } from "./toolset/user-tool-limits.js";
@@ -302,13 +303,6 @@ describe("WebAssembly user tools", () => {
 });
 
 type Answer = { readonly ok: boolean; readonly value?: JsonValue; readonly error?: { readonly code: string; readonly message: string } };
-
-const subCalls = (journal: readonly JournalEntry[]) => journal.filter((e): e is Extract<JournalEntry, { kind: "call.sub" }> => e.kind === "call.sub");
-
-function output(end: RunEnd): JsonValue {
-  assert.equal(end.status, "completed", JSON.stringify(end));
-  return (end as { output: JsonValue }).output;
-}
 
 describe("WebAssembly user tools' grants, as a TypeScript tool's", () => {
   it("tapedeck_invoke calls a granted tool and tapedeck_workspace reads and writes as granted, each a call.sub {run}/{seq}.{n}; what is not granted is refused", async () => {
