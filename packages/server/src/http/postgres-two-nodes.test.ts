@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { Engine } from "@tapedeck/engine";
+import { Engine, openStore } from "@tapedeck/engine";
 import type { JournalEntry } from "@tapedeck/protocol";
 import { describeWithPostgres } from "@tapedeck/engine/testing";
 import { verifyWebhook, type Run, type Tapedeck } from "@tapedeck/sdk";
@@ -87,6 +87,27 @@ describeWithPostgres("two tapedeck serve nodes on one PostgreSQL under load, one
         });
 
         const started: { id: string; node: number; signal: boolean }[] = [];
+        // What a run that did not end shows: its record and the tail of its journal, for the failure message.
+        const describeStuck = async (stuck: readonly { id: string; node: number; signal: boolean }[]): Promise<string> => {
+          const store = await openStore(pair.store);
+          const reader = await Engine.open({ store, wake: false });
+          try {
+            const lines: string[] = [];
+            for (const { id, node, signal } of stuck) {
+              const run = await client(1).runs.get(id);
+              const record = await store.getRun(id);
+              const owner = record?.owner === undefined ? "no lease holder" : `held by ${record.owner.id} until ${record.owner.until - Date.now()} ms from now`;
+              const entries: JournalEntry[] = await reader.journal(id, 0, 10_000);
+              const tail = entries.slice(-6).map((e) => `${e.index} ${e.kind}${"seq" in e ? ` #${e.seq}` : ""}${"tool" in e ? ` ${e.tool}` : ""}`);
+              lines.push(
+                `${id} (started on node ${node}${signal ? ", waits for a signal" : ""}): ${run.status} (${owner}), waits ${JSON.stringify(run.waits ?? [])}; journal ${entries.length} entries, last: ${tail.join(" | ")}`,
+              );
+            }
+            return lines.join("\n");
+          } finally {
+            await reader.close();
+          }
+        };
         await Promise.all(
           Array.from({ length: RUNS }, async (_, i) => {
             const node = i % 2;
@@ -112,7 +133,8 @@ describeWithPostgres("two tapedeck serve nodes on one PostgreSQL under load, one
                 .catch(() => client(1).runs.signal(id, { name: "go", payload: id, idempotencyKey: "go" }));
             }
           }
-          if (Date.now() > deadline) assert.fail(`${started.length - done.size} runs did not end in time`);
+          if (Date.now() > deadline)
+            assert.fail(`${started.length - done.size} runs did not end in time:\n${await describeStuck(started.filter((s) => !done.has(s.id)))}`);
           if (done.size < started.length) await client(1).runs.get(started.find((s) => !done.has(s.id))!.id, { wait: 1 });
         }
         await restarted;
