@@ -29,6 +29,10 @@ describe("cancel", () => {
       assert.equal((await t.engine.getRun(started.runId)).status, "cancelled");
       assert.deepEqual(await t.engine.resume(), [], "a cancelled run is never resumed");
       assert.deepEqual(await t.engine.cancel(started.runId), cancelled, "cancelling again changes nothing");
+      // Cancelled while its call was in flight: every recorded call replays, and the end is the cancel.
+      const verified = await t.engine.verify(started.runId);
+      assert.ok(verified.ok, verified.ok ? "" : verified.problem);
+      assert.deepEqual(verified.ok && verified.end, cancelled);
     } finally {
       await t.cleanup();
     }

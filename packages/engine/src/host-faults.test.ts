@@ -57,6 +57,9 @@ describe("host faults", () => {
         );
         assert.equal((await third.getRun(started.runId)).status, "failed");
         assert.deepEqual(await third.resume(), [], "nothing left to resume at the next start");
+        // The engine stopped the script where it waited: its journal still replays (the soak checks every run so).
+        const verified = await third.verify(started.runId);
+        assert.ok(verified.ok, verified.ok ? "" : verified.problem);
       } finally {
         await third.close();
       }
