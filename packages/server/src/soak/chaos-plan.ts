@@ -34,11 +34,11 @@ export interface Strike {
   readonly atCalls: number;
 }
 
-/** `counts` strikes of each kind at random points between 5% and 90% of `totalCalls`, in order of progress. */
+/** `counts` strikes of each kind at random points between 5% and 70% of `totalCalls`, in order of progress. */
 export function chaosPlan(random: () => number, totalCalls: number, counts: Readonly<Partial<Record<StrikeKind, number>>>): Strike[] {
   const strikes: Strike[] = [];
   for (const [kind, count] of Object.entries(counts) as [StrikeKind, number][]) {
-    for (let i = 0; i < count; i++) strikes.push({ kind, atCalls: Math.floor(totalCalls * (0.05 + 0.85 * random())) });
+    for (let i = 0; i < count; i++) strikes.push({ kind, atCalls: Math.floor(totalCalls * (0.05 + 0.65 * random())) });
   }
   return strikes.sort((a, b) => a.atCalls - b.atCalls);
 }

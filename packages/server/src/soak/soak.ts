@@ -360,7 +360,7 @@ interface AuditInput {
   readonly ended: ReadonlyMap<string, Run>;
   readonly lost: readonly string[];
   readonly audit: Engine;
-  readonly readRun: (id: string) => Promise<{ readonly status: string; readonly owner?: { readonly id: string } } | undefined>;
+  readonly readRun: (id: string) => Promise<{ readonly status: string; readonly owner?: { readonly id: string }; readonly waits?: unknown } | undefined>;
   readonly fixtureKeys: ReadonlyMap<string, number>;
   readonly ledgerKeys: ReadonlyMap<string, number>;
   readonly receiver: WebhookReceiver;
@@ -393,7 +393,13 @@ async function auditSoak(input: AuditInput): Promise<Audited> {
     if (run === undefined) {
       stranded++;
       const record = await input.readRun(id);
-      note("stranded", `${id}: ${record?.status ?? "?"}, ${record?.owner === undefined ? "no lease holder" : `held by ${record.owner.id}`}`);
+      const tail = (await audit.journal(id, 0, 100_000))
+        .slice(-4)
+        .map((e) => `${e.index} ${e.kind}${"seq" in e ? ` #${e.seq}` : ""}${"tool" in e ? ` ${e.tool}` : ""}`);
+      note(
+        "stranded",
+        `${id}: ${record?.status ?? "?"}, ${record?.owner === undefined ? "no lease holder" : `held by ${record.owner.id}`}, waits ${JSON.stringify(record?.waits ?? [])}; journal ends ${tail.join(" | ")}`,
+      );
     } else if (run.status === "completed") completed++;
     else {
       failed++;
