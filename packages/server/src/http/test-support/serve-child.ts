@@ -14,6 +14,8 @@ import { Tapedeck } from "@tapedeck/sdk";
  * no polling): the address from stdout, the key from stderr.
  */
 const BIN = fileURLToPath(new URL("../../cli/main.js", import.meta.url));
+/** How long `stop` waits for the server to exit after SIGTERM: a clean stop takes a second or two, even under load. */
+const STOP_DEADLINE_MS = 60_000;
 
 export interface ServeChild {
   readonly url: string;
@@ -106,8 +108,16 @@ export async function startServeChild(options: ServeChildOptions = {}): Promise<
     cleanup: () => rmSync(dataDir, { recursive: true, force: true }),
     stop: async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
-      const [code] = await exited;
-      return code;
+      // A server that does not stop is a failure to report, not a test file that hangs until its limit.
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), STOP_DEADLINE_MS)));
+      const stopped = await Promise.race([exited, late]).finally(() => clearTimeout(timer));
+      if (stopped === "late") {
+        child.kill("SIGKILL");
+        await exited;
+        throw new Error(`tapedeck serve did not exit within ${STOP_DEADLINE_MS} ms of SIGTERM (it was killed); its stderr:\n${stderr}`);
+      }
+      return stopped[0];
     },
     kill: async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");

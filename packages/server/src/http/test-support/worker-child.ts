@@ -13,8 +13,8 @@ export interface StartedCall {
 }
 
 export interface WorkerChild {
-  /** The next call one of its tools started (in order). */
-  started(): Promise<StartedCall>;
+  /** The next call one of its tools started (in order); rejects, saying so, if none starts within `deadlineMs`. */
+  started(deadlineMs?: number): Promise<StartedCall>;
   /** Makes the held call with this idempotency key return `{ finished: true }`. */
   finish(key: string): void;
   /** The next line the worker writes on stderr (what its default `onError` prints), in order; rejects if none comes within `deadlineMs`. */
@@ -25,6 +25,8 @@ export interface WorkerChild {
 
 /** How long `stderrLine` waits before failing: a line the worker owes comes within a second or two. */
 const STDERR_DEADLINE_MS = 20_000;
+/** How long `started` waits before failing: a call queued for the worker reaches it within a poll or two, even at load 25. */
+const STARTED_DEADLINE_MS = 60_000;
 
 /** Starts `worker-child-main` serving `tools` (each holds its calls until `finish`). */
 export function startWorkerChild(baseUrl: string, apiKey: string, tools: readonly string[]): WorkerChild {
@@ -35,15 +37,10 @@ export function startWorkerChild(baseUrl: string, apiKey: string, tools: readonl
   createInterface({ input: child.stdout }).on("line", (line) => calls.push(JSON.parse(line) as StartedCall));
   createInterface({ input: child.stderr }).on("line", (line) => errors.push(line));
   return {
-    started: calls.next,
+    started: (deadlineMs = STARTED_DEADLINE_MS) =>
+      within(calls.next(), deadlineMs, `no call reached the worker (serving ${tools.join(", ")}) within ${deadlineMs} ms`),
     finish: (key) => child.stdin.write(`finish ${key}\n`),
-    stderrLine: (deadlineMs = STDERR_DEADLINE_MS) => {
-      let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<never>(
-        (_resolve, reject) => (timer = setTimeout(() => reject(new Error(`the worker wrote no line on stderr within ${deadlineMs} ms`)), deadlineMs)),
-      );
-      return Promise.race([errors.next(), late]).finally(() => clearTimeout(timer));
-    },
+    stderrLine: (deadlineMs = STDERR_DEADLINE_MS) => within(errors.next(), deadlineMs, `the worker wrote no line on stderr within ${deadlineMs} ms`),
     kill: async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
       await exited;
@@ -63,4 +60,11 @@ function lineQueue<T>(): { readonly push: (item: T) => void; readonly next: () =
     },
     next: () => (ready.length > 0 ? Promise.resolve(ready.shift()!) : new Promise((resolve) => waiting.push(resolve))),
   };
+}
+
+/** `promise`, or a rejection saying `what` did not happen once `ms` passed. */
+function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_resolve, reject) => (timer = setTimeout(() => reject(new Error(what)), ms)));
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
