@@ -94,8 +94,12 @@ export class RunLeases {
       if (epoch !== undefined) this.#held.set(run.id, epoch);
       // Won while the engine closes: `close` gives it up with the others; no renewal starts.
       if (this.#closed) return false;
-      if (epoch !== undefined) this.#start();
-      return epoch !== undefined;
+      if (epoch === undefined) return false;
+      this.#start();
+      // Taken over: the requests left for the old holder (which it may have read, not applied) are
+      // this engine's now. The store tells of them too, but before this engine listens for them.
+      if (run.owner !== undefined && run.owner.id !== this.owner) this.#tick();
+      return true;
     } finally {
       this.#claiming.delete(settled);
     }

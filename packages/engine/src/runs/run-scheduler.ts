@@ -225,13 +225,19 @@ export class RunScheduler implements RunHost {
     const { event, patch } = endRecord(cancelled, now);
     const events: RunEvent[] = this.#options.recordEvents ? [{ type: "run.ended", runId, end: cancelled }] : [];
     const wake = run.caller ? { wakeRun: run.caller.runId } : {};
-    await this.store.append(runId, [{ ...event, index: run.journalLength, at: now }], {
-      ...patch,
-      waits: null,
-      wakeAt: null,
-      ...wake,
-      ...(events.length > 0 ? { events } : {}),
-    });
+    // Under this engine's lease epoch when it holds the parked run: refused if another took it meanwhile.
+    await this.store.append(
+      runId,
+      [{ ...event, index: run.journalLength, at: now }],
+      {
+        ...patch,
+        waits: null,
+        wakeAt: null,
+        ...wake,
+        ...(events.length > 0 ? { events } : {}),
+      },
+      this.#leases.epoch(runId),
+    );
     this.#report(runId, cancelled, run.caller);
     return cancelled;
   }
@@ -408,7 +414,10 @@ export class RunScheduler implements RunHost {
           if (isLeaseLost(error)) {
             // Another process took the run over (this one's lease had lapsed): it goes on there,
             // from the journal. Not a fault, and not this engine's to release.
+            const epoch = this.#leases.epoch(run.id);
             this.#leases.forget(run.id);
+            // Alive after all: the takeover's "stopped without shutting down" is taken back.
+            if (epoch !== undefined) await this.store.noteLeaseLost(run.id, epoch).catch((failure: unknown) => this.onError(failure));
             this.#waiters.fail(run.id, error);
             return;
           }

@@ -30,6 +30,12 @@ export interface LeaseStore {
   /** Counts a host fault of the run (the engine failed executing it), with what it was; resolves with the count since its last progress. */
   noteHostFault(runId: string, message: string): Promise<number>;
   /**
+   * The holder of lease `epoch` found the run taken over from it while it was alive (a write was
+   * refused, `LeaseLostError`): the host fault that takeover counted ("stopped without shutting
+   * down") is taken back, if it is still the last one counted. A slow node is not a crash.
+   */
+  noteLeaseLost(runId: string, epoch: number): Promise<void>;
+  /**
    * Extends `owner`'s lease (every run it holds) to `leaseMs` after the moment the renewal is
    * written, in one row, on a path that does not wait behind other writes. A lease given up
    * (`giveUpLeases`) is not renewed.

@@ -250,6 +250,10 @@ export class SqliteStore implements Store {
          WHERE id = @id AND (owner IS NULL OR owner = @owner OR owner = @dead OR ${OWNER_LEASE} < @now)
          RETURNING lease_epoch`,
       ),
+      forgiveTakeover: db.prepare<[string, number, string]>(
+        `UPDATE runs SET host_faults = host_faults - 1, last_fault = CASE WHEN host_faults = 1 THEN NULL ELSE last_fault END
+         WHERE id = ? AND lease_epoch > ? AND host_faults > 0 AND last_fault = ?`,
+      ),
       noteHostFault: db.prepare<[string, string], { host_faults: number }>(
         "UPDATE runs SET host_faults = host_faults + 1, last_fault = ? WHERE id = ? RETURNING host_faults",
       ),
@@ -447,6 +451,12 @@ export class SqliteStore implements Store {
     return this.#write(() => {
       count = this.#sql.noteHostFault.get(message, runId)?.host_faults ?? 0;
     }).then(() => count);
+  }
+
+  noteLeaseLost(runId: string, epoch: number): Promise<void> {
+    return this.#write(() => {
+      this.#sql.forgiveTakeover.run(runId, epoch, PROCESS_STOPPED);
+    });
   }
 
   renewLeases(owner: string, leaseMs: number): Promise<void> {

@@ -200,6 +200,23 @@ export function describeLeaseStoreContract(name: string, open: StoreFactory): vo
         await assert.rejects(store.append("run_f", [log(5)], undefined, second), refused);
       });
 
+      test("a holder that finds its lease lost (alive after all) takes back the host fault its takeover counted, once", async ({ store }) => {
+        const t = Date.now();
+        await store.createRun(newRun("run_s", { status: "running" }), [started(0)]);
+        const first = (await store.claimRun("run_s", "eng_a", t + 1_000, t))!;
+        const second = (await store.claimRun("run_s", "eng_b", t + 60_000, t + 2_000))!;
+        assert.equal((await store.getRun("run_s"))?.hostFaults?.count, 1, "lapsed: counted as a crash");
+        await store.noteLeaseLost("run_s", second);
+        assert.equal((await store.getRun("run_s"))?.hostFaults?.count, 1, "the current holder has lost nothing");
+        await store.noteLeaseLost("run_s", first);
+        assert.equal((await store.getRun("run_s"))?.hostFaults, undefined, "the old holder was alive: no fault");
+        await store.noteLeaseLost("run_s", first);
+        assert.equal((await store.getRun("run_s"))?.hostFaults, undefined, "taken back once");
+        await store.noteHostFault("run_s", "RangeError: too deep");
+        await store.noteLeaseLost("run_s", first);
+        assert.deepEqual((await store.getRun("run_s"))?.hostFaults, { count: 1, last: "RangeError: too deep" }, "a fault of another kind stays");
+      });
+
       test("a renewal's deadline is counted from when it is written, for every run of the owner; a lease given up is not renewed", async ({ store }) => {
         const t = Date.now();
         await store.createRun(newRun("run_r1", { status: "running" }), [started(0)]);

@@ -134,6 +134,8 @@ const HOT_APPEND = `WITH bumped AS (UPDATE runs SET journal_length = $7 WHERE id
 
 export class PostgresStore implements Store {
   readonly #pool: pg.Pool;
+  /** One connection for lease renewals alone (see `renewLeases`). */
+  readonly #leasePool: pg.Pool;
   readonly #commits: PgGroupCommit;
   readonly #reconnectMs: number;
   readonly #access: PgAccess;
@@ -159,6 +161,7 @@ export class PostgresStore implements Store {
       options.durability === undefined || options.durability === "full" ? location : { ...location, sessionOptions: "-c synchronous_commit=off" };
     // An idle connection's error needs no action: the pool drops it and the next use opens another.
     const pool = openPool(session, () => undefined);
+    const leasePool = openPool(session, () => undefined, 1);
     try {
       const client = await pool.connect();
       try {
@@ -168,9 +171,10 @@ export class PostgresStore implements Store {
       }
       const notifier = new PgNotifier(session, (text, values) => pool.query(text, values), options.pollMs === undefined ? {} : { pollMs: options.pollMs });
       await notifier.listen();
-      return new PostgresStore(pool, notifier, location.schema, options.reconnectMs ?? DEFAULT_RECONNECT_MS, redactedUrl(url));
+      return new PostgresStore(pool, leasePool, notifier, location.schema, options.reconnectMs ?? DEFAULT_RECONNECT_MS, redactedUrl(url));
     } catch (error) {
       await pool.end().catch(() => undefined);
+      await leasePool.end().catch(() => undefined);
       throw new Error(
         `Tapedeck cannot open the PostgreSQL store ${JSON.stringify(redactedUrl(url))}: ${error instanceof Error ? error.message : String(error)}`,
         {
@@ -180,8 +184,9 @@ export class PostgresStore implements Store {
     }
   }
 
-  private constructor(pool: pg.Pool, notifier: PgNotifier, schema: string, reconnectMs: number, where: string) {
+  private constructor(pool: pg.Pool, leasePool: pg.Pool, notifier: PgNotifier, schema: string, reconnectMs: number, where: string) {
     this.#pool = pool;
+    this.#leasePool = leasePool;
     this.#where = where;
     this.#reconnectMs = reconnectMs;
     this.#commits = new PgGroupCommit(pool, { reconnectMs });
@@ -456,15 +461,25 @@ export class PostgresStore implements Store {
     );
   }
 
+  noteLeaseLost(runId: string, epoch: number): Promise<void> {
+    return this.#write(async (tx) => {
+      await tx.query(
+        `UPDATE runs SET host_faults = host_faults - 1, last_fault = CASE WHEN host_faults = 1 THEN NULL ELSE last_fault END
+         WHERE id = $1 AND lease_epoch > $2 AND host_faults > 0 AND last_fault = $3`,
+        [runId, epoch, PROCESS_STOPPED],
+      );
+    });
+  }
+
   /**
-   * One statement on the pool, on its own (autocommit), never in the group commit: a renewal
-   * queued behind journal batches would land seconds after it was due, and a live node's runs
-   * would be taken over. The deadline is counted from when the statement is sent; a lease given
+   * One statement on a connection of its own (autocommit), never in the group commit nor behind
+   * the pool's queue of reads: a renewal queued behind journal batches landed seconds after it
+   * was due, and a live node's runs were taken over. The deadline is counted from when the statement is sent; a lease given
    * up stays so. It locks the owner's lease row alone (no run row): it cannot deadlock with appends.
    */
   async renewLeases(owner: string, leaseMs: number): Promise<void> {
     if (this.#closed) throw new Error("This PostgresStore is closed; open it again to write.");
-    await this.#pool.query({ name: "tapedeck_renew_lease", text: RENEW_LEASE, values: [Date.now() + leaseMs, owner] });
+    await this.#leasePool.query({ name: "tapedeck_renew_lease", text: RENEW_LEASE, values: [Date.now() + leaseMs, owner] });
   }
 
   giveUpLeases(owner: string): Promise<void> {
@@ -566,6 +581,7 @@ export class PostgresStore implements Store {
     this.notifier.close();
     await this.#commits.flush();
     await this.#pool.end();
+    await this.#leasePool.end();
   }
 
   #write<T>(write: (tx: pg.ClientBase) => Promise<T>): Promise<T> {
