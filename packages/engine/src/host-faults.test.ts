@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import type { Sandbox, SandboxFactory } from "./sandbox/sandbox.js";
 import { harnessToolset, ToolHarness } from "./test-support/tool-harness.js";
 import { testEngine, testSandboxes } from "./test-support/engines.js";
+import { eventually } from "./store/contracts/contract-test.js";
 
 after(() => testSandboxes().close());
 
@@ -81,6 +82,33 @@ describe("host faults", () => {
       const [resumed] = await t.engine.resume(started.runId);
       assert.deepEqual(await resumed!.end, { status: "completed", output: 2 });
       assert.equal((await t.engine.getRun(started.runId)).hostFaults, undefined);
+    } finally {
+      await t.cleanup();
+    }
+  });
+
+  /**
+   * Issue 22: a run released after a fault of its host had no holder, and the takeover scan took
+   * only runs with one: it stayed `running` until some node restarted. Now it is taken again
+   * after a backoff (a third of a lease), by this engine or another, with its fault counted.
+   */
+  it("a run released after a fault of its host is taken again by the takeover scan after a backoff, without a restart", async () => {
+    const tools = new ToolHarness({ "n.next": (a: { i: number }) => a.i + 1 });
+    let faults = 1;
+    const t = await testEngine({ hostTools: tools.module(), sandboxes: faultySandboxes(() => faults-- > 0), leaseMs: 900 });
+    try {
+      const { id } = await t.engine.registerToolset(harnessToolset(["n.next"]));
+      const started = await t.engine.start({ toolset: id, source: SCRIPT });
+      if (started.kind !== "started") throw new Error("refused");
+      await assert.rejects(started.end, /simulated/);
+      const released = await t.engine.getRun(started.runId);
+      assert.equal(released.owner, undefined, "released: no holder");
+      await eventually(
+        "the takeover scan to take the released run again and complete it",
+        async () => (await t.engine.getRun(started.runId)).status === "completed",
+        15_000,
+      );
+      assert.equal((await t.engine.getRun(started.runId)).output, 2);
     } finally {
       await t.cleanup();
     }

@@ -23,10 +23,14 @@ import { runError } from "./run-error.js";
 /**
  * Whether an execution's failure is a fault of the host to count: not the engine closing, nor
  * the run being held elsewhere, nor an engine that cannot execute it (a journal a newer engine
- * wrote: counting it would fail a run another engine can go on with).
+ * wrote: counting it would fail a run another engine can go on with), nor a lost race in the
+ * store: another process took the run over (`lease_lost`), wrote first (`store_conflict`), or the
+ * database gave the write up as crossed by others (`store_busy`: tried again later).
  */
 export function countsAsHostFault(error: unknown): boolean {
-  return !(EngineError.is(error) && (error.code === "closed" || error.code === "conflict" || error.code === "misconfigured"));
+  if (EngineError.is(error)) return !(error.code === "closed" || error.code === "conflict" || error.code === "misconfigured");
+  const code = error instanceof Error ? (error as { code?: unknown }).code : undefined;
+  return !(code === "lease_lost" || code === "store_conflict" || code === "store_busy");
 }
 
 /** What the fault was, in a line. */

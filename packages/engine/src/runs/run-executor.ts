@@ -26,6 +26,9 @@
  * - Host faults counted against the run (see `host-faults.ts`) are checked before any of its
  *   script runs, and cleared by the first commit in which it gets past where it was (an
  *   outcome, a park, the end); re-sending an interrupted call is not that.
+ * - An execution holds the run under the lease epoch it was given: its first write after another
+ *   process claimed the run is refused (`LeaseLostError`), and it stops there (`fault`), sending
+ *   nothing more (nothing it did leaves the engine before its batch is durable).
  */
 import type { Decision, DecisionWait, JournalEvent, JsonValue, PinnedTool, RunEnd, RunEvent, RunWait, ToolFailure } from "@tapedeck/protocol";
 import type { Clock } from "../clock.js";
@@ -199,13 +202,14 @@ export class RunExecutor {
    * ended (also when it had ended before) or what it waits for. Rejects only for faults of the
    * engine (store, sandbox host); the run is then left `running`, intact, for `resume` to pick up.
    */
-  execute(): Promise<ExecutionResult> {
+  execute(epoch?: number): Promise<ExecutionResult> {
     if (this.phase === "stopped") return this.done;
-    this.begin().catch((error: unknown) => this.fault(error));
+    this.begin(epoch).catch((error: unknown) => this.fault(error));
     return this.done;
   }
 
-  private async begin(): Promise<void> {
+  /** `epoch`: the lease epoch the engine holds the run under, named by every batch (`RunJournal.open`). */
+  private async begin(epoch: number | undefined): Promise<void> {
     const entries = await this.deps.store.readJournal(this.run.id);
     const history = readHistory(this.run.id, entries);
     if (history.traceparent !== undefined) this.intake.joinTrace(history.traceparent);
@@ -214,7 +218,7 @@ export class RunExecutor {
     this.logCount = history.logCount;
     // Read now: taking the lease over from a process that died under the run counted a fault.
     const faults = history.end ? undefined : (await this.deps.store.getRun(this.run.id))?.hostFaults;
-    this.journal.open(history.length, faults !== undefined);
+    this.journal.open(history.length, faults !== undefined, epoch);
     this.markLoaded();
     if (history.end) {
       this.phase = "ended";

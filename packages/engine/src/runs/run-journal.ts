@@ -19,6 +19,8 @@ import { runError } from "./run-error.js";
  *   so listing approvals, which reads them from the run, never disagrees with the journal.
  * - Host faults counted against the run are cleared by its first batch of progress: an outcome,
  *   a park or the end (see `host-faults.ts`).
+ * - Every batch names the lease epoch this execution won (when it has one): once another process
+ *   has claimed the run, the store refuses the batch (`LeaseLostError`) and nothing more is written.
  */
 export interface JournalOptions {
   readonly maxEntries: number;
@@ -41,6 +43,8 @@ export class RunJournal {
   /** The shown waits changed: the next batch writes them to the run. */
   #waitsChanged = false;
   #faultsToClear = false;
+  /** The lease epoch every batch names (`RunStore.append`); undefined: fenced by the journal's length alone. */
+  #epoch: number | undefined;
 
   constructor(
     private readonly runId: string,
@@ -48,10 +52,14 @@ export class RunJournal {
     private readonly options: JournalOptions,
   ) {}
 
-  /** Continues a journal of `length` entries; `faultsCounted`: the run had host faults when this execution began. */
-  open(length: number, faultsCounted: boolean): void {
+  /**
+   * Continues a journal of `length` entries; `faultsCounted`: the run had host faults when this
+   * execution began; `epoch`: the lease epoch this execution holds the run under.
+   */
+  open(length: number, faultsCounted: boolean, epoch?: number): void {
     this.#next = length;
     this.#faultsToClear = faultsCounted;
+    this.#epoch = epoch;
   }
 
   /** The index the next entry gets. */
@@ -131,7 +139,7 @@ export class RunJournal {
       patch = { updatedAt: at, ...patch, clearHostFaults: true };
     }
     if (entries.length === 0 && !patch) return Promise.resolve();
-    const written = this.store.append(this.runId, entries, patch);
+    const written = this.store.append(this.runId, entries, patch, this.#epoch);
     this.#lastWrite = written.catch(() => {});
     this.#writes++;
     // Registered before the caller's reaction, so the idle check runs after it (queued behind it).

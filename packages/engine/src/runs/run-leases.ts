@@ -3,12 +3,18 @@
  * and the requests other processes leave for the runs it holds.
  *
  * - An engine claims a run before executing it, and keeps the lease while it executes it and,
- *   if it wakes runs, while the run is parked; it renews every lease it holds in one statement.
+ *   if it wakes runs, while the run is parked. Its leases are one lease (the store's row for this
+ *   owner), renewed in one statement every third of a lease, never queued behind journal writes,
+ *   its deadline counted from when it is written: a live engine, however busy, keeps its runs.
+ * - Each claim won gives the run's lease epoch (the fencing token): the execution names it in
+ *   every append, so once another engine took the run over (this one was thought dead), this
+ *   one's next write is refused and it stops (`forget`: not released, not a fault).
  * - Another process that wants something of a run held elsewhere (a signal arrived, a decision,
  *   a cancel) writes a request, which tells the holder through the store's notifier
- *   (`runRequestsTopic`); the holder takes its requests then and applies them as if they had
- *   been made in its own process. (On one machine the notifier also calls it a few times a
- *   second, the poll this once was; PostgreSQL's wakes it at once.)
+ *   (`runRequestsTopic`); the holder reads its requests then and applies them as if they had
+ *   been made in its own process, removing each once applied: a holder that dies before leaves
+ *   it to the next holder (applying one again is harmless). (On one machine the notifier also
+ *   calls it a few times a second, the poll this once was; PostgreSQL's wakes it at once.)
  * - A holder that dies stops renewing; its runs are taken over once the lease lapses, at once
  *   when the holder is known dead (same host, its pid gone), which is the common case with the
  *   embedded SQLite store. Who takes them over, and when, is `run-takeover.ts`.
@@ -19,8 +25,9 @@
  */
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
-import { GIVEN_UP_UNTIL, LEASES_GIVEN_UP_TOPIC, runRequestsTopic } from "../store/lease-store.js";
-import type { RunRecord, Store } from "../store/store.js";
+import { EngineError } from "../errors.js";
+import { LEASES_GIVEN_UP_TOPIC, runRequestsTopic } from "../store/lease-store.js";
+import { isLeaseLost, type RunRecord, type Store } from "../store/store.js";
 import type { RunHost } from "./run-host.js";
 
 /** How long a lease holds without renewal: long enough to ride out a stalled event loop (`EngineOptions.leaseMs`). */
@@ -31,7 +38,9 @@ const RENEWALS_PER_LEASE = 3;
 export class RunLeases {
   /** `<host>/<pid>/<random>`: a holder on this host can be checked for life by its pid. */
   readonly owner = `${hostname()}/${process.pid}/${randomBytes(6).toString("hex")}`;
-  readonly #held = new Set<string>();
+  /** The runs held here, with the lease epoch each was won under. */
+  readonly #held = new Map<string, number>();
+  #renewing = false;
   #timer: NodeJS.Timeout | undefined;
   #stopHearing: (() => void) | undefined;
   #polling = false;
@@ -67,22 +76,32 @@ export class RunLeases {
     return this.#held.has(runId);
   }
 
+  /** The lease epoch this engine holds the run under (what its writes name), if it holds it. */
+  epoch(runId: string): number | undefined {
+    return this.#held.get(runId);
+  }
+
   /** Takes the run's lease (or keeps it); false when another live engine holds it. */
   async claim(run: RunRecord): Promise<boolean> {
     if (this.#closed) return false;
     const now = Date.now();
     const dead = run.owner && run.owner.id !== this.owner && !isAlive(run.owner, now) ? run.owner.id : undefined;
     const claiming = this.store.claimRun(run.id, this.owner, now + this.leaseMs, now, dead);
-    this.#claiming.add(claiming);
+    const settled = claiming.then((epoch) => epoch !== undefined);
+    this.#claiming.add(settled);
     try {
-      const claimed = await claiming;
-      if (claimed) this.#held.add(run.id);
+      const epoch = await claiming;
+      if (epoch !== undefined) this.#held.set(run.id, epoch);
       // Won while the engine closes: `close` gives it up with the others; no renewal starts.
       if (this.#closed) return false;
-      if (claimed) this.#start();
-      return claimed;
+      if (epoch === undefined) return false;
+      this.#start();
+      // Taken over: the requests left for the old holder (which it may have read, not applied) are
+      // this engine's now. The store tells of them too, but before this engine listens for them.
+      if (run.owner !== undefined && run.owner.id !== this.owner) this.#tick();
+      return true;
     } finally {
-      this.#claiming.delete(claiming);
+      this.#claiming.delete(settled);
     }
   }
 
@@ -92,6 +111,11 @@ export class RunLeases {
     await this.store.releaseRuns(this.owner, runId);
   }
 
+  /** Another engine took the run over (a write was refused, `LeaseLostError`): it is not this engine's to release or renew. */
+  forget(runId: string): void {
+    if (this.#held.delete(runId) && this.#held.size === 0) this.#stop();
+  }
+
   /** Gives up every lease (the engine closes): other engines take the runs over at once. */
   async close(): Promise<void> {
     this.#closed = true;
@@ -99,16 +123,24 @@ export class RunLeases {
     await Promise.allSettled([...this.#claiming]);
     if (this.#held.size === 0) return;
     this.#held.clear();
-    await this.store.renewLeases(this.owner, GIVEN_UP_UNTIL);
+    await this.store.giveUpLeases(this.owner);
     this.store.notifier.publish(LEASES_GIVEN_UP_TOPIC);
   }
 
   #start(): void {
     // Not unref'd: an engine that holds a run (executing, or parked and kept) keeps its process up.
-    this.#timer ??= setInterval(() => {
-      if (!this.#closed) this.store.renewLeases(this.owner, Date.now() + this.leaseMs).catch((error: unknown) => this.host.onError(error));
-    }, this.leaseMs / RENEWALS_PER_LEASE);
+    this.#timer ??= setInterval(() => this.#renew(), this.leaseMs / RENEWALS_PER_LEASE);
     this.#stopHearing ??= this.store.notifier.subscribe(runRequestsTopic(this.owner), () => this.#tick());
+  }
+
+  /** One renewal at a time: one still in flight (the database is slow or away) is not doubled. */
+  #renew(): void {
+    if (this.#closed || this.#renewing) return;
+    this.#renewing = true;
+    this.store
+      .renewLeases(this.owner, this.leaseMs)
+      .catch((error: unknown) => this.host.onError(error))
+      .finally(() => (this.#renewing = false));
   }
 
   #stop(): void {
@@ -137,10 +169,26 @@ export class RunLeases {
       });
   }
 
+  /**
+   * Applies the requests left for the runs held here, oldest first, each removed once applied.
+   * One this engine could not apply because it no longer holds the run (it was taken over, or
+   * the engine closed meanwhile) stays, for the run's next holder.
+   */
   async #work(): Promise<void> {
-    for (const { runId, request } of await this.store.takeRunRequests(this.owner)) {
+    for (const { id, runId, request } of await this.store.runRequests(this.owner)) {
       if (this.#closed) return;
-      await this.host.applyRequest(runId, request).catch((error: unknown) => this.host.onError(error));
+      const applied = await this.host.applyRequest(runId, request).then(
+        () => true,
+        (error: unknown) => {
+          if (isLeaseLost(error) || (EngineError.is(error) && error.code === "closed")) return false;
+          this.host.onError(error);
+          // Refused by the engine (a decision on a call decided meanwhile, a run that ended): it
+          // would be refused again. Anything else (the store failed) is tried again at the next look.
+          return EngineError.is(error);
+        },
+      );
+      if (this.#closed) return;
+      if (applied) await this.store.removeRunRequest(id);
     }
   }
 }

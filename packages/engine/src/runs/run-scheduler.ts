@@ -6,7 +6,7 @@ import type { SandboxFactory } from "../sandbox/sandbox.js";
 import type { CompiledScript } from "../script/compile.js";
 import type { CredentialScope } from "../secrets/credential.js";
 import type { ToolSource } from "../sources/tool-source.js";
-import type { RunCaller, RunRecord, RunRequest, Store } from "../store/store.js";
+import { isLeaseLost, type RunCaller, type RunRecord, type RunRequest, type Store } from "../store/store.js";
 import type { LoadedToolset } from "../toolset/loaded-toolset.js";
 import type { ToolsetCatalog } from "../toolset/toolset-catalog.js";
 import { valueProblem } from "../util/value-bounds.js";
@@ -131,7 +131,7 @@ export class RunScheduler implements RunHost {
       store,
       leases: this.#leases,
       resumeStopped: (run) => this.resumeStopped(run),
-      heldParked: (run) => this.#wake?.schedule(run.wakeAt),
+      heldParked: (run) => this.#heldParked(run),
       onError: (error) => this.onError(error),
     });
     this.#takeover.start();
@@ -225,13 +225,19 @@ export class RunScheduler implements RunHost {
     const { event, patch } = endRecord(cancelled, now);
     const events: RunEvent[] = this.#options.recordEvents ? [{ type: "run.ended", runId, end: cancelled }] : [];
     const wake = run.caller ? { wakeRun: run.caller.runId } : {};
-    await this.store.append(runId, [{ ...event, index: run.journalLength, at: now }], {
-      ...patch,
-      waits: null,
-      wakeAt: null,
-      ...wake,
-      ...(events.length > 0 ? { events } : {}),
-    });
+    // Under this engine's lease epoch when it holds the parked run: refused if another took it meanwhile.
+    await this.store.append(
+      runId,
+      [{ ...event, index: run.journalLength, at: now }],
+      {
+        ...patch,
+        waits: null,
+        wakeAt: null,
+        ...wake,
+        ...(events.length > 0 ? { events } : {}),
+      },
+      this.#leases.epoch(runId),
+    );
     this.#report(runId, cancelled, run.caller);
     return cancelled;
   }
@@ -384,7 +390,7 @@ export class RunScheduler implements RunHost {
       .claim(run)
       .then((claimed) => {
         if (!claimed) executor.stop(new EngineError("conflict", `Run ${run.id} is held by another live process; it goes on there.`));
-        return executor.execute();
+        return executor.execute(this.#leases.epoch(run.id));
       })
       .then(
         (result) => {
@@ -405,10 +411,21 @@ export class RunScheduler implements RunHost {
         },
         async (error: unknown) => {
           this.#executors.delete(run.id);
+          if (isLeaseLost(error)) {
+            // Another process took the run over (this one's lease had lapsed): it goes on there,
+            // from the journal. Not a fault, and not this engine's to release.
+            const epoch = this.#leases.epoch(run.id);
+            this.#leases.forget(run.id);
+            // Alive after all: the takeover's "stopped without shutting down" is taken back.
+            if (epoch !== undefined) await this.store.noteLeaseLost(run.id, epoch).catch((failure: unknown) => this.onError(failure));
+            this.#waiters.fail(run.id, error);
+            return;
+          }
           // Counted against the run (host-faults.ts): the fault that reaches the limit fails it now, by executing it once more.
           const faults = this.#closed || !countsAsHostFault(error) ? 0 : await this.store.noteHostFault(run.id, describeFault(error)).catch(() => 0);
           if (faults === MAX_HOST_FAULTS) return this.execute(run, toolset);
-          // Left `running` for `resume`, by this engine or another: released before anyone hears of it.
+          // Left `running`, released (marked so) before anyone hears of it: the takeover scan of
+          // this engine or another takes it again after a backoff (run-takeover.ts), or `resume` does.
           if (!this.#closed) await this.#leases.release(run.id).catch(() => {});
           this.#waiters.fail(run.id, error);
         },
@@ -473,11 +490,28 @@ export class RunScheduler implements RunHost {
       if (terminalStatuses.includes(run.status)) await this.#leases.release(runId);
       if (run.status !== "waiting" || this.#executors.has(runId)) return;
       const decisions = (run.waits ?? []).filter(needsDecision);
-      await this.store.append(runId, [], { status: "running", updatedAt: this.clock.now(), wakeAt: null, waits: decisions.length > 0 ? decisions : null });
+      await this.store.append(
+        runId,
+        [],
+        { status: "running", updatedAt: this.clock.now(), wakeAt: null, waits: decisions.length > 0 ? decisions : null },
+        this.#leases.epoch(runId),
+      );
       this.execute({ ...run, status: "running" }, loaded);
     })().finally(() => this.#waking.delete(runId));
     this.#waking.set(runId, unparked);
     return unparked;
+  }
+
+  /**
+   * A parked run taken over is held here now: its timer is this engine's, and a signal it waits
+   * for that was kept before (its request applied by nobody: the old holder died first) wakes it.
+   */
+  async #heldParked(run: RunRecord): Promise<void> {
+    this.#wake?.schedule(run.wakeAt);
+    for (const wait of run.waits ?? []) {
+      if (wait.kind !== "signal" || this.#closed) continue;
+      if ((await this.store.pendingSignals(run.id, wait.name)).length > 0) return this.#unpark(run.id);
+    }
   }
 
   /** Wakes the parked runs whose timers are due; resolves with the next `wakeAt`. */

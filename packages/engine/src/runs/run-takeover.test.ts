@@ -6,6 +6,7 @@ import { SqliteStore } from "../store/sqlite-store.js";
 import type { Store } from "../store/store.js";
 import { testEngine, testSandboxes } from "../test-support/engines.js";
 import { harnessToolset, ToolHarness } from "../test-support/tool-harness.js";
+import { eventually } from "../store/contracts/contract-test.js";
 
 after(() => testSandboxes().close());
 
@@ -32,7 +33,61 @@ function gatedClaims(store: Store): { store: Store; claimed: Promise<void>; open
   return { store: gated, claimed, open };
 }
 
+/** A store whose lease renewals never reach the database: a node too slow to renew, whose leases lapse while it executes. */
+function stalledRenewals(store: Store): Store {
+  return new Proxy(store, {
+    get(target, key, receiver) {
+      if (key === "renewLeases") return () => Promise.resolve();
+      const value: unknown = Reflect.get(target, key, receiver);
+      return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
 describe("run takeover", () => {
+  /**
+   * Issue 22's stranded runs: a live node whose lease lapsed under load had its run taken over;
+   * its next append lost the race (a conflict counted as a fault of the host), and it released
+   * the run to nobody. Now its write names the lease epoch it won and is refused as
+   * `lease_lost`: it stops there, counts nothing against the run and leaves it to the new holder.
+   */
+  it("a node whose lease lapsed while it executed stops at its next write (lease_lost): no fault counted, the run not released, the new holder ends it", async () => {
+    const slow = new ToolHarness({ "n.add": (a: { x: number }) => a.x + 1 });
+    slow.hold("n.add");
+    const fast = new ToolHarness({ "n.add": (a: { x: number }) => a.x + 1 });
+    const base = await testEngine({ wake: false });
+    const path = join(base.dataDir, "tapedeck.db");
+    const a = await base.reopen({ store: stalledRenewals(SqliteStore.open({ path, durability: "normal" })), hostTools: slow.module(), leaseMs: 900 });
+    let b: Awaited<ReturnType<typeof base.reopen>> | undefined;
+    try {
+      const { id } = await a.registerToolset(harnessToolset(["n.add"]));
+      const started = await a.start({ toolset: id, source: `import { n } from "tapedeck:tools";\nexport default async () => n.add({ x: 1 });` });
+      if (started.kind !== "started") throw new Error("refused");
+      const lost = assert.rejects(started.end, (error: unknown) => (error as { code?: unknown }).code === "lease_lost");
+      await slow.heldCount(1);
+      // A's lease lapses (its renewals never land); B's takeover scan takes the run and ends it.
+      b = await base.reopen({ hostTools: fast.module(), leaseMs: 900 });
+      const reader = b;
+      await eventually("the node that took the run over to end it", async () => (await reader.getRun(started.runId)).status === "completed", 15_000);
+      slow.release(0);
+      await lost;
+      const run = await b.getRun(started.runId);
+      assert.equal(run.output, 2);
+      assert.equal(run.hostFaults, undefined, "losing the lease is no fault of the host");
+      const journal = await b.journal(started.runId);
+      assert.equal(journal.filter((entry) => entry.kind === "call.completed").length, 1, "the old holder wrote nothing after it lost the run");
+      assert.deepEqual(
+        [...slow.calls, ...fast.calls].map((call) => call.key),
+        [`${started.runId}/1`, `${started.runId}/1`],
+        "sent again by the new holder with the same key",
+      );
+    } finally {
+      await a.close();
+      await b?.close();
+      await base.cleanup();
+    }
+  });
+
   /**
    * The race a loaded CI machine hit: an engine's takeover scan claimed a run another engine had
    * given up, and the claim was answered after the engine had begun to close. The lease then

@@ -9,8 +9,12 @@ import type { RunLeases } from "./run-leases.js";
  * Invariants:
  * - Only runs whose holder is gone are taken: its lease lapsed (it stopped renewing), it gave
  *   its leases up at a clean stop (`GIVEN_UP_UNTIL`), or it ran on this host and its process is
- *   gone (`RunLeases.abandoned`). A run without a holder is never taken here: one being created
- *   has none for a moment, and one released after a fault of the host waits for `resume`.
+ *   gone (`RunLeases.abandoned`). A live holder renews its lease on a path of its own, so a busy
+ *   one keeps its runs; one that lost a run anyway stops at its next write (the lease epoch).
+ * - A `running` run without a holder is taken once it was released (after a fault of its host,
+ *   or a write the database gave up) at least `RETAKE_BACKOFF_SHARE` of a lease ago: never left
+ *   without a holder, never taken at once (a run being created has no holder for a moment), and
+ *   a poison pill is still bounded by its host faults (`host-faults.ts`).
  * - Taking over is claiming the lease, one atomic conditional update: of several engines
  *   scanning at once, one gets each run. A `running` run is then executed (its journal replays);
  *   a parked one is held here: the requests left for its old holder come here with it, and its
@@ -22,14 +26,17 @@ import type { RunLeases } from "./run-leases.js";
 /** Runs read per scan and status: bounds one read, not what is taken over (the next scan goes on). */
 const SCAN_BATCH = 500;
 
+/** A released run is taken again once a third of a lease passed since (one scan period). */
+const RETAKE_BACKOFF_SHARE = 1 / 3;
+
 /** What the takeover needs of the scheduler. */
 export interface TakeoverHost {
   readonly store: Store;
   readonly leases: RunLeases;
   /** Executes a run left `running` (unless it executes here or a live process holds it). */
   resumeStopped(run: RunRecord): Promise<void>;
-  /** A parked run is held here now: its timer is this engine's. */
-  heldParked(run: RunRecord): void;
+  /** A parked run is held here now: its timer is this engine's, and signals kept for it are looked for. */
+  heldParked(run: RunRecord): Promise<void>;
   onError(error: unknown): void;
 }
 
@@ -82,13 +89,15 @@ export class RunTakeover {
     const running = new Map<string, RunRecord>();
     for (const run of await store.listRuns({ status: ["running"], leaseLapsedBy: now, limit: SCAN_BATCH })) running.set(run.id, run);
     for (const run of await store.listRuns({ status: ["running"], limit: SCAN_BATCH })) running.set(run.id, run);
-    for (const run of running.values()) {
+    // Released runs (no holder) are taken only from this list: one just created has no holder either.
+    const released = await store.listRuns({ status: ["running"], releasedBefore: now - leases.leaseMs * RETAKE_BACKOFF_SHARE, limit: SCAN_BATCH });
+    for (const run of [...running.values(), ...released]) {
       if (this.#stopped) return;
-      if (leases.abandoned(run)) await this.host.resumeStopped(run).catch((error: unknown) => this.host.onError(error));
+      if (leases.abandoned(run) || released.includes(run)) await this.host.resumeStopped(run).catch((error: unknown) => this.host.onError(error));
     }
     for (const run of await store.listRuns({ status: ["waiting"], leaseLapsedBy: now, limit: SCAN_BATCH })) {
       if (this.#stopped) return;
-      if (leases.abandoned(run) && (await leases.claim(run))) this.host.heldParked(run);
+      if (leases.abandoned(run) && (await leases.claim(run))) await this.host.heldParked(run).catch((error: unknown) => this.host.onError(error));
     }
   }
 }

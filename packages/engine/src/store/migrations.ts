@@ -349,6 +349,27 @@ export const migrations: readonly Migration[] = [
       CREATE UNIQUE INDEX host_tasks_by_key ON host_tasks (run_id, idempotency_key, attempt);
     `,
   },
+  {
+    version: 21,
+    name: "node leases and lease epochs",
+    sql: `
+      -- One lease per engine process (its owner id), renewed in one row whatever it holds: a
+      -- run's lease holds while its owner's does (docs/design/postgres.md, "Fencing").
+      -- lease_until 0 is a lease given up at a clean stop.
+      CREATE TABLE node_leases (
+        holder      TEXT PRIMARY KEY,
+        lease_until INTEGER NOT NULL
+      );
+      -- The fencing token: bumped by every claim that changes the run's owner; every write of the
+      -- holder names the one it won, and a stale one is refused (LeaseLostError).
+      ALTER TABLE runs ADD COLUMN lease_epoch INTEGER NOT NULL DEFAULT 0;
+      -- When a run left running was released after a fault of its host (owner NULL), wall-clock
+      -- ms: the takeover scan takes it again after a backoff. (The old per-run lease deadline.)
+      ALTER TABLE runs RENAME COLUMN owner_until TO released_at;
+      UPDATE runs SET released_at = NULL;
+      CREATE INDEX runs_released ON runs (released_at) WHERE owner IS NULL AND released_at IS NOT NULL;
+    `,
+  },
 ];
 
 /** The engine's history table: which of `migrations` a database has. */

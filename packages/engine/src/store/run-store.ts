@@ -25,8 +25,11 @@ export interface RunStore {
    * Appends entries to a run's journal and applies `patch` to the run, in one commit.
    * `entries[i].index` must continue the journal exactly (else `StoreConflictError`, and
    * nothing of this batch is written): two writers of one run cannot both succeed.
+   * With `epoch` (the lease epoch the writer won, `LeaseStore.claimRun`), the run's lease must
+   * still have it, checked in the same conditional write, else `LeaseLostError` (checked before
+   * the length: a writer that lost the run is told so) and nothing is written.
    */
-  append(runId: string, entries: readonly JournalEntry[], patch?: RunPatch): Promise<void>;
+  append(runId: string, entries: readonly JournalEntry[], patch?: RunPatch, epoch?: number): Promise<void>;
 
   /** Entries with `index >= from`, in order, at most `limit`. */
   readJournal(runId: string, from?: number, limit?: number): Promise<JournalEntry[]>;
@@ -155,6 +158,8 @@ export interface RunQuery {
   readonly owner?: string;
   /** Only runs held by an owner whose lease ended before this time (it stopped renewing, or gave it up at a clean stop): anyone's to take over. */
   readonly leaseLapsedBy?: number;
+  /** Only runs no process holds that were released (after a fault of their host, `LeaseStore.releaseRuns`) before this wall-clock time. */
+  readonly releasedBefore?: number;
   /** Only runs that have not ended whose `expiresAt` is at or before this time (soonest first). */
   readonly expiredBy?: number;
   /** Newest first; at most this many. Default 100. */

@@ -8,6 +8,7 @@
  *   without `index`, `at` and `kind` (so `seq` lives in both: the body is the source of truth).
  */
 import { RunStatus, type JournalEntry, type JsonValue, type RunError, type RunWait } from "@tapedeck/protocol";
+import { GIVEN_UP_UNTIL } from "./lease-store.js";
 import type { NewRun, RunRecord } from "./store.js";
 
 export interface RunRow {
@@ -30,7 +31,8 @@ export interface RunRow {
   readonly wake_at: number | null;
   readonly decisions: number;
   readonly owner: string | null;
-  readonly owner_until: number | null;
+  /** The owner's lease (`node_leases.lease_until`, joined): absent on a row being written. */
+  readonly lease_until?: number | null;
   readonly idempotency_key: string | null;
   readonly expires_at: number | null;
   readonly caller_run_id: string | null;
@@ -70,7 +72,6 @@ export function newRunRow(run: NewRun, journalLength: number): RunRow {
     wake_at: null,
     decisions: 0,
     owner: null,
-    owner_until: null,
     idempotency_key: run.idempotencyKey ?? null,
     expires_at: run.expiresAt ?? null,
     caller_run_id: run.caller?.runId ?? null,
@@ -103,7 +104,7 @@ export function runFromRow(row: RunRow): RunRecord {
     ...(row.error !== null && { error: JSON.parse(row.error) as RunError }),
     ...(row.waits !== null && { waits: JSON.parse(row.waits) as RunWait[] }),
     ...(row.wake_at !== null && { wakeAt: row.wake_at }),
-    ...(row.owner !== null && { owner: { id: row.owner, until: row.owner_until ?? 0 } }),
+    ...(row.owner !== null && { owner: { id: row.owner, until: row.lease_until ?? GIVEN_UP_UNTIL } }),
     ...(row.host_faults > 0 && { hostFaults: { count: row.host_faults, last: row.last_fault ?? "" } }),
   };
 }

@@ -17,7 +17,8 @@ import Database from "better-sqlite3";
 import { needsDecision, terminalStatuses, type JournalEntry, type JsonSchema, type JsonValue, type PinnedToolset, type RunEvent } from "@tapedeck/protocol";
 import { createDataFolder, createPrivateFile, databaseFile } from "./data-folder.js";
 import { GroupCommit } from "./group-commit.js";
-import { runRequestsTopic } from "./lease-store.js";
+import { GIVEN_UP_UNTIL, runRequestsTopic, type PendingRunRequest } from "./lease-store.js";
+import { leaseLost } from "./lease-lost-error.js";
 import { LocalNotifier } from "./local-notifier.js";
 import { migrate } from "./migrations.js";
 import { entryFromRow, journalRow, newRunRow, runFromRow, runOrDamaged } from "./sqlite-rows.js";
@@ -75,6 +76,12 @@ function isFilePath(path: string): boolean {
 }
 
 const synchronousPragma = { full: "FULL", normal: "NORMAL", off: "OFF" } as const satisfies Record<Durability, string>;
+
+/** A run's row with its owner's lease (`RunRow.lease_until`): every read of runs. */
+const SELECT_RUNS = "SELECT runs.*, node_leases.lease_until FROM runs LEFT JOIN node_leases ON node_leases.holder = runs.owner";
+
+/** The lease of a run's owner, in a statement on `runs`: an owner without a lease row counts as given up. */
+const OWNER_LEASE = "coalesce((SELECT lease_until FROM node_leases WHERE holder = runs.owner), 0)";
 
 /** The host fault counted when a run is taken over from an owner that never released it. */
 const PROCESS_STOPPED = "the process executing it stopped without shutting down (it crashed or was killed)";
@@ -183,16 +190,18 @@ export class SqliteStore implements Store {
            @namespace, @parent_id, @created_at, @updated_at, @journal_length, @idempotency_key, @expires_at, @caller_run_id, @caller_seq)
          ON CONFLICT DO NOTHING`,
       ),
-      getRun: db.prepare<[string], RunRow>("SELECT * FROM runs WHERE id = ?"),
+      getRun: db.prepare<[string], RunRow>(`${SELECT_RUNS} WHERE id = ?`),
       // The expression of the unique index runs_by_idempotency_key, so the lookup uses it.
-      runByKey: db.prepare<[string, string], RunRow>("SELECT * FROM runs WHERE coalesce(namespace, '') = ? AND idempotency_key = ?"),
-      journalLength: db.prepare<[string], { journal_length: number }>("SELECT journal_length FROM runs WHERE id = ?"),
+      runByKey: db.prepare<[string, string], RunRow>(`${SELECT_RUNS} WHERE coalesce(namespace, '') = ? AND idempotency_key = ?`),
+      journalLength: db.prepare<[string], { journal_length: number; lease_epoch: number }>("SELECT journal_length, lease_epoch FROM runs WHERE id = ?"),
       insertEvent: db.prepare<[string, string, number]>("INSERT INTO run_events (run_id, event, at) VALUES (?, ?, ?)"),
       insertEntry: db.prepare<[string, number, string, number | null, number, string]>(
         "INSERT INTO journal (run_id, idx, kind, seq, at, body) VALUES (?, ?, ?, ?, ?, ?)",
       ),
-      // The append of a running run: checks and bumps the length in one statement (0 changes: a conflict).
-      bumpLength: db.prepare<[number, string, number]>("UPDATE runs SET journal_length = ? WHERE id = ? AND journal_length = ?"),
+      // The append of a running run: checks the lease epoch and the length, and bumps it, in one statement (0 changes: a conflict).
+      bumpLength: db.prepare<[number, string, number, number | null, number | null]>(
+        "UPDATE runs SET journal_length = ? WHERE id = ? AND journal_length = ? AND (? IS NULL OR lease_epoch = ?)",
+      ),
       // A patch field left out keeps the stored value (JSON `null` is the text 'null', not NULL).
       updateRun: db.prepare<[RunUpdate]>(
         `UPDATE runs SET status = coalesce(@status, status), output = coalesce(@output, output),
@@ -204,7 +213,7 @@ export class SqliteStore implements Store {
            host_faults = CASE WHEN @clear_faults THEN 0 ELSE host_faults END,
            last_fault = CASE WHEN @clear_faults THEN NULL ELSE last_fault END,
            owner = CASE WHEN @status IN ('completed', 'failed', 'cancelled') THEN NULL ELSE owner END,
-           owner_until = CASE WHEN @status IN ('completed', 'failed', 'cancelled') THEN NULL ELSE owner_until END
+           released_at = CASE WHEN @status IN ('completed', 'failed', 'cancelled') THEN NULL ELSE released_at END
          WHERE id = @id`,
       ),
       // A child's end wakes its caller: brought forward, never pushed back; only while it is parked.
@@ -225,28 +234,46 @@ export class SqliteStore implements Store {
         "SELECT id, name, payload, at FROM signals WHERE run_id = ? AND name = ? AND consumed_seq IS NULL ORDER BY id",
       ),
       consumeSignal: db.prepare<[number, number, string]>("UPDATE signals SET consumed_seq = ? WHERE id = ? AND run_id = ? AND consumed_seq IS NULL"),
+      // The claimer's own lease holds at least until it says (a claim never shortens it).
+      holdLease: db.prepare<[string, number]>(
+        "INSERT INTO node_leases (holder, lease_until) VALUES (?, ?) ON CONFLICT (holder) DO UPDATE SET lease_until = max(lease_until, excluded.lease_until)",
+      ),
       // Taking over a running run from another owner (dead, or its lease lapsed) means that owner
       // stopped under it without a clean shutdown: one host fault (SET reads the row before the update).
-      // A lease given up at a clean stop (until 0, `GIVEN_UP_UNTIL`) is no fault.
-      claimRun: db.prepare<[{ owner: string; until: number; id: string; now: number; dead: string; fault: string }]>(
+      // A lease given up at a clean stop (until 0, `GIVEN_UP_UNTIL`) is no fault. A new owner bumps the epoch.
+      claimRun: db.prepare<[{ owner: string; id: string; now: number; dead: string; fault: string }], { lease_epoch: number }>(
         `UPDATE runs SET
-           host_faults = host_faults + (CASE WHEN status = 'running' AND owner IS NOT NULL AND owner <> @owner AND owner_until <> 0 THEN 1 ELSE 0 END),
-           last_fault = CASE WHEN status = 'running' AND owner IS NOT NULL AND owner <> @owner AND owner_until <> 0 THEN @fault ELSE last_fault END,
-           owner = @owner, owner_until = @until
-         WHERE id = @id AND (owner IS NULL OR owner = @owner OR owner_until < @now OR owner = @dead)`,
+           host_faults = host_faults + (CASE WHEN status = 'running' AND owner IS NOT NULL AND owner <> @owner AND ${OWNER_LEASE} <> 0 THEN 1 ELSE 0 END),
+           last_fault = CASE WHEN status = 'running' AND owner IS NOT NULL AND owner <> @owner AND ${OWNER_LEASE} <> 0 THEN @fault ELSE last_fault END,
+           lease_epoch = lease_epoch + (CASE WHEN owner IS @owner THEN 0 ELSE 1 END),
+           owner = @owner, released_at = NULL
+         WHERE id = @id AND (owner IS NULL OR owner = @owner OR owner = @dead OR ${OWNER_LEASE} < @now)
+         RETURNING lease_epoch`,
+      ),
+      forgiveTakeover: db.prepare<[string, number, string]>(
+        `UPDATE runs SET host_faults = host_faults - 1, last_fault = CASE WHEN host_faults = 1 THEN NULL ELSE last_fault END
+         WHERE id = ? AND lease_epoch > ? AND host_faults > 0 AND last_fault = ?`,
       ),
       noteHostFault: db.prepare<[string, string], { host_faults: number }>(
         "UPDATE runs SET host_faults = host_faults + 1, last_fault = ? WHERE id = ? RETURNING host_faults",
       ),
-      renewLeases: db.prepare<[number, string]>("UPDATE runs SET owner_until = ? WHERE owner = ?"),
-      releaseRun: db.prepare<[string, string]>("UPDATE runs SET owner = NULL, owner_until = NULL WHERE id = ? AND owner = ?"),
-      releaseAll: db.prepare<[string]>("UPDATE runs SET owner = NULL, owner_until = NULL WHERE owner = ?"),
+      // A lease given up (0) stays given up: a renewal sent before the give-up cannot revive it.
+      renewLeases: db.prepare<[number, string]>("UPDATE node_leases SET lease_until = ? WHERE holder = ? AND lease_until <> 0"),
+      giveUpLeases: db.prepare<[string, number]>(
+        "INSERT INTO node_leases (holder, lease_until) VALUES (?, ?) ON CONFLICT (holder) DO UPDATE SET lease_until = excluded.lease_until",
+      ),
+      // A running run released is marked so, for the takeover scan to take it again after a backoff.
+      releaseRun: db.prepare<[number, string, string]>(
+        "UPDATE runs SET owner = NULL, released_at = CASE WHEN status = 'running' THEN ? ELSE NULL END WHERE id = ? AND owner = ?",
+      ),
+      releaseAll: db.prepare<[number, string]>("UPDATE runs SET owner = NULL, released_at = CASE WHEN status = 'running' THEN ? ELSE NULL END WHERE owner = ?"),
       putRequest: db.prepare<[string, string, number]>("INSERT INTO run_requests (run_id, body, at) VALUES (?, ?, ?)"),
       owner: db.prepare<[string], { owner: string | null }>("SELECT owner FROM runs WHERE id = ?"),
       hasRequests: db.prepare<[string], { found: number }>("SELECT 1 AS found FROM run_requests WHERE run_id = ? LIMIT 1"),
-      takeRequests: db.prepare<[string], { id: number; run_id: string; body: string }>(
-        "DELETE FROM run_requests WHERE run_id IN (SELECT id FROM runs WHERE owner = ?) RETURNING id, run_id, body",
+      runRequests: db.prepare<[string], { id: number; run_id: string; body: string }>(
+        "SELECT id, run_id, body FROM run_requests WHERE run_id IN (SELECT id FROM runs WHERE owner = ?) ORDER BY id",
       ),
+      removeRequest: db.prepare<[number]>("DELETE FROM run_requests WHERE id = ?"),
       putWebhook: db.prepare<[string, string, string, number]>("INSERT INTO webhooks (token_hash, run_id, name, created_at) VALUES (?, ?, ?, ?)"),
       getWebhook: db.prepare<[string], { run_id: string; name: string; created_at: number }>(
         "SELECT run_id, name, created_at FROM webhooks WHERE token_hash = ?",
@@ -323,15 +350,17 @@ export class SqliteStore implements Store {
   }
 
   /** Rejects with `StoreConflictError` (writing nothing) if the entries do not continue the journal; with an `Error` if the run does not exist. */
-  append(runId: string, entries: readonly JournalEntry[], patch?: RunPatch): Promise<void> {
+  append(runId: string, entries: readonly JournalEntry[], patch?: RunPatch, epoch?: number): Promise<void> {
     const written = this.#write(() => {
-      // The hot path (a step of a running run): one statement checks and bumps the length.
-      if (patch === undefined && this.#bumpLength(runId, entries)) {
+      // The hot path (a step of a running run): one statement checks the epoch and the length, and bumps it.
+      if (patch === undefined && this.#bumpLength(runId, entries, epoch)) {
         for (const entry of entries) this.#insertEntry(runId, entry);
         return;
       }
-      const length = this.#sql.journalLength.get(runId)?.journal_length;
-      if (length === undefined) throw new Error(`append: there is no run ${runId}; create it with createRun first.`);
+      const run = this.#sql.journalLength.get(runId);
+      if (run === undefined) throw new Error(`append: there is no run ${runId}; create it with createRun first.`);
+      if (epoch !== undefined && run.lease_epoch !== epoch) throw leaseLost(runId, epoch, run.lease_epoch);
+      const length = run.journal_length;
       entries.forEach((entry, i) => {
         if (entry.index !== length + i) {
           throw new StoreConflictError(
@@ -403,12 +432,13 @@ export class SqliteStore implements Store {
     return this.#read(() => this.#sql.signalByKey.get(runId, key)?.id);
   }
 
-  claimRun(runId: string, owner: string, until: number, now: number, takeOverFrom?: string): Promise<boolean> {
-    let claimed = false;
+  claimRun(runId: string, owner: string, until: number, now: number, takeOverFrom?: string): Promise<number | undefined> {
+    let claimed: number | undefined;
     let waiting = false;
     return this.#write(() => {
-      claimed = this.#sql.claimRun.run({ owner, until, id: runId, now, dead: takeOverFrom ?? owner, fault: PROCESS_STOPPED }).changes === 1;
-      waiting = claimed && this.#sql.hasRequests.get(runId) !== undefined;
+      this.#sql.holdLease.run(owner, until);
+      claimed = this.#sql.claimRun.get({ owner, id: runId, now, dead: takeOverFrom ?? owner, fault: PROCESS_STOPPED })?.lease_epoch;
+      waiting = claimed !== undefined && this.#sql.hasRequests.get(runId) !== undefined;
     }).then(() => {
       // Requests left for the run's previous holder (or for none) are the new holder's now.
       if (waiting) this.notifier.publish(runRequestsTopic(owner));
@@ -423,16 +453,29 @@ export class SqliteStore implements Store {
     }).then(() => count);
   }
 
-  renewLeases(owner: string, until: number): Promise<void> {
+  noteLeaseLost(runId: string, epoch: number): Promise<void> {
     return this.#write(() => {
-      this.#sql.renewLeases.run(until, owner);
+      this.#sql.forgiveTakeover.run(runId, epoch, PROCESS_STOPPED);
+    });
+  }
+
+  renewLeases(owner: string, leaseMs: number): Promise<void> {
+    return this.#write(() => {
+      // Counted from now, as the write runs (its commit is this turn's), not from when it was asked for.
+      this.#sql.renewLeases.run(Date.now() + leaseMs, owner);
+    });
+  }
+
+  giveUpLeases(owner: string): Promise<void> {
+    return this.#write(() => {
+      this.#sql.giveUpLeases.run(owner, GIVEN_UP_UNTIL);
     });
   }
 
   releaseRuns(owner: string, runId?: string): Promise<void> {
     return this.#write(() => {
-      if (runId === undefined) this.#sql.releaseAll.run(owner);
-      else this.#sql.releaseRun.run(runId, owner);
+      if (runId === undefined) this.#sql.releaseAll.run(Date.now(), owner);
+      else this.#sql.releaseRun.run(Date.now(), runId, owner);
     });
   }
 
@@ -446,14 +489,14 @@ export class SqliteStore implements Store {
     });
   }
 
-  takeRunRequests(owner: string): Promise<{ runId: string; request: RunRequest }[]> {
-    let taken: { runId: string; request: RunRequest }[] = [];
+  runRequests(owner: string): Promise<PendingRunRequest[]> {
+    return this.#read(() => this.#sql.runRequests.all(owner).map((row) => ({ id: row.id, runId: row.run_id, request: JSON.parse(row.body) as RunRequest })));
+  }
+
+  removeRunRequest(id: number): Promise<void> {
     return this.#write(() => {
-      taken = this.#sql.takeRequests
-        .all(owner)
-        .sort((a, b) => a.id - b.id)
-        .map((row) => ({ runId: row.run_id, request: JSON.parse(row.body) as RunRequest }));
-    }).then(() => taken);
+      this.#sql.removeRequest.run(id);
+    });
   }
 
   putWebhook(hook: WebhookBinding): Promise<void> {
@@ -489,10 +532,10 @@ export class SqliteStore implements Store {
   }
 
   /** Bumps the length of a journal that `entries` continue, numbered in order; `false` (nothing written) if they do not. */
-  #bumpLength(runId: string, entries: readonly JournalEntry[]): boolean {
+  #bumpLength(runId: string, entries: readonly JournalEntry[], epoch: number | undefined): boolean {
     const first = entries[0];
     if (first === undefined || entries.some((entry, i) => entry.index !== first.index + i)) return false;
-    return this.#sql.bumpLength.run(first.index + entries.length, runId, first.index).changes === 1;
+    return this.#sql.bumpLength.run(first.index + entries.length, runId, first.index, epoch ?? null, epoch ?? null).changes === 1;
   }
 
   #insertEntry(runId: string, entry: JournalEntry): void {
@@ -549,8 +592,12 @@ function listRunsSql(query: RunQuery): { sql: string; params: unknown[] } {
     params.push(query.owner);
   }
   if (query.leaseLapsedBy !== undefined) {
-    where.push("owner IS NOT NULL AND owner_until < ?");
+    where.push("owner IS NOT NULL AND coalesce(node_leases.lease_until, 0) < ?");
     params.push(query.leaseLapsedBy);
+  }
+  if (query.releasedBefore !== undefined) {
+    where.push("owner IS NULL AND released_at IS NOT NULL AND released_at < ?");
+    params.push(query.releasedBefore);
   }
   // json_each rather than a JSON path: label keys may hold dots or quotes.
   for (const [key, value] of Object.entries(query.labels ?? {})) {
@@ -560,6 +607,7 @@ function listRunsSql(query: RunQuery): { sql: string; params: unknown[] } {
   params.push(query.limit ?? DEFAULT_LIST_LIMIT);
   const filter = where.length === 0 ? "" : `WHERE ${where.join(" AND ")}`;
   // rowid breaks ties between runs created in the same millisecond: the later insert first.
-  const order = query.wakeBy !== undefined ? "wake_at, rowid" : query.expiredBy !== undefined ? "expires_at, rowid" : "created_at DESC, rowid DESC";
-  return { sql: `SELECT * FROM runs ${filter} ORDER BY ${order} LIMIT ?`, params };
+  const order =
+    query.wakeBy !== undefined ? "wake_at, runs.rowid" : query.expiredBy !== undefined ? "expires_at, runs.rowid" : "created_at DESC, runs.rowid DESC";
+  return { sql: `${SELECT_RUNS} ${filter} ORDER BY ${order} LIMIT ?`, params };
 }

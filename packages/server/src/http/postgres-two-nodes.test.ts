@@ -73,9 +73,13 @@ describeWithPostgres("two tapedeck serve nodes on one PostgreSQL under load, one
         ).id;
         const endpoint = await client(0).webhooks.create({ url: receiver.url, events: ["run.completed"] });
         const total = RUNS * CALLS;
-        // Killed at an event: once half of every call was received by the fixture; started again at nine tenths.
+        // Killed at an event: once half of every call was received by the fixture (and every run
+        // was started: under load the starts, each a type check, can lag behind the calls, and a
+        // start sent to a node being killed is lost); started again at nine tenths.
         let aDown = false;
-        const killed = fixture.calls("effects", Math.floor(total / 2)).then(async () => {
+        let allStarted!: () => void;
+        const startsDone = new Promise<void>((resolve) => (allStarted = resolve));
+        const killed = Promise.all([fixture.calls("effects", Math.floor(total / 2)), startsDone]).then(async () => {
           aDown = true;
           await pair.nodes[0]!.kill();
         });
@@ -117,6 +121,7 @@ describeWithPostgres("two tapedeck serve nodes on one PostgreSQL under load, one
             started.push({ id: run.id, node, signal: input.signal });
           }),
         );
+        allStarted();
         // Each signal is sent to the node that did not start the run (B while A is down), once the run waits for it.
         const deadline = Date.now() + 240_000;
         const done = new Map<string, Run>();

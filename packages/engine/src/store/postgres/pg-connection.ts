@@ -38,8 +38,8 @@ export function connectionConfig(location: PostgresLocation): pg.ClientConfig {
   };
 }
 
-export function openPool(location: PostgresLocation, onIdleError: (error: Error) => void): pg.Pool {
-  const pool = new pg.Pool({ ...connectionConfig(location), max: POOL_SIZE, idleTimeoutMillis: 30_000 });
+export function openPool(location: PostgresLocation, onIdleError: (error: Error) => void, size = POOL_SIZE): pg.Pool {
+  const pool = new pg.Pool({ ...connectionConfig(location), max: size, idleTimeoutMillis: 30_000 });
   // Without a listener an idle connection's error (the server restarted) would crash the process.
   pool.on("error", onIdleError);
   return pool;

@@ -19,6 +19,7 @@
  *   a few times, before its promise rejects.
  */
 import type pg from "pg";
+import { StoreBusyError } from "../store-busy-error.js";
 import { isConnectionError, isTransientConflict } from "./pg-connection.js";
 import { backoffDelay, sleep } from "./pg-retry.js";
 
@@ -151,7 +152,7 @@ export class PgGroupCommit {
         await client.query("ROLLBACK");
         // Crossed by another transaction (a deadlock): the same writes run again, a few times.
         if (isTransientConflict(failed.error) && ++crossed < CONFLICT_ATTEMPTS) continue;
-        outcomes[failed.index] = { ok: false, error: failed.error };
+        outcomes[failed.index] = { ok: false, error: isTransientConflict(failed.error) ? busyError(failed.error) : failed.error };
         if (outcomes.every((outcome) => outcome !== undefined)) {
           client.release();
           return { kind: "done", outcomes: outcomes.flatMap((outcome) => (outcome === undefined ? [] : [outcome])) };
@@ -165,6 +166,13 @@ export class PgGroupCommit {
       return { kind: "retry", error };
     }
   }
+}
+
+function busyError(cause: unknown): StoreBusyError {
+  return new StoreBusyError(
+    `PostgreSQL gave this write up ${CONFLICT_ATTEMPTS} times because it crossed other transactions (${cause instanceof Error ? cause.message : String(cause)}); nothing of it was written. Try it again.`,
+    { cause },
+  );
 }
 
 function lostError(cause: unknown, reconnectMs: number): Error {

@@ -13,7 +13,7 @@ import { eventually } from "../contracts/contract-test.js";
 import { log, newRun, started } from "../contracts/fixtures.js";
 import { openStore } from "../open-store.js";
 import { pgMigrations } from "./pg-migrations.js";
-import { PostgresStore } from "./postgres-store.js";
+import { postgresHandle, PostgresStore } from "./postgres-store.js";
 import { describeWithPostgres, dropSchema, freshSchemaName, postgresStoreFactory, schemaUrl } from "../contracts/postgres-test-database.js";
 import { testEngine, testSandboxes } from "../../test-support/engines.js";
 import { harnessToolset, ToolHarness } from "../../test-support/tool-harness.js";
@@ -91,6 +91,47 @@ describeWithPostgres("PostgresStore", (url) => {
       } finally {
         await other.close();
         await t.cleanup();
+        await db.done();
+      }
+    });
+
+    /**
+     * The stranded runs of the two-node test began here: renewals went through the group commit,
+     * so under load they committed seconds after they were due and a live node's runs were
+     * taken over. A renewal is one statement of its own, its deadline counted from when it is sent.
+     */
+    void it("a lease renewal is not queued behind journal writes: it lands while a batch is held open, its deadline counted from then", async () => {
+      const db = await freshSchema();
+      const store = await PostgresStore.open(db.url);
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      try {
+        const t = Date.now();
+        await store.createRun(newRun("run_q", { status: "running" }), [started(0)]);
+        await store.claimRun("run_q", "eng_a", t + 1_000, t);
+        let entered!: () => void;
+        const inBatch = new Promise<void>((resolve) => (entered = resolve));
+        const held = postgresHandle(store)!.write(async () => {
+          entered();
+          await gate;
+        });
+        await inBatch;
+        // Queued behind the held batch, as a busy node's appends are.
+        const queued = store.append("run_q", [log(1)]);
+        const before = Date.now();
+        let timer: NodeJS.Timeout | undefined;
+        const bound = new Promise<string>((resolve) => (timer = setTimeout(() => resolve("still waiting behind the held batch after 10 s"), 10_000)));
+        const outcome = await Promise.race([store.renewLeases("eng_a", 60_000).then(() => "renewed"), bound]).finally(() => clearTimeout(timer));
+        assert.equal(outcome, "renewed");
+        const until = (await store.getRun("run_q"))?.owner?.until ?? 0;
+        assert.ok(until >= before + 60_000, `renewed until ${until - before} ms after it was sent (60000 expected)`);
+        release();
+        await held;
+        await queued;
+        assert.equal((await store.getRun("run_q"))?.journalLength, 2);
+      } finally {
+        release();
+        await store.close();
         await db.done();
       }
     });

@@ -20,7 +20,8 @@
  */
 import { needsDecision, terminalStatuses, type JournalEntry, type JsonSchema, type JsonValue, type PinnedToolset, type RunEvent } from "@tapedeck/protocol";
 import type pg from "pg";
-import { runRequestsTopic } from "../lease-store.js";
+import { GIVEN_UP_UNTIL, runRequestsTopic, type PendingRunRequest } from "../lease-store.js";
+import { leaseLost } from "../lease-lost-error.js";
 import type { Migration } from "../migrations.js";
 import { entryFromRow, journalRow, newRunRow, runFromRow, runOrDamaged, type JournalRow, type RunRow } from "../sqlite-rows.js";
 import { StoreConflictError } from "../store-conflict-error.js";
@@ -93,7 +94,13 @@ const DEFAULT_RECONNECT_MS = 30_000;
 const PROCESS_STOPPED = "the process executing it stopped without shutting down (it crashed or was killed)";
 
 const RUN_COLUMNS = `id, toolset_id, status, source, js, source_map, input, output, error, labels, namespace, parent_id, created_at, updated_at,
-  journal_length, waits, wake_at, decisions, owner, owner_until, idempotency_key, expires_at, caller_run_id, caller_seq, host_faults, last_fault`;
+  journal_length, waits, wake_at, decisions, owner, l.lease_until, idempotency_key, expires_at, caller_run_id, caller_seq, host_faults, last_fault`;
+
+/** Runs with their owner's lease (`RunRow.lease_until`): what every read of runs selects from. */
+const RUNS = "runs LEFT JOIN node_leases l ON l.holder = runs.owner";
+
+/** The lease of a run's owner, in a statement on `runs`: an owner without a lease row counts as given up. */
+const OWNER_LEASE = "coalesce((SELECT lease_until FROM node_leases WHERE holder = runs.owner), 0)";
 
 const INSERT_RUN = `INSERT INTO runs (id, toolset_id, status, source, js, source_map, input, output, error, labels,
     namespace, parent_id, created_at, updated_at, journal_length, idempotency_key, expires_at, caller_run_id, caller_seq)
@@ -109,20 +116,26 @@ const UPDATE_RUN = `UPDATE runs SET status = coalesce($2::text, status), output 
     host_faults = CASE WHEN $12::boolean THEN 0 ELSE host_faults END,
     last_fault = CASE WHEN $12::boolean THEN NULL ELSE last_fault END,
     owner = CASE WHEN $2::text IN ('completed', 'failed', 'cancelled') THEN NULL ELSE owner END,
-    owner_until = CASE WHEN $2::text IN ('completed', 'failed', 'cancelled') THEN NULL ELSE owner_until END
+    released_at = CASE WHEN $2::text IN ('completed', 'failed', 'cancelled') THEN NULL ELSE released_at END
   WHERE id = $1`;
+
+// A lease given up (0) stays given up: a renewal sent before the give-up cannot revive it.
+const RENEW_LEASE = "UPDATE node_leases SET lease_until = $1 WHERE holder = $2 AND lease_until <> 0";
 
 const INSERT_ENTRIES = `INSERT INTO journal (run_id, idx, kind, seq, at, body)
   SELECT $1, e.idx, e.kind, e.seq, e.at, e.body FROM unnest($2::integer[], $3::text[], $4::integer[], $5::bigint[], $6::text[]) AS e (idx, kind, seq, at, body)`;
 
-// The data-modifying CTE runs once whatever the INSERT selects: the INSERT writes only if it bumped the length.
-const HOT_APPEND = `WITH bumped AS (UPDATE runs SET journal_length = $7 WHERE id = $1 AND journal_length = $8 RETURNING id)
+// The data-modifying CTE runs once whatever the INSERT selects: the INSERT writes only if it bumped the
+// length, which it does only under the writer's lease epoch ($9; NULL: an unfenced writer).
+const HOT_APPEND = `WITH bumped AS (UPDATE runs SET journal_length = $7 WHERE id = $1 AND journal_length = $8 AND ($9::integer IS NULL OR lease_epoch = $9) RETURNING id)
   INSERT INTO journal (run_id, idx, kind, seq, at, body)
   SELECT $1, e.idx, e.kind, e.seq, e.at, e.body FROM unnest($2::integer[], $3::text[], $4::integer[], $5::bigint[], $6::text[]) AS e (idx, kind, seq, at, body)
   WHERE EXISTS (SELECT 1 FROM bumped)`;
 
 export class PostgresStore implements Store {
   readonly #pool: pg.Pool;
+  /** One connection for lease renewals alone (see `renewLeases`). */
+  readonly #leasePool: pg.Pool;
   readonly #commits: PgGroupCommit;
   readonly #reconnectMs: number;
   readonly #access: PgAccess;
@@ -148,6 +161,7 @@ export class PostgresStore implements Store {
       options.durability === undefined || options.durability === "full" ? location : { ...location, sessionOptions: "-c synchronous_commit=off" };
     // An idle connection's error needs no action: the pool drops it and the next use opens another.
     const pool = openPool(session, () => undefined);
+    const leasePool = openPool(session, () => undefined, 1);
     try {
       const client = await pool.connect();
       try {
@@ -157,9 +171,10 @@ export class PostgresStore implements Store {
       }
       const notifier = new PgNotifier(session, (text, values) => pool.query(text, values), options.pollMs === undefined ? {} : { pollMs: options.pollMs });
       await notifier.listen();
-      return new PostgresStore(pool, notifier, location.schema, options.reconnectMs ?? DEFAULT_RECONNECT_MS, redactedUrl(url));
+      return new PostgresStore(pool, leasePool, notifier, location.schema, options.reconnectMs ?? DEFAULT_RECONNECT_MS, redactedUrl(url));
     } catch (error) {
       await pool.end().catch(() => undefined);
+      await leasePool.end().catch(() => undefined);
       throw new Error(
         `Tapedeck cannot open the PostgreSQL store ${JSON.stringify(redactedUrl(url))}: ${error instanceof Error ? error.message : String(error)}`,
         {
@@ -169,8 +184,9 @@ export class PostgresStore implements Store {
     }
   }
 
-  private constructor(pool: pg.Pool, notifier: PgNotifier, schema: string, reconnectMs: number, where: string) {
+  private constructor(pool: pg.Pool, leasePool: pg.Pool, notifier: PgNotifier, schema: string, reconnectMs: number, where: string) {
     this.#pool = pool;
+    this.#leasePool = leasePool;
     this.#where = where;
     this.#reconnectMs = reconnectMs;
     this.#commits = new PgGroupCommit(pool, { reconnectMs });
@@ -274,12 +290,12 @@ export class PostgresStore implements Store {
   }
 
   async getRun(id: string): Promise<RunRecord | undefined> {
-    const [row] = await this.#read<RunRow>(`SELECT ${RUN_COLUMNS} FROM runs WHERE id = $1`, [id]);
+    const [row] = await this.#read<RunRow>(`SELECT ${RUN_COLUMNS} FROM ${RUNS} WHERE id = $1`, [id]);
     return row === undefined ? undefined : runFromRow(row);
   }
 
   async getRunByIdempotencyKey(key: string, namespace?: string): Promise<RunRecord | undefined> {
-    const [row] = await this.#read<RunRow>(`SELECT ${RUN_COLUMNS} FROM runs WHERE coalesce(namespace, '') = $1 AND idempotency_key = $2`, [
+    const [row] = await this.#read<RunRow>(`SELECT ${RUN_COLUMNS} FROM ${RUNS} WHERE coalesce(namespace, '') = $1 AND idempotency_key = $2`, [
       namespace ?? "",
       key,
     ]);
@@ -292,7 +308,7 @@ export class PostgresStore implements Store {
   }
 
   /** Rejects with `StoreConflictError` (writing nothing) if the entries do not continue the journal; with an `Error` if the run does not exist. */
-  append(runId: string, entries: readonly JournalEntry[], patch?: RunPatch): Promise<void> {
+  append(runId: string, entries: readonly JournalEntry[], patch?: RunPatch, epoch?: number): Promise<void> {
     const written = this.#write(async (tx) => {
       // Encoded before any statement: a value JSON cannot hold fails the append before it writes.
       const rows = entries.map((entry) => journalRow(runId, entry));
@@ -302,9 +318,13 @@ export class PostgresStore implements Store {
       const waits = patch?.waits;
       const waitsText = waits === undefined || waits === null || waits.length === 0 ? null : JSON.stringify(waits);
       // The hot path (a step of a running run): one statement checks and bumps the length.
-      if (patch === undefined && (await hotAppend(tx, runId, entries, rows))) return;
-      const length = (await tx.query<{ journal_length: number }>("SELECT journal_length FROM runs WHERE id = $1 FOR UPDATE", [runId])).rows[0]?.journal_length;
-      if (length === undefined) throw new Error(`append: there is no run ${runId}; create it with createRun first.`);
+      if (patch === undefined && (await hotAppend(tx, runId, entries, rows, epoch))) return;
+      const run = (
+        await tx.query<{ journal_length: number; lease_epoch: number }>("SELECT journal_length, lease_epoch FROM runs WHERE id = $1 FOR UPDATE", [runId])
+      ).rows[0];
+      if (run === undefined) throw new Error(`append: there is no run ${runId}; create it with createRun first.`);
+      if (epoch !== undefined && run.lease_epoch !== epoch) throw leaseLost(runId, epoch, run.lease_epoch);
+      const length = run.journal_length;
       entries.forEach((entry, i) => {
         if (entry.index !== length + i) {
           throw new StoreConflictError(
@@ -400,22 +420,29 @@ export class PostgresStore implements Store {
     return row?.id;
   }
 
-  async claimRun(runId: string, owner: string, until: number, now: number, takeOverFrom?: string): Promise<boolean> {
+  async claimRun(runId: string, owner: string, until: number, now: number, takeOverFrom?: string): Promise<number | undefined> {
     const { claimed, waiting } = await this.#write(async (tx) => {
+      // In one statement: the claimer's own lease holds at least until `until` (a claim never
+      // shortens it; the lease row is locked before the run's, as everywhere), then the run's row.
       // Taking over a running run from another owner (dead, or its lease lapsed) means that owner
       // stopped under it without a clean shutdown: one host fault (SET reads the row before the update).
-      // A lease given up at a clean stop (until 0, `GIVEN_UP_UNTIL`) is no fault.
-      const updated = await tx.query(
-        `UPDATE runs SET
-           host_faults = host_faults + (CASE WHEN status = 'running' AND owner IS NOT NULL AND owner <> $1 AND owner_until <> 0 THEN 1 ELSE 0 END),
-           last_fault = CASE WHEN status = 'running' AND owner IS NOT NULL AND owner <> $1 AND owner_until <> 0 THEN $5 ELSE last_fault END,
-           owner = $1, owner_until = $2
-         WHERE id = $3 AND (owner IS NULL OR owner = $1 OR owner_until < $4 OR owner = $6)`,
+      // A lease given up at a clean stop (until 0, `GIVEN_UP_UNTIL`) is no fault. A new owner bumps the epoch.
+      const updated = await tx.query<{ lease_epoch: number; requests: boolean }>(
+        `WITH lease AS (
+           INSERT INTO node_leases (holder, lease_until) VALUES ($1, $2)
+           ON CONFLICT (holder) DO UPDATE SET lease_until = greatest(node_leases.lease_until, excluded.lease_until)
+         )
+         UPDATE runs SET
+           host_faults = host_faults + (CASE WHEN status = 'running' AND owner IS NOT NULL AND owner <> $1 AND ${OWNER_LEASE} <> 0 THEN 1 ELSE 0 END),
+           last_fault = CASE WHEN status = 'running' AND owner IS NOT NULL AND owner <> $1 AND ${OWNER_LEASE} <> 0 THEN $5 ELSE last_fault END,
+           lease_epoch = lease_epoch + (CASE WHEN owner IS NOT DISTINCT FROM $1 THEN 0 ELSE 1 END),
+           owner = $1, released_at = NULL
+         WHERE id = $3 AND (owner IS NULL OR owner = $1 OR owner = $6 OR ${OWNER_LEASE} < $4)
+         RETURNING lease_epoch, EXISTS (SELECT 1 FROM run_requests WHERE run_id = $3) AS requests`,
         [owner, until, runId, now, PROCESS_STOPPED, takeOverFrom ?? owner],
       );
-      if (updated.rowCount !== 1) return { claimed: false, waiting: false };
-      const requests = await tx.query("SELECT 1 FROM run_requests WHERE run_id = $1 LIMIT 1", [runId]);
-      return { claimed: true, waiting: requests.rowCount === 1 };
+      const [row] = updated.rows;
+      return { claimed: row?.lease_epoch, waiting: row?.requests === true };
     });
     // Requests left for the run's previous holder (or for none) are the new holder's now.
     if (waiting) this.notifier.publish(runRequestsTopic(owner));
@@ -434,16 +461,45 @@ export class PostgresStore implements Store {
     );
   }
 
-  renewLeases(owner: string, until: number): Promise<void> {
+  noteLeaseLost(runId: string, epoch: number): Promise<void> {
     return this.#write(async (tx) => {
-      await tx.query("UPDATE runs SET owner_until = $1 WHERE owner = $2", [until, owner]);
+      await tx.query(
+        `UPDATE runs SET host_faults = host_faults - 1, last_fault = CASE WHEN host_faults = 1 THEN NULL ELSE last_fault END
+         WHERE id = $1 AND lease_epoch > $2 AND host_faults > 0 AND last_fault = $3`,
+        [runId, epoch, PROCESS_STOPPED],
+      );
+    });
+  }
+
+  /**
+   * One statement on a connection of its own (autocommit), never in the group commit nor behind
+   * the pool's queue of reads: a renewal queued behind journal batches landed seconds after it
+   * was due, and a live node's runs were taken over. The deadline is counted from when the statement is sent; a lease given
+   * up stays so. It locks the owner's lease row alone (no run row): it cannot deadlock with appends.
+   */
+  async renewLeases(owner: string, leaseMs: number): Promise<void> {
+    if (this.#closed) throw new Error("This PostgresStore is closed; open it again to write.");
+    await this.#leasePool.query({ name: "tapedeck_renew_lease", text: RENEW_LEASE, values: [Date.now() + leaseMs, owner] });
+  }
+
+  giveUpLeases(owner: string): Promise<void> {
+    return this.#write(async (tx) => {
+      await tx.query("INSERT INTO node_leases (holder, lease_until) VALUES ($1, $2) ON CONFLICT (holder) DO UPDATE SET lease_until = excluded.lease_until", [
+        owner,
+        GIVEN_UP_UNTIL,
+      ]);
     });
   }
 
   releaseRuns(owner: string, runId?: string): Promise<void> {
+    const now = Date.now();
     return this.#write(async (tx) => {
-      if (runId === undefined) await tx.query("UPDATE runs SET owner = NULL, owner_until = NULL WHERE owner = $1", [owner]);
-      else await tx.query("UPDATE runs SET owner = NULL, owner_until = NULL WHERE id = $1 AND owner = $2", [runId, owner]);
+      // A running run released is marked so, for the takeover scan to take it again after a backoff.
+      // Several rows are locked in id order, as every multi-row write does: two such writes cannot deadlock.
+      const released = "owner = NULL, released_at = CASE WHEN status = 'running' THEN $2::bigint ELSE NULL END";
+      if (runId === undefined)
+        await tx.query(`UPDATE runs SET ${released} WHERE id IN (SELECT id FROM runs WHERE owner = $1 ORDER BY id FOR UPDATE)`, [owner, now]);
+      else await tx.query(`UPDATE runs SET ${released} WHERE id = $3 AND owner = $1`, [owner, now, runId]);
     });
   }
 
@@ -456,17 +512,18 @@ export class PostgresStore implements Store {
     if (typeof holder === "string") this.notifier.publish(runRequestsTopic(holder));
   }
 
-  takeRunRequests(owner: string): Promise<{ runId: string; request: RunRequest }[]> {
-    return this.#write(async (tx) =>
-      (
-        await tx.query<{ id: number; run_id: string; body: string }>(
-          "DELETE FROM run_requests WHERE run_id IN (SELECT id FROM runs WHERE owner = $1) RETURNING id, run_id, body",
-          [owner],
-        )
-      ).rows
-        .sort((a, b) => a.id - b.id)
-        .map((row) => ({ runId: row.run_id, request: JSON.parse(row.body) as RunRequest })),
+  async runRequests(owner: string): Promise<PendingRunRequest[]> {
+    const rows = await this.#read<{ id: number; run_id: string; body: string }>(
+      "SELECT id, run_id, body FROM run_requests WHERE run_id IN (SELECT id FROM runs WHERE owner = $1) ORDER BY id",
+      [owner],
     );
+    return rows.map((row) => ({ id: row.id, runId: row.run_id, request: JSON.parse(row.body) as RunRequest }));
+  }
+
+  removeRunRequest(id: number): Promise<void> {
+    return this.#write(async (tx) => {
+      await tx.query("DELETE FROM run_requests WHERE id = $1", [id]);
+    });
   }
 
   putWebhook(hook: WebhookBinding): Promise<void> {
@@ -524,6 +581,7 @@ export class PostgresStore implements Store {
     this.notifier.close();
     await this.#commits.flush();
     await this.#pool.end();
+    await this.#leasePool.end();
   }
 
   #write<T>(write: (tx: pg.ClientBase) => Promise<T>): Promise<T> {
@@ -542,14 +600,20 @@ export class PostgresStore implements Store {
  * that `entries` continue, numbered in order, and inserts them; `false` (nothing written) if they
  * do not continue it.
  */
-async function hotAppend(tx: pg.ClientBase, runId: string, entries: readonly JournalEntry[], rows: readonly JournalRow[]): Promise<boolean> {
+async function hotAppend(
+  tx: pg.ClientBase,
+  runId: string,
+  entries: readonly JournalEntry[],
+  rows: readonly JournalRow[],
+  epoch: number | undefined,
+): Promise<boolean> {
   const first = entries[0];
   if (first === undefined || entries.some((entry, i) => entry.index !== first.index + i)) return false;
   // Named: each connection parses and plans it once (every connection keeps one search_path).
   const inserted = await tx.query({
     name: "tapedeck_hot_append",
     text: HOT_APPEND,
-    values: [runId, ...entryArrays(rows), first.index + entries.length, first.index],
+    values: [runId, ...entryArrays(rows), first.index + entries.length, first.index, epoch ?? null],
   });
   return inserted.rowCount === entries.length;
 }
@@ -581,12 +645,13 @@ function listRunsSql(query: RunQuery): { sql: string; values: unknown[] } {
     where.push(`expires_at IS NOT NULL AND status IN ('queued', 'running', 'waiting') AND expires_at <= ${param(query.expiredBy)}`);
   }
   if (query.owner !== undefined) where.push(`owner = ${param(query.owner)}`);
-  if (query.leaseLapsedBy !== undefined) where.push(`owner IS NOT NULL AND owner_until < ${param(query.leaseLapsedBy)}`);
+  if (query.leaseLapsedBy !== undefined) where.push(`owner IS NOT NULL AND coalesce(l.lease_until, 0) < ${param(query.leaseLapsedBy)}`);
+  if (query.releasedBefore !== undefined) where.push(`owner IS NULL AND released_at IS NOT NULL AND released_at < ${param(query.releasedBefore)}`);
   // Each label by key, as a JSON path cannot name keys holding dots or quotes.
   for (const [key, value] of Object.entries(query.labels ?? {})) where.push(`(labels::jsonb ->> ${param(key)}) = ${param(value)}`);
   const limit = param(query.limit ?? DEFAULT_LIST_LIMIT);
   const filter = where.length === 0 ? "" : `WHERE ${where.join(" AND ")}`;
   // ord breaks ties between runs created in the same millisecond: the later insert first.
   const order = query.wakeBy !== undefined ? "wake_at, ord" : query.expiredBy !== undefined ? "expires_at, ord" : "created_at DESC, ord DESC";
-  return { sql: `SELECT ${RUN_COLUMNS} FROM runs ${filter} ORDER BY ${order} LIMIT ${limit}`, values };
+  return { sql: `SELECT ${RUN_COLUMNS} FROM ${RUNS} ${filter} ORDER BY ${order} LIMIT ${limit}`, values };
 }
