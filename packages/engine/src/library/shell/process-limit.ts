@@ -7,14 +7,16 @@ import { join } from "node:path";
  * How the shell sandbox bounds the number of processes a command may have (a fork bomb must
  * stop at the bound, not at the machine's). Two ways, chosen once by `chooseProcessLimit`:
  *
- * - `rlimit`: the command runs under RLIMIT_NPROC (`prlimit --nproc`), set inside the sandbox's
- *   own user namespace, where the kernel counts only that sandbox's processes. The kernel never
- *   applies RLIMIT_NPROC to root, so this is for an engine that does not run as root.
- * - `cgroup`: for root: the sandbox is started inside a fresh pids cgroup (v1 `pids`, or v2 with
- *   the `pids` controller delegated) whose `pids.max` is the bound; the cgroup also lets every
- *   process of the command be killed at once, and is removed afterwards.
+ * - `rlimit`: the command runs under RLIMIT_NPROC (`prlimit --nproc`, with the other rlimits of
+ *   `shell-limits.ts`), set inside the sandbox's own user namespace, where the kernel counts only
+ *   that sandbox's processes. Commands never run as root (an engine running as root runs them
+ *   as the sandbox user), so the kernel always applies it.
+ * - `cgroup`: for root, where one can be made: the sandbox is also started inside a fresh pids
+ *   cgroup (v1 `pids`, or v2 with the `pids` controller delegated) whose `pids.max` is the bound;
+ *   the cgroup also lets every process of the command be killed at once, and is removed afterwards.
  *
- * Neither possible: the shell is not offered, and the reason says what to change.
+ * Without util-linux's `prlimit` (and, for root, `setpriv`) the shell is not offered, and the
+ * reason says what to install.
  */
 
 export type ProcessLimit =
@@ -25,23 +27,23 @@ export type ProcessLimit =
 
 export type ProcessLimitChoice = { readonly ok: true; readonly limit: ProcessLimit } | { readonly ok: false; readonly reason: string };
 
-const PRLIMIT = "/usr/bin/prlimit";
+/** Sets a command's rlimits inside the sandbox (util-linux, which Debian always has). */
+export const PRLIMIT = "/usr/bin/prlimit";
+/** Makes the root wrapper the sandbox user (util-linux). */
+export const SETPRIV = "/usr/bin/setpriv";
 
 export async function chooseProcessLimit(): Promise<ProcessLimitChoice> {
   const root = process.getuid?.() === 0;
-  if (!root) {
-    if (existsSync(PRLIMIT)) return { ok: true, limit: { kind: "rlimit", prlimit: PRLIMIT } };
-    return { ok: false, reason: `${PRLIMIT} (Debian's util-linux) is missing: it bounds the processes of shell commands` };
+  for (const tool of root ? [PRLIMIT, SETPRIV] : [PRLIMIT]) {
+    if (!existsSync(tool)) return { ok: false, reason: `${tool} (Debian's util-linux) is missing: it bounds and drops the privileges of shell commands` };
   }
-  for (const candidate of cgroupCandidates()) {
-    if (await canMakeChild(candidate.parent)) return { ok: true, limit: candidate };
+  // Root: commands run as the sandbox user, where RLIMIT_NPROC applies too; a cgroup also kills every process at once.
+  if (root) {
+    for (const candidate of cgroupCandidates()) {
+      if (await canMakeChild(candidate.parent)) return { ok: true, limit: candidate };
+    }
   }
-  return {
-    ok: false,
-    reason:
-      "Tapedeck runs as root, where the kernel does not limit processes per user, and no pids cgroup can be made here (no writable /sys/fs/cgroup/pids, " +
-      "and no cgroup v2 folder with the pids controller delegated); run Tapedeck as a user other than root, or give it a pids cgroup",
-  };
+  return { ok: true, limit: { kind: "rlimit", prlimit: PRLIMIT } };
 }
 
 function cgroupCandidates(): { kind: "cgroup"; parent: string; version: 1 | 2 }[] {

@@ -1,10 +1,11 @@
 import { spawn } from "node:child_process";
-import { bubblewrapArgs } from "./bubblewrap-args.js";
-import { PidsCgroup, type ProcessLimit } from "./process-limit.js";
+import { bubblewrapArgs, rootWrapperArgs, SANDBOX_ID, SANDBOX_WORKSPACE } from "./bubblewrap-args.js";
+import { PidsCgroup, PRLIMIT, type ProcessLimit } from "./process-limit.js";
+import { prlimitOptions, shellLimits, type ShellLimits } from "./shell-limits.js";
 
 /**
  * Runs one shell command in a bubblewrap sandbox over a workspace (see `bubblewrap-args.ts` for
- * what the command sees), bounded in time, output and processes.
+ * what the command sees), bounded in time, output, processes, memory and disk.
  *
  * Invariants:
  * - Time: past `timeoutMs` (or when `signal` aborts) the sandbox is killed — bubblewrap's
@@ -14,7 +15,9 @@ import { PidsCgroup, type ProcessLimit } from "./process-limit.js";
  *   rest is counted and reported as omitted); past `OUTPUT_KILL_BYTES` in all the command is
  *   killed, since nothing more of it would be kept anyway.
  * - Processes: at most `maxProcesses` at once (`process-limit.ts`): a fork bomb stalls at the
- *   bound until the time limit ends it.
+ *   bound until the time limit ends it. Memory, file sizes, open files and CPU time: the
+ *   rlimits of `shell-limits.ts`, set inside the sandbox before the command starts.
+ * - Never the host's root: as the engine's own uid, or, when the engine is root, as `user`.
  * - The command never gets the engine's environment, files outside its workspace, or a network.
  */
 
@@ -23,8 +26,15 @@ export interface ShellSandboxOptions {
   readonly processLimit: ProcessLimit;
   /** Default `/usr/bin/bwrap`. */
   readonly bwrap?: string;
-  /** Processes a command may have at once. Default 64. */
-  readonly maxProcesses?: number;
+  /** What each command may use (`shell-limits.ts`; each field has its default). */
+  readonly limits?: Partial<ShellLimits>;
+  /**
+   * The host uid and gid commands run as when the engine runs as root (otherwise they run as the
+   * engine's own uid). Default 65534:65534 (`nobody`); better, a uid of its own that owns nothing
+   * else. The workspace's files are given to it before each command (`rootWrapperArgs`), and it
+   * must be able to enter the folders above the workspace (search permission, `x`).
+   */
+  readonly user?: { readonly uid: number; readonly gid: number };
   /** Default 64 KiB. */
   readonly maxStdoutBytes?: number;
   /** Default 32 KiB. */
@@ -57,7 +67,6 @@ export interface ShellRun {
 }
 
 export const DEFAULT_BWRAP = "/usr/bin/bwrap";
-export const DEFAULT_MAX_PROCESSES = 64;
 export const DEFAULT_MAX_STDOUT_BYTES = 64 * 1024;
 export const DEFAULT_MAX_STDERR_BYTES = 32 * 1024;
 /** Output read (and thrown away) before a command that only prints is stopped: `yes` would otherwise run to its time limit. */
@@ -69,27 +78,27 @@ const ENTER_CGROUP = 'echo $$ > "$0/cgroup.procs" && exec "$@"';
 export class ShellSandbox {
   readonly #limit: ProcessLimit;
   readonly #bwrap: string;
-  readonly #maxProcesses: number;
+  readonly #limits: ShellLimits;
+  readonly #user: { readonly uid: number; readonly gid: number };
   readonly #maxStdout: number;
   readonly #maxStderr: number;
 
   constructor(options: ShellSandboxOptions) {
     this.#limit = options.processLimit;
     this.#bwrap = options.bwrap ?? DEFAULT_BWRAP;
-    this.#maxProcesses = options.maxProcesses ?? DEFAULT_MAX_PROCESSES;
+    this.#limits = shellLimits(options.limits);
+    this.#user = options.user ?? { uid: SANDBOX_ID, gid: SANDBOX_ID };
     this.#maxStdout = options.maxStdoutBytes ?? DEFAULT_MAX_STDOUT_BYTES;
     this.#maxStderr = options.maxStderrBytes ?? DEFAULT_MAX_STDERR_BYTES;
   }
 
-  get limits(): { readonly maxProcesses: number; readonly maxStdoutBytes: number; readonly maxStderrBytes: number } {
-    return { maxProcesses: this.#maxProcesses, maxStdoutBytes: this.#maxStdout, maxStderrBytes: this.#maxStderr };
+  get limits(): ShellLimits & { readonly maxStdoutBytes: number; readonly maxStderrBytes: number } {
+    return { ...this.#limits, maxStdoutBytes: this.#maxStdout, maxStderrBytes: this.#maxStderr };
   }
 
   async run(request: ShellRequest): Promise<ShellRun> {
-    const shell = ["/bin/sh", "-c", request.command];
-    const inside = this.#limit.kind === "rlimit" ? [this.#limit.prlimit, `--nproc=${this.#maxProcesses}`, "--", ...shell] : shell;
-    const args = bubblewrapArgs({ workspace: request.workspace, writable: request.writable, command: inside });
-    const cgroup = this.#limit.kind === "cgroup" ? await PidsCgroup.create(this.#limit, this.#maxProcesses) : undefined;
+    const args = this.#args(request);
+    const cgroup = this.#limit.kind === "cgroup" ? await PidsCgroup.create(this.#limit, this.#limits.maxProcesses) : undefined;
     try {
       const [file, argv] = cgroup === undefined ? [this.#bwrap, args] : ["/bin/sh", ["-c", ENTER_CGROUP, cgroup.path, this.#bwrap, ...args]];
       const run = await this.#spawn(file, argv, request);
@@ -97,6 +106,15 @@ export class ShellSandbox {
     } finally {
       await cgroup?.remove();
     }
+  }
+
+  /** bubblewrap's arguments: the sandbox itself, or, for an engine running as root, behind the root wrapper. */
+  #args({ command, workspace, writable }: ShellRequest): string[] {
+    const inside = [PRLIMIT, ...prlimitOptions(this.#limits), "--", "/bin/sh", "-c", command];
+    const tmpBytes = this.#limits.tmpBytes;
+    if (process.getuid?.() !== 0) return bubblewrapArgs({ workspace, writable, tmpBytes, command: inside });
+    const sandbox = bubblewrapArgs({ workspace: SANDBOX_WORKSPACE, writable, tmpBytes, command: inside });
+    return rootWrapperArgs(workspace, this.#user, [this.#bwrap, ...sandbox]);
   }
 
   #spawn(file: string, argv: readonly string[], request: ShellRequest): Promise<ShellRun> {

@@ -116,7 +116,7 @@ void describe("shell.run in a bubblewrap sandbox", { skip: bubblewrap.skip ?? fa
   });
 
   it("processes are bounded (checked with 100 sleeps first), and a fork bomb stalls at the bound until the time limit ends it", async () => {
-    const sandbox = new ShellSandbox({ processLimit: probe.processLimit, maxProcesses: 16 });
+    const sandbox = new ShellSandbox({ processLimit: probe.processLimit, limits: { maxProcesses: 16 } });
     const workspace = join(dir, `bomb${n++}`);
     mkdirSync(workspace);
     const signal = new AbortController().signal;
