@@ -116,7 +116,15 @@ void describe("the shell sandbox's isolation", { skip: bubblewrap.skip ?? false 
   it("the limits are the sandbox's options: smaller ones apply, and their notes name them", async () => {
     const small = new ShellSandbox({
       processLimit: bubblewrap.skip === undefined ? bubblewrap.probe.processLimit : { kind: "rlimit", prlimit: "/usr/bin/prlimit" },
-      limits: { memoryBytes: 128 * MiB, fileSizeBytes: 1 * MiB, tmpBytes: 2 * MiB, maxOpenFiles: 64, maxProcesses: 32, cpuSeconds: 1 },
+      limits: {
+        memoryBytes: 128 * MiB,
+        totalMemoryBytes: 256 * MiB,
+        fileSizeBytes: 1 * MiB,
+        tmpBytes: 2 * MiB,
+        maxOpenFiles: 64,
+        maxProcesses: 32,
+        cpuSeconds: 1,
+      },
     });
     const limits = await run("ulimit -v; ulimit -n; df -k /tmp | tail -1 | tr -s ' ' | cut -d' ' -f2", ctx, small);
     assert.equal(limits.stdout, `${128 * 1024}\n64\n2048\n`);
@@ -132,3 +140,28 @@ void describe("the shell sandbox's isolation", { skip: bubblewrap.skip ?? false 
     );
   });
 });
+
+const memoryCgroup = bubblewrap.skip === undefined && bubblewrap.probe.processLimit.kind === "cgroup" ? bubblewrap.probe.processLimit.memory : undefined;
+
+void describe(
+  "the shell sandbox's memory cgroup",
+  {
+    skip:
+      bubblewrap.skip ??
+      (memoryCgroup === undefined && "no memory cgroup can be made here: needs root and cgroup v1's memory hierarchy or v2 delegating memory"),
+  },
+  () => {
+    it("bounds the memory of all the command's processes together: past it the kernel kills one, and the note names the limit", async () => {
+      const small = new ShellSandbox({
+        processLimit: bubblewrap.skip === undefined ? bubblewrap.probe.processLimit : { kind: "rlimit", prlimit: "" },
+        limits: { totalMemoryBytes: 128 * MiB },
+      });
+      // Four processes of 60 MiB each: each is well within its own 256 MiB, together they are past 128 MiB.
+      const ran = await run(`for i in 1 2 3 4; do perl -e '$x = "x" x (60 * 1024 * 1024); sleep 3; print "kept\\n"' & done; wait`, ctx, small);
+      assert.ok(((ran.stdout as string).match(/kept/g) ?? []).length < 4, `not every process kept its memory (${ran.stdout as string})`);
+      assert.match(ran.note as string, /its processes together reached the memory limit of 128 MiB/);
+      const alone = await run(`perl -e '$x = "x" x (60 * 1024 * 1024); print "kept\\n"'`, ctx, small);
+      assert.equal(alone.stdout, "kept\n", "one of them alone fits");
+    });
+  },
+);

@@ -7,6 +7,7 @@
  *   second later, so that SIGXCPU comes first), just before `/bin/sh` starts.
  *   Memory is address space (RLIMIT_AS) per process: an allocation past it fails at once, as
  *   `malloc` returning NULL, which programs report as "Cannot allocate memory" or "out of memory".
+ * - Where a memory cgroup can be made, the memory of all its processes together (`command-cgroup.ts`).
  * - `/tmp` is a tmpfs of `tmpBytes`: past it a write fails with "No space left on device".
  * - The workspace is written through the file-size bound (no one file past `fileSizeBytes`).
  *
@@ -16,6 +17,12 @@
 export interface ShellLimits {
   /** Address space of each process, bytes (RLIMIT_AS). Default 256 MiB. */
   readonly memoryBytes: number;
+  /**
+   * Memory of all the command's processes together, bytes, where a memory cgroup can be made (an
+   * engine running as root with cgroup v1's memory hierarchy, or v2 delegating memory); the kernel
+   * kills a process of the command past it. Default 512 MiB.
+   */
+  readonly totalMemoryBytes: number;
   /** Largest file a command may write, in the workspace or /tmp, bytes (RLIMIT_FSIZE). Default 64 MiB. */
   readonly fileSizeBytes: number;
   /** Size of the command's /tmp (a tmpfs), bytes. Default 64 MiB. */
@@ -37,6 +44,7 @@ const MiB = 1024 * 1024;
  */
 export const DEFAULT_SHELL_LIMITS: ShellLimits = {
   memoryBytes: 256 * MiB,
+  totalMemoryBytes: 512 * MiB,
   fileSizeBytes: 64 * MiB,
   tmpBytes: 64 * MiB,
   maxProcesses: 256,
@@ -70,6 +78,8 @@ export interface LimitEvidence {
   readonly exitCode: number | null;
   readonly signal: string | null;
   readonly stderr: string;
+  /** The command's memory cgroup killed a process (known where there is one). */
+  readonly memoryLimitReached?: boolean;
 }
 
 /** 128 + the signal's number: how /bin/sh reports a child killed by it. */
@@ -85,6 +95,11 @@ export function limitNotes(ran: LimitEvidence, limits: ShellLimits): string[] {
   if (/Cannot allocate memory|out of memory|memory exhausted|MemoryError|bad_alloc|Out of memory/i.test(ran.stderr)) {
     notes.push(
       `The command ran out of memory: each process may use at most ${size(limits.memoryBytes)} of address space; use less (stream instead of loading whole files).`,
+    );
+  }
+  if (ran.memoryLimitReached === true) {
+    notes.push(
+      `The kernel killed a process of the command: its processes together reached the memory limit of ${size(limits.totalMemoryBytes)}; use less memory or fewer processes at once.`,
     );
   }
   if (/No space left on device/i.test(ran.stderr)) {

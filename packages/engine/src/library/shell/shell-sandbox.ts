@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { bubblewrapArgs, rootWrapperArgs, SANDBOX_ID, SANDBOX_WORKSPACE } from "./bubblewrap-args.js";
-import { PidsCgroup, PRLIMIT, type ProcessLimit } from "./process-limit.js";
+import { CommandCgroup } from "./command-cgroup.js";
+import { PRLIMIT, type ProcessLimit } from "./process-limit.js";
 import { prlimitOptions, shellLimits, type ShellLimits } from "./shell-limits.js";
 
 /**
@@ -63,6 +64,8 @@ export interface ShellRun {
   readonly stderrOmittedBytes: number;
   /** A fork was refused because the command had `maxProcesses` already (known in cgroup mode). */
   readonly processLimitReached?: boolean;
+  /** The kernel killed a process for the memory of all the command's processes together (known where there is a memory cgroup). */
+  readonly memoryLimitReached?: boolean;
   readonly durationMs: number;
 }
 
@@ -72,8 +75,8 @@ export const DEFAULT_MAX_STDERR_BYTES = 32 * 1024;
 /** Output read (and thrown away) before a command that only prints is stopped: `yes` would otherwise run to its time limit. */
 export const OUTPUT_KILL_BYTES = 16 * 1024 * 1024;
 
-/** Starts the sandbox inside the cgroup: the shell moves itself into it, then becomes bubblewrap. */
-const ENTER_CGROUP = 'echo $$ > "$0/cgroup.procs" && exec "$@"';
+/** Starts the sandbox inside the cgroups (their count, then their folders): the shell moves itself into each, then becomes bubblewrap. */
+const ENTER_CGROUPS = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1/cgroup.procs" || exit 125; shift; n=$((n - 1)); done; exec "$@"';
 
 export class ShellSandbox {
   readonly #limit: ProcessLimit;
@@ -98,11 +101,17 @@ export class ShellSandbox {
 
   async run(request: ShellRequest): Promise<ShellRun> {
     const args = this.#args(request);
-    const cgroup = this.#limit.kind === "cgroup" ? await PidsCgroup.create(this.#limit, this.#limits.maxProcesses) : undefined;
+    const cgroup = this.#limit.kind === "cgroup" ? await CommandCgroup.create(this.#limit, this.#limits) : undefined;
     try {
-      const [file, argv] = cgroup === undefined ? [this.#bwrap, args] : ["/bin/sh", ["-c", ENTER_CGROUP, cgroup.path, this.#bwrap, ...args]];
-      const run = await this.#spawn(file, argv, request);
-      return cgroup !== undefined && (await cgroup.limitReached()) ? { ...run, processLimitReached: true } : run;
+      if (cgroup === undefined) return await this.#spawn(this.#bwrap, args, request);
+      const paths = cgroup.paths;
+      const run = await this.#spawn("/bin/sh", ["-c", ENTER_CGROUPS, "sh", String(paths.length), ...paths, this.#bwrap, ...args], request);
+      const events = await cgroup.events();
+      return {
+        ...run,
+        ...(events.processLimitReached ? { processLimitReached: true } : {}),
+        ...(events.memoryLimitReached ? { memoryLimitReached: true } : {}),
+      };
     } finally {
       await cgroup?.remove();
     }
