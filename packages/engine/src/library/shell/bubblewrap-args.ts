@@ -17,6 +17,8 @@ import { lstatSync, readlinkSync } from "node:fs";
  * - Only the workspace writable (read-only for a `ro` workspace), at `/workspace`, the working
  *   folder; a fresh, empty `/tmp` of `tmpBytes` that disappears with the command.
  * - An environment of its own (`--clearenv`): a safe PATH, HOME and TMPDIR in /tmp, LANG.
+ * - A seccomp filter refusing system calls it has no use for (`seccomp-filter.ts`), on x86_64 and
+ *   aarch64.
  * - No capabilities (`--cap-drop ALL`, even when the engine runs as root), its own session (so it
  *   cannot push keystrokes into a terminal), and it dies with the engine (`--die-with-parent`).
  */
@@ -60,11 +62,13 @@ export interface SandboxLayout {
   readonly writable: boolean;
   /** Size of the command's /tmp, bytes. */
   readonly tmpBytes: number;
+  /** The descriptor bubblewrap reads the seccomp filter from (`seccomp-filter.ts`), if there is one. */
+  readonly seccompFd?: number;
   /** What runs inside, as an argument vector (`/bin/sh -c …`, possibly behind `prlimit`). */
   readonly command: readonly string[];
 }
 
-export function bubblewrapArgs({ workspace, writable, tmpBytes, command }: SandboxLayout): string[] {
+export function bubblewrapArgs({ workspace, writable, tmpBytes, seccompFd, command }: SandboxLayout): string[] {
   const args = ["--unshare-all", "--unshare-user", "--uid", String(SANDBOX_ID), "--gid", String(SANDBOX_ID), "--disable-userns"];
   args.push("--die-with-parent", "--new-session", "--cap-drop", "ALL", "--hostname", "sandbox", ...systemArgs());
   args.push("--proc", "/proc");
@@ -73,6 +77,7 @@ export function bubblewrapArgs({ workspace, writable, tmpBytes, command }: Sandb
   args.push(writable ? "--bind" : "--ro-bind", workspace, SANDBOX_WORKSPACE, "--chdir", SANDBOX_WORKSPACE);
   args.push("--remount-ro", "/", "--clearenv");
   for (const [name, value] of Object.entries(ENVIRONMENT)) args.push("--setenv", name, value);
+  if (seccompFd !== undefined) args.push("--seccomp", String(seccompFd));
   args.push("--", ...command);
   return args;
 }

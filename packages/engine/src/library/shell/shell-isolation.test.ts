@@ -78,6 +78,29 @@ void describe("the shell sandbox's isolation", { skip: bubblewrap.skip ?? false 
     assert.equal(readFileSync("/proc/sys/kernel/printk_ratelimit", "utf8"), before, "the host's setting is unchanged");
   });
 
+  it(
+    "a seccomp filter refuses keyrings, io_uring, ptrace, BPF and address-randomisation switches with EPERM; a personality query still works",
+    { skip: process.arch !== "x64" && process.arch !== "arm64" && "the filter knows x86_64 and aarch64 only" },
+    async () => {
+      // Numbers of keyctl, io_uring_setup, ptrace, bpf, personality (the kernel's unistd headers).
+      const nr =
+        process.arch === "x64"
+          ? { keyctl: 250, io_uring: 425, ptrace: 101, bpf: 321, personality: 135 }
+          : { keyctl: 219, io_uring: 425, ptrace: 117, bpf: 280, personality: 92 };
+      // Each call that the filter lets through succeeds for an unprivileged process here (a keyring id, an io_uring fd, PTRACE_TRACEME), so EPERM is the filter's.
+      const script =
+        `sub t { my ($name, $n, @a) = @_; push @a, 0 while @a < 4; $! = 0; my $r = syscall($n, $a[0], $a[1], $a[2], $a[3]); printf "%s %d %d\\n", $name, $r, $! + 0 } my $p = "\\0" x 120; ` +
+        `t("keyctl", ${nr.keyctl}, 0, -3, 0); t("io_uring_setup", ${nr.io_uring}, 1, $p); t("ptrace", ${nr.ptrace}, 0, 0, 0, 0); t("bpf", ${nr.bpf}, 0, $p, 48); ` +
+        `t("personality_norandom", ${nr.personality}, 0x0040000); t("personality_query", ${nr.personality}, 0xffffffff)`;
+      const ran = await run(`perl -e '${script}'`);
+      assert.equal(
+        ran.stdout,
+        "keyctl -1 1\nio_uring_setup -1 1\nptrace -1 1\nbpf -1 1\npersonality_norandom -1 1\npersonality_query 0 0\n",
+        ran.stderr as string,
+      );
+    },
+  );
+
   it("memory, file size, open files, processes and CPU time are bounded by rlimits it cannot raise", async () => {
     const ran = await run(
       "grep -E '^Max (address space|file size|open files|processes|cpu time)' /proc/self/limits | tr -s ' ' | sed 's/ $//'; ulimit -v; ulimit -f; ulimit -v unlimited 2>/dev/null && echo raised || echo 'cannot raise'",

@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { bubblewrapArgs, rootWrapperArgs, SANDBOX_ID, SANDBOX_WORKSPACE } from "./bubblewrap-args.js";
 import { CommandCgroup } from "./command-cgroup.js";
 import { PRLIMIT, type ProcessLimit } from "./process-limit.js";
+import { seccompBytes } from "./seccomp-filter.js";
 import { prlimitOptions, shellLimits, type ShellLimits } from "./shell-limits.js";
 
 /**
@@ -75,6 +76,11 @@ export const DEFAULT_MAX_STDERR_BYTES = 32 * 1024;
 /** Output read (and thrown away) before a command that only prints is stopped: `yes` would otherwise run to its time limit. */
 export const OUTPUT_KILL_BYTES = 16 * 1024 * 1024;
 
+/** The seccomp filter, for the architectures it knows (elsewhere it would refuse every system call, so there is none). */
+const SECCOMP = process.arch === "x64" || process.arch === "arm64" ? seccompBytes() : undefined;
+/** The descriptor bubblewrap reads it from: the first after stdin, stdout and stderr. */
+const SECCOMP_FD = 3;
+
 /** Starts the sandbox inside the cgroups (their count, then their folders): the shell moves itself into each, then becomes bubblewrap. */
 const ENTER_CGROUPS = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1/cgroup.procs" || exit 125; shift; n=$((n - 1)); done; exec "$@"';
 
@@ -120,9 +126,9 @@ export class ShellSandbox {
   /** bubblewrap's arguments: the sandbox itself, or, for an engine running as root, behind the root wrapper. */
   #args({ command, workspace, writable }: ShellRequest): string[] {
     const inside = [PRLIMIT, ...prlimitOptions(this.#limits), "--", "/bin/sh", "-c", command];
-    const tmpBytes = this.#limits.tmpBytes;
-    if (process.getuid?.() !== 0) return bubblewrapArgs({ workspace, writable, tmpBytes, command: inside });
-    const sandbox = bubblewrapArgs({ workspace: SANDBOX_WORKSPACE, writable, tmpBytes, command: inside });
+    const layout = { writable, tmpBytes: this.#limits.tmpBytes, command: inside, ...(SECCOMP === undefined ? {} : { seccompFd: SECCOMP_FD }) };
+    if (process.getuid?.() !== 0) return bubblewrapArgs({ ...layout, workspace });
+    const sandbox = bubblewrapArgs({ ...layout, workspace: SANDBOX_WORKSPACE });
     return rootWrapperArgs(workspace, this.#user, [this.#bwrap, ...sandbox]);
   }
 
@@ -130,7 +136,14 @@ export class ShellSandbox {
     const started = performance.now();
     return new Promise((resolve, reject) => {
       // Its own process group (detached), so that one kill reaches bubblewrap and what it started.
-      const child = spawn(file, argv, { detached: true, stdio: ["ignore", "pipe", "pipe"], env: {} });
+      // The filter goes through a pipe, passed down to the sandbox's bubblewrap (through the root wrapper, for root), which reads it to its end.
+      const child = spawn(file, argv, { detached: true, stdio: ["ignore", "pipe", "pipe", SECCOMP === undefined ? "ignore" : "pipe"], env: {} });
+      const filter = child.stdio[SECCOMP_FD];
+      if (SECCOMP !== undefined && filter !== null && filter !== undefined && "end" in filter) {
+        // The sandbox may die before reading it (a command stopped at once): that is no error of ours.
+        filter.on("error", () => undefined);
+        filter.end(SECCOMP);
+      }
       const stdout = new Capped(this.#maxStdout);
       const stderr = new Capped(this.#maxStderr);
       let stopped: ShellRun["stopped"];
@@ -146,8 +159,9 @@ export class ShellSandbox {
         capped.add(chunk);
         if (stdout.total + stderr.total > OUTPUT_KILL_BYTES) stop("output");
       };
-      child.stdout.on("data", onOutput(stdout));
-      child.stderr.on("data", onOutput(stderr));
+      // Pipes, as asked for above: never null.
+      child.stdout?.on("data", onOutput(stdout));
+      child.stderr?.on("data", onOutput(stderr));
       const timer = setTimeout(() => stop("timeout"), request.timeoutMs);
       const abort = (): void => stop("aborted");
       if (request.signal.aborted) abort();
