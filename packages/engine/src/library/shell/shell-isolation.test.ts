@@ -161,6 +161,10 @@ void describe("the shell sandbox's isolation", { skip: bubblewrap.skip ?? false 
       () => new ShellSandbox({ processLimit: { kind: "rlimit", prlimit: "/usr/bin/prlimit" }, limits: { memoryBytes: 0 } }),
       /memoryBytes must be a positive integer, not 0/,
     );
+    assert.throws(
+      () => new ShellSandbox({ processLimit: { kind: "rlimit", prlimit: "/usr/bin/prlimit" }, user: { uid: 0, gid: 1000 } }),
+      /sandbox user must have a uid other than root's: a positive integer below 4294967295, not 0/,
+    );
   });
 });
 

@@ -96,7 +96,7 @@ export class ShellSandbox {
     this.#limit = options.processLimit;
     this.#bwrap = options.bwrap ?? DEFAULT_BWRAP;
     this.#limits = shellLimits(options.limits);
-    this.#user = options.user ?? { uid: SANDBOX_ID, gid: SANDBOX_ID };
+    this.#user = sandboxUser(options.user);
     this.#maxStdout = options.maxStdoutBytes ?? DEFAULT_MAX_STDOUT_BYTES;
     this.#maxStderr = options.maxStderrBytes ?? DEFAULT_MAX_STDERR_BYTES;
   }
@@ -187,6 +187,22 @@ export class ShellSandbox {
       });
     });
   }
+}
+
+/** The sandbox user, checked: it exists to not be root, so uid or gid 0 is a configuration error. */
+function sandboxUser(user: { readonly uid: number; readonly gid: number } = { uid: SANDBOX_ID, gid: SANDBOX_ID }): {
+  readonly uid: number;
+  readonly gid: number;
+} {
+  for (const [name, id] of [
+    ["uid", user.uid],
+    ["gid", user.gid],
+  ] as const) {
+    if (!Number.isSafeInteger(id) || id <= 0 || id > 0xfffffffe) {
+      throw new Error(`The shell's sandbox user must have a ${name} other than root's: a positive integer below 4294967295, not ${String(id)}.`);
+    }
+  }
+  return user;
 }
 
 /** The first `max` bytes of a stream, and how many more there were. */
