@@ -56,5 +56,16 @@ void describe("shell.run through tapedeck serve", { skip }, () => {
     assert.match(file.note ?? "", /file-size limit of 64 MiB/);
     assert.equal(lstatSync(join(workspace, "big.bin")).size, 64 * 1024 * 1024);
     assert.equal((await fetch(`${server.url}/health`)).status, 200);
+    // Another tenant's run afterwards: its own workspace, unaffected by what acme's commands did.
+    const other = await td.runs.start({
+      toolset: toolset.id,
+      namespace: "bob",
+      source: `import { shell } from "tapedeck:tools";
+        export default async () => (await shell.run({ command: "ls; id -u" })).stdout;`,
+    });
+    if (other.kind === "refused") throw new Error(other.diagnostics.map((d) => d.message).join("\n"));
+    const bob = await td.runs.get(other.run.id, { wait: 30 });
+    assert.equal(bob.status, "completed", JSON.stringify(bob));
+    assert.equal(bob.output, "65534\n", "bob sees none of acme's files");
   });
 });
