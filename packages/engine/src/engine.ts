@@ -49,6 +49,7 @@ import { CredentialVault } from "./secrets/vault.js";
 import { HttpToolSource } from "./sources/http/http-tool-source.js";
 import { McpToolSource } from "./sources/mcp/mcp-tool-source.js";
 import { LibraryToolSource } from "./library/library-tool-source.js";
+import { probeShell, type ShellSetup } from "./library/shell/shell-probe.js";
 import { SourceRouter } from "./sources/source-router.js";
 import type { ToolSource } from "./sources/tool-source.js";
 import { openStore } from "./store/open-store.js";
@@ -154,6 +155,13 @@ export interface EngineOptions {
    * memory are then refused with what to do.
    */
   readonly libraryFolder?: string;
+  /**
+   * The library shell's sandbox: what each command may use (`limits`: memory 256 MiB per process,
+   * files 64 MiB, /tmp 64 MiB, 256 processes, 1024 open files, 600 s of CPU by default) and, for an
+   * engine running as root, the host uid and gid commands run as (`user`, default 65534:65534).
+   * See `library/shell/shell-limits.ts`.
+   */
+  readonly shell?: ShellSetup;
   /** How long a direct tool call waits for a human before the model is told its approval expired. Default 24 hours. */
   readonly approvalExpiryMs?: number;
   /** Direct tool sessions are evicted from memory (and read again from their journals) after `idleMs` unused (default 10 minutes), or beyond `maxOpen` live (default 1000). */
@@ -190,7 +198,15 @@ export type TestResult =
 function libraryOf(options: EngineOptions, store: Store, clock: Clock): LibraryToolSource {
   const folder = libraryFolderOf(options, store);
   const http = new HttpToolSource({ unsafeAllowLoopbackForTests: options.unsafeHttpAllowLoopbackForTests === true });
-  return new LibraryToolSource({ store, clock, http, ownsHttp: true, ...(folder === undefined ? {} : { folder }) });
+  const shell = options.shell;
+  return new LibraryToolSource({
+    store,
+    clock,
+    http,
+    ownsHttp: true,
+    ...(folder === undefined ? {} : { folder }),
+    ...(shell === undefined ? {} : { shell: () => probeShell(shell) }),
+  });
 }
 
 /** Where the library's workspaces and memory index are: `libraryFolder`, else `library/` in the store's data folder, else nowhere. */

@@ -46,7 +46,8 @@ export { checkRateLimit, rateLimitKey, rateWindows, type RateCheck, type RateLim
 export type { RateLimitStore, RateWindow, TakeOutcome } from "../store/rate-limit-store.js";
 export { RATE_LIMIT_SCHEMA, SqliteRateLimitStore } from "../store/sqlite-rate-limit-store.js";
 export { redactSensitive, sensitiveParamsProblems } from "../toolset/sensitive-params.js";
-export { probeShell, type ShellProbe } from "./shell/shell-probe.js";
-export { ShellSandbox } from "./shell/shell-sandbox.js";
+export { probeShell, type ShellProbe, type ShellSetup } from "./shell/shell-probe.js";
+export { DEFAULT_SHELL_LIMITS, type ShellLimits } from "./shell/shell-limits.js";
+export { ShellSandbox, type ShellSandboxOptions } from "./shell/shell-sandbox.js";
 export { definitionProblems, type RateLimit, type Risk, type ToolDefinition } from "./tool-definition.js";
 export type { FetchedResponse, FetchOutcome, FetchRequest, GuardedFetch } from "./web/guarded-fetch.js";

@@ -1,47 +1,60 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
-import { mkdir, readFile, rmdir, writeFile } from "node:fs/promises";
+import { mkdir, rmdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 
 /**
  * How the shell sandbox bounds the number of processes a command may have (a fork bomb must
  * stop at the bound, not at the machine's). Two ways, chosen once by `chooseProcessLimit`:
  *
- * - `rlimit`: the command runs under RLIMIT_NPROC (`prlimit --nproc`), set inside the sandbox's
- *   own user namespace, where the kernel counts only that sandbox's processes. The kernel never
- *   applies RLIMIT_NPROC to root, so this is for an engine that does not run as root.
- * - `cgroup`: for root: the sandbox is started inside a fresh pids cgroup (v1 `pids`, or v2 with
- *   the `pids` controller delegated) whose `pids.max` is the bound; the cgroup also lets every
- *   process of the command be killed at once, and is removed afterwards.
+ * - `rlimit`: the command runs under RLIMIT_NPROC (`prlimit --nproc`, with the other rlimits of
+ *   `shell-limits.ts`), set inside the sandbox's own user namespace, where the kernel counts only
+ *   that sandbox's processes. Commands never run as root (an engine running as root runs them
+ *   as the sandbox user), so the kernel always applies it.
+ * - `cgroup`: for root, where one can be made: the sandbox is also started inside a fresh pids
+ *   cgroup (v1 `pids`, or v2 with the `pids` controller delegated) whose `pids.max` is the bound;
+ *   the cgroup also lets every process of the command be killed at once, and is removed afterwards.
+ *   Where a memory cgroup can be made too (v1's `memory` hierarchy, or v2 with `memory`
+ *   delegated), it bounds the memory of all the command's processes together
+ *   (`totalMemoryBytes`: RLIMIT_AS bounds each process alone).
  *
- * Neither possible: the shell is not offered, and the reason says what to change.
+ * Without util-linux's `prlimit` (and, for root, `setpriv`) the shell is not offered, and the
+ * reason says what to install.
  */
 
 export type ProcessLimit =
   /** RLIMIT_NPROC inside the sandbox's user namespace. */
   | { readonly kind: "rlimit"; readonly prlimit: string }
-  /** A pids cgroup per command, made under `parent`. */
-  | { readonly kind: "cgroup"; readonly parent: string; readonly version: 1 | 2 };
+  /** A pids cgroup per command, made under `parent`; and a memory cgroup, where one can be made. */
+  | { readonly kind: "cgroup"; readonly parent: string; readonly version: 1 | 2; readonly memory?: MemoryCgroupParent };
+
+/** Where a command's memory cgroup is made: v1's `memory` hierarchy, or a v2 folder delegating the memory controller. */
+export interface MemoryCgroupParent {
+  readonly parent: string;
+  readonly version: 1 | 2;
+}
 
 export type ProcessLimitChoice = { readonly ok: true; readonly limit: ProcessLimit } | { readonly ok: false; readonly reason: string };
 
-const PRLIMIT = "/usr/bin/prlimit";
+/** Sets a command's rlimits inside the sandbox (util-linux, which Debian always has). */
+export const PRLIMIT = "/usr/bin/prlimit";
+/** Makes the root wrapper the sandbox user (util-linux). */
+export const SETPRIV = "/usr/bin/setpriv";
 
 export async function chooseProcessLimit(): Promise<ProcessLimitChoice> {
   const root = process.getuid?.() === 0;
-  if (!root) {
-    if (existsSync(PRLIMIT)) return { ok: true, limit: { kind: "rlimit", prlimit: PRLIMIT } };
-    return { ok: false, reason: `${PRLIMIT} (Debian's util-linux) is missing: it bounds the processes of shell commands` };
+  for (const tool of root ? [PRLIMIT, SETPRIV] : [PRLIMIT]) {
+    if (!existsSync(tool)) return { ok: false, reason: `${tool} (Debian's util-linux) is missing: it bounds and drops the privileges of shell commands` };
   }
-  for (const candidate of cgroupCandidates()) {
-    if (await canMakeChild(candidate.parent)) return { ok: true, limit: candidate };
+  // Root: commands run as the sandbox user, where RLIMIT_NPROC applies too; a cgroup also kills every process at once.
+  if (root) {
+    for (const candidate of cgroupCandidates()) {
+      if (!(await canMakeChild(candidate.parent, "pids.max", "8"))) continue;
+      const memory = await memoryParent(candidate);
+      return { ok: true, limit: memory === undefined ? candidate : { ...candidate, memory } };
+    }
   }
-  return {
-    ok: false,
-    reason:
-      "Tapedeck runs as root, where the kernel does not limit processes per user, and no pids cgroup can be made here (no writable /sys/fs/cgroup/pids, " +
-      "and no cgroup v2 folder with the pids controller delegated); run Tapedeck as a user other than root, or give it a pids cgroup",
-  };
+  return { ok: true, limit: { kind: "rlimit", prlimit: PRLIMIT } };
 }
 
 function cgroupCandidates(): { kind: "cgroup"; parent: string; version: 1 | 2 }[] {
@@ -56,63 +69,28 @@ function cgroupCandidates(): { kind: "cgroup"; parent: string; version: 1 | 2 }[
   return candidates;
 }
 
-async function canMakeChild(parent: string): Promise<boolean> {
+/** A memory cgroup's parent: v1's hierarchy at our own memory cgroup, or, in v2, the pids cgroup's own parent if it delegates memory. */
+async function memoryParent(pids: { readonly parent: string; readonly version: 1 | 2 }): Promise<MemoryCgroupParent | undefined> {
+  if (pids.version === 2) {
+    const delegated = /\bmemory\b/.test(readText(join(pids.parent, "cgroup.subtree_control")));
+    return delegated && (await canMakeChild(pids.parent, "memory.max", String(64 * 1024 * 1024))) ? { parent: pids.parent, version: 2 } : undefined;
+  }
+  const own = /^\d+:(?:[^:]*,)?memory(?:,[^:]*)?:(\/.*)$/m.exec(readText("/proc/self/cgroup"))?.[1];
+  if (own === undefined) return undefined;
+  const parent = join("/sys/fs/cgroup/memory", own);
+  return (await canMakeChild(parent, "memory.limit_in_bytes", String(64 * 1024 * 1024))) ? { parent, version: 1 } : undefined;
+}
+
+async function canMakeChild(parent: string, file: string, value: string): Promise<boolean> {
   const probe = join(parent, `tapedeck-probe-${randomBytes(6).toString("hex")}`);
   try {
     await mkdir(probe);
-    await writeFile(join(probe, "pids.max"), "8");
+    await writeFile(join(probe, file), value);
     return true;
   } catch {
     return false;
   } finally {
     await rmdir(probe).catch(() => undefined);
-  }
-}
-
-/** A pids cgroup for one command: made with its bound, then emptied (every process killed) and removed. */
-export class PidsCgroup {
-  private constructor(
-    readonly path: string,
-    private readonly version: 1 | 2,
-  ) {}
-
-  static async create(limit: Extract<ProcessLimit, { kind: "cgroup" }>, maxProcesses: number): Promise<PidsCgroup> {
-    const path = join(limit.parent, `tapedeck-shell-${randomBytes(8).toString("hex")}`);
-    await mkdir(path);
-    await writeFile(join(path, "pids.max"), String(maxProcesses));
-    return new PidsCgroup(path, limit.version);
-  }
-
-  /** Whether the bound was reached (a fork was refused) while the command ran. */
-  async limitReached(): Promise<boolean> {
-    const events = await readFile(join(this.path, "pids.events"), "utf8").catch(() => "");
-    return /^max [1-9]/m.test(events);
-  }
-
-  /** Kills whatever is left in it and removes it; never throws (a cgroup left behind is only a folder). */
-  async remove(): Promise<void> {
-    // Killed processes take a few milliseconds to leave; the cgroup is given two seconds.
-    for (let round = 0; round < 400; round++) {
-      if (this.version === 2 && existsSync(join(this.path, "cgroup.kill"))) await writeFile(join(this.path, "cgroup.kill"), "1").catch(() => undefined);
-      const pids = (await readFile(join(this.path, "cgroup.procs"), "utf8").catch(() => ""))
-        .split("\n")
-        .filter((line) => line !== "")
-        .map(Number);
-      for (const pid of pids) {
-        try {
-          process.kill(pid, "SIGKILL");
-        } catch {
-          // Gone already.
-        }
-      }
-      try {
-        await rmdir(this.path);
-        return;
-      } catch {
-        // Processes still exiting: the cgroup cannot be removed until they are gone.
-        await new Promise((resolve) => setTimeout(resolve, 5));
-      }
-    }
   }
 }
 

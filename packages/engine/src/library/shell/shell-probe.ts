@@ -3,6 +3,7 @@ import { access, mkdtemp, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { workspaceSupport } from "../files/workspace.js";
+import { SANDBOX_ID } from "./bubblewrap-args.js";
 import { chooseProcessLimit, type ProcessLimit } from "./process-limit.js";
 import { DEFAULT_BWRAP, ShellSandbox, type ShellSandboxOptions } from "./shell-sandbox.js";
 
@@ -19,7 +20,10 @@ export type ShellProbe =
   | { readonly ok: true; readonly sandbox: ShellSandbox; readonly processLimit: ProcessLimit; readonly startMs: number }
   | { readonly ok: false; readonly reason: string };
 
-export async function probeShell(options: Omit<ShellSandboxOptions, "processLimit"> = {}): Promise<ShellProbe> {
+/** How the shell's sandbox is set up: everything but how processes are bounded, which the probe finds. */
+export type ShellSetup = Omit<ShellSandboxOptions, "processLimit">;
+
+export async function probeShell(options: ShellSetup = {}): Promise<ShellProbe> {
   const bwrap = options.bwrap ?? DEFAULT_BWRAP;
   try {
     await access(bwrap, constants.X_OK);
@@ -36,7 +40,7 @@ export async function probeShell(options: Omit<ShellSandboxOptions, "processLimi
     const run = await sandbox.run({ command: "echo ok", workspace: folder, writable: true, timeoutMs: 10_000, signal: new AbortController().signal });
     if (run.exitCode === 0 && run.stdout === "ok\n") return { ok: true, sandbox, processLimit: limit.limit, startMs: run.durationMs };
     const said = run.stderr.trim() || `exit ${run.exitCode ?? run.signal}`;
-    return { ok: false, reason: `bubblewrap cannot start a sandbox here (${said})${hint(said)}.` };
+    return { ok: false, reason: `bubblewrap cannot start a sandbox here (${said})${hint(said, options)}.` };
   } catch (error) {
     return { ok: false, reason: `bubblewrap cannot be started: ${(error as Error).message}.` };
   } finally {
@@ -44,7 +48,12 @@ export async function probeShell(options: Omit<ShellSandboxOptions, "processLimi
   }
 }
 
-function hint(said: string): string {
+function hint(said: string, { user = { uid: SANDBOX_ID, gid: SANDBOX_ID } }: ShellSetup): string {
+  if (/Can't (chdir to|find source path|get type of source)/.test(said)) {
+    return process.getuid?.() === 0
+      ? `: commands run as uid ${user.uid}, which must be able to enter every folder above the workspace (search permission, x)`
+      : ": the workspace folder cannot be reached";
+  }
   if (/namespace|Operation not permitted|Permission denied/i.test(said)) {
     return ": user namespaces may be disabled (sysctl user.max_user_namespaces, kernel.unprivileged_userns_clone) or forbidden by a container's seccomp profile";
   }

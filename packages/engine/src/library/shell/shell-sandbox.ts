@@ -1,10 +1,13 @@
 import { spawn } from "node:child_process";
-import { bubblewrapArgs } from "./bubblewrap-args.js";
-import { PidsCgroup, type ProcessLimit } from "./process-limit.js";
+import { bubblewrapArgs, rootWrapperArgs, SANDBOX_ID, SANDBOX_WORKSPACE } from "./bubblewrap-args.js";
+import { CommandCgroup } from "./command-cgroup.js";
+import { PRLIMIT, type ProcessLimit } from "./process-limit.js";
+import { seccompBytes } from "./seccomp-filter.js";
+import { prlimitOptions, shellLimits, type ShellLimits } from "./shell-limits.js";
 
 /**
  * Runs one shell command in a bubblewrap sandbox over a workspace (see `bubblewrap-args.ts` for
- * what the command sees), bounded in time, output and processes.
+ * what the command sees), bounded in time, output, processes, memory and disk.
  *
  * Invariants:
  * - Time: past `timeoutMs` (or when `signal` aborts) the sandbox is killed — bubblewrap's
@@ -14,7 +17,9 @@ import { PidsCgroup, type ProcessLimit } from "./process-limit.js";
  *   rest is counted and reported as omitted); past `OUTPUT_KILL_BYTES` in all the command is
  *   killed, since nothing more of it would be kept anyway.
  * - Processes: at most `maxProcesses` at once (`process-limit.ts`): a fork bomb stalls at the
- *   bound until the time limit ends it.
+ *   bound until the time limit ends it. Memory, file sizes, open files and CPU time: the
+ *   rlimits of `shell-limits.ts`, set inside the sandbox before the command starts.
+ * - Never the host's root: as the engine's own uid, or, when the engine is root, as `user`.
  * - The command never gets the engine's environment, files outside its workspace, or a network.
  */
 
@@ -23,8 +28,15 @@ export interface ShellSandboxOptions {
   readonly processLimit: ProcessLimit;
   /** Default `/usr/bin/bwrap`. */
   readonly bwrap?: string;
-  /** Processes a command may have at once. Default 64. */
-  readonly maxProcesses?: number;
+  /** What each command may use (`shell-limits.ts`; each field has its default). */
+  readonly limits?: Partial<ShellLimits>;
+  /**
+   * The host uid and gid commands run as when the engine runs as root (otherwise they run as the
+   * engine's own uid). Default 65534:65534 (`nobody`); better, a uid of its own that owns nothing
+   * else. The workspace's files are given to it before each command (`rootWrapperArgs`), and it
+   * must be able to enter the folders above the workspace (search permission, `x`).
+   */
+  readonly user?: { readonly uid: number; readonly gid: number };
   /** Default 64 KiB. */
   readonly maxStdoutBytes?: number;
   /** Default 32 KiB. */
@@ -53,57 +65,85 @@ export interface ShellRun {
   readonly stderrOmittedBytes: number;
   /** A fork was refused because the command had `maxProcesses` already (known in cgroup mode). */
   readonly processLimitReached?: boolean;
+  /** The kernel killed a process for the memory of all the command's processes together (known where there is a memory cgroup). */
+  readonly memoryLimitReached?: boolean;
   readonly durationMs: number;
 }
 
 export const DEFAULT_BWRAP = "/usr/bin/bwrap";
-export const DEFAULT_MAX_PROCESSES = 64;
 export const DEFAULT_MAX_STDOUT_BYTES = 64 * 1024;
 export const DEFAULT_MAX_STDERR_BYTES = 32 * 1024;
 /** Output read (and thrown away) before a command that only prints is stopped: `yes` would otherwise run to its time limit. */
 export const OUTPUT_KILL_BYTES = 16 * 1024 * 1024;
 
-/** Starts the sandbox inside the cgroup: the shell moves itself into it, then becomes bubblewrap. */
-const ENTER_CGROUP = 'echo $$ > "$0/cgroup.procs" && exec "$@"';
+/** The seccomp filter, for the architectures it knows (elsewhere it would refuse every system call, so there is none). */
+const SECCOMP = process.arch === "x64" || process.arch === "arm64" ? seccompBytes() : undefined;
+/** The descriptor bubblewrap reads it from: the first after stdin, stdout and stderr. */
+const SECCOMP_FD = 3;
+
+/** Starts the sandbox inside the cgroups (their count, then their folders): the shell moves itself into each, then becomes bubblewrap. */
+const ENTER_CGROUPS = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1/cgroup.procs" || exit 125; shift; n=$((n - 1)); done; exec "$@"';
 
 export class ShellSandbox {
   readonly #limit: ProcessLimit;
   readonly #bwrap: string;
-  readonly #maxProcesses: number;
+  readonly #limits: ShellLimits;
+  readonly #user: { readonly uid: number; readonly gid: number };
   readonly #maxStdout: number;
   readonly #maxStderr: number;
 
   constructor(options: ShellSandboxOptions) {
     this.#limit = options.processLimit;
     this.#bwrap = options.bwrap ?? DEFAULT_BWRAP;
-    this.#maxProcesses = options.maxProcesses ?? DEFAULT_MAX_PROCESSES;
+    this.#limits = shellLimits(options.limits);
+    this.#user = sandboxUser(options.user);
     this.#maxStdout = options.maxStdoutBytes ?? DEFAULT_MAX_STDOUT_BYTES;
     this.#maxStderr = options.maxStderrBytes ?? DEFAULT_MAX_STDERR_BYTES;
   }
 
-  get limits(): { readonly maxProcesses: number; readonly maxStdoutBytes: number; readonly maxStderrBytes: number } {
-    return { maxProcesses: this.#maxProcesses, maxStdoutBytes: this.#maxStdout, maxStderrBytes: this.#maxStderr };
+  get limits(): ShellLimits & { readonly maxStdoutBytes: number; readonly maxStderrBytes: number } {
+    return { ...this.#limits, maxStdoutBytes: this.#maxStdout, maxStderrBytes: this.#maxStderr };
   }
 
   async run(request: ShellRequest): Promise<ShellRun> {
-    const shell = ["/bin/sh", "-c", request.command];
-    const inside = this.#limit.kind === "rlimit" ? [this.#limit.prlimit, `--nproc=${this.#maxProcesses}`, "--", ...shell] : shell;
-    const args = bubblewrapArgs({ workspace: request.workspace, writable: request.writable, command: inside });
-    const cgroup = this.#limit.kind === "cgroup" ? await PidsCgroup.create(this.#limit, this.#maxProcesses) : undefined;
+    const args = this.#args(request);
+    const cgroup = this.#limit.kind === "cgroup" ? await CommandCgroup.create(this.#limit, this.#limits) : undefined;
     try {
-      const [file, argv] = cgroup === undefined ? [this.#bwrap, args] : ["/bin/sh", ["-c", ENTER_CGROUP, cgroup.path, this.#bwrap, ...args]];
-      const run = await this.#spawn(file, argv, request);
-      return cgroup !== undefined && (await cgroup.limitReached()) ? { ...run, processLimitReached: true } : run;
+      if (cgroup === undefined) return await this.#spawn(this.#bwrap, args, request);
+      const paths = cgroup.paths;
+      const run = await this.#spawn("/bin/sh", ["-c", ENTER_CGROUPS, "sh", String(paths.length), ...paths, this.#bwrap, ...args], request);
+      const events = await cgroup.events();
+      return {
+        ...run,
+        ...(events.processLimitReached ? { processLimitReached: true } : {}),
+        ...(events.memoryLimitReached ? { memoryLimitReached: true } : {}),
+      };
     } finally {
       await cgroup?.remove();
     }
+  }
+
+  /** bubblewrap's arguments: the sandbox itself, or, for an engine running as root, behind the root wrapper. */
+  #args({ command, workspace, writable }: ShellRequest): string[] {
+    const inside = [PRLIMIT, ...prlimitOptions(this.#limits), "--", "/bin/sh", "-c", command];
+    const layout = { writable, tmpBytes: this.#limits.tmpBytes, command: inside, ...(SECCOMP === undefined ? {} : { seccompFd: SECCOMP_FD }) };
+    if (process.getuid?.() !== 0) return bubblewrapArgs({ ...layout, workspace });
+    const sandbox = bubblewrapArgs({ ...layout, workspace: SANDBOX_WORKSPACE });
+    return rootWrapperArgs(workspace, this.#user, [this.#bwrap, ...sandbox]);
   }
 
   #spawn(file: string, argv: readonly string[], request: ShellRequest): Promise<ShellRun> {
     const started = performance.now();
     return new Promise((resolve, reject) => {
       // Its own process group (detached), so that one kill reaches bubblewrap and what it started.
-      const child = spawn(file, argv, { detached: true, stdio: ["ignore", "pipe", "pipe"], env: {} });
+      // The filter goes through a pipe, passed down to the sandbox's bubblewrap (through the root wrapper, for root), which reads it to its end.
+      const child = spawn(file, argv, { detached: true, stdio: ["ignore", "pipe", "pipe", SECCOMP === undefined ? "ignore" : "pipe"], env: {} });
+      const filter = child.stdio[SECCOMP_FD];
+      if (SECCOMP !== undefined && filter !== null && filter !== undefined && "end" in filter) {
+        // The sandbox may die before reading it (a command stopped at once): that is no error of ours.
+        filter.on("error", () => undefined);
+        filter.end(SECCOMP);
+      }
       const stdout = new Capped(this.#maxStdout);
       const stderr = new Capped(this.#maxStderr);
       let stopped: ShellRun["stopped"];
@@ -119,8 +159,9 @@ export class ShellSandbox {
         capped.add(chunk);
         if (stdout.total + stderr.total > OUTPUT_KILL_BYTES) stop("output");
       };
-      child.stdout.on("data", onOutput(stdout));
-      child.stderr.on("data", onOutput(stderr));
+      // Pipes, as asked for above: never null.
+      child.stdout?.on("data", onOutput(stdout));
+      child.stderr?.on("data", onOutput(stderr));
       const timer = setTimeout(() => stop("timeout"), request.timeoutMs);
       const abort = (): void => stop("aborted");
       if (request.signal.aborted) abort();
@@ -146,6 +187,22 @@ export class ShellSandbox {
       });
     });
   }
+}
+
+/** The sandbox user, checked: it exists to not be root, so uid or gid 0 is a configuration error. */
+function sandboxUser(user: { readonly uid: number; readonly gid: number } = { uid: SANDBOX_ID, gid: SANDBOX_ID }): {
+  readonly uid: number;
+  readonly gid: number;
+} {
+  for (const [name, id] of [
+    ["uid", user.uid],
+    ["gid", user.gid],
+  ] as const) {
+    if (!Number.isSafeInteger(id) || id <= 0 || id > 0xfffffffe) {
+      throw new Error(`The shell's sandbox user must have a ${name} other than root's: a positive integer below 4294967295, not ${String(id)}.`);
+    }
+  }
+  return user;
 }
 
 /** The first `max` bytes of a stream, and how many more there were. */

@@ -1,4 +1,5 @@
 import { defineTool, result, type LibraryTool } from "../library-tool.js";
+import { limitNotes } from "./shell-limits.js";
 import type { ShellSandbox } from "./shell-sandbox.js";
 
 /**
@@ -16,13 +17,16 @@ interface RunArgs {
 }
 
 export function shellTools(sandbox: ShellSandbox): readonly LibraryTool<"workspace">[] {
-  const { maxProcesses, maxStdoutBytes, maxStderrBytes } = sandbox.limits;
+  const limits = sandbox.limits;
+  const { maxProcesses, maxStdoutBytes, maxStderrBytes } = limits;
+  const mib = (bytes: number): string => `${Math.round(bytes / (1024 * 1024))} MiB`;
   const run = defineTool<RunArgs, "workspace">({
     name: "run",
     description:
-      "Runs a shell command (/bin/sh -c) in the workspace, which is the working folder (/workspace). The sandbox has no network, a read-only system " +
+      "Runs a shell command (/bin/sh -c) in the workspace, which is the working folder (/workspace), as an unprivileged user (nobody). The sandbox has no network, a read-only system " +
       "(the usual programs of /usr are there), a fresh empty /tmp, and no environment from outside; only the workspace can be written. " +
       `Limits: ${DEFAULT_TIMEOUT_SECONDS} s by default (timeoutSeconds, at most ${MAX_TIMEOUT_SECONDS}), ${maxProcesses} processes, ` +
+      `${mib(limits.memoryBytes)} of memory per process, files of at most ${mib(limits.fileSizeBytes)}, ${mib(limits.tmpBytes)} of /tmp, ${limits.maxOpenFiles} open files, ` +
       `${maxStdoutBytes / 1024} KiB of stdout and ${maxStderrBytes / 1024} KiB of stderr kept (the result says how much more was left out).`,
     inputSchema: {
       type: "object",
@@ -63,6 +67,7 @@ export function shellTools(sandbox: ShellSandbox): readonly LibraryTool<"workspa
       if (ran.stopped === "output") notes.push("The command was stopped: it printed far more than is kept.");
       if (ran.stopped === "aborted") notes.push("The command was stopped: the call was cancelled.");
       if (ran.processLimitReached === true) notes.push(`It reached the limit of ${maxProcesses} processes: some could not be started.`);
+      notes.push(...limitNotes(ran, limits));
       if (ran.stdoutOmittedBytes > 0)
         notes.push(`${ran.stdoutOmittedBytes} more bytes of stdout were left out; redirect output to a file and read it with files.read.`);
       if (ran.stderrOmittedBytes > 0) notes.push(`${ran.stderrOmittedBytes} more bytes of stderr were left out.`);
