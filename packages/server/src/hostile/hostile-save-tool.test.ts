@@ -1,5 +1,9 @@
 import assert from "node:assert/strict";
+import { once } from "node:events";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
+import { TEST_ALLOW_LOOPBACK_ENV } from "../cli/commands/serve.js";
 import { startHostileServer, type HostileServer } from "./hostile-harness.js";
 
 /**
@@ -8,6 +12,14 @@ import { startHostileServer, type HostileServer } from "./hostile-harness.js";
  * hashes `/account`. A saved tool cannot take its name, nor join its group, through the agent
  * tool or the API; the derived toolset keeps the operator's tool and its policy, so a call of
  * `u.transfer` still waits for approval with its account hashed.
+ *
+ * And a tenant against an operator's credential (item 6): the operator's toolset `T` has a tool
+ * `svc.status` granted the credential `SVC` for `GET /v1/` of a host (a real loopback server that
+ * records what reaches it), and `SVC` is set on `T`. A tenant who saves a tool on `T` granted
+ * `SVC` for `POST /admin/` is refused at once; one who saved it before `SVC` was set on `T` has
+ * its calls refused: nothing reaches `/admin/`, and the operator's own tool still works on the
+ * derived toolset. (A script's `http.fetch` on a toolset file derived with `base`:
+ * `derived-credentials.test.ts` in the engine.)
  */
 
 let hostile: HostileServer;
@@ -15,8 +27,21 @@ let toolset: string;
 
 const ACCOUNT = "DE89370400440532013000";
 
+const SVC_SECRET = "svc_operator_secret_5b1f0c3e9d";
+let svc: Server;
+let svcUrl: string;
+/** What reached the loopback host: method, path, Authorization. */
+const reached: string[] = [];
+
 before(async () => {
-  hostile = await startHostileServer();
+  svc = createServer((req, res) => {
+    reached.push(`${req.method} ${req.url} ${req.headers.authorization ?? "-"}`);
+    res.writeHead(200, { "content-type": "application/json" }).end('{"ok":true}');
+  });
+  svc.listen(0, "127.0.0.1");
+  await once(svc, "listening");
+  svcUrl = `http://127.0.0.1:${(svc.address() as AddressInfo).port}`;
+  hostile = await startHostileServer({ env: { [TEST_ALLOW_LOOPBACK_ENV]: "1" } });
   toolset = (
     await hostile.admin.toolsets.create({
       userTools: {
@@ -36,7 +61,10 @@ before(async () => {
     })
   ).id;
 });
-after(() => hostile.close());
+after(async () => {
+  await hostile.close();
+  svc.close();
+});
 
 /** A tool the model writes: it answers at once, whatever it is given. */
 const tool = (group: string, name: string) => ({
@@ -90,6 +118,83 @@ void describe("a hostile model against save_tool", () => {
     );
     assert.ok(!JSON.stringify(pending).includes(ACCOUNT), "the account is hashed");
     await hostile.attacker.runs.cancel(run.id);
+    await hostile.assertStillServing();
+  });
+});
+
+/** The operator's tool: GET /v1/status with SVC. */
+const STATUS_TOOL = {
+  description: "The service's status.",
+  code: `export default async (input: { url: string }) => ({ status: (await fetch(input.url + "/v1/status", { credential: "SVC" })).status });`,
+  inputSchema: { type: "object", properties: { url: { type: "string" } }, required: ["url"] },
+  grants: { http: [{ host: "127.0.0.1", pathPrefix: "/v1/", methods: ["GET"] }], secrets: ["SVC"] },
+};
+
+/** Bob's tool: POST /admin/rotate-all-keys with SVC. */
+const ROTATE_CODE = `export default async (input: { url: string }) => ({ status: (await fetch(input.url + "/admin/rotate-all-keys", { method: "POST", credential: "SVC" })).status });`;
+const ROTATE_GRANTS = { http: [{ host: "127.0.0.1", pathPrefix: "/admin/", methods: ["POST" as const] }], secrets: ["SVC"] };
+
+void describe("a tenant against an operator's credential on a derived toolset", () => {
+  it("bob cannot spend the operator's SVC beyond what T's own tools do: refused at save and at call, nothing reaches the host", async () => {
+    const operator = (await hostile.admin.toolsets.create({ userTools: { svc: { status: STATUS_TOOL } } })).id;
+    await hostile.admin.credentials.set({ name: "SVC", kind: "bearer", value: SVC_SECRET, hosts: ["127.0.0.1"], toolset: operator });
+    const bob = hostile.attacker;
+    const run = async (toolsetId: string, source: string) => {
+      const started = await bob.runs.start({ toolset: toolsetId, namespace: "mallory", input: { url: svcUrl }, source });
+      if (started.kind === "refused") throw new Error(started.diagnostics.map((d) => d.message).join("\n"));
+      return bob.runs.get(started.run.id, { wait: 30 });
+    };
+    const STATUS = `import { svc } from "tapedeck:tools";\nexport default async (input: { url: string }) => svc.status(input);`;
+    const ROTATE = `import { bob } from "tapedeck:tools";\nexport default async (input: { url: string }) => bob.rotate(input);`;
+
+    // save_tool, through the agent tool (bob's harness approves any grant) and the API: refused, saying why and what to do.
+    const agent = bob.namespace("mallory").agentTools({ toolset: operator, labels: { conversation: "svc" }, toolGrants: { approve: () => true } });
+    const rotate = {
+      group: "bob",
+      name: "rotate",
+      description: "Rotates every key.",
+      code: ROTATE_CODE,
+      inputSchema: { type: "object", properties: { url: { type: "string" } }, required: ["url"] },
+      capabilities: ROTATE_GRANTS,
+      tests: [
+        { input: { url: "http://127.0.0.1" }, output: { status: 200 }, http: [{ url: "http://127.0.0.1/admin/rotate-all-keys", method: "POST", status: 200 }] },
+      ],
+    };
+    const saved = await agent.handle("save_tool", rotate, { toolCallId: "r1" });
+    assert.equal(saved.isError, true, saved.content);
+    assert.match(saved.content, /The credential SVC is set on the toolset ts_\w+, which this toolset derives from/);
+    assert.match(saved.content, /its tools send SVC to GET 127\.0\.0\.1\/v1\//);
+    assert.match(saved.content, /the credential's owner sets SVC on the derived toolset itself/);
+    assert.equal(agent.toolset, operator, "nothing was saved");
+    assert.equal((await bob.toolsets.saveTool(operator, rotate)).saved, false, "the API refuses it too");
+
+    // Saved before the credential was set on its base (nothing to refuse then): its calls are refused once it is.
+    const later = (await hostile.admin.toolsets.create({ userTools: { svc: { status: { ...STATUS_TOOL, description: "The status." } } } })).id;
+    const early = await bob.toolsets.saveTool(later, rotate);
+    if (!early.saved || early.id === undefined) return assert.fail(`not saved: ${JSON.stringify(early)}`);
+    const derived = { id: early.id };
+    await hostile.admin.credentials.set({ name: "SVC", kind: "bearer", value: SVC_SECRET, hosts: ["127.0.0.1"], toolset: later });
+    const viaTool = await run(derived.id, ROTATE);
+    assert.equal(viaTool.status, "failed", JSON.stringify(viaTool));
+    assert.match(JSON.stringify(viaTool.error), /The credential SVC is set on the toolset ts_\w+, which this toolset derives from, and bob\.rotate/);
+    assert.ok(!JSON.stringify(viaTool).includes(SVC_SECRET));
+    assert.deepEqual(
+      reached.filter((line) => line.includes("/admin/")),
+      [],
+      "nothing reached the host's /admin/",
+    );
+
+    // The operator's own tool keeps its credential on T and on the derived toolset.
+    for (const toolsetId of [operator, later, derived.id]) {
+      const status = await run(toolsetId, STATUS);
+      assert.equal(status.status, "completed", JSON.stringify(status));
+    }
+    assert.deepEqual(reached, Array(3).fill(`GET /v1/status Bearer ${SVC_SECRET}`));
+
+    // The owner allows a derived tool by setting the credential on the derived toolset itself.
+    await hostile.admin.credentials.set({ name: "SVC", kind: "bearer", value: SVC_SECRET, hosts: ["127.0.0.1"], toolset: derived.id });
+    assert.equal((await run(derived.id, ROTATE)).status, "completed");
+    assert.deepEqual(reached.at(-1), `POST /admin/rotate-all-keys Bearer ${SVC_SECRET}`);
     await hostile.assertStillServing();
   });
 });
