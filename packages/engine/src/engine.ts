@@ -44,6 +44,7 @@ import type { SandboxFactory } from "./sandbox/sandbox.js";
 import type { ScriptCheck } from "./script/checker-pool.js";
 import type { CheckResult, Diagnostic } from "./script/diagnostic.js";
 import { vaultResolver } from "./secrets/credential-resolver.js";
+import { savedToolCredentialProblems } from "./user-tools/saved-tool-credentials.js";
 import { MasterKeySource } from "./secrets/master-key.js";
 import { CredentialVault } from "./secrets/vault.js";
 import { HttpToolSource } from "./sources/http/http-tool-source.js";
@@ -522,6 +523,9 @@ export class Engine {
     const base = await this.#catalog.get(options.toolset);
     const saved = await saveUserTool(options, base.pinned, { checker: this.#catalog.checker, sandboxes: this.#sandboxes, now: this.#clock.now() });
     if (saved.kind === "refused") return saved;
+    const tool = saved.toolset.tools.find((t) => t.group === options.group && t.name === options.name)!;
+    const beyond = await savedToolCredentialProblems(tool, base.id, this.#store, this.credentials);
+    if (beyond.length > 0) return { kind: "refused", problems: beyond, diagnostics: [], tests: saved.tests };
     const observed = { ...base.observed, ...(await this.#store.getObservedShapes(saved.toolset.id)) };
     const loaded = this.#catalog.load(saved.toolset, observed);
     await this.#catalog.put(saved.toolset);

@@ -72,6 +72,12 @@ export interface PinnedUserTool {
   readonly wasm?: { readonly module: string; readonly entry: string };
   readonly grants: UserToolGrantsSpec;
   readonly limits: Required<UserToolLimitsSpec>;
+  /**
+   * Saved by `save_tool` (a model's or a tenant's), not registered in a toolset file: a later save
+   * may replace it, never a tool the toolset's author registered (whose policy would not carry
+   * over). Set only by `save_tool`; a toolset file cannot write it.
+   */
+  readonly saved?: true;
 }
 
 /** A host call of a user tool as the run's journal records it (`call.sub`): what the tool was given, already leak-scanned, and when. */

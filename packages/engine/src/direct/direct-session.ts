@@ -2,6 +2,7 @@ import type { DecisionWait, JournalEvent, JsonValue, RunWait } from "@tapedeck/p
 import type { ModelApi, SessionApproval, SessionDecision, SessionTools, ToolCallAnswer, ToolCallRequest } from "@tapedeck/protocol/api";
 import type { Clock } from "../clock.js";
 import { EngineError } from "../errors.js";
+import { judgedArgs } from "../library/judged-args.js";
 import { CallIntake, type IntakeDeps, type IssuedCall } from "../runs/call-intake.js";
 import { outcomeEvent, type CallOutcome } from "../runs/call-outcome.js";
 import { readHistory } from "../runs/history.js";
@@ -212,13 +213,15 @@ export class DirectSession {
     const input = parsedInput(request);
     if (!input.ok) return this.#answerWithout(callId, request, binding, { content: failureContent(input.failure) });
     const args = (input.input ?? {}) as JsonValue;
+    // The policy judges the arguments as the tool will act on them (a files tool's paths normalised).
+    const judged = judgedArgs(tool.tool, args);
     const verdict = decideApproval(
       binding.table.approval,
       // The summary quotes the arguments as the journal has them (sensitive values hashed).
       {
         names: tool.names,
-        args,
-        shownArgs: binding.toolset.sensitive?.redact(tool.tool, args) ?? args,
+        args: judged,
+        shownArgs: binding.toolset.sensitive?.redact(tool.tool, judged) ?? judged,
         tool: tool.tool,
         toolsetRequiresApproval: tool.tool.policy.approval === true,
       },

@@ -1,6 +1,7 @@
 import { toolFailure, type ToolFailure } from "@tapedeck/protocol";
 import type { Store } from "../store/store.js";
-import { describeScope, secretValues, type CredentialSecret } from "./credential.js";
+import { describeScope, secretValues, type CredentialScope, type CredentialSecret } from "./credential.js";
+import { derivedUseProblem, type CredentialUse } from "./derived-credential-use.js";
 import type { KnownSecret } from "./leak-scanner.js";
 import { toolsetChain } from "./toolset-chain.js";
 import type { CredentialVault } from "./vault.js";
@@ -42,12 +43,17 @@ export interface CredentialPark {
   readonly credential: string;
 }
 
-/** `name`: the credential the request named; it must exist in one of the run's scopes and be bound to `host`. */
-export type CredentialResolver = (runId: string, host: string, origin: string, name?: string) => Promise<CredentialLookup>;
+/**
+ * `name`: the credential the request named; it must exist in one of the run's scopes and be bound to `host`.
+ * `use`: who sends it (a script's `http.fetch`, a user tool's `fetch`): a credential found on a toolset the
+ * run's toolset derives from is refused for a use that toolset's own tools did not have (`derived-credential-use.ts`).
+ * Absent (MCP connections), it is not checked.
+ */
+export type CredentialResolver = (runId: string, host: string, origin: string, name?: string, use?: CredentialUse) => Promise<CredentialLookup>;
 
 /** The engine's resolver: the run's toolset and namespace from the store, then the vault's answer. */
 export function vaultResolver(store: Store, vault: CredentialVault): CredentialResolver {
-  return async (runId, host, origin, name) => {
+  return async (runId, host, origin, name, use) => {
     const run = await store.getRun(runId);
     if (run === undefined) return { kind: "ok" };
     let resolution;
@@ -93,7 +99,9 @@ export function vaultResolver(store: Store, vault: CredentialVault): CredentialR
             { details: { host, credential: resolution.name } },
           ),
         };
-      case "found":
+      case "found": {
+        const refused = use === undefined ? undefined : await derivedUseRefusal(store, run.toolsetId, resolution.scope, resolution.name, host, use);
+        if (refused !== undefined) return { kind: "failure", failure: toolFailure("refused", refused, { details: { host, credential: resolution.name } }) };
         return {
           kind: "ok",
           credential: {
@@ -103,6 +111,7 @@ export function vaultResolver(store: Store, vault: CredentialVault): CredentialR
             secrets: secretValues(resolution.secret).map((value) => ({ value, name: resolution.name })),
           },
         };
+      }
       case "ambiguous":
         return {
           kind: "failure",
@@ -119,4 +128,20 @@ export function vaultResolver(store: Store, vault: CredentialVault): CredentialR
         };
     }
   };
+}
+
+/** Why a credential found in `scope` may not be sent for `use` in a run of `toolsetId`; undefined when it may. */
+async function derivedUseRefusal(
+  store: Store,
+  toolsetId: string,
+  scope: CredentialScope,
+  name: string,
+  host: string,
+  use: CredentialUse,
+): Promise<string | undefined> {
+  // The run's own credentials, and those set on its very toolset, are used as their owner set them.
+  if (scope.kind === "run" || scope.toolsetId === toolsetId) return undefined;
+  const owner = await store.getToolset(scope.toolsetId);
+  if (owner === undefined) return `The credential ${name} is set on the toolset ${scope.toolsetId}, which cannot be read, so nothing was sent.`;
+  return derivedUseProblem(owner, name, host, use);
 }

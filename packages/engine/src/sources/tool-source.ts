@@ -122,6 +122,12 @@ export interface ToolCallRequest {
    * `MAX_USER_TOOL_NESTING`. Set by the user tool source on its invocations.
    */
   readonly invokedBy?: readonly string[];
+  /**
+   * `http.fetch` only: the user tool whose `fetch` this request is (set by the user tool source),
+   * for the credential resolver: a credential of a base toolset goes only to a use of it the
+   * base's own tools had (`secrets/derived-credential-use.ts`). Absent: a script's fetch.
+   */
+  readonly fetchOf?: PinnedTool;
 }
 
 /**

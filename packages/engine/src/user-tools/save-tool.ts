@@ -32,6 +32,9 @@ import { UserToolRunner } from "./user-tool-runner.js";
  * - A refusal says everything the model needs to fix it at once: each problem by field, each
  *   code diagnostic with its line and frame, each failing case with what differed.
  * - Saving never changes a toolset: it derives one (`base` = the toolset saved on).
+ * - Saving only adds: the base's tools are kept as pinned (their policies with them), and a saved
+ *   tool never takes the name or the group of one of them (`nameTaken`); it may replace a tool
+ *   saved before (`user.saved`).
  */
 
 /** `Engine.saveTool`'s options: the wire request of `save_tool` (`@tapedeck/protocol/api`), and the toolset it derives from. */
@@ -89,9 +92,10 @@ export async function saveUserTool(options: SaveToolOptions, base: PinnedToolset
     if (error instanceof ToolsetSpecError) return refused([error.message.replace(`userTools.${group}["${name}"]`, "the tool")]);
     throw error;
   }
-  const clash = base.tools.find((tool) => tool.group === group && tool.source !== "user");
-  if (clash !== undefined) return refused([`group: "${group}" is a ${clash.source} tool group of this toolset; save the tool in a group of its own`]);
-  const [pinned] = pinUserTools(parsed, {}) as [PinnedTool];
+  const taken = nameTaken(base, group, name);
+  if (taken !== undefined) return refused([taken]);
+  const [unsaved] = pinUserTools(parsed, {}) as [PinnedTool];
+  const pinned: PinnedTool = { ...unsaved, user: { ...unsaved.user!, saved: true } };
   const schemas = new SchemaValidator();
   const schemaProblems = [pinned.inputSchema, ...(pinned.outputSchema === undefined ? [] : [pinned.outputSchema])]
     .map((schema) => schemas.schemaProblem(schema))
@@ -106,6 +110,26 @@ export async function saveUserTool(options: SaveToolOptions, base: PinnedToolset
   const results = await runTests(checked.finish(await deps.checker.compile(options.code)), tests, deps);
   if (results.some((result) => !result.ok)) return refused([`${results.filter((r) => !r.ok).length} of ${results.length} test cases failed`], [], results);
   return { kind: "saved", toolset: toolsetOf(tools, base.servers ?? {}, base.id, base.workflows ?? {}), tests: results, warnings: checked.warnings };
+}
+
+/**
+ * Why `group.name` cannot be saved on `base`, or `undefined`. A saved tool only adds: it never
+ * takes the name of one of the toolset's own tools nor joins their group, since the policies the
+ * toolset's author wrote for them (`group.name`, `group.*`: approval, `sensitiveParams`, rate
+ * limits) were pinned on those tools and would not cover it — replacing `u.transfer` would run
+ * it at once, its secrets in clear. It may replace a tool saved before (`user.saved`), which no
+ * policy of the author's covers. Protected group names are refused by `parseUserToolsSpec`.
+ */
+function nameTaken(base: PinnedToolset, group: string, name: string): string | undefined {
+  const own = base.tools.filter((tool) => tool.group === group && tool.user?.saved !== true);
+  const same = own.find((tool) => tool.name === name);
+  if (same !== undefined) {
+    return `name: ${group}.${name} is already a ${same.source} tool of this toolset; a saved tool cannot replace it (its approval and other policies would not carry over): save the tool under a name and group of its own`;
+  }
+  if (own.length > 0) {
+    return `group: "${group}" is a group of this toolset's own ${own[0]!.source} tools (its policies cover them, not a saved tool); save the tool in a group of its own`;
+  }
+  return undefined;
 }
 
 async function runTests(tool: UserTool, tests: readonly ToolTestCase[], deps: SaveToolDeps): Promise<ToolTestResult[]> {

@@ -108,8 +108,8 @@ export class UserToolSource implements ToolSource {
     this.#http = new HttpToolSource({
       ...options.http,
       // Only a credential the tool named (its grant was checked first): no host binding otherwise.
-      credentials: (runId, host, origin, name) =>
-        name === undefined || named === undefined ? Promise.resolve({ kind: "ok" }) : named(runId, host, origin, name),
+      credentials: (runId, host, origin, name, use) =>
+        name === undefined || named === undefined ? Promise.resolve({ kind: "ok" }) : named(runId, host, origin, name, use),
     });
   }
 
@@ -193,7 +193,8 @@ export class UserToolSource implements ToolSource {
     }
     return {
       fetch: async (args, key, signal, within) => {
-        const outcome = await this.#http.call({ ...this.#subRequest(request, key, signal), tool: http, args, targetCheck: within });
+        // `fetchOf`: a credential of a base toolset goes only where the base's own tools send it.
+        const outcome = await this.#http.call({ ...this.#subRequest(request, key, signal), tool: http, args, targetCheck: within, fetchOf: request.tool });
         if (outcome.secrets !== undefined) sent.push(...outcome.secrets);
         return outcome;
       },

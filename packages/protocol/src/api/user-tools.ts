@@ -29,9 +29,9 @@ export interface ToolTestCase {
 }
 
 export interface SaveToolRequest {
-  /** A group of user tools: a new one, or one of the toolset's user tool groups. */
+  /** A group of saved tools: a new one, or one that holds only tools saved before (never a group of the toolset's own tools). */
   readonly group: string;
-  /** An identifier; saving a name the group has replaces that tool in the derived toolset. */
+  /** An identifier; saving the name of a tool saved before replaces it in the derived toolset (the toolset's own tools are never replaced). */
   readonly name: string;
   readonly description: string;
   /** TypeScript: the default export takes the input and returns the output. */

@@ -252,7 +252,12 @@ function agentToolSchemas(defaultWait: number, maxWait: number): Record<AgentToo
     ),
     save_tool: object(
       {
-        group: { type: "string", pattern: "^[A-Za-z_][A-Za-z0-9_]*$", maxLength: 64, description: "The group scripts import it from." },
+        group: {
+          type: "string",
+          pattern: "^[A-Za-z_][A-Za-z0-9_]*$",
+          maxLength: 64,
+          description: "The group scripts import it from: a new one, or one of tools you saved (not a group the toolset has).",
+        },
         name: { type: "string", pattern: "^[A-Za-z_][A-Za-z0-9_]*$", maxLength: 64, description: "Its name in the group." },
         description: { type: "string", minLength: 1, description: "What it does, for the model that will call it." },
         code: { type: "string", minLength: 1, description: "TypeScript: the default export takes the input and returns the output." },

@@ -72,7 +72,7 @@ export async function applyWorkspacePatch(workspace: Workspace, text: string): P
   } catch (error) {
     return failure("invalid_patch", `The patch cannot be read: ${(error as Error).message}. ${FORMAT}`);
   }
-  const files = patches.filter((patch) => patch.hunks.length > 0 || isRename(patch));
+  const files = filesChanged(patches);
   if (files.length === 0) return failure("invalid_patch", `The patch has no hunks, so it changes nothing. ${FORMAT}`);
   // Contents as the patch goes: a file patched twice in one diff sees the first patch's result.
   const contents = new Map<string, string | null>();
@@ -114,9 +114,32 @@ interface Problem {
 
 const FORMAT = "Write a unified diff: a `--- a/path` line, a `+++ b/path` line, then hunks starting with `@@ -line,count +line,count @@`.";
 
+/** The files of a parsed patch that it changes: those with hunks, and renames. */
+function filesChanged(patches: readonly StructuredPatch[]): readonly StructuredPatch[] {
+  return patches.filter((patch) => patch.hunks.length > 0 || isRename(patch));
+}
+
+/** The paths one file's patch reads (`from`) and writes (`to`), as written in the patch (git's a/ b/ taken off); undefined for /dev/null. */
+function namesOf(patch: StructuredPatch): { readonly from: string | undefined; readonly to: string | undefined } {
+  return { from: fileName(patch.oldFileName, patch.newFileName, "old"), to: fileName(patch.newFileName, patch.oldFileName, "new") };
+}
+
+/**
+ * The paths a patch would change, each file's `from` and `to` exactly as `applyWorkspacePatch`
+ * reads them (the same parser, the same a/ b/ rule), before the workspace checks them; `undefined`
+ * when the patch cannot be read (it then writes nothing). For the approval rules
+ * (`files-approval-view.ts`), which must judge the files the patch writes, not its text.
+ */
+export function patchedPaths(text: string): readonly { readonly from: string | undefined; readonly to: string | undefined }[] | undefined {
+  try {
+    return filesChanged(parsePatch(text)).map(namesOf);
+  } catch {
+    return undefined;
+  }
+}
+
 async function plan(workspace: Workspace, patch: StructuredPatch, contents: Map<string, string | null>): Promise<Change | Problem> {
-  const from = fileName(patch.oldFileName, patch.newFileName, "old");
-  const to = fileName(patch.newFileName, patch.oldFileName, "new");
+  const { from, to } = namesOf(patch);
   if (from === undefined && to === undefined) return { problem: `A file's patch names no file (no --- and +++ lines). ${FORMAT}` };
   const source = from === undefined ? "" : await current(workspace, from, contents);
   if (typeof source === "object") return source;

@@ -5,6 +5,7 @@ import { HTTP_MAX_REDIRECTS, HTTP_MAX_RESPONSE_BYTES, HTTP_TIMEOUT_MS } from "..
 import { injectCredential } from "../../secrets/credential-injection.js";
 import { sameCredential, type CredentialResolver, type InjectedCredential } from "../../secrets/credential-resolver.js";
 import type { KnownSecret } from "../../secrets/leak-scanner.js";
+import type { CredentialUse } from "../../secrets/derived-credential-use.js";
 import type { ToolCallRequest, ToolOutcome, ToolSource } from "../tool-source.js";
 import { parseFetchArgs, type FetchArgs } from "./fetch-args.js";
 import { HTTP_FETCH_TOOL, isHttpFetch, type HttpMethod } from "./http-tool.js";
@@ -165,7 +166,7 @@ export class HttpToolSource implements ToolSource {
       const address = target.address ?? (await this.#resolve(target.host, policy, signal));
       if (typeof address !== "string") return failed(redirected(address, from));
       if (redirects === 0 && this.#credentials) {
-        const found = await this.#credentials(call.runId, target.host, target.url.origin, args.credential);
+        const found = await this.#credentials(call.runId, target.host, target.url.origin, args.credential, credentialUse(call));
         if (found.kind === "failure") return failed(found.failure);
         if (found.kind === "expired") return { kind: "park", park: found.park };
         credential = found.credential;
@@ -188,7 +189,7 @@ export class HttpToolSource implements ToolSource {
         // while the request was in flight, send it again now with the new one (once); else the
         // call waits for a renewal.
         await response.body.dump({ limit: REDIRECT_BODY_BYTES, signal });
-        const now = renewed ? undefined : await this.#credentials!(call.runId, target.host, target.url.origin, args.credential);
+        const now = renewed ? undefined : await this.#credentials!(call.runId, target.host, target.url.origin, args.credential, credentialUse(call));
         if (now?.kind !== "ok" || now.credential === undefined || sameCredential(now.credential, credential!)) return expired(credential!, target.url);
         renewed = true;
         credential = now.credential;
@@ -372,4 +373,9 @@ const UNAUTHORIZED = 401;
 function expired(credential: InjectedCredential, url: URL): ToolOutcome {
   const message = `${url.origin} answered 401 Unauthorized to the credential "${credential.name}": it has expired or was revoked. The call waits; renew the credential (tapedeck credentials set, or the API) and it is sent again with the same idempotency key, or reject it.`;
   return { kind: "park", park: { reason: "credentials.expired", message, credential: credential.name } };
+}
+
+/** Who sends the request's credential: the user tool whose fetch it is, or the script. */
+function credentialUse(call: ToolCallRequest): CredentialUse {
+  return call.fetchOf === undefined ? { kind: "http" } : { kind: "user", tool: call.fetchOf };
 }

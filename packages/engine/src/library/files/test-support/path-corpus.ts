@@ -154,3 +154,27 @@ export const LEGITIMATE_PATHS: readonly string[] = [
   "inner/real.txt",
   "inside-link",
 ];
+
+/**
+ * The spellings of `path` that the workspace accepts and writes to `path` itself (the corpus's
+ * legitimate forms: `./`, `//`, `/.`, a trailing `/`), as a model may write them to slip past a
+ * rule matched on the text. Each normalises to `path` (`checkWorkspacePath(…).relative`).
+ */
+export function spellingsOf(path: string): readonly string[] {
+  const inner = path.includes("/") ? [path.replaceAll("/", "//"), path.replaceAll("/", "/./")] : [];
+  return [path, `${path}/`, `${path}//`, `${path}/.`, `${path}/./`, `./${path}`, `.//${path}`, `./${path}/.`, ...inner];
+}
+
+/** Paths the files tools' default rules ask for (`write-approval.ts`): git internals, CI workflows, shell scripts, env files. */
+export const ASKED_PATHS_CORPUS: readonly string[] = [
+  ".env",
+  ".env.local",
+  "conf/.env",
+  "run.bash",
+  "deploy.sh",
+  "scripts/deploy.sh",
+  ".github/workflows/ci.yml",
+  "p1/.github/workflows/ci.yml",
+  ".git/hooks/pre-commit",
+  "repo/.git/config",
+];
