@@ -15,6 +15,7 @@
 import { join } from "node:path";
 import { needsDecision } from "@tapedeck/protocol";
 import type { DecisionWait, JournalEntry, JsonValue, PinnedToolset, PinnedWorkflow, RunEnd } from "@tapedeck/protocol";
+import { namespaceError } from "@tapedeck/protocol/api";
 import { systemClock, VirtualClock, type Clock } from "./clock.js";
 import { EngineError } from "./errors.js";
 import {
@@ -535,6 +536,8 @@ export class Engine {
   /** Checks the script and, if it type-checks, creates a run and starts executing it. */
   async start(options: StartOptions): Promise<StartResult> {
     this.#open();
+    const misspelt = options.namespace === undefined || options.namespace === "" ? undefined : namespaceError(options.namespace, "The run's namespace");
+    if (misspelt !== undefined) throw new EngineError("invalid_request", misspelt);
     const key = options.idempotencyKey;
     const first = key === undefined ? undefined : await this.#store.getRunByIdempotencyKey(key, options.namespace === "" ? undefined : options.namespace);
     if (first) return this.#existing(first.id);

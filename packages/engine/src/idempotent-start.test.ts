@@ -96,4 +96,24 @@ describe("idempotent starts and TTLs in the engine", () => {
       await t.cleanup();
     }
   });
+
+  it("a namespace spelt a second way (a space at an end, an invisible character, a compatibility form) is refused, saying what is wrong, and starts nothing", async () => {
+    const t = await countingEngine();
+    try {
+      const { id: toolset } = await t.engine.registerToolset({});
+      for (const [namespace, says] of [
+        ["alice ", /ends with a space/],
+        ["ali\u200bce", /invisible or control character U\+200B/],
+        ["ａｌｉｃｅ", /spelled "alice"/],
+      ] as const) {
+        await assert.rejects(
+          t.engine.start({ toolset, source: WAITING, namespace }),
+          (e: unknown) => e instanceof EngineError && e.code === "invalid_request" && e.message.startsWith("The run's namespace") && says.test(e.message),
+        );
+      }
+      assert.deepEqual(await t.engine.listRuns(), []);
+    } finally {
+      await t.cleanup();
+    }
+  });
 });

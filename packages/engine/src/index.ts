@@ -35,6 +35,7 @@ export type { Declarations } from "./toolset/declarations.js";
 export type { McpAddresses, McpOverride } from "./toolset/pin-mcp.js";
 export { SEARCH_LIMIT } from "./toolset/tool-search.js";
 export type { ToolSearchHit, ToolSearchOptions } from "./toolset/tool-search.js";
+export { libraryDataTools } from "./library/library-data.js";
 export type { HostToolContext, HostToolFunction, HostToolModule } from "./sources/in-process-host-tools.js";
 export { InProcessHostTools } from "./sources/in-process-host-tools.js";
 export type { QueueWatcher, ResumedCall, StagedAttempt, StagedCallRequest, ToolCallRequest, ToolOutcome, ToolSource } from "./sources/tool-source.js";

@@ -1,4 +1,12 @@
-import { NAMESPACE_HEADER, type CheckRequest, type CheckResult, type Diagnostic, type TestReport, type TestRequest } from "@tapedeck/protocol/api";
+import {
+  NAMESPACE_HEADER,
+  namespaceError,
+  type CheckRequest,
+  type CheckResult,
+  type Diagnostic,
+  type TestReport,
+  type TestRequest,
+} from "@tapedeck/protocol/api";
 import { createAgentTools, type AgentTools } from "./agent/agent-tools-api.js";
 import type { AgentToolsOptions } from "./agent/agent-tools.js";
 import { bindDirectTools, type DirectTools, type DirectToolsOptions } from "./direct/direct-tools.js";
@@ -73,7 +81,13 @@ export class Tapedeck {
     const options = { ...given, baseUrl, apiKey };
     this.#options = options;
     const headers: Record<string, string> = { authorization: `Bearer ${options.apiKey}` };
-    if (options.namespace !== undefined) headers[NAMESPACE_HEADER] = options.namespace;
+    if (options.namespace !== undefined) {
+      // Checked here: HTTP would drop spaces around the header's value, so "alice " would reach the server as "alice".
+      const problem =
+        typeof options.namespace === "string" ? namespaceError(options.namespace, "Tapedeck: namespace") : "Tapedeck: namespace must be a string.";
+      if (problem !== undefined) throw new TypeError(problem);
+      headers[NAMESPACE_HEADER] = options.namespace;
+    }
     // Called through a closure: some runtimes refuse a `fetch` detached from its global.
     const fetchImpl: Fetch = options.fetch ?? ((input, init) => fetch(input, init));
     this.#http = new HttpClient(options.baseUrl, headers, fetchImpl);
@@ -104,6 +118,8 @@ export class Tapedeck {
    */
   namespace(userId: string): Tapedeck {
     if (typeof userId !== "string" || userId === "") throw new TypeError("Tapedeck.namespace: the end user's id must be a non-empty string.");
+    const problem = namespaceError(userId, "Tapedeck.namespace: the end user's id");
+    if (problem !== undefined) throw new TypeError(problem);
     return new Tapedeck({ ...this.#options, namespace: userId });
   }
 

@@ -114,6 +114,13 @@ export class DirectSessionHost implements DirectSessions {
     return record === undefined ? undefined : viewOf(record);
   }
 
+  async boundToolsets(ref: SessionRef): Promise<readonly string[]> {
+    const record = await this.#existing(ref);
+    // Read from the journal, as approvals are: a binding is journaled before bind answers, so a live session holds no other.
+    const ledger = readSession(await this.#deps.store.readJournal(record.id, 0, Number.MAX_SAFE_INTEGER));
+    return [...new Set([...ledger.tables.values()].map((table) => table.toolset))];
+  }
+
   async bind(ref: SessionRef, request: BindRequest): Promise<BoundSession> {
     this.#open();
     const toolset = await this.#deps.toolset(request.toolset);

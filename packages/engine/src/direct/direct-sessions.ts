@@ -24,6 +24,8 @@ import type {
 export interface DirectSessions {
   /** The session's record, if it exists: what the caller's scope is checked against. */
   find(ref: SessionRef): Promise<SessionRecordView | undefined>;
+  /** The toolsets the session's bindings bound, each once, in binding order (`not_found` without the session): what its calls may reach. */
+  boundToolsets(ref: SessionRef): Promise<readonly string[]>;
   /** Binds a tool table in the session (creating the session if it has none), recording it hidden from the model. */
   bind(ref: SessionRef, request: BindRequest): Promise<BoundSession>;
   /**

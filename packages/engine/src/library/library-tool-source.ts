@@ -16,6 +16,7 @@ import type { Store } from "../store/store.js";
 import { pinHttpTool } from "../toolset/pin-http.js";
 import type { ToolCallRequest, ToolOutcome, ToolSource } from "../sources/tool-source.js";
 import type { LibraryPlace } from "../toolset/library-spec-file.js";
+import { LIBRARY_DATA_GROUPS } from "./library-data.js";
 import { memoryDatabase, noLibraryFolder, workspaceFolder } from "./library-folder.js";
 
 /**
@@ -50,9 +51,6 @@ export interface LibrarySourceOptions {
   readonly shell?: () => Promise<ShellProbe>;
 }
 
-/** Groups whose tools keep files in the library folder. */
-const NEEDS_FOLDER: ReadonlySet<string> = new Set<LibraryGroupName>(["files", "shell", "memory"]);
-
 export class LibraryToolSource implements ToolSource, LibraryPlace, LibraryPinning {
   readonly #options: LibrarySourceOptions;
   #shell: Promise<ShellProbe> | undefined;
@@ -67,7 +65,7 @@ export class LibraryToolSource implements ToolSource, LibraryPlace, LibraryPinni
   }
 
   noFolder(group: string): string | undefined {
-    return NEEDS_FOLDER.has(group) && this.#options.folder === undefined ? noLibraryFolder(group) : undefined;
+    return LIBRARY_DATA_GROUPS.has(group) && this.#options.folder === undefined ? noLibraryFolder(group) : undefined;
   }
 
   /** The toolset's `library` groups as pinned tools (`pin-library.ts`). */

@@ -11,6 +11,7 @@ export { JOURNAL_LIMIT, LABELS, LIST_LIMIT, MAX_WAIT_SECONDS, NAMESPACE_MAX_LENG
 export { anyJson, deleted, id, idempotencyKey, jsonSchema, traceparent } from "./fields.js";
 export type { Deleted } from "./fields.js";
 export { labels, NAMESPACE_HEADER, namespace } from "./labels.js";
+export { NAMESPACE_FORMAT, namespaceError, namespaceProblem, quoteNamespace } from "./namespace-name.js";
 export type { Labels } from "./labels.js";
 export { ApiErrorCode, errorBody } from "./errors.js";
 export type { ApiErrorBody } from "./errors.js";

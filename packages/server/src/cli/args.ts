@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import { namespaceError } from "@tapedeck/protocol/api";
 
 /** A mistake on the command line: printed with the command's usage, exit code 2. */
 export class UsageError extends Error {
@@ -52,6 +53,16 @@ export function optionalFlag(value: string | boolean | undefined, flag: string):
   if (value === undefined) return undefined;
   if (typeof value !== "string") throw new UsageError(`--${flag} needs a value`);
   return value;
+}
+
+/** `--namespace`, refused (naming what is wrong) unless it is one end user's id spelled one way (`namespaceProblem`). */
+export function namespaceFlag(value: string | boolean | undefined): string | undefined {
+  const namespace = optionalFlag(value, "namespace");
+  if (namespace === undefined) return undefined;
+  if (namespace === "") throw new UsageError("--namespace needs a value: the end user's id");
+  const problem = namespaceError(namespace, "--namespace");
+  if (problem !== undefined) throw new UsageError(problem);
+  return namespace;
 }
 
 export function requireFlag(value: string | boolean | undefined, flag: string): string {

@@ -1,4 +1,5 @@
 import { Ajv, type ErrorObject, type Options } from "ajv";
+import { NAMESPACE_FORMAT, namespaceError, namespaceProblem } from "@tapedeck/protocol/api";
 import type { FastifySchemaCompiler, FastifySchemaValidationError, FastifyServerOptions } from "fastify";
 
 /** The part of a request a validation error is in (`body`, `querystring`, `params`, `headers`). */
@@ -19,6 +20,8 @@ const COMMON: Options = { verbose: true, allErrors: false, removeAdditional: fal
 
 const bodyAjv = new Ajv({ ...COMMON, coerceTypes: false });
 const textAjv = new Ajv({ ...COMMON, coerceTypes: "array" });
+// Every namespace field of the API (a run's, a token's, a credential's, a list filter) is one end user's id, spelled one way.
+for (const ajv of [bodyAjv, textAjv]) ajv.addFormat(NAMESPACE_FORMAT, { type: "string", validate: (name: string) => namespaceProblem(name) === undefined });
 
 export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => (httpPart === "body" ? bodyAjv : textAjv).compile(schema);
 
@@ -38,6 +41,9 @@ function describe(error: ErrorObject, part: SchemaErrorDataVar): string {
       return `${fieldPath(part, `${error.instancePath}/${String(params.missingProperty)}`)} is required.`;
     case "type":
       return `${where} must be ${article(String(params.type))}.`;
+    case "format":
+      if (params.format === NAMESPACE_FORMAT && typeof error.data === "string") return namespaceError(error.data, where) ?? `${where} is not a namespace.`;
+      return `${where} ${error.message ?? "is invalid"}.`;
     case "enum":
       return `${where} must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(", ")}.`;
     default:

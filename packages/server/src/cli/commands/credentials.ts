@@ -14,7 +14,7 @@ import {
   type Engine,
   type RegisteredToolset,
 } from "@tapedeck/engine";
-import { optionalFlag, parse, UsageError } from "../args.js";
+import { namespaceFlag, optionalFlag, parse, UsageError } from "../args.js";
 import { withEngine } from "../context.js";
 import { requireDataFolder } from "../data-folder.js";
 import { storeLocation } from "../store-location.js";
@@ -176,7 +176,7 @@ function hostsOf(values: Readonly<Record<string, unknown>>): string[] {
 /** `--run` alone, or `--toolset` with an optional `--namespace`. */
 function parseScope(values: Readonly<Record<string, string | boolean | undefined>>): CredentialScope {
   const toolset = optionalFlag(values.toolset, "toolset");
-  const namespace = optionalFlag(values.namespace, "namespace");
+  const namespace = namespaceFlag(values.namespace);
   const run = optionalFlag(values.run, "run");
   if (run !== undefined) {
     if (toolset !== undefined || namespace !== undefined) throw new UsageError("--run is a scope of its own: give it without --toolset or --namespace");

@@ -1,7 +1,7 @@
 import { openStore } from "@tapedeck/engine";
 import { createApiKey } from "../../http/index.js";
 import { openServerStores } from "../../store/server-stores.js";
-import { optionalFlag, parse, UsageError } from "../args.js";
+import { namespaceFlag, optionalFlag, parse, UsageError } from "../args.js";
 import { requireDataFolder } from "../data-folder.js";
 import type { Output } from "../print.js";
 import { storeLocation } from "../store-location.js";
@@ -18,8 +18,7 @@ export async function keysCommand(args: readonly string[], out: Output): Promise
   const [verb, extra] = positionals;
   if (verb !== "create") throw new UsageError(`unknown keys command "${verb ?? ""}"`);
   if (extra !== undefined) throw new UsageError(`unexpected argument ${JSON.stringify(extra)}`);
-  const namespace = optionalFlag(values.namespace, "namespace");
-  if (namespace === "") throw new UsageError("--namespace needs a value: the end user's id");
+  const namespace = namespaceFlag(values.namespace);
   const labels = parseLabels((values as Readonly<Record<string, unknown>>).label);
   const location = storeLocation(optionalFlag(values.store, "store"), values.data);
   // A key in a folder no server reads would be a key that never works.

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import type { Labels } from "@tapedeck/protocol/api";
+import { namespaceError, type Labels } from "@tapedeck/protocol/api";
 import type { ApiKeyRecord, ApiKeyStore } from "../../store/api-key-store.js";
 
 /** How an API key is written: the prefix tells keys from tokens (and lets secret scanners find leaked keys). */
@@ -27,6 +27,8 @@ export async function createApiKey(
   limits: { readonly namespace?: string; readonly labels?: Labels } = {},
   now = Date.now(),
 ): Promise<NewApiKey> {
+  const problem = limits.namespace === undefined ? undefined : namespaceError(limits.namespace, "The key's namespace");
+  if (problem !== undefined) throw new TypeError(problem);
   const secret = `${API_KEY_PREFIX}${randomBytes(32).toString("base64url")}`;
   const record: ApiKeyRecord = {
     id: `key_${randomBytes(6).toString("hex")}`,

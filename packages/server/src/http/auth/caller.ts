@@ -1,4 +1,4 @@
-import { NAMESPACE_HEADER } from "@tapedeck/protocol/api";
+import { NAMESPACE_HEADER, namespaceError } from "@tapedeck/protocol/api";
 import type { ApiKeyStore } from "../../store/api-key-store.js";
 import { ApiError } from "../api-error.js";
 import { API_KEY_PREFIX, findApiKey } from "./api-keys.js";
@@ -41,7 +41,10 @@ export async function identify(headers: Readonly<Record<string, string | string[
   // The header `Tapedeck.namespace(userId)` sends (Node lower-cases header names, and so is it written).
   const asked = headers[NAMESPACE_HEADER];
   if (asked === undefined) return caller;
-  if (typeof asked !== "string" || asked === "") throw new ApiError("invalid_request", `The ${NAMESPACE_HEADER} header must be one end user's id.`);
+  if (typeof asked !== "string") throw new ApiError("invalid_request", `The ${NAMESPACE_HEADER} header must be one end user's id, sent once.`);
+  // HTTP drops spaces around a header's value before it gets here; the SDK refuses them before sending.
+  const problem = namespaceError(asked, `The ${NAMESPACE_HEADER} header`);
+  if (problem !== undefined) throw new ApiError("invalid_request", problem);
   const narrowed = narrow(caller.scope, { namespace: asked });
   if (!narrowed.ok) throw new ApiError("forbidden", narrowed.message);
   return { ...caller, scope: narrowed.scope };

@@ -16,6 +16,7 @@ import {
   type StartedRun,
 } from "@tapedeck/protocol/api";
 import { mayActAs } from "../../tenancy/end-user-access.js";
+import { libraryLimited, mayReachLibraryData } from "../../tenancy/library-access.js";
 import { forbidUnless } from "../api-error.js";
 import { runView } from "../run-view.js";
 import { ttlMs } from "../run-ttl.js";
@@ -89,6 +90,8 @@ export function runActionRoutes(app: FastifyInstance, context: ServerContext): v
       const scope = caller.scope;
       const parent = await visibleRun(engine, scope, request.params.id);
       forbidUnless(mayActAs(caller, parent.namespace, "forking a run"));
+      if (libraryLimited(caller, parent.namespace))
+        forbidUnless(mayReachLibraryData(caller, parent.namespace, [(await engine.toolset(parent.toolsetId)).toolset], "forking a run"));
       const { source, input, idempotencyKey: key, ttl, traceparent: trace } = request.body;
       const started = await engine.fork({
         parent: parent.id,

@@ -23,6 +23,7 @@ import {
   type StartRunRequest,
 } from "@tapedeck/protocol/api";
 import { mayActAs } from "../../tenancy/end-user-access.js";
+import { libraryLimited, mayReachLibraryData } from "../../tenancy/library-access.js";
 import { narrow } from "../../tenancy/scope.js";
 import { ApiError, forbidUnless } from "../api-error.js";
 import { holdEnds, holdUntilSettled } from "../hold.js";
@@ -61,6 +62,7 @@ export function runRoutes(app: FastifyInstance, context: ServerContext): void {
       const { namespace: ns, labels: runLabels } = placed.scope;
       forbidUnless(mayActAs(caller, ns, "starting a run"));
       const engine = context.engine();
+      if (libraryLimited(caller, ns)) forbidUnless(mayReachLibraryData(caller, ns, [(await engine.toolset(toolset)).toolset], "starting a run"));
       const started = await engine.start({
         toolset,
         source,

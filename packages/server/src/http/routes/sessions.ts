@@ -26,10 +26,11 @@ import {
   type ToolCallAnswer,
   type ToolCallRequest,
 } from "@tapedeck/protocol/api";
-import { ApiError } from "../api-error.js";
+import { ApiError, forbidUnless } from "../api-error.js";
 import { holdEnds } from "../hold.js";
 import { errors } from "../schemas.js";
 import type { ServerContext } from "../../runtime/server-context.js";
+import { libraryLimited, mayReachLibraryData } from "../../tenancy/library-access.js";
 import { narrow, sees, type Scope } from "../../tenancy/scope.js";
 import { callerOf } from "./request-caller.js";
 
@@ -56,11 +57,15 @@ export function sessionRoutes(app: FastifyInstance, context: ServerContext): voi
       },
     },
     async (request): Promise<BoundSession> => {
-      const scope = callerOf(request).scope;
-      const direct = context.engine().direct;
+      const caller = callerOf(request);
+      const scope = caller.scope;
+      const engine = context.engine();
+      const direct = engine.direct;
       const ref = refOf(scope, request.params.session);
       const existing = await direct.find(ref);
       if (existing !== undefined && !sees(scope, existing)) throw sessionNotFound(request.params.session);
+      if (libraryLimited(caller, ref.namespace))
+        forbidUnless(mayReachLibraryData(caller, ref.namespace, [(await engine.toolset(request.body.toolset)).toolset], "binding them in a session"));
       // An existing session keeps its labels: a bind that names none names none (the caller's key's are already among them).
       if (existing !== undefined && request.body.labels === undefined) return direct.bind(ref, request.body);
       const placed = narrow(scope, { labels: request.body.labels });
@@ -82,12 +87,19 @@ export function sessionRoutes(app: FastifyInstance, context: ServerContext): voi
         tags: ["sessions"],
         params: sessionParams,
         body: toolCallRequest,
-        response: { 200: toolCallAnswer, ...errors(400, 401, 404, 409) },
+        response: { 200: toolCallAnswer, ...errors(400, 401, 403, 404, 409) },
       },
     },
     async (request, reply): Promise<ToolCallAnswer> => {
-      const direct = context.engine().direct;
-      const ref = await visibleSession(direct, callerOf(request).scope, request.params.session);
+      const caller = callerOf(request);
+      const engine = context.engine();
+      const direct = engine.direct;
+      const ref = await visibleSession(direct, caller.scope, request.params.session);
+      // A session an operator bound and labelled for this key may hold such tools: a call is new code, as a fork is.
+      if (libraryLimited(caller, ref.namespace)) {
+        const toolsets = await Promise.all((await direct.boundToolsets(ref)).map(async (id) => (await engine.toolset(id)).toolset));
+        forbidUnless(mayReachLibraryData(caller, ref.namespace, toolsets, "calling a tool in this session"));
+      }
       return direct.call(ref, request.body, holdEnds(context, request, reply));
     },
   );
