@@ -257,6 +257,9 @@ export class ToolCallState {
     }
     if ((grants.tools ?? []).includes(tool)) {
       const outcome = await this.call.host.invoke(tool, args, key, signal);
+      // The invocation's sensitive values (and what an invoked tool's fetch sent) are redacted
+      // from its answer, as recorded and as the tool sees it, and from the rest of the call.
+      if (outcome.secrets !== undefined && outcome.secrets.length > 0) this.#scanner = this.#scanner.with(outcome.secrets);
       // What an invoked user tool logged is this call's too, after its name (within this call's logLines).
       const logs =
         outcome.kind !== "interrupted" && outcome.kind !== "park" && outcome.logs !== undefined
