@@ -230,6 +230,54 @@ export default async () => {
     }
   });
 
+  void it("a user tool's call.sub entries hold markers, never values: an invoked tool echoing its sensitive argument, and the tool's own sensitive input passed on", async () => {
+    const t = setup({ "probe.run": { sensitiveParams: ["/password"] } });
+    const engine = await t.open();
+    try {
+      const { id } = await engine.registerToolset({
+        ...t.spec,
+        userTools: {
+          probe: {
+            run: {
+              description: "Echoes a token it makes through a tool whose argument is sensitive, and passes its password on to one whose argument is not.",
+              code: `import { fx } from "tapedeck:tools";
+                export default async (input: { password: string }) => {
+                  const token = ["sw0rd", "fish", "Token"].join("-");
+                  const echoed = await fx.echo({ text: token });
+                  const done = await fx.effects({ op: input.password });
+                  console.log("sent " + input.password);
+                  return { echoed: echoed.text, count: done.count };
+                };`,
+              inputSchema: { type: "object", properties: { password: { type: "string" } }, required: ["password"] },
+              outputSchema: { type: "object", properties: { echoed: { type: "string" }, count: { type: "number" } }, required: ["echoed", "count"] },
+              grants: { tools: ["fx.echo", "fx.effects"] },
+            },
+          },
+        },
+      });
+      const started = await engine.start({
+        toolset: id,
+        source: `import { probe } from "tapedeck:tools";\nexport default async () => probe.run({ password: ${JOINED} });`,
+      });
+      if (started.kind !== "started") throw new Error("refused");
+      // The tool sees the echo redacted, as a script does: what it sees is what a replay gets from the journal.
+      assert.deepEqual(await started.end, { status: "completed", output: { echoed: "[redacted: secret argument /text]", count: 1 } });
+      const journal = await engine.journal(started.runId);
+      const subs = journal.flatMap((e) => (e.kind === "call.sub" ? [e] : []));
+      assert.deepEqual(
+        subs.map((e) => e.tool),
+        ["fx.echo", "fx.effects"],
+      );
+      assert.deepEqual(subs[0]?.answer.ok === true ? subs[0].answer.value : undefined, { text: "[redacted: secret argument /text]" });
+      assert.deepEqual(subs[1]?.args, { op: "[redacted: secret argument /password]" });
+      assert.deepEqual(await findSecrets(engine, t.dir.path, [SECRET, "sw0rd-fish-Token"], { events: JSON.stringify(t.events) }), []);
+      assert.deepEqual(await engine.verify(started.runId), { ok: true, end: await started.end });
+    } finally {
+      await engine.close();
+      t.dir.cleanup();
+    }
+  });
+
   void it("live arguments that hold a redaction marker at a sensitive pointer are refused, naming the pointer", async () => {
     const t = setup();
     const engine = await t.open();

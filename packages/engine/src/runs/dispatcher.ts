@@ -206,6 +206,8 @@ export class RunDispatcher {
         traceparent: callTraceparent(this.traceId, request.key),
         ...(request.schemaChangeApproved === true ? { schemaChangeApproved: true } : {}),
         ...(request.subCalls === undefined ? {} : { subCalls: request.subCalls }),
+        // A source that records sub-calls (a user tool) keeps the call's sensitive values out of them.
+        ...(request.subCalls === undefined || request.secrets === undefined ? {} : { secrets: request.secrets }),
       },
       {
         clock: this.clock,

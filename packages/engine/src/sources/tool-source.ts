@@ -128,6 +128,13 @@ export interface ToolCallRequest {
    * base's own tools had (`secrets/derived-credential-use.ts`). Absent: a script's fetch.
    */
   readonly fetchOf?: PinnedTool;
+  /**
+   * The call's sensitive argument values (`sensitiveParams`), for a source that records host
+   * calls of its own (`subCalls`): it redacts them from what it records and from the answers
+   * it hands on, as the dispatcher redacts them from the call's result. Set by the dispatcher,
+   * and by the user tool source on its invocations (the invoked tool's own).
+   */
+  readonly secrets?: readonly KnownSecret[];
 }
 
 /**

@@ -38,11 +38,7 @@ export class ArgsRedaction {
 
   /** The sensitive values of a call as text, for the leak scan of its result (a tool echoing a password back). */
   secrets(tool: PinnedTool, args: JsonValue): readonly KnownSecret[] {
-    const found: KnownSecret[] = [];
-    for (const [pointer, value] of valuesAt(tool, args)) {
-      for (const text of leaves(value)) found.push({ value: text, name: `argument ${pointer}` });
-    }
-    return found;
+    return sensitiveValues(tool, args);
   }
 
   /** A call whose live arguments hold a marker where a secret goes: refused, or it could not be told from a redacted one. */
@@ -65,6 +61,15 @@ export class ArgsRedaction {
       `The call to ${path} was not sent: the value of its sensitive parameter ${pointer} is journaled only as a hash, and ${lost}. Make the call again.`,
     );
   }
+}
+
+/** The values at `tool`'s sensitive pointers in `args` as text (named `argument <pointer>`), for a leak scan; empty without `sensitiveParams`. */
+export function sensitiveValues(tool: PinnedTool, args: JsonValue): KnownSecret[] {
+  const found: KnownSecret[] = [];
+  for (const [pointer, value] of valuesAt(tool, args)) {
+    for (const text of leaves(value)) found.push({ value: text, name: `argument ${pointer}` });
+  }
+  return found;
 }
 
 function* valuesAt(tool: PinnedTool, args: JsonValue): Generator<[string, JsonValue]> {

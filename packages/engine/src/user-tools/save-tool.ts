@@ -16,7 +16,7 @@ import { SchemaValidator } from "../util/schema-validator.js";
 import { checkUserTool } from "./check-user-tools.js";
 import { MemorySubCallJournal, type UserToolHost } from "./user-tool-host.js";
 import type { UserTool } from "./user-tool-registration.js";
-import { UserToolRunner } from "./user-tool-runner.js";
+import { thrownCode, UserToolRunner } from "./user-tool-runner.js";
 
 /**
  * `save_tool`: a tool the model writes, checked and tested before it is registered. Its fields
@@ -158,7 +158,8 @@ async function runTests(tool: UserTool, tests: readonly ToolTestCase[], deps: Sa
 function judge(name: string, test: ToolTestCase, result: UserToolOutcomeResult): ToolTestResult {
   if (result.kind === "failure") {
     const got = { error: result.failure.code, message: result.failure.message };
-    if (test.error === result.failure.code) return { name, ok: true, got };
+    // A case may name the code the tool throws of its own: its failure is tool_error, that code kept as data.
+    if (test.error === result.failure.code || (test.error !== undefined && test.error === thrownCode(result.failure))) return { name, ok: true, got };
     const wanted = test.error === undefined ? `an output${test.output === undefined ? "" : ` ${canonicalJson(test.output)}`}` : `the error ${test.error}`;
     return { name, ok: false, got, problem: `expected ${wanted}, got the error ${result.failure.code}: ${result.failure.message}` };
   }

@@ -121,6 +121,8 @@ export class ToolCallState {
   #droppedLogs = 0;
   #fetches = 0;
   #invocations = 0;
+  /** The failures delivered to the tool, by the seq of its host call: only these may leave it as they are. */
+  readonly #delivered = new Map<number, ToolFailure>();
   subCalls = 0;
 
   constructor(
@@ -150,6 +152,7 @@ export class ToolCallState {
       if (answered === undefined) return this.timedOut();
       pending.delete(next);
       const { answer, durable, logs } = answered;
+      if (!answer.ok) this.#delivered.set(next, answer.error);
       // An invoked tool's lines join this call's as its answer is delivered: in issue order.
       this.#absorbLogs(logs);
       // Delivered while its record commits (the sandbox's work overlaps the commit); the step it
@@ -257,6 +260,9 @@ export class ToolCallState {
     }
     if ((grants.tools ?? []).includes(tool)) {
       const outcome = await this.call.host.invoke(tool, args, key, signal);
+      // The invocation's sensitive values (and what an invoked tool's fetch sent) are redacted
+      // from its answer, as recorded and as the tool sees it, and from the rest of the call.
+      if (outcome.secrets !== undefined && outcome.secrets.length > 0) this.#scanner = this.#scanner.with(outcome.secrets);
       // What an invoked user tool logged is this call's too, after its name (within this call's logLines).
       const logs =
         outcome.kind !== "interrupted" && outcome.kind !== "park" && outcome.logs !== undefined
@@ -332,7 +338,20 @@ export class ToolCallState {
     const name = this.tool.definition.name;
     const stack = error.stack === undefined ? "" : `\n${mapStack(error.stack, createPositionMapper(this.tool.sourceMap), FILENAME)}`;
     if (error.kind === "limit") return this.scanFailure({ code: LIMIT_EXCEEDED, message: `${name}: ${error.message}` });
-    if (error.failure !== undefined) return this.scanFailure(error.failure);
+    // A failure the engine delivered (rethrown) keeps its meaning, as the engine recorded it (the
+    // sandbox names its seq only for those: see the prelude's registry).
+    const delivered = error.seq === undefined ? undefined : this.#delivered.get(error.seq);
+    if (delivered !== undefined) return delivered;
+    // The tool's own ToolError carries no engine meaning (a code like credentials.expired, retryable):
+    // it is the tool's error, its text quoted, as a script's own is; what it threw stays as data (`details.thrown`).
+    if (error.failure !== undefined) {
+      const { code, message, details } = error.failure;
+      return this.scanFailure({
+        code: "tool_error",
+        message: `${name} threw a ToolError of its own (code ${JSON.stringify(code)}), not the failure of a call it made: ${JSON.stringify(message)}${stack}`,
+        details: { thrown: { code, ...(details === undefined ? {} : { details }) } },
+      });
+    }
     return this.scanFailure({ code: "tool_error", message: `${name} threw ${error.name}: ${error.message}${stack}` });
   }
 
@@ -348,6 +367,15 @@ export class ToolCallState {
       `${this.tool.definition.name} took longer than its deadline (${this.tool.limits.deadlineMs} ms), host calls included, and was stopped.`,
     );
   }
+}
+
+/** The code of the ToolError a user tool threw of its own (its failure is `tool_error`, the code kept in `details.thrown`), if it did. */
+export function thrownCode(failure: ToolFailure): string | undefined {
+  const { details } = failure;
+  if (failure.code !== "tool_error" || typeof details !== "object" || details === null || Array.isArray(details)) return undefined;
+  const thrown = details.thrown;
+  if (typeof thrown !== "object" || thrown === null || Array.isArray(thrown)) return undefined;
+  return typeof thrown.code === "string" ? thrown.code : undefined;
 }
 
 /** A host call's answer and the commit of its record. */

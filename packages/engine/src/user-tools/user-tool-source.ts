@@ -10,6 +10,7 @@ import { outcomeUnknown } from "../sources/outcome-unknown.js";
 import type { ResumedCall, ToolCallRequest, ToolOutcome, ToolSource } from "../sources/tool-source.js";
 import { boundedAttempt } from "../sources/bounded-attempt.js";
 import { pinHttpTool } from "../toolset/pin-http.js";
+import { sensitiveValues } from "../toolset/redacted-args.js";
 import type { SchemaValidator } from "../util/schema-validator.js";
 import { nestingRefusal } from "./invocation-nesting.js";
 import { userToolSpecOf } from "./user-tool-spec.js";
@@ -192,6 +193,8 @@ export class UserToolSource implements ToolSource {
       }
     }
     return {
+      // The call's own sensitive values: redacted from its sub-calls' records and answers, as from its result.
+      ...(request.secrets === undefined || request.secrets.length === 0 ? {} : { secrets: request.secrets }),
       fetch: async (args, key, signal, within) => {
         // `fetchOf`: a credential of a base toolset goes only where the base's own tools send it.
         const outcome = await this.#http.call({ ...this.#subRequest(request, key, signal), tool: http, args, targetCheck: within, fetchOf: request.tool });
@@ -236,16 +239,22 @@ export class UserToolSource implements ToolSource {
     }
     const attempt = target.source === "host" ? await this.#standingAttempt(request, target, key) : request.attempt;
     const { signal: _own, ...sub } = this.#subRequest(request, key, signal, attempt);
+    // The invoked tool's sensitive values, as the dispatcher finds a script's call's: an invoked
+    // user tool keeps them out of its own sub-calls, and the answer is redacted of them below.
+    const sensitive = sensitiveValues(target, args);
     // Bounded by the invoked tool's timeout and queueTimeout, as a script's call to it is.
     const bounded = boundedAttempt(
       { call: this.options.send },
-      { ...sub, tool: target, args, ...nested },
+      { ...sub, tool: target, args, ...nested, ...(sensitive.length === 0 ? {} : { secrets: sensitive }) },
       { clock: this.options.clock, stopped: STOPPED, stopFirst: signal.aborted ? new Error("the user tool's call stopped") : undefined },
     );
     const stop = () => bounded.stop(new Error("the user tool's call stopped"));
     signal.addEventListener("abort", stop, { once: true });
-    const outcome = await bounded.outcome.finally(() => signal.removeEventListener("abort", stop));
-    // What an invoked user tool's fetch sent is redacted from this call's outcome too.
+    const answered = await bounded.outcome.finally(() => signal.removeEventListener("abort", stop));
+    // The answer's `secrets` are what the invoking tool's runner redacts from this answer (its
+    // sub-call record and what the tool sees) and from the rest of its call: what an invoked
+    // user tool's fetch sent, and the invocation's sensitive values (a tool echoing them back).
+    const outcome: ToolOutcome = sensitive.length === 0 ? answered : { ...answered, secrets: [...(answered.secrets ?? []), ...sensitive] };
     if (outcome.secrets !== undefined) sent.push(...outcome.secrets);
     // An at_most_once tool whose worker was lost may have acted: that is its answer (recorded,
     // so no later attempt of this call sends it again), as the dispatcher decides for a script's call.

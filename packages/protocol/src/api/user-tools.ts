@@ -14,7 +14,7 @@ export interface ToolTestCase {
   readonly input: JsonValue;
   /** The output it must return (compared as canonical JSON). */
   readonly output?: JsonValue;
-  /** The code of the error it must fail with. */
+  /** The code of the error it must fail with: an engine code (limit_exceeded, refused, …), or the code of a ToolError the tool throws of its own (its failure is tool_error, the code kept in `details.thrown`). */
   readonly error?: string;
   /** What `fetch` answers, by URL and method (default GET). */
   readonly http?: readonly {
