@@ -198,8 +198,8 @@ describe("first steps with the CLI", () => {
   });
 });
 
-describe("the server's hints name its data folder", () => {
-  it("the admin key notice and the 401 answers say which data folder `tapedeck keys create` must use", async () => {
+describe("the server's hints name its data folder, in its log only", () => {
+  it("the admin key notice and the log say which data folder `tapedeck keys create` must use; a 401 answer says only that the key is unknown", async () => {
     await withCliTest("tapedeck-hints-", async ({ dir }) => {
       const dataDir = join(dir, "served data");
       const server = await startServeChild({ dataDir });
@@ -208,10 +208,22 @@ describe("the server's hints name its data folder", () => {
         assert.ok(server.stderr().includes(`tapedeck keys create --data '${dataDir}' --namespace <user>`), server.stderr());
         const none = await fetch(`${server.url}/v1/runs`);
         assert.equal(none.status, 401);
-        assert.ok(((await none.json()) as { error: { message: string } }).error.message.includes(`tapedeck keys create --data ${dataDir}`));
-        const unknown = await fetch(`${server.url}/v1/runs`, { headers: { authorization: "Bearer tdk_unknown" } });
+        const noneText = ((await none.json()) as { error: { message: string } }).error.message;
+        assert.match(noneText, /Authorization: Bearer <key>/);
+        const unknown = await fetch(`${server.url}/v1/runs`, { headers: { authorization: "Bearer tdk_unknown-key-xyzzy" } });
         assert.equal(unknown.status, 401);
-        assert.ok(((await unknown.json()) as { error: { message: string } }).error.message.includes(`this server's data folder (${dataDir})`));
+        const unknownText = ((await unknown.json()) as { error: { message: string } }).error.message;
+        assert.match(unknownText, /^Unknown API key\./);
+        for (const text of [noneText, unknownText]) {
+          // An unauthenticated caller learns nothing of the server: not its folder, not a command to run there.
+          assert.ok(!text.includes(dataDir) && !text.includes("served data") && !text.includes("keys create"), text);
+        }
+        // The operator's log says why, and how to make a key this server knows; never the key that was sent.
+        await server.stderrLine((line) => line.includes("refused (401)") && line.includes("unknown-key"));
+        const hint = await server.stderrLine((line) => line.includes("its API key is not one of this server's"));
+        assert.ok(hint.includes(`tapedeck keys create --data '${dataDir}'`), hint);
+        await server.stderrLine((line) => line.includes("refused (401)") && line.includes("sent no Authorization"));
+        assert.ok(!server.stderr().includes("xyzzy"), "the refused key is not logged");
       } finally {
         await server.stop();
       }

@@ -1,6 +1,9 @@
 import { workerWaitText, type RunWait } from "@tapedeck/protocol";
 import { dataFlagImplied } from "./args.js";
 import { short } from "./print.js";
+import { shellArg } from "../shell-arg.js";
+
+export { shellArg };
 
 /** How a parked run is printed: what it waits for, and the commands that resolve each wait. */
 
@@ -74,11 +77,6 @@ function resolution(runId: string, wait: RunWait, flags: CommandFlags, following
 export function flagText(flags: CommandFlags): string {
   const data = dataFlagImplied(flags.data) ? "" : ` --data ${shellArg(flags.data)}`;
   return `${data}${flags.host === undefined ? "" : ` --host ${shellArg(flags.host)}`}`;
-}
-
-/** `text` as one word of a POSIX shell command. */
-export function shellArg(text: string): string {
-  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`;
 }
 
 function iso(ms: number): string {

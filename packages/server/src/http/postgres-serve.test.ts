@@ -55,6 +55,13 @@ describeWithPostgres("tapedeck serve on PostgreSQL", (url) => {
         const adminKey = server.adminKey ?? assert.fail("the store's first start prints the admin key");
         assert.ok(!server.stderr().includes(new URL(url).password), "the store URL's password is never printed");
         const limited = await cli({ TAPEDECK_STORE: store }, "keys", "create", "--namespace", "alice");
+        // A key the store does not hold: the caller is told only that; the log names the command that works here (keys live in the store, not in a data folder).
+        const refused = await fetch(`${server.url}/v1/runs`, { headers: { authorization: "Bearer tdk_not-in-this-store" } });
+        assert.equal(refused.status, 401);
+        const refusedText = await refused.text();
+        assert.ok(/Unknown API key/.test(refusedText) && !refusedText.includes("--data") && !refusedText.includes(server.dataDir), refusedText);
+        const hint = await server.stderrLine((line) => line.includes("its API key is not one of this server's"));
+        assert.ok(hint.includes("tapedeck keys create --store <the store's URL>") && !hint.includes("--data"), hint);
         let td = server.client(adminKey);
         const toolset = (await td.toolsets.create(TOOLSET)).id;
         const worker = td.worker({ tools: { mail: { send: (_args: never, ctx: ToolContext) => `sent as ${ctx.idempotencyKey}` } } }).start();

@@ -7,6 +7,7 @@ import type { WebhookEndpoints } from "../webhooks/webhook-endpoints.js";
 import { ApiError } from "../http/api-error.js";
 import type { TokenSigner } from "../http/auth/tokens.js";
 import type { InProcessChannel } from "../http/in-process-channel.js";
+import type { RefusedCredential } from "../logging/refused-credentials.js";
 
 /**
  * What the routes share. The engine opens after the server listens (run-bound webhook URLs
@@ -29,8 +30,8 @@ export class ServerContext {
   /** Set for an embedded server: how in-memory requests authenticate and hang up. */
   readonly inProcess: InProcessChannel | undefined;
   readonly now: () => number;
-  /** The data folder, as the operator named it: the hints of the server's errors name it (where `tapedeck keys create` must run). */
-  readonly dataDir: string;
+  /** Told of each refused credential (401), for the operator's log (`logging/refused-credentials.ts`). */
+  readonly refused: ((reason: RefusedCredential) => void) | undefined;
   readonly #stopping = new AbortController();
   #engine: Engine | undefined;
   /** What is wrong with the store, once a probe found it unreachable (`store-health.ts`); undefined while it answers. */
@@ -46,7 +47,7 @@ export class ServerContext {
     readonly webhooks: WebhookEndpoints;
     readonly inProcess?: InProcessChannel;
     readonly now?: () => number;
-    readonly dataDir: string;
+    readonly refused?: (reason: RefusedCredential) => void;
   }) {
     this.store = parts.store;
     this.apiKeys = parts.apiKeys;
@@ -57,7 +58,7 @@ export class ServerContext {
     this.webhooks = parts.webhooks;
     this.inProcess = parts.inProcess;
     this.now = parts.now ?? Date.now;
-    this.dataDir = parts.dataDir;
+    this.refused = parts.refused;
   }
 
   /** Aborted when the server starts stopping: requests holding for a run answer at once. */

@@ -20,6 +20,8 @@ import type { ResolvedServeOptions } from "./serve-options.js";
 import { ServerContext } from "./server-context.js";
 import { StoreHealth } from "./store-health.js";
 import { requireSharedMasterKey, signingSecret } from "./shared-secrets.js";
+import { RefusedCredentialLog } from "../logging/refused-credentials.js";
+import { shellArg } from "../shell-arg.js";
 
 /** The server without a socket: what `startServer` listens with and `openEmbedded()` injects into. */
 /** How long a stopping server waits for connections to close by themselves before closing them: held requests answer in milliseconds. */
@@ -64,6 +66,7 @@ export async function openServerCore(
       new HostTaskQueue(store, { onFault: (error) => logger.error({ err: error }, "host task queue fault"), args: hostTaskArgsFor(store) }),
     );
     const workers = new WorkerPresence({ logger, lostAfterMs: options.workerLostAfterMs });
+    const refusedLog = new RefusedCredentialLog(logger, keysCreateCommand(storeUrl, options));
     const opened = new ServerContext({
       store,
       apiKeys: server.apiKeys,
@@ -72,7 +75,7 @@ export async function openServerCore(
       hostTasks,
       workers,
       webhooks,
-      dataDir: options.dataDir,
+      refused: (reason) => refusedLog.note(reason),
       ...(extra.inProcess ? { inProcess: extra.inProcess } : {}),
     });
     context = opened;
@@ -85,6 +88,13 @@ export async function openServerCore(
     await store.close();
     throw error;
   }
+}
+
+/** The command that makes a key this server knows, for the log's hints: on its data folder, or on the store every node shares (whose URL holds a password, never printed). */
+function keysCreateCommand(storeUrl: boolean, options: ResolvedServeOptions): string {
+  if (storeUrl) return "`tapedeck keys create --store <the store's URL>` (or with TAPEDECK_STORE set to it), on any machine that reaches the database";
+  if (options.store.startsWith("memory:")) return "no command: an in-memory store has only the keys its process made";
+  return `\`tapedeck keys create --data ${shellArg(options.store)}\` on this server's machine`;
 }
 
 class Core implements ServerCore {

@@ -7,8 +7,8 @@
  * - Every connection of a store works in its schema (`search_path` set at connection start,
  *   not by a later `SET` that a reset could lose), and reads `int8` as a JS number: every
  *   `bigint` column holds milliseconds or ids far below 2^53.
- * - The pool never crashes the process: an idle connection's error is noted, and the pool
- *   replaces the connection on next use.
+ * - No connection error ever crashes the process: an idle connection's error is noted (the pool
+ *   replaces the connection on next use), and a checked-out one's too, whenever it comes.
  */
 import pg from "pg";
 import type { PostgresLocation } from "./pg-location.js";
@@ -42,6 +42,12 @@ export function openPool(location: PostgresLocation, onIdleError: (error: Error)
   const pool = new pg.Pool({ ...connectionConfig(location), max: size, idleTimeoutMillis: 30_000 });
   // Without a listener an idle connection's error (the server restarted) would crash the process.
   pool.on("error", onIdleError);
+  // The pool listens only to idle connections: a checked-out one that the server ends while it
+  // runs no statement (a fast stop's FATAL 57P01 between two statements of a write, or the socket's
+  // end after a query failed) emits 'error' with nobody listening, which ends the process. Its
+  // holder learns of it anyway (its next statement fails as a lost connection, and the writer tries
+  // again on a new one), so the event itself needs no action.
+  pool.on("connect", (client) => client.on("error", () => undefined));
   return pool;
 }
 

@@ -199,6 +199,37 @@ describeWithPostgres("PostgresStore", (url) => {
       }
     });
 
+    void it("a connection the server ends while its write runs no statement (as a fast stop does) fails no process: the write is made again on a new connection", async () => {
+      const db = await freshSchema();
+      const store = await PostgresStore.open(db.url);
+      const handle = postgresHandle(store) ?? assert.fail("a PostgreSQL store has a handle");
+      let runs = 0;
+      try {
+        const value = await handle.write(async (tx) => {
+          runs++;
+          const [row] = (await tx.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows;
+          if (runs === 1) {
+            // The server ends this connection while it is checked out and idle between two of the
+            // write's statements: PostgreSQL's FATAL 57P01 arrives with no query to take it, which
+            // node-postgres emits as an 'error' event on the client (an unhandled one ends the process).
+            await db.admin.query("SELECT pg_terminate_backend($1)", [row!.pid]);
+            await eventually(
+              `the backend ${row!.pid} to exit`,
+              async () => (await db.admin.query("SELECT 1 FROM pg_stat_activity WHERE pid = $1", [row!.pid])).rowCount === 0,
+            );
+            // Macrotasks for the client's socket to read the FATAL and its end.
+            for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+          }
+          return (await tx.query<{ n: number }>("SELECT 41 + 1 AS n")).rows[0]!.n;
+        });
+        assert.equal(value, 42);
+        assert.equal(runs, 2, "the write ran again, once, on a new connection");
+      } finally {
+        await store.close();
+        await db.done();
+      }
+    });
+
     void it("a notifier whose listening connection is lost listens again, and hears what another node publishes", async () => {
       const db = await freshSchema();
       const store = await PostgresStore.open(db.url, { pollMs: 3_600_000 });

@@ -5,6 +5,7 @@ import { API_KEY_PREFIX, findApiKey } from "./api-keys.js";
 import type { InProcessChannel } from "../in-process-channel.js";
 import { narrow, UNLIMITED, type Scope } from "../../tenancy/scope.js";
 import { TOKEN_PREFIX, type TokenSigner } from "./tokens.js";
+import type { RefusedCredential } from "../../logging/refused-credentials.js";
 
 /** Who made a request, and what it may reach. */
 export interface Caller {
@@ -27,15 +28,15 @@ export interface CallerSources {
   readonly apiKeys: ApiKeyStore;
   readonly tokens: TokenSigner;
   readonly now: () => number;
-  /** The server's data folder: where `tapedeck keys create` makes keys this server knows. */
-  readonly dataDir: string;
+  /** Told why a request was refused (401), for the operator's log: the caller's answer says only that its credential was not accepted. */
+  readonly refused?: ((reason: RefusedCredential) => void) | undefined;
   /** An embedded server's channel: its key stands for an unlimited API key. */
   readonly inProcess?: InProcessChannel | undefined;
 }
 
 /** The caller of a `/v1` request, from `Authorization: Bearer …`. Throws 401 (no or bad credential) or 403 (a namespace outside it). */
 export async function identify(headers: Readonly<Record<string, string | string[] | undefined>>, sources: CallerSources): Promise<Caller> {
-  const credential = bearer(headers.authorization, sources.dataDir);
+  const credential = bearer(headers.authorization, sources);
   const caller =
     credential === sources.inProcess?.key ? IN_PROCESS : credential.startsWith(TOKEN_PREFIX) ? byToken(credential, sources) : await byKey(credential, sources);
   // The header `Tapedeck.namespace(userId)` sends (Node lower-cases header names, and so is it written).
@@ -53,28 +54,25 @@ export async function identify(headers: Readonly<Record<string, string | string[
 /** The caller of an embedded client: the application itself, in this process. */
 const IN_PROCESS: Caller = { kind: "key", keyId: "in-process", scope: UNLIMITED, operator: true };
 
-/** The command that makes a key this server knows, on its machine. */
-function keysCreate(dataDir: string): string {
-  return `\`tapedeck keys create --data ${dataDir}\``;
-}
-
-function bearer(header: string | string[] | undefined, dataDir: string): string {
+function bearer(header: string | string[] | undefined, sources: CallerSources): string {
   const match = typeof header === "string" ? /^Bearer +(\S+) *$/i.exec(header) : null;
-  if (!match)
-    throw new ApiError(
-      "unauthorized",
-      `Send an API key or an end user's token: Authorization: Bearer <key>. The server printed an admin key on the first start of its data folder; ${keysCreate(dataDir)} on the server's machine makes more.`,
-    );
+  if (!match) {
+    sources.refused?.("missing");
+    throw new ApiError("unauthorized", "Send an API key or an end user's token: Authorization: Bearer <key>. The server's operator gives out keys.");
+  }
   return match[1]!;
 }
 
 async function byKey(secret: string, sources: CallerSources): Promise<Caller> {
   const key = secret.startsWith(API_KEY_PREFIX) ? await findApiKey(sources.apiKeys, secret) : undefined;
-  if (!key)
+  if (!key) {
+    // Said to whoever asks, so it tells nothing of the server: where keys live and how to make one is in the operator's log.
+    sources.refused?.("unknown-key");
     throw new ApiError(
       "unauthorized",
-      `Unknown API key: it was never created in this server's data folder (${sources.dataDir}). Create one there with ${keysCreate(sources.dataDir)}.`,
+      "Unknown API key. Check that the whole key (tdk_…) is sent to the server it was made for, or ask the server's operator for one.",
     );
+  }
   const endUser = key.namespace === undefined ? {} : { endUser: key.namespace };
   return {
     kind: "key",
@@ -96,7 +94,9 @@ function byToken(token: string, sources: CallerSources): Caller {
       endUser: checked.claims.ns,
     };
   if (checked.reason === "expired") {
+    sources.refused?.("expired-token");
     throw new ApiError("unauthorized", `The token expired at ${new Date(checked.expiredAt).toISOString()}. Mint a new one with POST /v1/tokens.`);
   }
+  sources.refused?.("invalid-token");
   throw new ApiError("unauthorized", "The token is not valid: it was not issued by this server, or it was changed.");
 }

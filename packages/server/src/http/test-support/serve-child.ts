@@ -26,6 +26,8 @@ export interface ServeChild {
   readonly adminKey: string | undefined;
   /** Everything the server wrote to stderr so far (its log included). */
   stderr(): string;
+  /** Whether the process is still up (it has not exited, by itself or by a signal). */
+  running(): boolean;
   /** The first line of stderr, already written or to come, that `matches`; rejects with stderr if the server exits first. */
   stderrLine(matches: (line: string) => boolean): Promise<string>;
   /** A client on this server. */
@@ -103,6 +105,7 @@ export async function startServeChild(options: ServeChildOptions = {}): Promise<
     // A fresh folder's server prints its key before its address, but the two pipes are read independently.
     adminKey: fresh ? await adminKey : undefined,
     stderr: () => stderr,
+    running: () => child.exitCode === null && child.signalCode === null,
     stderrLine,
     client: (apiKey, namespace) => new Tapedeck({ baseUrl: url, apiKey, ...(namespace === undefined ? {} : { namespace }) }),
     cleanup: () => rmSync(dataDir, { recursive: true, force: true }),
