@@ -1,6 +1,8 @@
 import gfmPlugin from "@joplin/turndown-plugin-gfm";
 import { parseHTML } from "linkedom";
 import TurndownService from "turndown";
+import { removeHiddenElements } from "./hidden-elements.js";
+import { withoutInvisibleCharacters } from "./invisible-characters.js";
 
 /**
  * HTML to Markdown for a model to read: linkedom parses the page and applies the CSS selector,
@@ -8,7 +10,9 @@ import TurndownService from "turndown";
  *
  * Invariants:
  * - What a reader never sees is dropped before conversion: scripts, styles, templates, frames,
- *   embedded objects, SVG, and elements marked `hidden`.
+ *   embedded objects, SVG, and elements hidden by markup or CSS (`hidden-elements.ts`); and
+ *   after it, invisible and control characters (`invisible-characters.ts`). Both are a
+ *   prompt-injection defence: the model reads what a person sees.
  * - Links and images point at absolute URLs (resolved against `<base href>` or the page's URL),
  *   so the model can fetch what a link names; `javascript:` links keep their text only.
  * - An image keeps its alt text: `![alt](url)`, or `[image: alt]` when it has no URL worth
@@ -21,9 +25,11 @@ export type Conversion =
 
 /** The slice of the DOM this file uses (the engine compiles without the DOM's types). */
 interface Element {
+  readonly tagName: string;
   readonly outerHTML: string;
   readonly textContent: string | null;
   getAttribute(name: string): string | null;
+  hasAttribute(name: string): boolean;
   setAttribute(name: string, value: string): void;
   removeAttribute(name: string): void;
   remove(): void;
@@ -37,7 +43,7 @@ interface Document {
 }
 
 /** Never part of what a reader sees. */
-const INVISIBLE = "script, style, noscript, template, iframe, frame, frameset, object, embed, svg, canvas, link, meta, [hidden]";
+const INVISIBLE = "script, style, noscript, template, iframe, frame, frameset, object, embed, svg, canvas, link, meta";
 
 /** Lazy-loading pages keep the real image URL in one of these and put a placeholder in `src`. */
 const LAZY_SOURCES = ["data-src", "data-original", "data-lazy-src"];
@@ -60,8 +66,12 @@ export function htmlToMarkdown(html: string, pageUrl: string, selector?: string)
   // linkedom parses whole documents; a fragment is put into one first.
   const source = /<html[\s>]/i.test(html) ? html : `<!doctype html><html><head></head><body>${html}</body></html>`;
   const { document } = parseHTML(source) as unknown as { document: Document };
-  const title = document.querySelector("title")?.textContent?.replace(/\s+/g, " ").trim();
+  const title = withoutInvisibleCharacters(document.querySelector("title")?.textContent ?? "")
+    .replace(/\s+/g, " ")
+    .trim();
   const base = baseUrl(document, pageUrl);
+  const styleSheets = [...document.querySelectorAll("style")].map((style) => style.textContent ?? "");
+  removeHiddenElements(document, styleSheets);
   for (const element of [...document.querySelectorAll(INVISIBLE)]) element.remove();
   absolutize(document, base);
   let roots: Element[];
@@ -76,7 +86,7 @@ export function htmlToMarkdown(html: string, pageUrl: string, selector?: string)
       };
     }
   }
-  const markdown = roots.length === 0 ? "" : tidy(turndown.turndown(roots.map((root) => root.outerHTML).join("\n")));
+  const markdown = roots.length === 0 ? "" : tidy(withoutInvisibleCharacters(turndown.turndown(roots.map((root) => root.outerHTML).join("\n"))));
   return { ok: true, ...(title ? { title } : {}), markdown, ...(selector === undefined ? {} : { matched: roots.length }) };
 }
 

@@ -37,6 +37,44 @@ const PAGE = `<!doctype html>
   <footer>© 2026</footer>
 </body></html>`;
 
+/** Each hiding technique wraps one instruction a reader of the page never sees; every `visible-N` must stay. */
+const HIDDEN_TEXT_PAGE = `<!doctype html><html><head><title>Shop\u202E\u200B</title>
+<style>
+  .sneaky { display: none }
+  /* a comment { with braces } */
+  #gone, .also-gone { visibility : hidden !important; }
+  @media screen { .screen-hidden { font-size: 0 } }
+  @media print { .print-only-hidden { display: none } }
+  @font-face { font-family: x; src: url(x.woff) }
+</style></head><body>
+<p>visible-1</p>
+<p style="display:none">hidden-display</p>
+<p style="visibility: hidden">hidden-visibility</p>
+<p style="font-size:0px">hidden-font-size</p>
+<p style="font: 0/0 a">hidden-font-shorthand</p>
+<p style="opacity: 0">hidden-opacity</p>
+<p style="color: transparent">hidden-transparent</p>
+<p aria-hidden="true">hidden-aria</p>
+<p aria-hidden="false">visible-2</p>
+<p hidden>hidden-attribute</p>
+<div style="position:absolute; left:-9999px">hidden-offscreen-left</div>
+<div style="position:absolute; top: -10000px">hidden-offscreen-top</div>
+<div style="text-indent:-9999px">hidden-text-indent</div>
+<div style="transform: translateX(-10000px)">hidden-translate</div>
+<div style="position:absolute; width:1px; height:0; overflow:hidden">hidden-zero-box</div>
+<div style="clip: rect(0 0 0 0); position: absolute">hidden-clip</div>
+<div style="transform: scale(0)">hidden-scale</div>
+<div class="sneaky">hidden-class-rule</div>
+<div id="gone">hidden-id-rule</div>
+<span class="also-gone">hidden-list-rule</span>
+<span class="screen-hidden">hidden-media-screen</span>
+<span class="print-only-hidden">visible-3</span>
+<dialog>hidden-dialog</dialog>
+<dialog open>visible-4</dialog>
+<div style="position:absolute; left: 1200px; margin-left: -20px">visible-5</div>
+<p>visible-6: esc\u001b[2J bel\u0007 rlo\u202Egnp.exe zwsp\u200Bx tag\u{E0049}\u{E0047}x vs\u{E0101}x bom\uFEFFx nul\u0000x del\u007Fx c1\u009Bx emoji 👨\u200D👩\u200D👧 ❤\uFE0F</p>
+</body></html>`;
+
 before(async () => {
   server = await startLoopbackServer({
     "/docs/guide.html": (_req, res) => res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(PAGE),
@@ -49,6 +87,9 @@ before(async () => {
     "/untyped": (_req, res) => res.writeHead(200, { "content-type": "" }).end("<!DOCTYPE html><html><body><p>sniffed</p></body></html>"),
     "/to-private": (_req, res) => res.writeHead(302, { location: "http://10.0.0.1/admin" }).end(),
     "/emoji": (_req, res) => res.writeHead(200, { "content-type": "text/plain" }).end("a😀b"),
+    "/hidden-text": (_req, res) => res.writeHead(200, { "content-type": "text/html" }).end(HIDDEN_TEXT_PAGE),
+    "/controls.txt": (_req, res) => res.writeHead(200, { "content-type": "text/plain" }).end("plain\u001b]0;title\u0007 \u202Etxt\r\nline\u2028two"),
+    "/controls.json": (_req, res) => res.writeHead(200, { "content-type": "application/json" }).end('{"a":"\\u001b[31mred\\u202e"}'),
   });
   source = new HttpToolSource({ resolver: tableResolver({ "docs.test.example": ["127.0.0.1"] }), unsafeAllowLoopbackForTests: true });
   ctx = { now: () => 0, signal: new AbortController().signal, fetch: guardedFetchFrom(source, ["docs.test.example"]) };
@@ -75,6 +116,27 @@ void describe("web.fetch", () => {
     assert.match(content, /\| Code +\| Meaning +\|\n\| -+ \| -+ \|\n\| 200 +\| OK +\|/);
     assert.ok(content.includes("~~two~~") && content.includes("```js\nfetch(url)\n```"));
     for (const gone of ["color: red", "injected", "secret hidden text", "enable javascript", "base64"]) assert.ok(!content.includes(gone), gone);
+  });
+
+  it("drops text a reader never sees (hidden by markup, inline style or the page's style rules) and invisible or control characters, and says so in its description", async () => {
+    const page = await resultOf(webFetchTool, { url: `${base}/hidden-text` }, ctx);
+    const content = page.content as string;
+    for (let n = 1; n <= 6; n++) assert.ok(content.includes(`visible-${n}`), `visible-${n} is kept: ${content}`);
+    const leaked = [...content.matchAll(/hidden-[a-z-]+/g)].map((m) => m[0]);
+    assert.deepEqual(leaked, [], "no hidden text reaches the Markdown");
+    assert.equal(page.title, "Shop");
+    assert.ok(
+      content.includes("visible-6: esc\\[2J bel rlognp.exe zwspx tagx vsx bomx nulx delx c1x emoji 👨\u200D👩\u200D👧 ❤\uFE0F"),
+      JSON.stringify(content),
+    );
+    assert.doesNotMatch(content, /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u200B\u202A-\u202E\uFEFF]|[\u{E0000}-\u{E01EF}]/u);
+    const text = await resultOf(webFetchTool, { url: `${base}/controls.txt` }, ctx);
+    assert.equal(text.content, "plain]0;title txt\nline\ntwo");
+    const json = await resultOf(webFetchTool, { url: `${base}/controls.json` }, ctx);
+    assert.equal(json.content, '{\n  "a": "\\u001b[31mred"\n}', "JSON escapes stay visible; a raw bidi control goes");
+    const raw = await resultOf(webFetchTool, { url: `${base}/hidden-text`, format: "html" }, ctx);
+    assert.doesNotMatch(raw.content as string, /[\u001b\u0007\u202E\u200B]/);
+    assert.match(webFetchTool.description, /defence against instructions hidden in pages/);
   });
 
   it("a selector keeps only what it matches, says how many matched, and refuses a selector that is not CSS", async () => {
