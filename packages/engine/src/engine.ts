@@ -651,14 +651,18 @@ export class Engine {
 
   /**
    * Approves a call waiting for approval (or parked): the decision is journaled, then the call is
-   * sent with its key. `heldBy`: another live process holds the run and decides there.
+   * sent with its key. `heldBy`: another live process holds the run and decides there. `unsent`:
+   * this engine lacks a source the run needs (host tools, and no host module), so the decision is
+   * journaled and the call is sent by the process that next holds the run (a server wakes a
+   * parked run at once; a direct session's next request opens it); the text says what is missing.
+   * Such an engine never fails a call for want of its source.
    */
-  approve(runId: string, seq: number, options: { readonly reason?: string } = {}): Promise<{ readonly heldBy?: string }> {
+  approve(runId: string, seq: number, options: { readonly reason?: string } = {}): Promise<{ readonly heldBy?: string; readonly unsent?: string }> {
     return this.#scheduler.decide(runId, seq, "approved", options.reason);
   }
 
   /** Rejects a call waiting for approval (or parked): the decision is journaled; the script gets a `ToolError` (`approval_rejected`, `schema_changed` for a parked call). */
-  reject(runId: string, seq: number, options: { readonly reason?: string } = {}): Promise<{ readonly heldBy?: string }> {
+  reject(runId: string, seq: number, options: { readonly reason?: string } = {}): Promise<{ readonly heldBy?: string; readonly unsent?: string }> {
     return this.#scheduler.decide(runId, seq, "rejected", options.reason);
   }
 

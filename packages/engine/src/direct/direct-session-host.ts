@@ -11,6 +11,7 @@ import type {
 } from "@tapedeck/protocol/api";
 import { EngineError } from "../errors.js";
 import { REPLAY_VERSION } from "../runs/history.js";
+import type { DecidedWhere } from "../runs/run-scheduler.js";
 import type { RunRecord } from "../store/store.js";
 import { DirectSession, type SessionDeps } from "./direct-session.js";
 import { blobPage } from "./fetch-blob.js";
@@ -187,7 +188,7 @@ export class DirectSessionHost implements DirectSessions {
   }
 
   /** `Engine.approve` / `reject` of a session's call by its record id (the CLI, `POST /v1/runs/:id/calls/:seq/…`, another process's request). */
-  async decideById(recordId: string, seq: number, decision: Decision, reason: string | undefined): Promise<{ readonly heldBy?: string }> {
+  async decideById(recordId: string, seq: number, decision: Decision, reason: string | undefined): Promise<DecidedWhere> {
     const record = await this.#deps.store.getRun(recordId);
     if (record === undefined) throw new EngineError("not_found", `No session ${recordId}.`);
     const session = await this.#entered(record.id, () => Promise.resolve(record), {
@@ -196,10 +197,11 @@ export class DirectSessionHost implements DirectSessions {
     if (session === undefined) return { heldBy: record.owner?.id ?? "another process" };
     try {
       await session.decide(seq, decision, reason === undefined ? {} : { reason });
+      const unsent = decision === "approved" ? await session.lackingSource(seq) : undefined;
+      return unsent === undefined ? {} : { unsent };
     } finally {
       session.leave();
     }
-    return {};
   }
 
   async blob(ref: SessionRef, handle: string, offset: number): Promise<BlobPageAnswer> {

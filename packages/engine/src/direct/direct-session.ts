@@ -300,6 +300,18 @@ export class DirectSession {
     return { id, decision, ...(note === undefined ? {} : { note }) };
   }
 
+  /**
+   * Why this process cannot send call `seq` (its tool's source is not here: a host tool in a CLI
+   * without `--host`), or undefined when it can. Such a call, approved, stays open and unsent for
+   * the process that next holds the session (`CallIntake`'s invariants).
+   */
+  async lackingSource(seq: number): Promise<string | undefined> {
+    const call = this.#ledger.seqs.get(seq);
+    if (call === undefined) return undefined;
+    const tool = (await this.#binding(call.binding)).toolset.byPath.get(call.tool);
+    return tool === undefined ? undefined : this.#deps.source.check?.([tool]);
+  }
+
   /** A request enters the session: until it leaves, the session is in use (never evicted). */
   enter(): void {
     this.#active++;

@@ -49,6 +49,10 @@ import type { WorkflowHost } from "./workflow-host.js";
  * - The same key (`<owner>/<seq>`) on every attempt of a call.
  * - Every call issued has exactly one outcome, unless the intake closes first (`open` counts the
  *   calls that have none yet); after `close`, late results are dropped.
+ * - A call whose tool's source this process lacks (`ToolSource.check`: a host tool where no host
+ *   tools are served, the CLI deciding a direct session's call) is never sent nor failed here:
+ *   nothing is journaled for it past its decision, and it stays open for the process that next
+ *   holds the run, which has the source. Failing it would tell the model a lie, for good.
  *
  * A caller without a sandbox (a session of model tool calls, whose journal is keyed by the
  * session's id, so its calls' keys are `{session}/{seq}`) uses it like this:
@@ -491,6 +495,7 @@ export class CallIntake {
         return this.#waitForWindow(seq, decision.then, decision.until);
       case "resume": {
         const { tool, args, attempt, otherwise, schemaChangeApproved = false } = decision;
+        if (this.#lacksSource(tool)) return;
         const stands = this.deps.source.resumes?.({ tool, runId: this.run.id, seq, idempotencyKey: this.#key(seq), attempt });
         if (stands === undefined) return this.#act(seq, otherwise);
         stands.then(
@@ -501,6 +506,8 @@ export class CallIntake {
       }
       case "send": {
         const { tool, args, attempt, interrupted, schemaChangeApproved = false } = decision;
+        // Before its `call.attempt`: the process that sends it journals the attempt it makes.
+        if (this.#lacksSource(tool)) return;
         if (interrupted === undefined) return this.#send(seq, tool, args, attempt, schemaChangeApproved);
         this.journal.append([{ kind: "call.attempt", seq, attempt, reason: interrupted }], this.deps.clock.now()).then(
           () => this.#send(seq, tool, args, attempt, schemaChangeApproved),
@@ -520,6 +527,7 @@ export class CallIntake {
    * after such a park.
    */
   #send(seq: number, tool: PinnedTool, args: JsonValue, attempt: number, schemaChangeApproved: boolean): void {
+    if (this.#lacksSource(tool)) return;
     // Never a marker to a tool: without its live values (a direct session restarted) the call fails unsent.
     const lost = this.#sensitive.lostValues(tool, toolPath(tool), args, this.#lostWhy.get(seq));
     if (lost !== undefined) return this.#conclude(seq, { ok: false, error: lost });
@@ -542,6 +550,11 @@ export class CallIntake {
       })
       .then((dispatched) => ("parked" in dispatched ? this.#park(seq, tool, args, dispatched.parked) : this.#conclude(seq, dispatched)))
       .catch((error: unknown) => this.host.fault(error));
+  }
+
+  /** Whether this process cannot send calls of `tool` (see the invariants): the call is then left open, unsent. */
+  #lacksSource(tool: PinnedTool): boolean {
+    return this.deps.source.check?.([tool]) !== undefined;
   }
 
   /** Where call `seq`'s source records its host calls: the run's journal (`call.sub`). */

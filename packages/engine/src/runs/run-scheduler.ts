@@ -1,4 +1,14 @@
-import { decisionEvent, needsDecision, terminalStatuses, type Decision, type JsonValue, type RunEnd, type RunEvent, type RunWait } from "@tapedeck/protocol";
+import {
+  decisionEvent,
+  needsDecision,
+  terminalStatuses,
+  type Decision,
+  type JournalEntry,
+  type JsonValue,
+  type RunEnd,
+  type RunEvent,
+  type RunWait,
+} from "@tapedeck/protocol";
 import type { Clock } from "../clock.js";
 import { EngineError } from "../errors.js";
 import { MAX_HOST_FAULTS } from "../limits.js";
@@ -48,7 +58,19 @@ import { createWebhook } from "./webhooks.js";
 /** Direct tool sessions, whose records are runs' (`Engine.direct`): which records are theirs, and how their calls are decided. */
 export interface SessionDecisions {
   owns(runId: string): boolean;
-  decide(runId: string, seq: number, decision: Decision, reason: string | undefined): Promise<{ readonly heldBy?: string }>;
+  decide(runId: string, seq: number, decision: Decision, reason: string | undefined): Promise<DecidedWhere>;
+}
+
+/** Where a decision (`Engine.approve`, `reject`) is acted on, when not in this process as it returns. */
+export interface DecidedWhere {
+  /** Another live process holds the run and journals the decision there (it reads the request left for it). */
+  readonly heldBy?: string;
+  /**
+   * This process lacks a source the run needs (a host tool, and no host module here): the
+   * decision is journaled here, and the call is sent (the run goes on) in the process that next
+   * holds the run — a server wakes it, a direct session's next request does. Says what is missing.
+   */
+  readonly unsent?: string;
 }
 
 /** How often an engine that wakes every run looks for runs other processes parked. */
@@ -296,7 +318,7 @@ export class RunScheduler implements RunHost {
   }
 
   /** `Engine.approve` / `reject`: journals the decision where the run executes (here, woken if parked, or in the process that holds it). */
-  async decide(runId: string, seq: number, decision: Decision, reason: string | undefined): Promise<{ readonly heldBy?: string }> {
+  async decide(runId: string, seq: number, decision: Decision, reason: string | undefined): Promise<DecidedWhere> {
     this.#open();
     // A direct tool session's record is a run's, but its calls are the session's to decide.
     if (this.#sessions?.owns(runId) === true) return this.#sessions.decide(runId, seq, decision, reason);
@@ -315,8 +337,15 @@ export class RunScheduler implements RunHost {
           await this.store.putRunRequest(runId, { kind: "decide", seq, decision, ...(reason === undefined ? {} : { reason }) }, this.clock.now());
           return run.owner?.id === undefined ? {} : { heldBy: run.owner.id };
         }
+        const loaded = await this.#catalog.get(run.toolsetId);
+        const lacking = this.#catalog.sourcesProblem(loaded.pinned);
+        if (lacking !== undefined) {
+          const left = await this.#decideForLater(run, seq, decision, reason, lacking);
+          if (left !== undefined) return left;
+          continue;
+        }
         if (run.status === "waiting") await this.#unpark(runId);
-        else this.execute(run, await this.#catalog.get(run.toolsetId));
+        else this.execute(run, loaded);
         live = this.#executors.get(runId);
         if (!live) {
           // Another process took the run between the read and the claim: ask it.
@@ -326,6 +355,33 @@ export class RunScheduler implements RunHost {
       }
       if (await live.executor.decide(seq, decision, reason)) return {};
       await live.stopped;
+    }
+  }
+
+  /**
+   * Journals a decision on a run this process cannot execute (`lacking`: a source its toolset
+   * needs is not here) and leaves the run to one that can: the wait is taken from the record,
+   * and a parked run is due at once, so the next engine that wakes runs (a server) goes on with
+   * it and sends the call. Under the run's lease, so no executor races the append; undefined when
+   * another process took the run meanwhile (the caller asks that one).
+   */
+  async #decideForLater(read: RunRecord, seq: number, decision: Decision, reason: string | undefined, lacking: string): Promise<DecidedWhere | undefined> {
+    if (!(await this.#leases.claim(read))) return undefined;
+    try {
+      const run = await this.run(read.id);
+      if (!(run.waits ?? []).some((wait) => wait.seq === seq && needsDecision(wait)))
+        throw new EngineError("conflict", `Call #${seq} of run ${run.id} is not waiting for a decision (it was decided meanwhile).`);
+      const now = this.clock.now();
+      const waits = (run.waits ?? []).filter((wait) => wait.seq !== seq);
+      const entry: JournalEntry = { index: run.journalLength, at: now, kind: "call.decided", seq, decision, ...(reason === undefined ? {} : { reason }) };
+      await this.store.append(run.id, [entry], {
+        updatedAt: now,
+        waits: waits.length > 0 ? waits : null,
+        ...(run.status === "waiting" ? { wakeAt: now } : {}),
+      });
+      return { unsent: lacking };
+    } finally {
+      await this.#leases.release(read.id);
     }
   }
 

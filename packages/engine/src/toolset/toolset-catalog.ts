@@ -203,8 +203,13 @@ export class ToolsetCatalog {
 
   /** Throws `misconfigured` when this engine cannot serve every tool of the toolset (no host tools, a host module that lacks some). */
   checkSources(toolset: PinnedToolset): void {
-    const problem = this.#sources.check(toolset.tools);
+    const problem = this.sourcesProblem(toolset);
     if (problem !== undefined) throw new EngineError("misconfigured", problem);
+  }
+
+  /** What `checkSources` would throw, as text; undefined when this engine can serve every tool of the toolset. */
+  sourcesProblem(toolset: PinnedToolset): string | undefined {
+    return this.#sources.check(toolset.tools);
   }
 
   /** Type-checks a script against a toolset's declarations (off the event loop); a script past `MAX_SCRIPT_BYTES` is refused unchecked. */

@@ -41,11 +41,15 @@ async function decide(decision: Decision, args: readonly string[], out: Output):
       // A direct tool session's call: the session (in the server that holds it, or here) sends it; the harness reads its result.
       const options = reason === undefined ? {} : { reason };
       const decided = decision === "approved" ? await engine.approve(runId, seq, options) : await engine.reject(runId, seq, options);
-      out.stderr(
-        decided.heldBy === undefined
-          ? `${decision} call #${seq} of session ${runId}`
-          : `${decision} call #${seq} of session ${runId}: the process that holds the session (${decided.heldBy}) journals the decision and sends the call`,
-      );
+      if (decided.heldBy !== undefined)
+        out.stderr(
+          `${decision} call #${seq} of session ${runId}: the process that holds the session (${decided.heldBy}) journals the decision and sends the call`,
+        );
+      else if (decided.unsent !== undefined)
+        out.stderr(
+          `${decision} call #${seq} of session ${runId}: the decision is journaled; the call is sent by the process that next holds the session with its tools (the server, when the harness handles the call again), not by this one: ${decided.unsent}`,
+        );
+      else out.stderr(`${decision} call #${seq} of session ${runId}`);
       return 0;
     }
     const logsFrom = (await engine.getRun(runId)).journalLength;
@@ -54,6 +58,13 @@ async function decide(decision: Decision, args: readonly string[], out: Output):
     out.stderr(`${decision} call #${seq} of run ${runId}`);
     if (decided.heldBy !== undefined) {
       out.stderr(`run ${runId} is kept by another process (${decided.heldBy}), which journals the decision and goes on there`);
+      return 0;
+    }
+    if (decided.unsent !== undefined) {
+      // Run here, it would fail its host calls for want of their source: the run is left to a process that has them.
+      out.stderr(
+        `the decision is journaled; run ${runId} goes on in the next process that wakes it with its tools (a running tapedeck serve at once, or tapedeck resume ${runId} --host <module>), not in this one: ${decided.unsent}`,
+      );
       return 0;
     }
     const flags = { data: values.data, host };
