@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { lstatSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -54,6 +54,27 @@ void describe("the shell sandbox's isolation", { skip: bubblewrap.skip ?? false 
     writeFileSync(join(ctx.workspace.root, "made/deep/f"), "engine again\n");
     assert.equal(readFileSync(join(ctx.workspace.root, "made/deep/f"), "utf8"), "engine again\n");
   });
+
+  it(
+    "giving the workspace to the sandbox user follows no link out of it: files outside stay root's",
+    { skip: process.getuid?.() !== 0 && "only an engine running as root gives the workspace's files to the sandbox user" },
+    async () => {
+      const outside = join(dir, "outside");
+      mkdirSync(join(outside, "folder"), { recursive: true });
+      writeFileSync(join(outside, "secret"), "root's");
+      writeFileSync(join(outside, "folder", "inner"), "root's too");
+      // Links a command could leave for the next one: to a file and a folder outside, absolute and relative.
+      symlinkSync(join(outside, "secret"), join(ctx.workspace.root, "abs-link"));
+      symlinkSync(join(outside, "folder"), join(ctx.workspace.root, "folder-link"));
+      symlinkSync("../outside/secret", join(ctx.workspace.root, "rel-link"));
+      const ran = await run("ls -l abs-link folder-link rel-link | wc -l");
+      assert.equal(ran.stdout, "3\n", ran.stderr as string);
+      for (const path of [outside, join(outside, "secret"), join(outside, "folder"), join(outside, "folder", "inner")]) {
+        assert.equal(lstatSync(path).uid, 0, `${path} is still root's`);
+      }
+      assert.equal(lstatSync(join(ctx.workspace.root, "abs-link")).uid, SANDBOX_ID, "the link itself is the sandbox user's");
+    },
+  );
 
   it("has no capabilities and cannot make a user namespace of its own", async () => {
     const ran = await run("grep '^Cap' /proc/self/status; unshare --user true 2>/dev/null && echo 'made a user namespace' || echo 'no user namespace'");
