@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -210,6 +210,16 @@ void describe(
       assert.match(ran.note as string, /its processes together reached the memory limit of 128 MiB/);
       const alone = await run(`perl -e '$x = "x" x (60 * 1024 * 1024); print "kept\\n"'`, ctx, small);
       assert.equal(alone.stdout, "kept\n", "one of them alone fits");
+      // Each command's memory cgroup is removed after it (other files' commands may still have theirs for a while).
+      const parent = memoryCgroup!.parent;
+      const ours = (): string[] => readdirSync(parent).filter((name) => name.startsWith("tapedeck-shell-"));
+      const seen = ours();
+      for (let waited = 0; waited < 10_000 && seen.some((name) => ours().includes(name)); waited += 100)
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      assert.deepEqual(
+        seen.filter((name) => ours().includes(name)),
+        [],
+      );
     });
   },
 );
