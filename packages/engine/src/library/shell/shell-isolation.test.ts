@@ -175,6 +175,8 @@ void describe("the shell sandbox's isolation", { skip: bubblewrap.skip ?? false 
     const file = await run("head -c 2M /dev/zero > two.bin", ctx, small);
     assert.match(file.note as string, /file-size limit of 1 MiB/);
     assert.equal(statSync(join(ctx.workspace.root, "two.bin")).size, MiB);
+    const forks = await run("for i in $(seq 40); do sleep 3 & done; wait", ctx, small);
+    assert.match(forks.note as string, /reached the limit of 32 processes: some could not be started/, forks.stderr as string);
     const cpu = await run("while :; do :; done", ctx, small);
     assert.equal(cpu.timedOut, false, "stopped by its CPU time, well before the 60 s time limit");
     assert.match(cpu.note as string, /stopped at the CPU time limit of 1 s/);
