@@ -1,4 +1,5 @@
 import { lstatSync, readlinkSync } from "node:fs";
+import { SETPRIV } from "./process-limit.js";
 
 /**
  * The bubblewrap command line of a sandboxed shell command. What the command can see and do:
@@ -100,7 +101,7 @@ export function rootWrapperArgs(workspace: string, user: { readonly uid: number;
   const args = ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--new-session", "--cap-drop", "ALL"];
   for (const cap of ["CAP_CHOWN", "CAP_DAC_READ_SEARCH", "CAP_SETUID", "CAP_SETGID"]) args.push("--cap-add", cap);
   args.push(...systemArgs(), "--bind", "/proc", "/proc", "--dev", "/dev", "--dir", "/tmp", "--bind", workspace, SANDBOX_WORKSPACE, "--clearenv");
-  const script = `uid=$1 gid=$2; shift 2; chown -R -h --from=0 "$uid:$gid" ${SANDBOX_WORKSPACE} && exec /usr/bin/setpriv --reuid="$uid" --regid="$gid" --clear-groups -- "$@"`;
+  const script = `uid=$1 gid=$2; shift 2; chown -R -h --from=0 "$uid:$gid" ${SANDBOX_WORKSPACE} && exec ${SETPRIV} --reuid="$uid" --regid="$gid" --clear-groups -- "$@"`;
   args.push("--", "/bin/sh", "-c", script, "sh", String(user.uid), String(user.gid), ...inner);
   return args;
 }

@@ -77,7 +77,7 @@ const ARG0_LOW = 16;
 
 type Arch = keyof typeof AUDIT_ARCH;
 
-/** One instruction with symbolic jump targets (`next`: the following one), or a label naming the next instruction. */
+/** One instruction with symbolic jump targets (a target left out: the following instruction), or a label naming the next instruction. */
 type Line = { readonly code: number; readonly k: number; readonly jt?: string; readonly jf?: string } | { readonly label: string };
 
 /** An instruction of the assembled program (`struct sock_filter`). */

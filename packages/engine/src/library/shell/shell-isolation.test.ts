@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { lstatSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -54,6 +54,27 @@ void describe("the shell sandbox's isolation", { skip: bubblewrap.skip ?? false 
     writeFileSync(join(ctx.workspace.root, "made/deep/f"), "engine again\n");
     assert.equal(readFileSync(join(ctx.workspace.root, "made/deep/f"), "utf8"), "engine again\n");
   });
+
+  it(
+    "giving the workspace to the sandbox user follows no link out of it: files outside stay root's",
+    { skip: process.getuid?.() !== 0 && "only an engine running as root gives the workspace's files to the sandbox user" },
+    async () => {
+      const outside = join(dir, "outside");
+      mkdirSync(join(outside, "folder"), { recursive: true });
+      writeFileSync(join(outside, "secret"), "root's");
+      writeFileSync(join(outside, "folder", "inner"), "root's too");
+      // Links a command could leave for the next one: to a file and a folder outside, absolute and relative.
+      symlinkSync(join(outside, "secret"), join(ctx.workspace.root, "abs-link"));
+      symlinkSync(join(outside, "folder"), join(ctx.workspace.root, "folder-link"));
+      symlinkSync("../outside/secret", join(ctx.workspace.root, "rel-link"));
+      const ran = await run("ls -l abs-link folder-link rel-link | wc -l");
+      assert.equal(ran.stdout, "3\n", ran.stderr as string);
+      for (const path of [outside, join(outside, "secret"), join(outside, "folder"), join(outside, "folder", "inner")]) {
+        assert.equal(lstatSync(path).uid, 0, `${path} is still root's`);
+      }
+      assert.equal(lstatSync(join(ctx.workspace.root, "abs-link")).uid, SANDBOX_ID, "the link itself is the sandbox user's");
+    },
+  );
 
   it("has no capabilities and cannot make a user namespace of its own", async () => {
     const ran = await run("grep '^Cap' /proc/self/status; unshare --user true 2>/dev/null && echo 'made a user namespace' || echo 'no user namespace'");
@@ -154,6 +175,8 @@ void describe("the shell sandbox's isolation", { skip: bubblewrap.skip ?? false 
     const file = await run("head -c 2M /dev/zero > two.bin", ctx, small);
     assert.match(file.note as string, /file-size limit of 1 MiB/);
     assert.equal(statSync(join(ctx.workspace.root, "two.bin")).size, MiB);
+    const forks = await run("for i in $(seq 40); do sleep 3 & done; wait", ctx, small);
+    assert.match(forks.note as string, /reached the limit of 32 processes: some could not be started/, forks.stderr as string);
     const cpu = await run("while :; do :; done", ctx, small);
     assert.equal(cpu.timedOut, false, "stopped by its CPU time, well before the 60 s time limit");
     assert.match(cpu.note as string, /stopped at the CPU time limit of 1 s/);
@@ -189,6 +212,16 @@ void describe(
       assert.match(ran.note as string, /its processes together reached the memory limit of 128 MiB/);
       const alone = await run(`perl -e '$x = "x" x (60 * 1024 * 1024); print "kept\\n"'`, ctx, small);
       assert.equal(alone.stdout, "kept\n", "one of them alone fits");
+      // Each command's memory cgroup is removed after it (other files' commands may still have theirs for a while).
+      const parent = memoryCgroup!.parent;
+      const ours = (): string[] => readdirSync(parent).filter((name) => name.startsWith("tapedeck-shell-"));
+      const seen = ours();
+      for (let waited = 0; waited < 10_000 && seen.some((name) => ours().includes(name)); waited += 100)
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      assert.deepEqual(
+        seen.filter((name) => ours().includes(name)),
+        [],
+      );
     });
   },
 );

@@ -78,6 +78,8 @@ export interface LimitEvidence {
   readonly exitCode: number | null;
   readonly signal: string | null;
   readonly stderr: string;
+  /** The pids cgroup refused a fork (known where there is one; elsewhere the shell's complaint says so). */
+  readonly processLimitReached?: boolean;
   /** The command's memory cgroup killed a process (known where there is one). */
   readonly memoryLimitReached?: boolean;
 }
@@ -109,6 +111,9 @@ export function limitNotes(ran: LimitEvidence, limits: ShellLimits): string[] {
   }
   if (ran.signal === "SIGXCPU" || ran.exitCode === SHELL_SIGXCPU) {
     notes.push(`A process was stopped at the CPU time limit of ${limits.cpuSeconds} s.`);
+  }
+  if (ran.processLimitReached === true || /fork: (retry: )?Resource temporarily unavailable|Cannot fork/i.test(ran.stderr)) {
+    notes.push(`It reached the limit of ${limits.maxProcesses} processes: some could not be started.`);
   }
   if (/Too many open files/i.test(ran.stderr)) notes.push(`A process reached the limit of ${limits.maxOpenFiles} open files.`);
   return notes;

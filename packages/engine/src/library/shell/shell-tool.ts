@@ -66,7 +66,6 @@ export function shellTools(sandbox: ShellSandbox): readonly LibraryTool<"workspa
       if (ran.stopped === "timeout") notes.push(`The command was stopped after ${timeoutMs / 1000} s, its time limit.`);
       if (ran.stopped === "output") notes.push("The command was stopped: it printed far more than is kept.");
       if (ran.stopped === "aborted") notes.push("The command was stopped: the call was cancelled.");
-      if (ran.processLimitReached === true) notes.push(`It reached the limit of ${maxProcesses} processes: some could not be started.`);
       notes.push(...limitNotes(ran, limits));
       if (ran.stdoutOmittedBytes > 0)
         notes.push(`${ran.stdoutOmittedBytes} more bytes of stdout were left out; redirect output to a file and read it with files.read.`);
