@@ -116,8 +116,10 @@ export class DirectSessionHost implements DirectSessions {
   }
 
   async boundToolsets(ref: SessionRef): Promise<readonly string[]> {
+    const live = await this.#liveSession(ref);
+    if (live !== undefined) return live.boundToolsets;
     const record = await this.#existing(ref);
-    // Read from the journal, as approvals are: a binding is journaled before bind answers, so a live session holds no other.
+    // Read from the journal, as approvals are: a binding is journaled before bind answers.
     const ledger = readSession(await this.#deps.store.readJournal(record.id, 0, Number.MAX_SAFE_INTEGER));
     return [...new Set([...ledger.tables.values()].map((table) => table.toolset))];
   }

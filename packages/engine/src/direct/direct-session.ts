@@ -324,6 +324,11 @@ export class DirectSession {
   }
 
   /** When a request last ended in the session (the engine's clock). */
+  /** The toolsets its bindings bound, each once (the ledger keeps every binding read or made). */
+  get boundToolsets(): readonly string[] {
+    return [...new Set([...this.#ledger.tables.values()].map((table) => table.toolset))];
+  }
+
   get lastUsed(): number {
     return this.#lastUsed;
   }

@@ -6,10 +6,10 @@ import { failure } from "../http/test-support/failure.js";
 import { startHostileServer, type HostileServer } from "./hostile-harness.js";
 
 /**
- * Tenants reaching each other's library data (issue 23, items 2 and 17) through a real `tapedeck
+ * Tenants reaching each other's library data (issue 23, items 2 and 4) through a real `tapedeck
  * serve`: keys limited to different labels share no workspace or memory (they are refused the
- * library's data tools, which every run without a namespace would share), and a direct session
- * outside the caller's scope answers every `/v1/sessions/:session/…` route as a missing one.
+ * library's data tools, which every run without a namespace would share), and one end user's
+ * memory search scores do not move with what another writes.
  * After each attack the server is up, a victim's run completes, and the data of the tenant
  * attacked is unchanged.
  */
@@ -140,6 +140,38 @@ export default async (input: { [key: string]: unknown }) => ((await workspace.re
       memory: "the secret word is mallory-moth",
     });
     await assertOperatorDataKept("operator-owl");
+    await hostile.assertStillServing();
+  });
+  it("memory search scores are the namespace's own: alice's scores and order for a query are the same before and after mallory writes many notes with its words", async () => {
+    const alice = hostile.admin.namespace("alice");
+    // memory.write's own rate limit (20 a minute per end user, whatever the toolset) would stop mallory's flood first; this test comes last for the same reason.
+    const notes = (await hostile.admin.toolsets.create({ library: { memory: {} }, policies: { "memory.write": { rateLimit: { perMinute: 1000 } } } })).id;
+    await output(alice, {
+      toolset: notes,
+      source: `import { memory } from "tapedeck:tools";
+        export default async () => {
+          await memory.write({ path: "herons.md", content: "The grey heron waits by the river for fish." });
+          await memory.write({ path: "river.md", content: "The river floods in spring; the heron nests upstream near the old mill." });
+          await memory.write({ path: "garden.md", content: "Tomatoes and beans grow in the garden behind the house." });
+          return "written";
+        };`,
+    });
+    const SEARCH = `import { memory } from "tapedeck:tools"; export default async () => (await memory.search({ query: "heron river fish mill" })).results;`;
+    const before = (await output(alice, { toolset: notes, source: SEARCH })) as { path: string; score: number }[];
+    assert.deepEqual(
+      before.map((hit) => hit.path),
+      ["herons.md", "river.md"],
+    );
+    // Mallory writes notes full of the query's words: with one shared index, alice's scores moved with them (an oracle for mallory's words).
+    await output(hostile.attacker, {
+      toolset: notes,
+      source: `import { memory } from "tapedeck:tools";
+        export default async () => {
+          for (let i = 0; i < 40; i++) await memory.write({ path: "m/" + i + ".md", content: i % 2 === 0 ? "heron heron heron river" : "fish mill fish mill " + "filler ".repeat(i) });
+          return "written";
+        };`,
+    });
+    assert.deepEqual(await output(alice, { toolset: notes, source: SEARCH }), before, "alice's hits, order and scores are unchanged");
     await hostile.assertStillServing();
   });
 });

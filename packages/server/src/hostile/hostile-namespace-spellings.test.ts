@@ -97,7 +97,9 @@ describe("namespace spellings (a real server)", () => {
       assertRefused(await send("GET", `/v1/runs?namespace=${encodeURIComponent(name)}`), "querystring.namespace", says);
       const credential = { name: "svc", kind: "bearer", value: "tok_x", hosts: ["api.example.com"], toolset: library, namespace: name };
       assertRefused(await send("POST", "/v1/credentials", { body: credential }), "body.namespace", says);
+      assertRefused(await send("POST", "/v1/webhooks", { body: { url: "https://hooks.example.com/x", namespace: name } }), "body.namespace", says);
     }
+    assert.deepEqual(await hostile.admin.webhooks.list(), [], "no webhook endpoint was made");
     assert.deepEqual(
       (await hostile.admin.runs.list()).filter((run) => run.namespace !== undefined && run.namespace !== "alice" && run.namespace !== "victim"),
       [],

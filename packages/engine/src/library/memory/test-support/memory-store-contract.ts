@@ -55,6 +55,28 @@ export function describeMemoryStoreContract(name: string, open: () => Promise<Op
       assert.deepEqual(await store.searchText("carol", ["kiwi"], 10), []);
     });
 
+    test("full-text scores are a namespace's own: alice's scores and order for a query do not move when bob writes documents with its words", async ({
+      store,
+    }) => {
+      const alices = [
+        ["herons.md", "The grey heron waits by the river for fish."],
+        ["river.md", "The river floods in spring; the heron nests upstream near the old mill."],
+        ["mill.md", "The mill wheel turned until 1950, and fish ladders were built beside it."],
+        ["garden.md", "Tomatoes and beans grow in the garden behind the house."],
+      ] as const;
+      for (const [path, text] of alices) await store.put("alice", { path, content: text, chunks: chunks(text), at: 1, expectedVersion: 0 });
+      const query = ["heron", "river", "fish", "mill"];
+      const before = await store.searchText("alice", query, 10);
+      assert.ok(before.length >= 3, "alice finds her notes");
+      // Bob writes many documents full of the query's words, some of them over and over.
+      for (let i = 0; i < 60; i++) {
+        const text = i % 3 === 0 ? "heron heron heron river" : i % 3 === 1 ? `fish mill fish mill note ${i}` : `river ${"words ".repeat(i)}`;
+        await store.put("bob", { path: `bob/${i}.md`, content: text, chunks: chunks(text), at: 2, expectedVersion: 0 });
+      }
+      assert.deepEqual(await store.searchText("alice", query, 10), before, "alice's hits, order and scores are exactly as before bob wrote");
+      assert.ok((await store.searchText("bob", query, 100)).length > 0, "bob finds his own");
+    });
+
     test("list: by prefix, sorted by path, bounded, with sizes; a prefix is literal text, not a pattern", async ({ store }) => {
       for (const path of ["b/2.md", "a/1.md", "b/1.md", "b%/x.md", "b_/y.md", "c.md"]) {
         await store.put("ns", { path, content: `content ${path}`, chunks: [], at: 5, expectedVersion: 0 });
