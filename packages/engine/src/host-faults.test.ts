@@ -1,6 +1,9 @@
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import type { Sandbox, SandboxFactory } from "./sandbox/sandbox.js";
+import { SqliteStore } from "./store/sqlite-store.js";
+import type { Store } from "./store/store.js";
 import { harnessToolset, ToolHarness } from "./test-support/tool-harness.js";
 import { testEngine, testSandboxes } from "./test-support/engines.js";
 import { eventually } from "./store/contracts/contract-test.js";
@@ -39,7 +42,7 @@ describe("host faults", () => {
       const started = await t.engine.start({ toolset: id, source: SCRIPT });
       if (started.kind !== "started") throw new Error("refused");
       await assert.rejects(started.end, /a fault of the host \(simulated\)/);
-      assert.deepEqual((await t.engine.getRun(started.runId)).hostFaults, { count: 1, last: "Error: a fault of the host (simulated)" });
+      assert.deepEqual((await t.engine.getRun(started.runId)).hostFaults, { count: 1, last: "Error: a fault of the host (simulated)", crashes: 0 });
       // The next engines (restarts of a server) try again, and the count goes on across them.
       const second = await t.reopen({ hostTools: tools.module(), sandboxes: faultySandboxes(() => true) });
       const [again] = await second.resume(started.runId);
@@ -113,4 +116,74 @@ describe("host faults", () => {
       await t.cleanup();
     }
   });
+
+  /**
+   * Issue 22's soak: a server killed every few seconds failed runs whose call was out across
+   * three kills ("failed 3 times in a row"), though the run had done nothing wrong. A crash is
+   * forgiven once a later execution gets the run back to waiting for its call.
+   */
+  it("a run whose process dies under it again and again while its call is out is never failed for it: each execution that gets it back to waiting forgives the crashes", async () => {
+    const t = await testEngine();
+    const path = join(t.dataDir, "tapedeck.db");
+    const { id } = await t.engine.registerToolset(harnessToolset(["n.next"]));
+    await t.engine.close();
+    let runId = "";
+    // Four deaths: past MAX_HOST_FAULTS (3), within the five attempts a `retry` call has.
+    const lives = 4;
+    for (let life = 0; life <= lives; life++) {
+      const tools = new ToolHarness({ "n.next": (a: { i: number }) => a.i + 1 });
+      if (life < lives) tools.hold("n.next");
+      const watched = forgivingWatched(SqliteStore.open({ path, durability: "normal" }));
+      const engine = await t.reopen({ store: watched.store, hostTools: tools.module() });
+      try {
+        if (life === 0) {
+          const started = await engine.start({ toolset: id, source: SCRIPT });
+          if (started.kind !== "started") throw new Error("refused");
+          runId = started.runId;
+          await tools.heldCount(1);
+        } else {
+          const [resumed] = await engine.resume(runId);
+          if (life === lives) {
+            assert.deepEqual(await resumed!.end, { status: "completed", output: 2 });
+            assert.equal((await engine.getRun(runId)).hostFaults, undefined);
+            break;
+          }
+          await tools.heldCount(1);
+          await within(watched.forgiven, "the execution to forgive the crash once its call was out again");
+          assert.equal((await engine.getRun(runId)).hostFaults, undefined, "forgiven");
+        }
+      } finally {
+        await engine.close();
+      }
+      // As if the process had died: the run is held by an owner whose lease lapsed, not given up.
+      const store = SqliteStore.open({ path, durability: "normal" });
+      assert.notEqual(await store.claimRun(runId, "elsewhere/1/dead", Date.now() - 1, Date.now()), undefined);
+      await store.close();
+    }
+  });
 });
+
+/** A store that says when a `forgiveCrashes` committed. */
+function forgivingWatched(store: Store): { store: Store; forgiven: Promise<void> } {
+  let resolve!: () => void;
+  const forgiven = new Promise<void>((r) => (resolve = r));
+  const watched = new Proxy(store, {
+    get(target, key, receiver) {
+      if (key === "forgiveCrashes")
+        return async (...args: Parameters<Store["forgiveCrashes"]>) => {
+          await target.forgiveCrashes(...args);
+          resolve();
+        };
+      const value: unknown = Reflect.get(target, key, receiver);
+      return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  return { store: watched, forgiven };
+}
+
+/** `promise`, or a failure naming what did not happen within 20 s. */
+async function within(promise: Promise<void>, what: string): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`gave up waiting for ${what}`)), 20_000)));
+  await Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}

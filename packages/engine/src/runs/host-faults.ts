@@ -13,9 +13,15 @@ import { runError } from "./run-error.js";
  * - they are forgotten when the run makes progress: the first commit of an execution that
  *   takes an outcome, parks or ends clears them (a run a neighbour's crash interrupted goes on as
  *   if nothing happened once its call answers). Re-sending an interrupted call is not progress:
- *   a run that faults the host right after that would otherwise never be counted out. So a run
- *   interrupted `MAX_HOST_FAULTS` times in a row within one call (three crashes of its server
- *   before the call answers) is failed too, with an error that says so;
+ *   a run that faults the host right after that would otherwise never be counted out;
+ * - the crashes among them (takeovers after the holding process died) are forgiven when a later
+ *   execution gets the run to where it only waits for answers from outside (replayed, its calls
+ *   sent again or still with their workers, its sandbox idle) without faulting: a server killed
+ *   or restarted while the run waited on a slow call is no fault of the run, however often it
+ *   happens (the soak kills servers every few seconds), while a run that kills its host during
+ *   its replay or its next step never gets there and is counted out. What this does not count
+ *   out: a call whose answer kills the process (not merely throws) before its outcome commits;
+ *   each such crash costs one call round trip, and a `retry` call is sent again with its key;
  * - an execution that begins with `MAX_HOST_FAULTS` counted fails the run at once, before any
  *   of its script runs, with `hostFaultError`: the fault cannot repeat at the next start.
  */

@@ -140,6 +140,8 @@ export class RunExecutor {
   private sandbox: Sandbox | undefined;
   private phase: Phase = "loading";
   private logCount = 0;
+  /** The lease epoch under which crashes counted against the run are to be forgiven once it only waits for answers (`forgiveCrashes`); undefined: none to forgive. */
+  private crashesForgivenUnder: number | undefined;
   /** Outcomes journaled with the step that issued their call, waiting to be delivered (before any live one). */
   private readonly prejournaled: Delivery[] = [];
   /** Live outcomes waiting to be delivered, as they came. */
@@ -229,6 +231,7 @@ export class RunExecutor {
       this.endWith([], { status: "failed", error: hostFaultError(faults) }, this.deps.clock.now());
       return;
     }
+    if (faults !== undefined && faults.crashes > 0) this.crashesForgivenUnder = epoch;
     const replayed = await this.replayed(history);
     if (replayed === undefined) return;
     if (!replayed.ok) {
@@ -487,7 +490,10 @@ export class RunExecutor {
       return;
     }
     // Calls are in flight (or about to be), a kept signal is being read, or a write may add work.
-    if (!this.intake.onlyWaits || this.journal.writing) return;
+    if (!this.intake.onlyWaits || this.journal.writing) {
+      if (!this.journal.writing) this.forgiveCrashes();
+      return;
+    }
     const virtual = this.deps.clock.virtual;
     if (virtual) {
       // Under a virtual clock a child executing here is like a call in flight: time moves when it is idle, not before.
@@ -508,6 +514,18 @@ export class RunExecutor {
     const due = this.intake.waits.earliestDue();
     if (due !== undefined && due - this.deps.clock.now() <= this.deps.limits.holdWaitMs) return;
     this.park();
+  }
+
+  /**
+   * The run got back to where it only waits for answers from outside (its replay done, its calls
+   * sent again or still with their workers) without faulting: the processes that died under it
+   * meanwhile are forgiven (`host-faults.ts`), once per execution.
+   */
+  private forgiveCrashes(): void {
+    const epoch = this.crashesForgivenUnder;
+    if (epoch === undefined) return;
+    this.crashesForgivenUnder = undefined;
+    this.deps.store.forgiveCrashes(this.run.id, epoch).catch((error: unknown) => this.fault(error));
   }
 
   /** Only waits are open: the run becomes `waiting`, frees its sandbox, and this execution ends. */

@@ -36,6 +36,14 @@ export interface LeaseStore {
    */
   noteLeaseLost(runId: string, epoch: number): Promise<void>;
   /**
+   * The holder of lease `epoch` executed the run up to where it only waits for answers from
+   * outside (its calls sent, its sandbox idle) without faulting: the takeovers counted after
+   * processes died under it are forgiven (`RunRecord.hostFaults.crashes`), the faults the engine
+   * threw are kept. A server killed while the run waited is no fault of the run; a run that kills
+   * its host does so before it gets there. Nothing when another holds the run now.
+   */
+  forgiveCrashes(runId: string, epoch: number): Promise<void>;
+  /**
    * Extends `owner`'s lease (every run it holds) to `leaseMs` after the moment the renewal is
    * written, in one row, on a path that does not wait behind other writes. A lease given up
    * (`giveUpLeases`) is not renewed.

@@ -370,6 +370,15 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX runs_released ON runs (released_at) WHERE owner IS NULL AND released_at IS NOT NULL;
     `,
   },
+  {
+    version: 22,
+    name: "crashes among host faults",
+    sql: `
+      -- Of host_faults, the takeovers after the holding process died: forgiven once a later
+      -- execution gets the run to where it only waits for answers (runs/host-faults.ts).
+      ALTER TABLE runs ADD COLUMN host_crashes INTEGER NOT NULL DEFAULT 0;
+    `,
+  },
 ];
 
 /** The engine's history table: which of `migrations` a database has. */

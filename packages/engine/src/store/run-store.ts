@@ -106,7 +106,12 @@ export interface RunRecord extends NewRun {
    * Executions of the run that ended in a fault of the host since it last made progress (absent:
    * none), and what the last one was: see `runs/host-faults.ts`.
    */
-  readonly hostFaults?: { readonly count: number; readonly last: string };
+  readonly hostFaults?: {
+    readonly count: number;
+    readonly last: string;
+    /** How many of them were takeovers after the holding process died (`LeaseStore.forgiveCrashes`). */
+    readonly crashes: number;
+  };
 }
 
 /**

@@ -38,6 +38,8 @@ export interface RunRow {
   readonly caller_run_id: string | null;
   readonly caller_seq: number | null;
   readonly host_faults: number;
+  /** Of `host_faults`, the takeovers after a process died (absent from rows read before migration 22). */
+  readonly host_crashes?: number;
   readonly last_fault: string | null;
 }
 
@@ -105,7 +107,7 @@ export function runFromRow(row: RunRow): RunRecord {
     ...(row.waits !== null && { waits: JSON.parse(row.waits) as RunWait[] }),
     ...(row.wake_at !== null && { wakeAt: row.wake_at }),
     ...(row.owner !== null && { owner: { id: row.owner, until: row.lease_until ?? GIVEN_UP_UNTIL } }),
-    ...(row.host_faults > 0 && { hostFaults: { count: row.host_faults, last: row.last_fault ?? "" } }),
+    ...(row.host_faults > 0 && { hostFaults: { count: row.host_faults, last: row.last_fault ?? "", crashes: row.host_crashes ?? 0 } }),
   };
 }
 

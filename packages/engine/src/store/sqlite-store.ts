@@ -211,6 +211,7 @@ export class SqliteStore implements Store {
            decisions = CASE WHEN @waits_set THEN @decisions ELSE decisions END,
            wake_at = CASE WHEN @wake_set THEN @wake_at ELSE wake_at END,
            host_faults = CASE WHEN @clear_faults THEN 0 ELSE host_faults END,
+           host_crashes = CASE WHEN @clear_faults THEN 0 ELSE host_crashes END,
            last_fault = CASE WHEN @clear_faults THEN NULL ELSE last_fault END,
            owner = CASE WHEN @status IN ('completed', 'failed', 'cancelled') THEN NULL ELSE owner END,
            released_at = CASE WHEN @status IN ('completed', 'failed', 'cancelled') THEN NULL ELSE released_at END
@@ -244,6 +245,7 @@ export class SqliteStore implements Store {
       claimRun: db.prepare<[{ owner: string; id: string; now: number; dead: string; fault: string }], { lease_epoch: number }>(
         `UPDATE runs SET
            host_faults = host_faults + (CASE WHEN status = 'running' AND owner IS NOT NULL AND owner <> @owner AND ${OWNER_LEASE} <> 0 THEN 1 ELSE 0 END),
+           host_crashes = host_crashes + (CASE WHEN status = 'running' AND owner IS NOT NULL AND owner <> @owner AND ${OWNER_LEASE} <> 0 THEN 1 ELSE 0 END),
            last_fault = CASE WHEN status = 'running' AND owner IS NOT NULL AND owner <> @owner AND ${OWNER_LEASE} <> 0 THEN @fault ELSE last_fault END,
            lease_epoch = lease_epoch + (CASE WHEN owner IS @owner THEN 0 ELSE 1 END),
            owner = @owner, released_at = NULL
@@ -251,8 +253,14 @@ export class SqliteStore implements Store {
          RETURNING lease_epoch`,
       ),
       forgiveTakeover: db.prepare<[string, number, string]>(
-        `UPDATE runs SET host_faults = host_faults - 1, last_fault = CASE WHEN host_faults = 1 THEN NULL ELSE last_fault END
+        `UPDATE runs SET host_faults = host_faults - 1, host_crashes = max(host_crashes - 1, 0), last_fault = CASE WHEN host_faults = 1 THEN NULL ELSE last_fault END
          WHERE id = ? AND lease_epoch > ? AND host_faults > 0 AND last_fault = ?`,
+      ),
+      // The faults the engine threw stay counted (and the last one's text, if one was).
+      forgiveCrashes: db.prepare<[string, number]>(
+        `UPDATE runs SET host_faults = host_faults - host_crashes, host_crashes = 0,
+           last_fault = CASE WHEN host_faults = host_crashes THEN NULL ELSE last_fault END
+         WHERE id = ? AND lease_epoch = ? AND host_crashes > 0`,
       ),
       noteHostFault: db.prepare<[string, string], { host_faults: number }>(
         "UPDATE runs SET host_faults = host_faults + 1, last_fault = ? WHERE id = ? RETURNING host_faults",
@@ -456,6 +464,12 @@ export class SqliteStore implements Store {
   noteLeaseLost(runId: string, epoch: number): Promise<void> {
     return this.#write(() => {
       this.#sql.forgiveTakeover.run(runId, epoch, PROCESS_STOPPED);
+    });
+  }
+
+  forgiveCrashes(runId: string, epoch: number): Promise<void> {
+    return this.#write(() => {
+      this.#sql.forgiveCrashes.run(runId, epoch);
     });
   }
 

@@ -60,12 +60,13 @@ export function describeLeaseStoreContract(name: string, open: StoreFactory): vo
         assert.deepEqual((await store.getRun("run_h"))?.hostFaults, {
           count: 1,
           last: "the process executing it stopped without shutting down (it crashed or was killed)",
+          crashes: 1,
         });
         await store.releaseRuns("eng_b");
         assert.equal(await claimed(store, "run_h", "eng_c", 6_000, 5_500), true);
         assert.equal((await store.getRun("run_h"))?.hostFaults?.count, 1, "a released run is taken without a fault");
         assert.equal(await store.noteHostFault("run_h", "RangeError: too deep"), 2);
-        assert.deepEqual((await store.getRun("run_h"))?.hostFaults, { count: 2, last: "RangeError: too deep" });
+        assert.deepEqual((await store.getRun("run_h"))?.hostFaults, { count: 2, last: "RangeError: too deep", crashes: 1 });
         await store.append("run_h", [log(1)]);
         assert.equal((await store.getRun("run_h"))?.hostFaults?.count, 2, "an append without progress keeps them");
         await store.append("run_h", [log(2)], { updatedAt: 3, clearHostFaults: true });
@@ -214,7 +215,38 @@ export function describeLeaseStoreContract(name: string, open: StoreFactory): vo
         assert.equal((await store.getRun("run_s"))?.hostFaults, undefined, "taken back once");
         await store.noteHostFault("run_s", "RangeError: too deep");
         await store.noteLeaseLost("run_s", first);
-        assert.deepEqual((await store.getRun("run_s"))?.hostFaults, { count: 1, last: "RangeError: too deep" }, "a fault of another kind stays");
+        assert.deepEqual((await store.getRun("run_s"))?.hostFaults, { count: 1, last: "RangeError: too deep", crashes: 0 }, "a fault of another kind stays");
+      });
+
+      test("crashes among host faults are forgiven by the holder of the current epoch; faults the engine threw stay", async ({ store }) => {
+        const t = Date.now();
+        await store.createRun(newRun("run_c", { status: "running" }), [started(0)]);
+        await store.claimRun("run_c", "eng_a", t + 1_000, t);
+        await store.noteHostFault("run_c", "RangeError: too deep");
+        const second = (await store.claimRun("run_c", "eng_b", t + 3_000, t + 2_000))!;
+        const third = (await store.claimRun("run_c", "eng_c", t + 60_000, t + 4_000))!;
+        const crash = "the process executing it stopped without shutting down (it crashed or was killed)";
+        assert.deepEqual(
+          (await store.getRun("run_c"))?.hostFaults,
+          { count: 3, last: crash, crashes: 2 },
+          "two takeovers after lapsed leases, one thrown fault",
+        );
+        await store.forgiveCrashes("run_c", second);
+        assert.equal((await store.getRun("run_c"))?.hostFaults?.crashes, 2, "a holder of an older epoch forgives nothing");
+        await store.forgiveCrashes("run_c", third);
+        const left = (await store.getRun("run_c"))?.hostFaults;
+        assert.deepEqual([left?.count, left?.crashes], [1, 0], "the thrown fault stays counted");
+        await store.forgiveCrashes("run_c", third);
+        assert.equal((await store.getRun("run_c"))?.hostFaults?.count, 1, "forgiven once");
+
+        await store.createRun(newRun("run_d", { status: "running" }), [started(0)]);
+        await store.claimRun("run_d", "eng_a", t + 1_000, t);
+        const taken = (await store.claimRun("run_d", "eng_b", t + 60_000, t + 2_000))!;
+        await store.forgiveCrashes("run_d", taken);
+        assert.equal((await store.getRun("run_d"))?.hostFaults, undefined, "crashes alone: nothing left counted");
+        const next = (await store.claimRun("run_d", "eng_c", t + 60_000, t + 90_000))!;
+        await store.append("run_d", [log(1)], { updatedAt: 7, clearHostFaults: true }, next);
+        assert.equal((await store.getRun("run_d"))?.hostFaults, undefined, "progress clears crashes with the rest");
       });
 
       test("a renewal's deadline is counted from when it is written, for every run of the owner; a lease given up is not renewed", async ({ store }) => {

@@ -221,6 +221,15 @@ export const pgMigrations: readonly Migration[] = [
       CREATE INDEX runs_released ON runs (released_at) WHERE owner IS NULL AND released_at IS NOT NULL;
     `,
   },
+  {
+    version: 6,
+    name: "crashes among host faults",
+    sql: `
+      -- Of host_faults, the takeovers after the holding process died: forgiven once a later
+      -- execution gets the run to where it only waits for answers (runs/host-faults.ts). (SQLite's migration 22.)
+      ALTER TABLE runs ADD COLUMN host_crashes integer NOT NULL DEFAULT 0;
+    `,
+  },
 ];
 
 /** The engine's history table, in the store's schema. */

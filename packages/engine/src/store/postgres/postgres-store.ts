@@ -94,7 +94,7 @@ const DEFAULT_RECONNECT_MS = 30_000;
 const PROCESS_STOPPED = "the process executing it stopped without shutting down (it crashed or was killed)";
 
 const RUN_COLUMNS = `id, toolset_id, status, source, js, source_map, input, output, error, labels, namespace, parent_id, created_at, updated_at,
-  journal_length, waits, wake_at, decisions, owner, l.lease_until, idempotency_key, expires_at, caller_run_id, caller_seq, host_faults, last_fault`;
+  journal_length, waits, wake_at, decisions, owner, l.lease_until, idempotency_key, expires_at, caller_run_id, caller_seq, host_faults, host_crashes, last_fault`;
 
 /** Runs with their owner's lease (`RunRow.lease_until`): what every read of runs selects from. */
 const RUNS = "runs LEFT JOIN node_leases l ON l.holder = runs.owner";
@@ -114,6 +114,7 @@ const UPDATE_RUN = `UPDATE runs SET status = coalesce($2::text, status), output 
     decisions = CASE WHEN $7::boolean THEN $9::integer ELSE decisions END,
     wake_at = CASE WHEN $10::boolean THEN $11::bigint ELSE wake_at END,
     host_faults = CASE WHEN $12::boolean THEN 0 ELSE host_faults END,
+    host_crashes = CASE WHEN $12::boolean THEN 0 ELSE host_crashes END,
     last_fault = CASE WHEN $12::boolean THEN NULL ELSE last_fault END,
     owner = CASE WHEN $2::text IN ('completed', 'failed', 'cancelled') THEN NULL ELSE owner END,
     released_at = CASE WHEN $2::text IN ('completed', 'failed', 'cancelled') THEN NULL ELSE released_at END
@@ -434,6 +435,7 @@ export class PostgresStore implements Store {
          )
          UPDATE runs SET
            host_faults = host_faults + (CASE WHEN status = 'running' AND owner IS NOT NULL AND owner <> $1 AND ${OWNER_LEASE} <> 0 THEN 1 ELSE 0 END),
+           host_crashes = host_crashes + (CASE WHEN status = 'running' AND owner IS NOT NULL AND owner <> $1 AND ${OWNER_LEASE} <> 0 THEN 1 ELSE 0 END),
            last_fault = CASE WHEN status = 'running' AND owner IS NOT NULL AND owner <> $1 AND ${OWNER_LEASE} <> 0 THEN $5 ELSE last_fault END,
            lease_epoch = lease_epoch + (CASE WHEN owner IS NOT DISTINCT FROM $1 THEN 0 ELSE 1 END),
            owner = $1, released_at = NULL
@@ -464,9 +466,21 @@ export class PostgresStore implements Store {
   noteLeaseLost(runId: string, epoch: number): Promise<void> {
     return this.#write(async (tx) => {
       await tx.query(
-        `UPDATE runs SET host_faults = host_faults - 1, last_fault = CASE WHEN host_faults = 1 THEN NULL ELSE last_fault END
+        `UPDATE runs SET host_faults = host_faults - 1, host_crashes = greatest(host_crashes - 1, 0), last_fault = CASE WHEN host_faults = 1 THEN NULL ELSE last_fault END
          WHERE id = $1 AND lease_epoch > $2 AND host_faults > 0 AND last_fault = $3`,
         [runId, epoch, PROCESS_STOPPED],
+      );
+    });
+  }
+
+  forgiveCrashes(runId: string, epoch: number): Promise<void> {
+    return this.#write(async (tx) => {
+      // The faults the engine threw stay counted (and the last one's text, if one was).
+      await tx.query(
+        `UPDATE runs SET host_faults = host_faults - host_crashes, host_crashes = 0,
+           last_fault = CASE WHEN host_faults = host_crashes THEN NULL ELSE last_fault END
+         WHERE id = $1 AND lease_epoch = $2 AND host_crashes > 0`,
+        [runId, epoch],
       );
     });
   }
