@@ -20,6 +20,7 @@ import { CompiledSchemas } from "./compiled-schemas.js";
 import { checkHttpGrant } from "./http-grant.js";
 import type { SubCallAnswer, SubCallJournal, UserToolHost } from "./user-tool-host.js";
 import { WORKSPACE_GROUP, WORKSPACE_TOOLS, type UserTool } from "./user-tool-registration.js";
+import { workspaceRuleRefusal } from "./workspace-rules.js";
 
 /**
  * Runs one call of a user tool: a fresh sandbox (its own QuickJS runtime, context and heap, from
@@ -255,6 +256,8 @@ export class ToolCallState {
       if (library === undefined || workspace === undefined) return refusal("refused", `The workspace is not available to ${this.tool.definition.name} here.`);
       const validate = this.validator(library.inputSchema);
       if (!validate(args)) return refusal("invalid_arguments", `workspace.${name}: ${this.#ajvText(validate)}`);
+      const asked = workspaceRuleRefusal(name, library, args);
+      if (asked !== undefined) return refusal("refused", asked);
       const outcome = await callLibraryTool(library, args, { now: this.call.now, signal, workspace });
       return outcome.kind === "result" ? { kind: "result", value: outcome.value } : outcome;
     }

@@ -71,4 +71,42 @@ void describe("a hostile model against the files tools' approval rules", () => {
     await hostile.attacker.runs.cancel(started.run.id);
     await hostile.assertStillServing();
   });
+
+  it("a saved tool granted the workspace meets the same rules: it cannot write an asked path under any spelling", async () => {
+    const toolset = await hostile.attacker.toolsets.create({ library: { files: {} } });
+    const saved = await hostile.attacker.toolsets.saveTool(toolset.id, {
+      group: "mine",
+      name: "put",
+      description: "Writes a file.",
+      code: `import { workspace } from "tapedeck:tools";\nexport default async (input: { path: string }) => (await workspace.write({ path: input.path, content: "pwned" })).path;`,
+      inputSchema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+      capabilities: { workspace: "rw" },
+      tests: [{ input: { path: "notes.txt" }, output: "notes.txt" }],
+    });
+    if (!saved.saved || saved.id === undefined) return assert.fail(JSON.stringify(saved));
+    const writes = ASKED.flatMap(spellings);
+    const started = await hostile.attacker.runs.start({
+      toolset: saved.id,
+      namespace: "mallory",
+      input: { writes },
+      source: `import { mine } from "tapedeck:tools";
+        export default async (input: { writes: string[] }) => {
+          const out: string[] = [];
+          for (const path of input.writes) out.push(await mine.put({ path }).then((p) => "written " + p, (e) => e.code + ": " + e.message));
+          return out;
+        };`,
+    });
+    if (started.kind === "refused") throw new Error(started.diagnostics.map((d) => d.message).join("\n"));
+    const run = await hostile.attacker.runs.get(started.run.id, { wait: 60 });
+    assert.equal(run.status, "completed", JSON.stringify(run).slice(0, 2000));
+    const out = run.output as string[];
+    assert.deepEqual(
+      out.filter((line) => !/workspace\.write is refused: .+, which asks for a person's approval/.test(line)),
+      [],
+      "every write was refused",
+    );
+    const workspace = join(hostile.server.dataDir, "library", "workspaces", "n-mallory");
+    assert.deepEqual(existsSync(workspace) ? readdirSync(workspace, { recursive: true }) : [], [], "nothing was written");
+    await hostile.assertStillServing();
+  });
 });

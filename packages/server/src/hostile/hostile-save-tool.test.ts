@@ -88,6 +88,11 @@ void describe("a hostile model against save_tool", () => {
     assert.match(beside.problems.join("\n"), /group: "u" is a group of this toolset's own user tools/);
     const direct = await hostile.attacker.toolsets.saveTool(toolset, tool("u", "transfer"));
     assert.equal(direct.saved, false, "the API refuses it too");
+    for (const group of ["tapedeck", "files", "fetch"]) {
+      const protectedName = await hostile.attacker.toolsets.saveTool(toolset, tool(group, "transfer"));
+      assert.equal(protectedName.saved, false, `the protected group ${group}`);
+      assert.match(protectedName.problems.join("\n"), new RegExp(`"${group}"`));
+    }
 
     // A tool in a group of its own is saved, and saved again (a saved tool may be replaced).
     const saved = await agent.handle("save_tool", tool("mine", "transfer"), { toolCallId: "t2" });
