@@ -122,14 +122,15 @@ describe("host faults", () => {
    * three kills ("failed 3 times in a row"), though the run had done nothing wrong. A crash is
    * forgiven once a later execution gets the run back to waiting for its call.
    */
-  it("a run whose process dies under it again and again while its call is out is never failed for it: each execution that gets it back to waiting forgives the crashes", async () => {
+  it("a run whose process dies under it again and again while its call is out is never failed for it: each execution that gets it back to waiting forgives the crashes, and the call's attempts made after the engine stopped do not count against its limit", async () => {
     const t = await testEngine();
     const path = join(t.dataDir, "tapedeck.db");
     const { id } = await t.engine.registerToolset(harnessToolset(["n.next"]));
     await t.engine.close();
     let runId = "";
-    // Four deaths: past MAX_HOST_FAULTS (3), within the five attempts a `retry` call has.
-    const lives = 4;
+    // Seven deaths: past MAX_HOST_FAULTS (3), and past the five attempts a `retry` call has for
+    // what its tool's side does (the engine's own stops are not counted there).
+    const lives = 7;
     for (let life = 0; life <= lives; life++) {
       const tools = new ToolHarness({ "n.next": (a: { i: number }) => a.i + 1 });
       if (life < lives) tools.hold("n.next");
@@ -146,6 +147,16 @@ describe("host faults", () => {
           if (life === lives) {
             assert.deepEqual(await resumed!.end, { status: "completed", output: 2 });
             assert.equal((await engine.getRun(runId)).hostFaults, undefined);
+            const attempts = (await engine.journal(runId)).filter((e) => e.kind === "call.attempt");
+            assert.deepEqual(
+              attempts.map((e) => (e.kind === "call.attempt" ? [e.attempt, e.reason] : [])),
+              Array.from({ length: lives }, (_, i) => [i + 2, "the engine stopped while the call was in flight"]),
+            );
+            assert.deepEqual(
+              tools.calls.map((c) => [c.key, c.attempt]),
+              [[`${runId}/1`, lives + 1]],
+              "sent again with its key, its attempt numbered on",
+            );
             break;
           }
           await tools.heldCount(1);

@@ -8,6 +8,14 @@ export const RUN_CONCURRENCY = 16;
 /** Attempts of one call under `retry`: interruptions are rare; five in a row means something is broken. */
 export const MAX_ATTEMPTS = 5;
 
+/**
+ * Attempts of one call made because the engine stopped while it was in flight: these do not
+ * count against `MAX_ATTEMPTS`, which bounds what the tool's side did (connections dropped,
+ * workers lost), since a server killed or restarted under a slow call is no fault of the call.
+ * This bound is for a call whose answer kills the engine itself, sent again at every restart.
+ */
+export const MAX_ENGINE_STOP_ATTEMPTS = 25;
+
 /** MCP tools' (and built-ins') default per-attempt timeout (seed 000). Host tools have none: the heartbeat governs a claimed call. */
 export const DEFAULT_TIMEOUT_MS = 5 * 60_000;
 

@@ -7,7 +7,8 @@ import { valueProblem } from "../util/value-bounds.js";
 import { checkWorkflowCall } from "../workflows/workflow-calls.js";
 import { callApproval } from "./call-approval.js";
 import { outcomeUnknown, tooManyAttempts } from "./dispatcher.js";
-import type { RecordedCall } from "./history.js";
+import { ENGINE_STOPPED, type RecordedCall } from "./history.js";
+import { MAX_ENGINE_STOP_ATTEMPTS } from "../limits.js";
 import { isPrimitive, parsePrimitive, type PrimitiveCall } from "./primitives.js";
 import type { Reused } from "./reuse-pool.js";
 import { approvalRejected } from "./waits.js";
@@ -54,6 +55,8 @@ export type CallDecision =
       readonly tool: PinnedTool;
       readonly attempt: number;
       readonly interrupted?: string;
+      /** Attempts so far (this one included) made because the engine stopped: not counted against `maxAttempts`. */
+      readonly stops?: number;
       readonly schemaChangeApproved?: boolean;
     }
   /**
@@ -66,6 +69,8 @@ export type CallDecision =
       readonly args: JsonValue;
       readonly tool: PinnedTool;
       readonly attempt: number;
+      /** Attempts so far made because the engine stopped: not counted against `maxAttempts`. */
+      readonly stops: number;
       readonly otherwise: CallDecision;
       readonly schemaChangeApproved?: boolean;
     }
@@ -104,7 +109,6 @@ export interface DecisionContext {
 }
 
 /** Why a resumed call's attempt is made again. */
-const INTERRUPTED = "the engine stopped while the call was in flight";
 
 export function decideCall(call: CallToDecide, context: DecisionContext): CallDecision {
   return call.recorded ? decideRecorded(call.recorded, context) : decideIssued(call, context);
@@ -171,20 +175,22 @@ function decideRecorded(call: RecordedCall, context: DecisionContext): CallDecis
   // Sent before the engine stopped (or approved and about to be): its source may still hold
   // the attempt; if not, its policy decides.
   const approved = call.schemaChangeApproved ? { schemaChangeApproved: true } : {};
-  return { kind: "resume", args, tool, attempt: call.attempts, otherwise: interrupted(call, tool, context), ...approved };
+  return { kind: "resume", args, tool, attempt: call.attempts, stops: call.stops, otherwise: interrupted(call, tool), ...approved };
 }
 
 /** What the interruption policy makes of a call the engine's stop interrupted. */
-function interrupted(call: RecordedCall, tool: PinnedTool, context: DecisionContext): CallDecision {
+function interrupted(call: RecordedCall, tool: PinnedTool): CallDecision {
   const { args } = call;
-  if (tool.policy.onInterruption === "at_most_once") return { kind: "fail", args, failure: outcomeUnknown(INTERRUPTED) };
-  if (call.attempts >= context.maxAttempts) return { kind: "fail", args, failure: tooManyAttempts(call.attempts, INTERRUPTED) };
+  if (tool.policy.onInterruption === "at_most_once") return { kind: "fail", args, failure: outcomeUnknown(ENGINE_STOPPED) };
+  // The engine's own stops are not the call's: bounded apart (a call whose answer kills the engine).
+  if (call.stops >= MAX_ENGINE_STOP_ATTEMPTS) return { kind: "fail", args, failure: tooManyAttempts(call.attempts, ENGINE_STOPPED) };
   return {
     kind: "send",
     args,
     tool,
     attempt: call.attempts + 1,
-    interrupted: INTERRUPTED,
+    interrupted: ENGINE_STOPPED,
+    stops: call.stops + 1,
     ...(call.schemaChangeApproved ? { schemaChangeApproved: true } : {}),
   };
 }

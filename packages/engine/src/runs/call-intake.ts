@@ -364,7 +364,7 @@ export class CallIntake {
       // An approved call is checked like any new call; one approved after its tool changed goes as it is.
       const schemaChangeApproved = wait.kind === "parked" && wait.reason === "tool.schema_changed";
       written.then(
-        () => this.#send(seq, wait.tool, this.#live.get(seq) ?? wait.args, 1, schemaChangeApproved),
+        () => this.#send(seq, wait.tool, this.#live.get(seq) ?? wait.args, 1, schemaChangeApproved, 0),
         (error: unknown) => this.host.fault(error),
       );
     } else {
@@ -494,23 +494,23 @@ export class CallIntake {
         // Resumed while it waited for its window: it waits for the same `until` (the window is not checked before then).
         return this.#waitForWindow(seq, decision.then, decision.until);
       case "resume": {
-        const { tool, args, attempt, otherwise, schemaChangeApproved = false } = decision;
+        const { tool, args, attempt, stops, otherwise, schemaChangeApproved = false } = decision;
         if (this.#lacksSource(tool)) return;
         const stands = this.deps.source.resumes?.({ tool, runId: this.run.id, seq, idempotencyKey: this.#key(seq), attempt });
         if (stands === undefined) return this.#act(seq, otherwise);
         stands.then(
-          (yes) => (yes ? this.#send(seq, tool, args, attempt, schemaChangeApproved) : this.#act(seq, otherwise)),
+          (yes) => (yes ? this.#send(seq, tool, args, attempt, schemaChangeApproved, stops) : this.#act(seq, otherwise)),
           (error: unknown) => this.host.fault(error),
         );
         return;
       }
       case "send": {
-        const { tool, args, attempt, interrupted, schemaChangeApproved = false } = decision;
+        const { tool, args, attempt, interrupted, stops = 0, schemaChangeApproved = false } = decision;
         // Before its `call.attempt`: the process that sends it journals the attempt it makes.
         if (this.#lacksSource(tool)) return;
-        if (interrupted === undefined) return this.#send(seq, tool, args, attempt, schemaChangeApproved);
+        if (interrupted === undefined) return this.#send(seq, tool, args, attempt, schemaChangeApproved, stops);
         this.journal.append([{ kind: "call.attempt", seq, attempt, reason: interrupted }], this.deps.clock.now()).then(
-          () => this.#send(seq, tool, args, attempt, schemaChangeApproved),
+          () => this.#send(seq, tool, args, attempt, schemaChangeApproved, stops),
           (error: unknown) => this.host.fault(error),
         );
         return;
@@ -526,7 +526,7 @@ export class CallIntake {
    * and parks the call when it changed (`tool.schema_changed`), unless the harness approved it
    * after such a park.
    */
-  #send(seq: number, tool: PinnedTool, args: JsonValue, attempt: number, schemaChangeApproved: boolean): void {
+  #send(seq: number, tool: PinnedTool, args: JsonValue, attempt: number, schemaChangeApproved: boolean, stops: number): void {
     if (this.#lacksSource(tool)) return;
     // Never a marker to a tool: without its live values (a direct session restarted) the call fails unsent.
     const lost = this.#sensitive.lostValues(tool, toolPath(tool), args, this.#lostWhy.get(seq));
@@ -542,6 +542,7 @@ export class CallIntake {
         args,
         key: this.#key(seq),
         attempt,
+        uncounted: stops,
         recordAttempt,
         ...queue,
         ...subCalls,

@@ -37,6 +37,8 @@ export interface DispatchRequest {
   readonly key: string;
   /** The attempt to send first: 1 for a new call, n + 1 when resuming after n attempts. */
   readonly attempt: number;
+  /** Of the attempts up to `attempt`, those made because the engine stopped: not counted against `maxAttempts`. Default 0. */
+  readonly uncounted?: number;
   /** Makes a `call.attempt` entry durable; called before each attempt after the first. */
   readonly recordAttempt: (attempt: number, reason: string) => Promise<void>;
   /** The harness approved the call after a `tool.schema_changed` park: its source sends it as it is (see `ToolCallRequest`). */
@@ -184,7 +186,7 @@ export class RunDispatcher {
       // The reason is journaled (`call.attempt`) and may end up in the script's error.
       const reason = scanner.scanText(outcome.reason).value;
       if (tool.policy.onInterruption === "at_most_once") return { ok: false, error: outcomeUnknown(reason) };
-      if (attempt >= this.maxAttempts) return { ok: false, error: tooManyAttempts(attempt, reason) };
+      if (attempt - (request.uncounted ?? 0) >= this.maxAttempts) return { ok: false, error: tooManyAttempts(attempt, reason) };
       await request.recordAttempt(attempt + 1, reason);
     }
   }

@@ -9,6 +9,9 @@ import type { Delivery } from "../sandbox/sandbox.js";
  */
 export const REPLAY_VERSION = 1;
 
+/** The reason a `call.attempt` gives when the engine stopped (crashed, or was stopped) while the attempt before was in flight. */
+export const ENGINE_STOPPED = "the engine stopped while the call was in flight";
+
 /** A call as the journal recorded it. */
 export interface RecordedCall {
   readonly seq: number;
@@ -18,6 +21,8 @@ export interface RecordedCall {
   readonly rejected: boolean;
   /** Attempts made so far: 1 + the `call.attempt` entries. */
   readonly attempts: number;
+  /** Of them, those made because the engine stopped while the one before was in flight (`ENGINE_STOPPED`). */
+  readonly stops: number;
   /** Whether an outcome was recorded. */
   readonly hasOutcome: boolean;
   /** Set while the call is held back, waiting for a decision (cleared by `call.decided`). */
@@ -83,7 +88,7 @@ export function readHistory(runId: string, entries: readonly JournalEntry[]): Hi
   };
   const issue = (seq: number, tool: string, args: JsonValue, rejected: boolean, index: number): MutableCall => {
     if (seq !== calls.size + 1) throw new JournalCorruptError(runId, `entry ${index} issues call #${seq} after call #${calls.size}`);
-    const call: MutableCall = { seq, tool, args, rejected, attempts: 1, hasOutcome: false };
+    const call: MutableCall = { seq, tool, args, rejected, attempts: 1, stops: 0, hasOutcome: false };
     calls.set(seq, call);
     return call;
   };
@@ -107,6 +112,7 @@ export function readHistory(runId: string, entries: readonly JournalEntry[]): Hi
         const call = calls.get(entry.seq);
         if (!call || call.hasOutcome) throw new JournalCorruptError(runId, `entry ${index} retries call #${entry.seq}, which is not open`);
         call.attempts = entry.attempt;
+        if (entry.reason === ENGINE_STOPPED) call.stops += 1;
         break;
       }
       case "call.parked":

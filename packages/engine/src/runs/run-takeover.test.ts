@@ -89,6 +89,44 @@ describe("run takeover", () => {
   });
 
   /**
+   * Issue 22: runs stayed parked on `signal("go")` for good with the signal kept, unconsumed: its
+   * request was lost with the holder that took it (requests were deleted before they were
+   * applied). Taking a parked run over now looks for signals already kept for the one it waits on.
+   */
+  it("taking over a parked run wakes it when the signal it waits for was kept meanwhile, with no request left for it", async () => {
+    const tools = new ToolHarness({ "n.add": (a: { x: number }) => a.x + 1 });
+    const t = await testEngine({ hostTools: tools.module() });
+    const path = join(t.dataDir, "tapedeck.db");
+    try {
+      const { id } = await t.engine.registerToolset(harnessToolset(["n.add"]));
+      const source = `import { n } from "tapedeck:tools";\nexport default async () => n.add({ x: (await signal("go")) as number });`;
+      const started = await t.engine.start({ toolset: id, source });
+      if (started.kind !== "started") throw new Error("refused");
+      assert.equal((await t.engine.settled(started.runId))?.status, "waiting");
+      await t.engine.close(); // gives its lease up: the next engine's first scan takes the run over
+      // The signal is kept, and its request is gone (the holder that read it died before applying it).
+      const raw = SqliteStore.open({ path, durability: "normal" });
+      try {
+        await raw.putSignal({ runId: started.runId, name: "go", payload: 41, at: Date.now() });
+      } finally {
+        await raw.close();
+      }
+      const next = await t.reopen({ hostTools: tools.module() });
+      try {
+        await eventually(
+          "the engine that took the parked run over to wake it for its kept signal and end it",
+          async () => (await next.getRun(started.runId)).status === "completed",
+        );
+        assert.equal((await next.getRun(started.runId)).output, 42);
+      } finally {
+        await next.close();
+      }
+    } finally {
+      await t.cleanup();
+    }
+  });
+
+  /**
    * The race a loaded CI machine hit: an engine's takeover scan claimed a run another engine had
    * given up, and the claim was answered after the engine had begun to close. The lease then
    * stayed live under a closed engine (no other engine would take the run for a whole lease) and

@@ -136,6 +136,39 @@ describeWithPostgres("PostgresStore", (url) => {
       }
     });
 
+    /**
+     * Issue 22's deadlocks (271–281 per two-node test) crossed multi-row renewals (`UPDATE runs …
+     * WHERE owner = $1`, every held run's row) with claims and appends. A renewal now updates its
+     * node's one lease row: with every run row locked by another transaction it still lands.
+     */
+    void it("a lease renewal locks no run row: it lands while another transaction holds every run row locked", async () => {
+      const db = await freshSchema();
+      const store = await PostgresStore.open(db.url);
+      const locker = new pg.Client({ connectionString: db.url });
+      await locker.connect();
+      try {
+        const t = Date.now();
+        for (const id of ["run_k1", "run_k2", "run_k3"]) {
+          await store.createRun(newRun(id, { status: "running" }), [started(0)]);
+          await store.claimRun(id, "eng_a", t + 1_000, t);
+        }
+        await locker.query("BEGIN");
+        await locker.query(`SELECT id FROM ${db.schema}.runs ORDER BY id FOR UPDATE`);
+        const before = Date.now();
+        let timer: NodeJS.Timeout | undefined;
+        const bound = new Promise<string>((resolve) => (timer = setTimeout(() => resolve("still waiting for a run row lock after 10 s"), 10_000)));
+        const outcome = await Promise.race([store.renewLeases("eng_a", 60_000).then(() => "renewed"), bound]).finally(() => clearTimeout(timer));
+        assert.equal(outcome, "renewed");
+        await locker.query("ROLLBACK");
+        for (const id of ["run_k1", "run_k2", "run_k3"]) assert.ok(((await store.getRun(id))?.owner?.until ?? 0) >= before + 60_000, `${id} renewed`);
+      } finally {
+        await locker.query("ROLLBACK").catch(() => undefined);
+        await locker.end();
+        await store.close();
+        await db.done();
+      }
+    });
+
     void it("nodes opening a new schema at once apply each migration once", async () => {
       const db = await freshSchema();
       const stores = await Promise.all(Array.from({ length: 4 }, () => PostgresStore.open(db.url)));

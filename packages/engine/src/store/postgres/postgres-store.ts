@@ -573,14 +573,16 @@ export class PostgresStore implements Store {
     return rows.map(entryFromRow);
   }
 
-  /** One `SELECT 1` on the pool, not retried (see `Store.probe`). */
+  /** One `SELECT 1` on the lease connection, not retried (see `Store.probe`). */
   async probe(): Promise<string | undefined> {
     if (this.#closed) return "the store is closed";
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<string>((resolve) => {
       timer = setTimeout(() => resolve(`it did not answer within ${STORE_PROBE_TIMEOUT_MS / 1000} s`), STORE_PROBE_TIMEOUT_MS);
     });
-    const answer = this.#pool.query("SELECT 1").then(
+    // On the lease connection, not the pool: a pool busy with this node's own reads is no outage
+    // (under load its queue held a probe past its 5 s and the node refused work it could do).
+    const answer = this.#leasePool.query("SELECT 1").then(
       () => undefined,
       (error: unknown) => (error instanceof Error ? error.message : String(error)),
     );
