@@ -40,8 +40,8 @@ export const AT_MOST_ONCE_TOOLS: ReadonlySet<string> = new Set(["once.effects", 
 /** Tools whose effects the fixture MCP server records (the others, the ledger). */
 export const MCP_TOOLS: ReadonlySet<string> = new Set(["fx.effects", "gate.effects", "once.effects"]);
 
-/** A killed worker's call is an interruption once its heartbeat is this late (the default, 60 s, would make the soak wait a minute per worker kill). */
-const HEARTBEAT = "3s";
+/** A killed worker's call is an interruption once its heartbeat is this late (the default, 60 s, would make the soak wait a minute per worker kill; a shorter one is missed while a killed server restarts, which counts against the call). */
+const HEARTBEAT = "10s";
 
 const OBJECT = { type: "object", properties: { op: { type: "string" } }, required: ["op"] };
 
