@@ -3,8 +3,6 @@ import { noExtraArguments, parse } from "../args.js";
 import { withEngine } from "../context.js";
 import { short, type Output } from "../print.js";
 
-export const approvalsUsage = "tapedeck approvals [<run_id> | <session_id>] [--data <dir>]";
-
 /**
  * Lists the calls waiting for a decision (of one run or session, or of every run and direct tool
  * session, oldest first), one line each: its id (`<run_id>/<seq>`), tool and arguments, kind
