@@ -69,7 +69,7 @@ describe("direct tool sessions are durable", () => {
     // The server logs the call that waits for a human, as it does for a run's.
     const logged = await within(
       30_000,
-      "the log line of the session's call waiting for a decision",
+      "log line of the session's call waiting for a decision",
       server.stderrLine((line) => line.includes("call waits for a decision") && line.includes(before.sessionId)),
     );
     assert.match(logged, /fx\.effects/);
