@@ -13,7 +13,7 @@
  *   this engine can serve (`ToolsetCatalog.checkSources`).
  */
 import { join } from "node:path";
-import { needsDecision } from "@tapedeck/protocol";
+import { decisionEvent, needsDecision } from "@tapedeck/protocol";
 import type { DecisionWait, JournalEntry, JsonValue, PinnedToolset, PinnedWorkflow, RunEnd } from "@tapedeck/protocol";
 import { namespaceError } from "@tapedeck/protocol/api";
 import { systemClock, VirtualClock, type Clock } from "./clock.js";
@@ -414,6 +414,7 @@ export class Engine {
       ...(options.directSessions === undefined ? {} : { eviction: options.directSessions }),
       leases: this.#scheduler.leases,
       onError: (error) => this.#listeners.emit({ type: "engine.error", error }),
+      onDecisionNeeded: (sessionId, wait) => this.#listeners.emit(decisionEvent(sessionId, wait)),
     });
     this.#scheduler.serveSessions({ owns: isSessionId, decide: (runId, seq, decision, reason) => this.direct.decideById(runId, seq, decision, reason) });
   }

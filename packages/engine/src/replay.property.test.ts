@@ -11,6 +11,7 @@ import { SqliteStore } from "./store/sqlite-store.js";
 import { harnessToolset } from "./test-support/tool-harness.js";
 import { testSandboxes } from "./test-support/engines.js";
 
+// test-budget-seconds: 600 (one to two minutes on an idle machine: 65 random scripts, each resumed from every prefix of its journal; scripts/run-tests.mjs)
 /**
  * The property that makes the runtime trustworthy: for random scripts (sequential and
  * concurrent calls, races, loops, Date, Math.random, caught and uncaught errors) against

@@ -23,7 +23,7 @@ import { withBusinessError } from "./business-errors.js";
 import type { BoundTable, BoundTool } from "./direct-binding.js";
 import { directCallId, directIdempotencyKey } from "./direct-call-key.js";
 import { directFailureOf, failureContent, type DirectFailure } from "./failure-text.js";
-import { fetchBlob } from "./fetch-blob.js";
+import { blobPageBytes, fetchBlob } from "./fetch-blob.js";
 import { chatTools, menuDefinitions } from "./menu-lowering.js";
 import { contentOfValue, type ModelContent } from "./model-content.js";
 import { namespaceMismatch, responsesTools, toolSearchArguments, toolSearchOutput } from "./openai-lowering.js";
@@ -86,6 +86,8 @@ export interface SessionDeps {
   readonly approvalExpiryMs: number;
   /** A fault of the engine (the store): the session is dropped from memory and read again from its journal next time. */
   readonly fault: (sessionId: string, error: unknown) => void;
+  /** A call's request for a decision is durable: the engine's listeners hear of it as of a run's (the server logs it; webhooks go out). */
+  readonly onDecisionNeeded: (sessionId: string, wait: DecisionWait) => void;
 }
 
 interface Binding {
@@ -184,7 +186,7 @@ export class DirectSession {
     const name = request.name;
     if (name === FETCH_BLOB && binding.table.own.has(FETCH_BLOB)) {
       // A read of what the session stored: answered live, the same every time, not journaled.
-      return this.#done(request, binding, { content: await fetchBlob(request.input, this.record.id, this.#deps.blobs) });
+      return this.#done(request, binding, { content: await fetchBlob(request.input, this.record.id, this.#deps.blobs, pageBytesOf(binding.table)) });
     }
     const isToolSearch = request.api === "responses" && name === "tool_search" && binding.table.binding.lazy?.lowering === "openai";
     if ((name === TOOL_FIND && binding.table.own.has(TOOL_FIND)) || isToolSearch) {
@@ -537,6 +539,7 @@ export class DirectSession {
       decisionNeeded: (wait: DecisionWait) => {
         const asked = this.#ledger.seqs.get(wait.seq)?.asked;
         if (asked !== undefined) this.#armExpiry(wait.seq, asked.expiresAt);
+        this.#deps.onDecisionNeeded(this.record.id, wait);
       },
       changed: () => {},
       fault: (error: unknown) => this.#fault(error),
@@ -659,4 +662,10 @@ function shapeFor(api: ModelApi, request: ToolCallRequest, answer: RecordedAnswe
 function noWorkflows(schemas: SchemaValidator): WorkflowHost {
   const refuse = () => Promise.reject(new Error("a direct tool session makes no workflow calls"));
   return { schemas, start: refuse, result: refuse, signal: refuse, executing: () => false };
+}
+
+/** `fetch_blob`'s page size in a table: within the smallest budget a result of it was spilled under, so a page fits every one. */
+function pageBytesOf(table: BoundTable): number {
+  const budgets = [...table.tools.values()].filter((tool) => tool.budget.overflow === "spill").map((tool) => tool.budget.maxTokens);
+  return blobPageBytes(Math.min(...budgets));
 }

@@ -2,6 +2,7 @@ import type { BlobStore } from "../store/blob-store.js";
 import type { ModelContent } from "./model-content.js";
 import { FETCH_BLOB } from "./own-tools.js";
 import { BLOB_HANDLE } from "./spill.js";
+import { BYTES_PER_TOKEN } from "./token-estimate.js";
 
 /**
  * `fetch_blob({ handle, offset })`: a spilled result read by character offset (UTF-16 code units,
@@ -17,6 +18,20 @@ import { BLOB_HANDLE } from "./spill.js";
 
 /** A page fits a 16,000-token budget with room to spare (48 KiB / 3.5 bytes per token ≈ 14,000 tokens). */
 export const BLOB_PAGE_BYTES = 48 * 1024;
+
+/** What a page's header line takes at most (the handle twice and three offsets), kept out of its budget. */
+const PAGE_HEADER_BYTES = 256;
+/** The smallest page, however small the budget: paging must move on. */
+const MIN_PAGE_BYTES = 256;
+
+/**
+ * The page size that keeps a `fetch_blob` answer within a result budget of `maxTokens` (the
+ * session's: a page is a result the model reads like any other), at most `BLOB_PAGE_BYTES`.
+ * Without it a 2,000-token session got pages of 49,152 characters.
+ */
+export function blobPageBytes(maxTokens: number): number {
+  return Math.min(BLOB_PAGE_BYTES, Math.max(MIN_PAGE_BYTES, Math.floor(maxTokens * BYTES_PER_TOKEN) - PAGE_HEADER_BYTES));
+}
 
 export interface BlobPage {
   readonly text: string;

@@ -342,7 +342,9 @@ export class RunScheduler implements RunHost {
         if (lacking !== undefined) {
           const left = await this.#decideForLater(run, seq, decision, reason, lacking);
           if (left !== undefined) return left;
-          continue;
+          // Another process took the run meanwhile: ask it (or say why not, rather than loop).
+          if (this.#leases.heldElsewhere(await this.run(runId))) continue;
+          throw new EngineError("conflict", `Run ${runId} could not be claimed here to journal the decision on call #${seq}.`);
         }
         if (run.status === "waiting") await this.#unpark(runId);
         else this.execute(run, loaded);

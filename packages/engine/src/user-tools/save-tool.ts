@@ -190,7 +190,7 @@ function mockHost(test: ToolTestCase, workspace: Workspace | undefined): UserToo
       const status = mock.status ?? 200;
       return answer({
         kind: "result",
-        value: { status, statusText: "", url: mock.url, redirected: false, headers: { ...mock.headers }, body: mock.body ?? "" },
+        value: { status, statusText: "", url: mock.url, redirected: false, ...mockedBody(mock) },
       });
     },
     invoke: (name) => {
@@ -205,4 +205,16 @@ function mockHost(test: ToolTestCase, workspace: Workspace | undefined): UserToo
 
 function answer(outcome: ToolOutcome): Promise<ToolOutcome> {
   return Promise.resolve(outcome);
+}
+
+/**
+ * A mock's headers and body text: a string body as it is, any other JSON as its JSON text. A
+ * model writing a test naturally gives a JSON API's answer as an object; it used to be refused
+ * for not being a string, and nothing said so.
+ */
+function mockedBody(mock: NonNullable<ToolTestCase["http"]>[number]): { headers: Record<string, string>; body: string } {
+  const headers = { ...mock.headers };
+  if (mock.body === undefined || typeof mock.body === "string") return { headers, body: mock.body ?? "" };
+  if (!Object.keys(headers).some((name) => name.toLowerCase() === "content-type")) headers["content-type"] = "application/json";
+  return { headers, body: JSON.stringify(mock.body) };
 }

@@ -1,4 +1,4 @@
-import createPlugin, { type CallContext, type Plugin } from "@extism/extism";
+import type { CallContext, Plugin } from "@extism/extism";
 import type { CompiledModule } from "./wasm-fuel.js";
 
 /**
@@ -107,6 +107,9 @@ async function start(module: CompiledModule, namespace: string, names: readonly 
       return fn(context, offset);
     };
   const logger = Object.fromEntries(LEVELS.map((level) => [level, (text: unknown) => bound?.logger[level](text)])) as unknown as Console;
+  // Loaded at the first WebAssembly tool call, not with the engine: Extism imports `node:wasi`,
+  // whose ExperimentalWarning every CLI command, server and embedded user printed otherwise.
+  const { default: createPlugin } = await import("@extism/extism");
   const plugin = await createPlugin(
     // `never`: the typings take a module without the DOM's WebAssembly types, which the engine compiles without.
     { wasm: [{ module: module as never }] },

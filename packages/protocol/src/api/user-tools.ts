@@ -22,7 +22,8 @@ export interface ToolTestCase {
     readonly method?: string;
     readonly status?: number;
     readonly headers?: Readonly<Record<string, string>>;
-    readonly body?: string;
+    /** The response body: a string as it is, or any other JSON value as its JSON text (with `content-type: application/json` unless `headers` give one). Default empty. */
+    readonly body?: JsonValue;
   }[];
   /** What each granted tool answers, by `group.name`. */
   readonly tools?: { readonly [tool: string]: JsonValue };
@@ -60,7 +61,7 @@ const caseSchema = {
           method: { type: "string" },
           status: { type: "integer", minimum: 100, maximum: 599 },
           headers: { type: "object", additionalProperties: { type: "string" } },
-          body: { type: "string" },
+          body: { ...anyJson, description: "A string as it is, or JSON (an object, an array…) answered as its JSON text with content-type application/json." },
         },
         required: ["url"],
         additionalProperties: false,

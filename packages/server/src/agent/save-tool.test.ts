@@ -144,4 +144,17 @@ describe("user tools through the server", () => {
     const declined = await approving.handle("save_tool", { ...fetcher, capabilities: { ...fetcher.capabilities, workspace: "rw" } }, { toolCallId: "c4" });
     assert.match(declined.content, /A human declined/);
   });
+
+  it("a test's http mock may give its body as JSON: answered as its JSON text with content-type application/json", async () => {
+    const saved = await admin.toolsets.saveTool(toolset, {
+      group: "probe",
+      name: "items",
+      description: "Counts the example API's items.",
+      code: `export default async () => { const answer = await fetch("https://api.example.com/v1/items"); return { type: answer.headers.get("content-type"), count: ((await answer.json()) as { items: unknown[] }).items.length }; };`,
+      inputSchema: { type: "object" },
+      capabilities: { http: [{ host: "api.example.com", pathPrefix: "/v1/", methods: ["GET"] }] },
+      tests: [{ input: {}, output: { type: "application/json", count: 2 }, http: [{ url: "https://api.example.com/v1/items", body: { items: [1, 2] } }] }],
+    });
+    assert.deepEqual([saved.saved, saved.problems, saved.tests.map((t) => t.ok)], [true, [], [true]], JSON.stringify(saved));
+  });
 });

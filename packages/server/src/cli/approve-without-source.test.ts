@@ -89,7 +89,7 @@ describe("approving from the CLI a host tool call that no process holds", () => 
     assert.equal(session.code, 0, session.stderr);
     assert.match(
       session.stderr,
-      /^approved call #1 of session ses_[0-9a-f]+: the decision is journaled; the call is sent by the process that next holds the session/m,
+      /^approved call #1 of session ses_[0-9a-f]+: the decision is journaled; the call is sent by the process that next holds the session/,
     );
     assert.match(session.stderr, /host tools \(crm\.update_customer\)/);
     const run = await runCli(["approve", `${runId}/1`, ...data]);

@@ -64,6 +64,7 @@ function fixture({ dir, spawn }: CliTest) {
   const common = ["--data", join(dir, "data"), "--host", join(dir, "tools.mjs")];
   const env = { EFFECTS_FILE: effects };
   return {
+    dir,
     /** `tapedeck <command> … --data … --host …` in a child process. */
     spawn: (args: readonly string[]) => spawn([...args, ...common], env),
     /** `tapedeck run <script>` in a child process. */
@@ -206,6 +207,22 @@ describe("durable waits through the CLI (SIGKILL while waiting)", { concurrency:
       const twice = await t.inspect(["reject", second, "2"]);
       assert.equal(twice.code, 1);
       assert.match(twice.stderr, /^error: Call #2 of run run_\w+ is not waiting for a decision \(the run has ended: completed\)\.$/);
+    });
+  });
+
+  it("approvals: a run's call that an approval rule asks for is listed with the rule's reason", async () => {
+    await withFixture(async (t) => {
+      const rules = {
+        kind: "rules",
+        rules: [{ action: "ask", when: [{ pointer: "/cents", present: true }], reason: "Moves money out" }],
+        otherwise: { kind: "never" },
+      };
+      const toolset = join(t.dir, "rules.json");
+      writeFileSync(toolset, JSON.stringify({ ...JSON.parse(TOOLSET), policies: { "ledger.transfer": { approval: rules } } }));
+      const detached = await collect(t.spawn(["run", join(t.dir, "approval.ts"), "--toolset", toolset, "--detach"]));
+      assert.equal(detached.code, 0, detached.stderr);
+      const listed = await t.inspect(["approvals"]);
+      assert.equal(listed.stdout, `${detached.stdout.trim()}/2  ledger.transfer({"cents":25})  approval: Moves money out`);
     });
   });
 });

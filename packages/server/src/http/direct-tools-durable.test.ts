@@ -33,6 +33,19 @@ after(async () => {
   server.cleanup();
 });
 
+/** `promise`, or a failure naming what was waited for once `ms` have passed. */
+async function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no ${what} within ${ms / 1000} s`)), ms);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 function td(): Tapedeck {
   return server.client(adminKey, "carol");
 }
@@ -53,6 +66,13 @@ describe("direct tool sessions are durable", () => {
     const before = await td().directTools(options);
     const first = await before.call("anthropic", "fx_effects", { op: "ship" }, "toolu_ship");
     assert.equal(first.status, "pending");
+    // The server logs the call that waits for a human, as it does for a run's.
+    const logged = await within(
+      30_000,
+      "log line of the session's call waiting for a decision",
+      server.stderrLine((line) => line.includes("call waits for a decision") && line.includes(before.sessionId)),
+    );
+    assert.match(logged, /fx\.effects/);
 
     await server.stop();
     server = await startServeChild({ dataDir: server.dataDir });
@@ -96,11 +116,12 @@ describe("direct tool sessions are durable", () => {
     assert.equal(result.isError, false, result.text);
   });
 
-  it("spills a result over its budget to a blob that fetch_blob reads back exactly, page by page, in this session only", async () => {
+  it("spills a result over its budget to a blob that fetch_blob reads back exactly, page by page within the budget, in this session only", async () => {
     // Multi-byte and astral characters over several 48 KiB pages: the pages must split nothing and lose nothing.
     const lines = Array.from({ length: 2000 }, (_, i) => `line ${i} ${"é😀x".repeat(20)}`);
     const whole = lines.join("\n");
-    const tools = await td().directTools({ toolset, session: "spill", results: { maxTokens: 200 }, approval: { allow: ["fx.echo_plain"] } });
+    const maxTokens = 2000;
+    const tools = await td().directTools({ toolset, session: "spill", results: { maxTokens }, approval: { allow: ["fx.echo_plain"] } });
     const big = await tools.handle("fx_echo_plain", { text: whole }, { toolCallId: "big" });
     assert.equal(big.isError, false);
     assert.match(big.text, /too large to show whole \(2,000 lines/);
@@ -112,6 +133,8 @@ describe("direct tool sessions are durable", () => {
     for (let offset: number | undefined = 0; offset !== undefined; pages++) {
       const page = await tools.handle("fetch_blob", { handle, offset }, { toolCallId: `page-${pages}` });
       assert.equal(page.isError, false, page.text);
+      // Each page is a result within the session's budget (tokens estimated as UTF-8 bytes / 3.5), not a fixed 48 KiB.
+      assert.ok(Buffer.byteLength(page.text) / 3.5 <= maxTokens, `page ${pages}: ${Buffer.byteLength(page.text)} bytes for a budget of ${maxTokens} tokens`);
       const [header, ...rest] = page.text.split("\n");
       text += rest.join("\n");
       offset = /"offset": (\d+) \}\)\):$/.test(header!) ? Number(/"offset": (\d+) \}\)\):$/.exec(header!)![1]) : undefined;

@@ -8,6 +8,7 @@ import { TEST_RETRY_BASE_ENV } from "../cli/commands/serve.js";
 import { startPgNodes } from "./test-support/pg-nodes.js";
 import { startReceiver } from "./test-support/webhook-receiver.js";
 
+// test-budget-seconds: 600 (one to two minutes on an idle machine: 200 runs on two nodes and a SIGKILL; scripts/run-tests.mjs)
 /**
  * The two-node test (issue [postgres]): two `tapedeck serve` processes on one PostgreSQL run
  * RUNS runs of CALLS calls each, mixing a `retry` tool and an `at_most_once` tool of the

@@ -3,12 +3,10 @@ import { noExtraArguments, parse } from "../args.js";
 import { withEngine } from "../context.js";
 import { short, type Output } from "../print.js";
 
-export const approvalsUsage = "tapedeck approvals [<run_id> | <session_id>] [--data <dir>]";
-
 /**
  * Lists the calls waiting for a decision (of one run or session, or of every run and direct tool
  * session, oldest first), one line each: its id (`<run_id>/<seq>`), tool and arguments, kind
- * (`approval`, or `parked` with its reason; a session's: its summary and when it expires).
+ * (`approval` with its rule's reason if any, or `parked` with its reason; a session's: its summary and when it expires).
  * Listing never wakes or executes a run.
  */
 export async function approvalsCommand(args: readonly string[], out: Output): Promise<number> {
@@ -25,7 +23,8 @@ export async function approvalsCommand(args: readonly string[], out: Output): Pr
       return 0;
     }
     for (const call of runId !== undefined && isSessionId(runId) ? [] : pending) {
-      const kind = call.kind === "parked" ? `parked (${call.reason}: ${call.message})` : "approval";
+      // An approval rule's reason says why this call asks (`call.reason`); a policy of `approval: true` gives none.
+      const kind = call.kind === "parked" ? `parked (${call.reason}: ${call.message})` : call.reason === undefined ? "approval" : `approval: ${call.reason}`;
       out.stdout(`${call.id}  ${call.tool}(${short(call.args)})  ${kind}`);
     }
     for (const call of sessions) {

@@ -2,8 +2,6 @@ import { optionalFlag, parse, UsageError } from "../args.js";
 import { withEngine } from "../context.js";
 import type { Output } from "../print.js";
 
-export const cancelUsage = "tapedeck cancel <run_id> [--reason <text>] [--data <dir>]";
-
 /** Cancels a run that has not ended. A run that has ended is left as it is. */
 export async function cancelCommand(args: readonly string[], out: Output): Promise<number> {
   const { values, positionals } = parse(args, { reason: { type: "string" } });

@@ -3,8 +3,6 @@ import { noExtraArguments, optionalFlag, parse, UsageError } from "../args.js";
 import { withEngine } from "../context.js";
 import type { Output } from "../print.js";
 
-export const cassetteUsage = "tapedeck cassette <run_id> [--out <file>]";
-
 /**
  * Exports a run's recorded calls, received signals and decisions as a cassette: a scenario
  * document that `tapedeck test --scenario <file>` replays without sending anything. The

@@ -2,8 +2,6 @@ import { parse, requireFlag, UsageError } from "../args.js";
 import { readJsonFile, readTextFile, withEngine } from "../context.js";
 import { formatDiagnostics, type Output } from "../print.js";
 
-export const checkUsage = "tapedeck check <script.ts> --toolset <file>";
-
 /** Type-checks a script against a toolset; nothing is written to the data folder. */
 export async function checkCommand(args: readonly string[], out: Output): Promise<number> {
   const { values, positionals } = parse(args, { toolset: { type: "string" } });

@@ -21,10 +21,6 @@ import { storeLocation } from "../store-location.js";
 import { followRun, printSettled } from "../follow-run.js";
 import type { Output } from "../print.js";
 
-export const credentialsUsage =
-  "tapedeck credentials set <name> --kind bearer|headers|basic|query --host <pattern>… (--toolset <id> [--namespace <ns>] | --run <id>) [--param <query name>] [--from-env <VAR>] [--expires-at <ISO time> | --expires-in <duration>] [--data <dir>]\n" +
-  "  tapedeck credentials list | delete <name> (--toolset <id> [--namespace <ns>] | --run <id>) | rotate-key   [--data <dir>]";
-
 /**
  * Credentials of the vault in the data folder (or the store `TAPEDECK_STORE` names). A value is read from stdin or from the
  * environment variable `--from-env` names, never from an argument (arguments show in `ps` and

@@ -5,9 +5,6 @@ import { withEngine } from "../context.js";
 import { followRun, printSettled } from "../follow-run.js";
 import type { Output } from "../print.js";
 
-export const approveUsage = "tapedeck approve <approval_id> | <run_id> <seq> [--reason <text>] [--host <module>] [--data <dir>]";
-export const rejectUsage = "tapedeck reject <approval_id> | <run_id> <seq> [--reason <text>] [--host <module>] [--data <dir>]";
-
 /** Approves a call waiting for approval (or parked): it is sent with its key. */
 export function approveCommand(args: readonly string[], out: Output): Promise<number> {
   return decide("approved", args, out);

@@ -4,8 +4,6 @@ import { withEngine, parseJsonFlag, readTextFile } from "../context.js";
 import { followRun, printSettled } from "../follow-run.js";
 import { formatDiagnostics, type Output } from "../print.js";
 
-export const forkUsage = "tapedeck fork <run_id> <script.ts> [--host <module>] [--input <json>] [--detach] [--data <dir>]";
-
 /**
  * Forks a run with corrected code: calls the parent already completed (same tool and
  * arguments, in order) are answered from its journal, not sent again. Prints the new run's

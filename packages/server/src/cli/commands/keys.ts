@@ -6,8 +6,6 @@ import { requireDataFolder } from "../data-folder.js";
 import type { Output } from "../print.js";
 import { storeLocation } from "../store-location.js";
 
-export const keysUsage = "tapedeck keys create [--namespace <ns>] [--label <k>=<v>]… [--data <dir>] [--store <dir or postgres://… URL>]";
-
 /**
  * Creates an API key in the data folder, or the store `--store` / `TAPEDECK_STORE` names (a running server sees it at once) and prints it on
  * stdout, alone, so a script can capture it; what it is limited to goes to stderr. The key is

@@ -3,8 +3,6 @@ import { withEngine } from "../context.js";
 import { followRun, printSettled, type FollowOptions } from "../follow-run.js";
 import type { Output } from "../print.js";
 
-export const resumeUsage = "tapedeck resume [<run_id>] [--host <module>] [--detach] [--data <dir>]";
-
 /**
  * Resumes runs an engine left `running` (it died or was killed) and parked runs whose timers
  * are due; given a run id, that run whatever it waits for. Each replays its journal and goes

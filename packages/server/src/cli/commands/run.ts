@@ -4,8 +4,6 @@ import { withEngine, parseJsonFlag, readJsonFile, readTextFile } from "../contex
 import { followRun, printSettled } from "../follow-run.js";
 import { formatDiagnostics, type Output } from "../print.js";
 
-export const runUsage = "tapedeck run <script.ts> --toolset <file> [--host <module>] [--input <json>] [--detach] [--data <dir>]";
-
 /**
  * Registers the toolset, runs the script to its end, prints the output (stdout) or the error
  * (stderr), then the run's id (stderr; with the `fork` command that fixes a failed run). A run

@@ -5,8 +5,6 @@ import type { Output } from "../print.js";
 import { describeWait } from "../print-waits.js";
 import { runDamage } from "../run-damage.js";
 
-export const runsUsage = "tapedeck runs [--status <status>] [--limit <n>] [--data <dir>]";
-
 /** Lists runs, newest first; a waiting run with what it waits for. */
 export async function runsCommand(args: readonly string[], out: Output): Promise<number> {
   const { values } = parse(args, { status: { type: "string" }, limit: { type: "string" } });

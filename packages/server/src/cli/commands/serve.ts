@@ -6,9 +6,6 @@ import type { Output } from "../print.js";
 import { shellArg } from "../print-waits.js";
 import { isStoreUrl, storeLocation } from "../store-location.js";
 
-export const serveUsage =
-  "tapedeck serve [--port 7700] [--host 127.0.0.1] [--host-module <tools.ts>] [--public-url <url>] [--log-level info] [--log-format json|pretty] [--data <dir>] [--store <dir or postgres://… URL>] [--signing-secret-file <file>]";
-
 /**
  * Runs the HTTP server until SIGINT or SIGTERM. Prints `tapedeck listening on <url>` on stdout
  * once it takes requests (with `--port 0`, the port it got), and on a store's first start the

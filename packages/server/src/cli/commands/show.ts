@@ -4,8 +4,6 @@ import { journalEntries, withEngine } from "../context.js";
 import { formatEntry, type Output } from "../print.js";
 import { describeWait } from "../print-waits.js";
 
-export const showUsage = "tapedeck show <run_id> [--data <dir>]";
-
 /** Prints a run's state (with what it waits for) and its whole journal. */
 export async function showCommand(args: readonly string[], out: Output): Promise<number> {
   const { values, positionals } = parse(args, {});

@@ -5,8 +5,6 @@ import { parseJsonFlag, withEngine } from "../context.js";
 import { followRun, printSettled } from "../follow-run.js";
 import type { Output } from "../print.js";
 
-export const signalUsage = "tapedeck signal <run_id> <name> [--payload <json>] [--key <key>] [--host <module>] [--data <dir>]";
-
 /**
  * Sends the signal `name` (payload: `--payload`, default null) to a run; with a `--key` used
  * before for this run, nothing is sent again. A run parked on this signal wakes in this process

@@ -6,8 +6,6 @@ import { parseJsonFlag, readJsonFile, readTextFile, withEngine } from "../contex
 import { isDataFolder } from "../data-folder.js";
 import { formatDiagnostics, short, type Output } from "../print.js";
 
-export const testUsage = "tapedeck test <script.ts> --toolset <file> [--scenario <file>] [--input <json>] [--host <module>] [--json]";
-
 /**
  * `test_script` from the command line: runs the script against a scenario (or a cassette) in
  * virtual time; nothing is sent to a tool and no run is written to the data folder (which is

@@ -2,8 +2,6 @@ import { parse, UsageError } from "../args.js";
 import { withEngine, readJsonFile } from "../context.js";
 import type { Output } from "../print.js";
 
-export const toolsetUsage = "tapedeck toolset register <file> [--data <dir>]";
-
 /** Registers a toolset: prints its id, then its declarations (TypeScript, then the prompt form). Creates the data folder if needed. */
 export async function toolsetCommand(args: readonly string[], out: Output): Promise<number> {
   const { values, positionals } = parse(args, {});

@@ -2,8 +2,6 @@ import { parse, UsageError } from "../args.js";
 import { withEngine } from "../context.js";
 import type { Output } from "../print.js";
 
-export const verifyUsage = "tapedeck verify <run_id> [--data <dir>]";
-
 /**
  * Replays a run's journal in a fresh sandbox without sending a call or writing anything, and
  * says whether the script still does what was recorded (for instance before an upgrade).
