@@ -55,8 +55,15 @@ function runFile(file) {
   return new Promise((resolve) => {
     child.on("close", (code, signal) => {
       process.stdout.write(`\n# ${file} (limit ${Math.round(limitMs / 1000)} s: budget ${budgetOf(file)} s × load ${factor.toFixed(1)})\n`);
-      process.stdout.write(Buffer.concat(output));
-      resolve(code === 0 && signal === null);
+      const text = Buffer.concat(output).toString("utf8");
+      process.stdout.write(text);
+      const passed = code === 0 && signal === null;
+      const count = (name) => Number(new RegExp(`^ℹ ${name} (\\d+)$`, "m").exec(text)?.[1] ?? 0);
+      totals.pass += count("pass");
+      totals.skipped += count("skipped") + count("todo");
+      // A file that failed without a failing test (it hung, or crashed before its summary) counts one failure.
+      totals.fail += Math.max(count("fail") + count("cancelled"), passed ? 0 : 1);
+      resolve(passed);
     });
   });
 }
@@ -76,6 +83,8 @@ if (selected.length === 0) {
   process.exit(1);
 }
 const failed = [];
+/** Tests counted across files, from each file's closing lines, for the one closing line of the whole run. */
+const totals = { pass: 0, fail: 0, skipped: 0 };
 const queue = [...selected];
 await Promise.all(
   Array.from({ length: Math.min(CONCURRENCY, queue.length) }, async () => {
@@ -84,4 +93,5 @@ await Promise.all(
 );
 console.log(`\n${selected.length - failed.length} of ${selected.length} test files passed.`);
 if (failed.length > 0) console.log(`Failed:\n${failed.map((f) => `  ${f}`).join("\n")}`);
+console.log(`${totals.pass} passed, ${totals.fail} failed, ${totals.skipped} skipped`);
 process.exit(failed.length === 0 ? 0 : 1);
