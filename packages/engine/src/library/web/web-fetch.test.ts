@@ -120,6 +120,7 @@ before(async () => {
     "/gzip-bomb": (_req, res) => res.writeHead(200, { "content-type": "text/html", "content-encoding": "gzip" }).end(GZIP_BOMB),
     "/gzipped": (_req, res) =>
       res.writeHead(200, { "content-type": "text/html", "content-encoding": "gzip" }).end(gzipSync("<html><body><h1>Packed</h1></body></html>")),
+    "/not-gzip": (_req, res) => res.writeHead(200, { "content-type": "text/html", "content-encoding": "gzip" }).end("<p>plain, not gzip</p>"),
     "/table": (_req, res) => res.writeHead(200, { "content-type": "text/html" }).end(`<table>${"<tr><td>a</td><td>b</td></tr>".repeat(3_000)}</table>`),
     "/hidden-text": (_req, res) => res.writeHead(200, { "content-type": "text/html" }).end(HIDDEN_TEXT_PAGE),
     "/controls.txt": (_req, res) => res.writeHead(200, { "content-type": "text/plain" }).end("plain\u001b]0;title\u0007 \u202Etxt\r\nline\u2028two"),
@@ -196,6 +197,9 @@ void describe("web.fetch", () => {
     assert.equal(bomb.code, "result_too_large");
     assert.match(bomb.message, /decoded past 5242880 bytes \(its Content-Encoding is gzip\)/);
     assert.equal((await resultOf(webFetchTool, { url: `${base}/gzipped` }, ctx)).content, "# Packed");
+    const broken = await failureOf(webFetchTool, { url: `${base}/not-gzip` }, ctx);
+    assert.equal(broken.code, "tool_error");
+    assert.match(broken.message, /says its body is gzip-encoded, but it does not decode/);
   });
 
   it("a conversion past its deadline is stopped with a failure naming the bound; the next page converts", async () => {
