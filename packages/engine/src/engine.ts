@@ -335,6 +335,8 @@ export class Engine {
   readonly direct: DirectSessionHost;
   /** Closes what the sources do not: an MCP client layer of the engine's own when a mock answers MCP calls. */
   readonly #closeExtra: readonly (() => Promise<unknown>)[];
+  /** The engine's library source: `test_script`'s library converts pages with its converter (one pool of threads per engine). */
+  readonly #library: LibraryToolSource;
   #closed = false;
 
   private constructor(options: EngineOptions, store: Store) {
@@ -356,6 +358,7 @@ export class Engine {
           });
     this.#clock = options.clock ?? systemClock;
     const library = given.library instanceof LibraryToolSource ? given.library : libraryOf(options, store, this.#clock);
+    this.#library = library;
     this.#source = new SourceRouter({
       ...(given.host ? { host: given.host } : {}),
       mcp: given.mcp ?? mcp,
@@ -726,7 +729,7 @@ export class Engine {
         host: source,
         mcp: source,
         builtin: source,
-        library: new ScenarioLibrarySource(source, new LibraryToolSource({ store, clock, http: source })),
+        library: new ScenarioLibrarySource(source, new LibraryToolSource({ store, clock, http: source, html: this.#library.html })),
         user: source,
       },
       wake: false,

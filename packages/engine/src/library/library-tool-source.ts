@@ -12,6 +12,8 @@ import { SqliteMemoryStore } from "./memory/sqlite-memory-store.js";
 import { pinLibraryTools, type LibraryPinning } from "./pin-library.js";
 import { probeShell, type ShellProbe } from "./shell/shell-probe.js";
 import type { FetchedResponse, GuardedFetch } from "./web/guarded-fetch.js";
+import { HtmlConversionPool } from "./web/html-conversion-pool.js";
+import type { HtmlConverter } from "./web/html-converter.js";
 import type { Store } from "../store/store.js";
 import { pinHttpTool } from "../toolset/pin-http.js";
 import type { ToolCallRequest, ToolOutcome, ToolSource } from "../sources/tool-source.js";
@@ -31,7 +33,8 @@ import { memoryDatabase, noLibraryFolder, workspaceFolder } from "./library-fold
  * - Time is the engine's clock (`ctx.now`): virtual in `test_script` and virtual-time engines.
  * - `web.fetch` sends its request as an `http.fetch` attempt of the same call (its idempotency
  *   key and trace context), through an `HttpToolSource` without credentials: web pages are read
- *   as anyone reads them, and no credential can leak into a page's Markdown.
+ *   as anyone reads them, and no credential can leak into a page's Markdown. Its pages are
+ *   converted by the `html` converter (worker threads), never on this event loop.
  * - Never rejects (`ToolSource.call`); a tool this engine cannot serve (no library folder, no
  *   bubblewrap) is said before a run starts (`check`), and again as the call's failure.
  */
@@ -49,6 +52,8 @@ export interface LibrarySourceOptions {
   readonly embedder?: Embedder;
   /** Whether shell commands can be sandboxed here. Default: `probeShell()`, once, when first needed. */
   readonly shell?: () => Promise<ShellProbe>;
+  /** Converts web.fetch's pages; not closed by `close()`. Default: an `HtmlConversionPool` of its own, started when first needed and closed with the source. */
+  readonly html?: HtmlConverter;
 }
 
 export class LibraryToolSource implements ToolSource, LibraryPlace, LibraryPinning {
@@ -59,6 +64,8 @@ export class LibraryToolSource implements ToolSource, LibraryPlace, LibraryPinni
   readonly #namespaces = new Map<string, Promise<string | undefined>>();
   readonly #groups = new Map<string, Promise<readonly LibraryTool[] | string>>();
   #memory: { readonly db: Database.Database; readonly store: SqliteMemoryStore } | undefined;
+  /** The converter this source made (absent until a page needs one), closed with it. */
+  #ownHtml: HtmlConversionPool | undefined;
 
   constructor(options: LibrarySourceOptions) {
     this.#options = options;
@@ -97,7 +104,14 @@ export class LibraryToolSource implements ToolSource, LibraryPlace, LibraryPinni
     return outcome.kind === "result" ? { kind: "result", value: outcome.value } : { kind: "failure", failure: outcome.failure };
   }
 
+  /** The converter web.fetch's pages go through: the one given, else this source's own. Another source may share it (`test_script`'s). */
+  get html(): HtmlConverter {
+    return this.#options.html ?? (this.#ownHtml ??= new HtmlConversionPool());
+  }
+
   async close(): Promise<void> {
+    await this.#ownHtml?.close();
+    this.#ownHtml = undefined;
     this.#memory?.db.close();
     this.#memory = undefined;
     if (this.#options.ownsHttp === true) await this.#options.http.close?.();
@@ -135,6 +149,10 @@ export class LibraryToolSource implements ToolSource, LibraryPlace, LibraryPinni
     for (const need of tool.needs) {
       if (need === "fetch") {
         capabilities.fetch = this.#fetch(request);
+        continue;
+      }
+      if (need === "html") {
+        capabilities.html = this.html;
         continue;
       }
       if (folder === undefined)

@@ -3,6 +3,7 @@ import type { Workspace } from "./files/workspace.js";
 import type { MemorySpace } from "./memory/memory-space.js";
 import type { ToolDefinition } from "./tool-definition.js";
 import type { GuardedFetch } from "./web/guarded-fetch.js";
+import type { HtmlConverter } from "./web/html-converter.js";
 
 /**
  * A tool of the built-in library: its definition (data) plus `execute`. What `execute` may touch
@@ -26,6 +27,8 @@ export interface Capabilities {
   readonly fetch: GuardedFetch;
   /** The namespace's memory documents and their index (memory). */
   readonly memory: MemorySpace;
+  /** Converts HTML to Markdown off the engine's event loop, bounded in time and memory (web). */
+  readonly html: HtmlConverter;
 }
 
 export type Capability = keyof Capabilities;

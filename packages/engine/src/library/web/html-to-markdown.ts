@@ -1,14 +1,20 @@
 import gfmPlugin from "@joplin/turndown-plugin-gfm";
 import { parseHTML } from "linkedom";
 import TurndownService from "turndown";
+import type { ConversionOutcome, ConversionRequest } from "./html-converter.js";
 import { removeHiddenElements } from "./hidden-elements.js";
 import { withoutInvisibleCharacters } from "./invisible-characters.js";
+import { boundMarkup } from "./markup-bounds.js";
 
 /**
  * HTML to Markdown for a model to read: linkedom parses the page and applies the CSS selector,
  * turndown (with GitHub-flavoured tables, strikethrough and task lists) writes the Markdown.
  *
+ * It runs in a conversion worker (`html-conversion-pool.ts`), never on the engine's event loop:
+ * a page costs seconds at some sizes the `http` tool lets through.
+ *
  * Invariants:
+ * - The markup is bounded before it is parsed (`markup-bounds.ts`): depth and element count.
  * - What a reader never sees is dropped before conversion: scripts, styles, templates, frames,
  *   embedded objects, SVG, and elements hidden by markup or CSS (`hidden-elements.ts`); and
  *   after it, invisible and control characters (`invisible-characters.ts`). Both are a
@@ -19,9 +25,6 @@ import { withoutInvisibleCharacters } from "./invisible-characters.js";
  *   keeping (a `data:` URI is never copied into the text).
  * - Nothing here runs the page's JavaScript: this is the HTML as the server sent it.
  */
-
-export type Conversion =
-  { readonly ok: true; readonly title?: string; readonly markdown: string; readonly matched?: number } | { readonly ok: false; readonly problem: string };
 
 /** The slice of the DOM this file uses (the engine compiles without the DOM's types). */
 interface Element {
@@ -62,9 +65,10 @@ turndown.addRule("image-with-alt", {
 });
 
 /** The Markdown of `html` (of the elements `selector` matches, when given), with URLs resolved against `pageUrl`. */
-export function htmlToMarkdown(html: string, pageUrl: string, selector?: string): Conversion {
+export function htmlToMarkdown({ html, pageUrl, selector }: ConversionRequest): Exclude<ConversionOutcome, { kind: "stopped" }> {
+  const bounded = boundMarkup(html);
   // linkedom parses whole documents; a fragment is put into one first.
-  const source = /<html[\s>]/i.test(html) ? html : `<!doctype html><html><head></head><body>${html}</body></html>`;
+  const source = /<html[\s>]/i.test(bounded.html) ? bounded.html : `<!doctype html><html><head></head><body>${bounded.html}</body></html>`;
   const { document } = parseHTML(source) as unknown as { document: Document };
   const title = withoutInvisibleCharacters(document.querySelector("title")?.textContent ?? "")
     .replace(/\s+/g, " ")
@@ -81,13 +85,20 @@ export function htmlToMarkdown(html: string, pageUrl: string, selector?: string)
       roots = [...document.querySelectorAll(selector)];
     } catch (error) {
       return {
-        ok: false,
+        kind: "bad_selector",
         problem: `"${selector}" is not a CSS selector (${(error as Error).message}); give one like "article", "main .content" or "#docs h2"`,
       };
     }
   }
   const markdown = roots.length === 0 ? "" : tidy(withoutInvisibleCharacters(turndown.turndown(roots.map((root) => root.outerHTML).join("\n"))));
-  return { ok: true, ...(title ? { title } : {}), markdown, ...(selector === undefined ? {} : { matched: roots.length }) };
+  return {
+    kind: "converted",
+    ...(title ? { title } : {}),
+    markdown,
+    ...(selector === undefined ? {} : { matched: roots.length }),
+    tooDeep: bounded.tooDeep,
+    truncated: bounded.truncated,
+  };
 }
 
 function baseUrl(document: Document, pageUrl: string): URL | undefined {

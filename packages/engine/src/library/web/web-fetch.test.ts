@@ -1,10 +1,12 @@
 import assert from "node:assert/strict";
+import { gzipSync } from "node:zlib";
 import { after, before, describe, it } from "node:test";
 import { HttpToolSource } from "../../sources/http/http-tool-source.js";
 import { startLoopbackServer, tableResolver, type LoopbackServer } from "../../test-support/loopback-http.js";
 import type { ToolContext } from "../library-tool.js";
 import { failureOf, resultOf } from "../test-support/call-tool.js";
 import { guardedFetchFrom } from "./test-support/http-guarded-fetch.js";
+import { HtmlConversionPool } from "./html-conversion-pool.js";
 import { DEFAULT_MAX_CHARS, webFetchTool } from "./web-fetch.js";
 
 /**
@@ -15,7 +17,8 @@ import { DEFAULT_MAX_CHARS, webFetchTool } from "./web-fetch.js";
 
 let server: LoopbackServer;
 let source: HttpToolSource;
-let ctx: ToolContext<"fetch">;
+let ctx: ToolContext<"fetch" | "html">;
+let pool: HtmlConversionPool;
 let base: string;
 
 const PAGE = `<!doctype html>
@@ -75,6 +78,31 @@ const HIDDEN_TEXT_PAGE = `<!doctype html><html><head><title>Shop\u202E\u200B</ti
 <p>visible-6: esc\u001b[2J bel\u0007 rlo\u202Egnp.exe zwsp\u200Bx tag\u{E0049}\u{E0047}x vs\u{E0101}x bom\uFEFFx nul\u0000x del\u007Fx c1\u009Bx emoji 👨\u200D👩\u200D👧 ❤\uFE0F</p>
 </body></html>`;
 
+/** 100,000 nested elements: linkedom took 9 s to parse it and turndown minutes to recurse through it. */
+const DEEP_PAGE = `<html><body><p>before</p>${"<div>".repeat(100_000)}deep text${"</div>".repeat(100_000)}<p>after</p></body></html>`;
+/** About 1.6 MiB of short paragraphs, within the element bound: seconds of conversion. */
+const HUGE_PAGE = `<html><body>${"<p>some ordinary paragraph text</p>".repeat(45_000)}</body></html>`;
+/** 6 MiB of HTML that gzip makes about 6 KB: past the http tool's 5 MiB only once decoded. */
+const GZIP_BOMB = gzipSync(Buffer.from(`<html><body>${"<p>a</p>".repeat(800_000)}</body></html>`));
+
+/** Ticks of a 1 ms interval, counted while `during` runs from when `startCounting` is first called. */
+async function ticksWhile<T>(during: (startCounting: () => void) => Promise<T>): Promise<{ result: T; ticks: number }> {
+  let ticks = 0;
+  let counting = false;
+  const interval = setInterval(() => {
+    if (counting) ticks++;
+  }, 1);
+  try {
+    const result = await during(() => (counting = true));
+    return { result, ticks };
+  } finally {
+    clearInterval(interval);
+  }
+}
+
+/** Called when the server has sent the whole of a page (`res.end` flushed). */
+let onPageSent: () => void = () => {};
+
 before(async () => {
   server = await startLoopbackServer({
     "/docs/guide.html": (_req, res) => res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(PAGE),
@@ -87,15 +115,24 @@ before(async () => {
     "/untyped": (_req, res) => res.writeHead(200, { "content-type": "" }).end("<!DOCTYPE html><html><body><p>sniffed</p></body></html>"),
     "/to-private": (_req, res) => res.writeHead(302, { location: "http://10.0.0.1/admin" }).end(),
     "/emoji": (_req, res) => res.writeHead(200, { "content-type": "text/plain" }).end("a😀b"),
+    "/deep": (_req, res) => res.writeHead(200, { "content-type": "text/html" }).end(DEEP_PAGE),
+    "/huge": (_req, res) => res.writeHead(200, { "content-type": "text/html" }).end(HUGE_PAGE, () => onPageSent()),
+    "/gzip-bomb": (_req, res) => res.writeHead(200, { "content-type": "text/html", "content-encoding": "gzip" }).end(GZIP_BOMB),
+    "/gzipped": (_req, res) =>
+      res.writeHead(200, { "content-type": "text/html", "content-encoding": "gzip" }).end(gzipSync("<html><body><h1>Packed</h1></body></html>")),
+    "/not-gzip": (_req, res) => res.writeHead(200, { "content-type": "text/html", "content-encoding": "gzip" }).end("<p>plain, not gzip</p>"),
+    "/table": (_req, res) => res.writeHead(200, { "content-type": "text/html" }).end(`<table>${"<tr><td>a</td><td>b</td></tr>".repeat(3_000)}</table>`),
     "/hidden-text": (_req, res) => res.writeHead(200, { "content-type": "text/html" }).end(HIDDEN_TEXT_PAGE),
     "/controls.txt": (_req, res) => res.writeHead(200, { "content-type": "text/plain" }).end("plain\u001b]0;title\u0007 \u202Etxt\r\nline\u2028two"),
     "/controls.json": (_req, res) => res.writeHead(200, { "content-type": "application/json" }).end('{"a":"\\u001b[31mred\\u202e"}'),
   });
   source = new HttpToolSource({ resolver: tableResolver({ "docs.test.example": ["127.0.0.1"] }), unsafeAllowLoopbackForTests: true });
-  ctx = { now: () => 0, signal: new AbortController().signal, fetch: guardedFetchFrom(source, ["docs.test.example"]) };
+  pool = new HtmlConversionPool();
+  ctx = { now: () => 0, signal: new AbortController().signal, fetch: guardedFetchFrom(source, ["docs.test.example"]), html: pool };
   base = `http://docs.test.example:${server.port}`;
 });
 after(async () => {
+  await pool.close();
   await source.close();
   await server.close();
 });
@@ -137,6 +174,44 @@ void describe("web.fetch", () => {
     const raw = await resultOf(webFetchTool, { url: `${base}/hidden-text`, format: "html" }, ctx);
     assert.doesNotMatch(raw.content as string, /[\u001b\u0007\u202E\u200B]/);
     assert.match(webFetchTool.description, /defence against instructions hidden in pages/);
+  });
+
+  it("a page nested 100,000 deep converts, the part past the depth bound left out and said so", async () => {
+    const page = await resultOf(webFetchTool, { url: `${base}/deep` }, ctx);
+    assert.equal(page.content, "before\n\nafter");
+    assert.match(page.note as string, /1 element nested deeper than 512 levels \(with all it holds\) was left out of the Markdown/);
+  });
+
+  it("a huge page converts off the event loop: timers keep firing while it converts", async () => {
+    const { result, ticks } = await ticksWhile(async (startCounting) => {
+      onPageSent = startCounting;
+      return resultOf(webFetchTool, { url: `${base}/huge` }, ctx);
+    });
+    assert.equal(result.totalChars, 45_000 * "some ordinary paragraph text\n\n".length - 2);
+    // On the event loop, the interval could not fire between the page's arrival and its Markdown.
+    assert.ok(ticks >= 50, `the event loop ticked ${ticks} times while the page was read and converted`);
+  });
+
+  it("a gzip bomb is refused at the decoded bound, naming it; a gzipped page is decoded", async () => {
+    const bomb = await failureOf(webFetchTool, { url: `${base}/gzip-bomb` }, ctx);
+    assert.equal(bomb.code, "result_too_large");
+    assert.match(bomb.message, /decoded past 5242880 bytes \(its Content-Encoding is gzip\)/);
+    assert.equal((await resultOf(webFetchTool, { url: `${base}/gzipped` }, ctx)).content, "# Packed");
+    const broken = await failureOf(webFetchTool, { url: `${base}/not-gzip` }, ctx);
+    assert.equal(broken.code, "tool_error");
+    assert.match(broken.message, /says its body is gzip-encoded, but it does not decode/);
+  });
+
+  it("a conversion past its deadline is stopped with a failure naming the bound; the next page converts", async () => {
+    const short = new HtmlConversionPool({ deadlineMs: 500 });
+    try {
+      const slow = await failureOf(webFetchTool, { url: `${base}/table` }, { ...ctx, html: short });
+      assert.equal(slow.code, "page_too_complex");
+      assert.match(slow.message, /took longer than 0\.5 s \(web\.fetch's bound per page\)/);
+      assert.equal((await resultOf(webFetchTool, { url: `${base}/missing` }, { ...ctx, html: short })).content, "# Not here");
+    } finally {
+      await short.close();
+    }
   });
 
   it("a selector keeps only what it matches, says how many matched, and refuses a selector that is not CSS", async () => {

@@ -1,7 +1,7 @@
-import { defineTool, failure, result, type ToolResult } from "../library-tool.js";
+import { defineTool, failure, result, type ToolContext, type ToolResult } from "../library-tool.js";
 import type { FetchedResponse } from "./guarded-fetch.js";
-import { htmlToMarkdown } from "./html-to-markdown.js";
 import { withoutInvisibleCharacters } from "./invisible-characters.js";
+import { MAX_DEPTH, MAX_ELEMENTS } from "./markup-bounds.js";
 
 /**
  * `web.fetch`: a web page as Markdown for a model to read. The request goes through the `http`
@@ -36,7 +36,7 @@ interface WebFetchArgs {
 
 const ACCEPT = "text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.9,*/*;q=0.5";
 
-export const webFetchTool = defineTool<WebFetchArgs, "fetch">({
+export const webFetchTool = defineTool<WebFetchArgs, "fetch" | "html">({
   name: "fetch",
   description:
     "Fetches a web page (GET) and returns it as Markdown: headings, lists, tables, links (absolute URLs) and images' alt text kept; " +
@@ -86,15 +86,15 @@ export const webFetchTool = defineTool<WebFetchArgs, "fetch">({
   approval: { kind: "never" },
   // The http tool's defaults in IronClaw: 30 a minute, 500 an hour.
   rateLimit: { perMinute: 30, perHour: 500 },
-  needs: ["fetch"],
+  needs: ["fetch", "html"],
   execute: async (args, ctx) => {
     const fetched = await ctx.fetch({ url: args.url, method: "GET", headers: { accept: ACCEPT } }, ctx.signal);
     if (fetched.kind === "failure") return { kind: "failure", failure: fetched.failure };
-    return page(fetched.response, args);
+    return page(fetched.response, args, ctx);
   },
 });
 
-function page(response: FetchedResponse, args: WebFetchArgs): ToolResult {
+async function page(response: FetchedResponse, args: WebFetchArgs, ctx: ToolContext<"html">): Promise<ToolResult> {
   const contentType = response.headers["content-type"]?.split(";")[0]?.trim().toLowerCase() ?? "";
   const kind = kindOf(contentType, response.body);
   if (kind === "binary") {
@@ -108,14 +108,19 @@ function page(response: FetchedResponse, args: WebFetchArgs): ToolResult {
   let text = response.body;
   let title: string | undefined;
   let matched: number | undefined;
+  let cut: string | undefined;
   if (kind === "html" && args.format !== "html") {
-    const converted = htmlToMarkdown(response.body, response.url, args.selector);
-    if (!converted.ok) return failure("invalid_arguments", converted.problem);
+    const request = { html: response.body, pageUrl: response.url, ...(args.selector === undefined ? {} : { selector: args.selector }) };
+    const converted = await ctx.html.convert(request, ctx.signal);
+    if (converted.kind === "bad_selector") return failure("invalid_arguments", converted.problem);
+    if (converted.kind === "stopped")
+      return failure("page_too_complex", `${response.url}: ${converted.message}`, { url: response.url, limit: converted.limit });
     ({ title, matched } = converted);
     text = converted.markdown;
+    cut = cutNote(converted.tooDeep, converted.truncated);
   } else if (kind === "json") text = withoutInvisibleCharacters(indentJson(text));
   else text = withoutInvisibleCharacters(text);
-  return result(cut({ response, contentType: contentType || "text/plain", text, title, matched, args }));
+  return result(part({ response, contentType: contentType || "text/plain", text, title, matched, cut, args }));
 }
 
 type Kind = "html" | "json" | "text" | "binary";
@@ -148,16 +153,28 @@ interface Page {
   readonly text: string;
   readonly title: string | undefined;
   readonly matched: number | undefined;
+  /** What the markup bounds left out, said in the note. */
+  readonly cut: string | undefined;
   readonly args: WebFetchArgs;
 }
 
-function cut({ response, contentType, text, title, matched, args }: Page) {
+/** What the markup bounds (`markup-bounds.ts`) left out of the Markdown, for the note; undefined when nothing. */
+function cutNote(tooDeep: number, truncated: boolean): string | undefined {
+  const parts: string[] = [];
+  if (tooDeep > 0)
+    parts.push(`${tooDeep} element${tooDeep === 1 ? "" : "s"} nested deeper than ${MAX_DEPTH} levels (with all ${tooDeep === 1 ? "it holds" : "they hold"})`);
+  if (truncated) parts.push(`everything after its first ${MAX_ELEMENTS} elements`);
+  if (parts.length === 0) return undefined;
+  return `The page's markup is past web.fetch's bounds, so ${parts.join(" and ")} was left out of the Markdown; format "html" returns the page as received.`;
+}
+
+function part({ response, contentType, text, title, matched, cut, args }: Page) {
   const offset = Math.min(args.offset ?? 0, text.length);
   const max = Math.min(args.maxChars ?? DEFAULT_MAX_CHARS, MAX_CHARS);
   let end = Math.min(offset + max, text.length);
   // Never split a surrogate pair: the next part starts with the whole character.
   if (end < text.length && /[\uD800-\uDBFF]/.test(text.charAt(end - 1))) end--;
-  const notes: string[] = [];
+  const notes: string[] = cut === undefined ? [] : [cut];
   if (end < text.length) notes.push(`The text is ${text.length} characters; this is ${offset} to ${end}. Call again with offset ${end} to read on.`);
   if (matched === 0) notes.push(`No element matches the selector "${args.selector}"; try a broader one, or none.`);
   if (response.status >= 400) notes.push(`The server answered ${response.status} ${response.statusText}: this is its error page.`);

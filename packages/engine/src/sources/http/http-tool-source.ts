@@ -13,6 +13,7 @@ import { PinnedAgents } from "./pinned-agents.js";
 import { refusal, RefusalRule } from "./refusal.js";
 import { addressRefusal, checkTarget, type TargetPolicy } from "./request-target.js";
 import { describeNetError, resolvePublicAddress } from "./public-address.js";
+import { readBody } from "./response-body.js";
 import { systemResolver, type HostResolver } from "./resolver.js";
 
 /**
@@ -26,8 +27,9 @@ import { systemResolver, type HostResolver } from "./resolver.js";
  *   grant, with the method that hop is sent with), before anything is resolved or sent.
  * - A name is resolved once per URL; every answer must be in an allowed range, and the
  *   connection goes to the first answer, the one checked (`PinnedAgents`): no second lookup.
- * - At most `maxRedirects` redirects; a body larger than `maxResponseBytes` and a request
- *   longer than `timeoutMs` (redirects and body included) fail with a clear `ToolError`.
+ * - At most `maxRedirects` redirects; a body larger than `maxResponseBytes` (on the wire, or
+ *   decoded: a gzip, deflate or br body is decoded, `response-body.ts`) and a request longer
+ *   than `timeoutMs` (redirects and body included) fail with a clear `ToolError`.
  * - Every refusal is a failure of code `refused` saying which rule and which host or address.
  * - The call's idempotency key goes out as `Idempotency-Key`, its trace context as `traceparent`.
  * - Its results are not leak-scanned here: every result of every source is, where results
@@ -246,22 +248,29 @@ export class HttpToolSource implements ToolSource {
       response.body.destroy();
       return failed(this.#tooLarge(url, `declares ${declared} bytes`));
     }
-    const bytes = await readBounded(response.body, this.#maxBytes);
+    const read = await readBody(response.body, headerValue(response.headers, "content-encoding"), this.#maxBytes);
     signal.throwIfAborted();
-    if (bytes === undefined) return failed(this.#tooLarge(url, `went past ${this.#maxBytes} bytes`));
+    if (read.kind === "too_large") return failed(this.#tooLarge(url, read.what));
+    if (read.kind === "undecodable") {
+      return failed(
+        toolFailure("tool_error", `The response of ${url.href} says its body is ${read.encoding}-encoded, but it does not decode (${read.reason}).`, {
+          details: { url: url.href, contentEncoding: read.encoding },
+        }),
+      );
+    }
     const headers: JsonObject = {};
     for (const [name, value] of Object.entries(response.headers)) {
       if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : value;
     }
     const status = response.statusCode;
-    const body = decode(bytes, headerValue(response.headers, "content-type"));
+    const body = decode(read.bytes, headerValue(response.headers, "content-type"));
     return { kind: "result", value: { status, statusText: STATUS_CODES[status] ?? "", url: url.href, redirected, headers, body } };
   }
 
   #tooLarge(url: URL, what: string): ToolFailure {
     return toolFailure(
       "result_too_large",
-      `The response of ${url.href} ${what}; the http tool reads at most ${this.#maxBytes} bytes (5 MiB by default), so the call failed. Ask for less: a page, a range, a filter.`,
+      `The response of ${url.href} ${what}; the http tool reads at most ${this.#maxBytes} bytes (5 MiB by default), on the wire and decoded, so the call failed. Ask for less: a page, a range, a filter.`,
       { details: { url: url.href, limitBytes: this.#maxBytes } },
     );
   }
@@ -309,35 +318,6 @@ function redirected(failure: ToolFailure, from: string | undefined): ToolFailure
 function headerValue(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
   const value = headers[name];
   return Array.isArray(value) ? value[0] : value;
-}
-
-/**
- * The whole body, or undefined once it goes past `max` bytes (then it is destroyed, and the
- * connection with it). Rejects if the stream fails or is aborted. Events, not `for await`: the
- * async iterator costs more than the rest of a small request's handling.
- */
-function readBounded(body: Dispatcher.ResponseData["body"], max: number): Promise<Buffer | undefined> {
-  return new Promise<Buffer | undefined>((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let ended = false;
-    body.on("data", (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= max) return void chunks.push(chunk);
-      ended = true;
-      body.destroy();
-      resolve(undefined);
-    });
-    body.once("end", () => {
-      ended = true;
-      resolve(Buffer.concat(chunks, size));
-    });
-    body.once("error", reject);
-    // `close` follows `end` on every response: an Error (and its stack) only when it came first.
-    body.once("close", () => {
-      if (!ended) reject(new Error("the response body was closed before its end"));
-    });
-  });
 }
 
 /** The body as text, in the charset the response declares (UTF-8 when none or unknown); invalid bytes become U+FFFD. */
