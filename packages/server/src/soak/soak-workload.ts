@@ -6,7 +6,8 @@ import type { JsonValue } from "@tapedeck/protocol";
  * `at_most_once` entry (`once`), and the worker's host tools `h.effect` (`retry`) and `h.once`
  * (`at_most_once`). Some runs sleep, some wait for a signal, some make a call that needs an
  * approval (`gate`, the fixture again, `retry`). An interrupted `at_most_once` call fails
- * `outcomeUnknown`, which the script counts and goes on; any other failure fails the run.
+ * `outcomeUnknown`, which the script counts and goes on; any other failure fails the run. Every
+ * run ends by waiting for the signal "finish", which the soak sends once every strike happened.
  */
 export const SOAK_SCRIPT = `import { fx, once, gate, h } from "tapedeck:tools";
 export default async (input: { sleep: boolean; signal: boolean; approval: boolean; calls: number }) => {
@@ -30,7 +31,9 @@ export default async (input: { sleep: boolean; signal: boolean; approval: boolea
       unknown++;
     }
   }
-  return { unknown, go };
+  // Held until every strike happened, so that the soak strikes runs that are still going.
+  const finish = await signal("finish");
+  return { unknown, go, finish };
 };`;
 
 /** The tools whose policy is `retry`: each call's effect must happen, once per key. */

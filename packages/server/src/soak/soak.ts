@@ -181,8 +181,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakFigures> {
     const strikes = (async () => {
       let floor = 0;
       for (const s of plan) {
-        // Each life of a node sees some of the workload: a few calls at least between two strikes.
-        const at = Math.max(s.atCalls, floor + 5);
+        // Each life of a node sees some of the workload: a few calls at least between two strikes;
+        // but never more than the workload makes before its runs wait for "finish" (sent after the last strike).
+        const at = Math.min(Math.max(s.atCalls, floor + 5), Math.floor(0.8 * options.runs * options.calls));
         while (!stopStrikes && progress() < at) await nextCall();
         if (stopStrikes) return;
         striking = strike(s);
@@ -306,7 +307,9 @@ async function driveToEnd(
       if (runs.size === started.length) return { runs, lost: [], lastEndAt };
       for (const run of await td.runs.list({ status: ["waiting"], labels, limit: 500 })) {
         for (const wait of run.waits ?? []) {
-          if (wait.kind === "signal") await td.runs.signal(run.id, { name: "go", payload: run.id, idempotencyKey: "go" });
+          if (wait.kind === "signal" && wait.name === "go") await td.runs.signal(run.id, { name: "go", payload: run.id, idempotencyKey: "go" });
+          else if (wait.kind === "signal" && wait.name === "finish" && strikesDone)
+            await td.runs.signal(run.id, { name: "finish", payload: run.id, idempotencyKey: "finish" });
           else if (wait.kind === "approval") await td.approvals.approve(run.id, wait.seq, { reason: "soak" }).catch(ignoreConflict);
         }
       }
@@ -319,7 +322,8 @@ async function driveToEnd(
       // A node just started may answer 503 until its first store probe: a short pause, not a spin.
       await new Promise((resolve) => setTimeout(resolve, UNAVAILABLE_PAUSE_MS));
     }
-    if (strikesDone && Date.now() - lastStrikeAt() > settleMs) break;
+    // Nothing ended and nothing was struck for `settleMs`: what is still going is stranded.
+    if (Date.now() - Math.max(lastStrikeAt(), lastEndAt) > settleMs) break;
   }
   // Past the bound: what the API says of the runs that did not end (missing ones are lost).
   const lost: string[] = [];
@@ -405,9 +409,10 @@ async function auditSoak(input: AuditInput): Promise<Audited> {
       failed++;
       note("failed", `${id}: ${run.status} ${JSON.stringify(run.error)}`);
     }
-    if (signal && run?.status === "completed" && (run.output as { go?: unknown } | undefined)?.go !== id) {
+    const output = run?.status === "completed" ? (run.output as { go?: unknown; finish?: unknown } | undefined) : undefined;
+    if (run?.status === "completed" && ((signal && output?.go !== id) || output?.finish !== id)) {
       signalsLost++;
-      note("signal", `${id} completed without its signal's payload`);
+      note("signal", `${id} completed without its signals' payloads: ${JSON.stringify(output)}`);
     }
     const entries: JournalEntry[] = await audit.journal(id, 0, 100_000);
     for (const scheduled of entries) {
