@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { Tapedeck } from "@tapedeck/sdk";
+import { statSync } from "node:fs";
+import { join } from "node:path";
 import { cli } from "../cli/cli.js";
 import { TEST_RETRY_BASE_ENV, TEST_WORKER_LOST_ENV } from "../cli/commands/serve.js";
 import { capture } from "../cli/test-support/in-process.js";
@@ -47,13 +49,23 @@ after(async () => {
   server.cleanup();
 });
 
-/** The log's lines (stderr without the admin key notice, which is not a log line). */
-function logLines(): LogLine[] {
-  return server
+/** Every line `node` wrote on stderr, each of which must be a JSON object (`--log-format json`: nothing else goes on the stream). */
+function jsonLines(node: ServeChild): LogLine[] {
+  return node
     .stderr()
     .split("\n")
-    .filter((line) => line.startsWith("{"))
-    .map((line) => JSON.parse(line) as LogLine);
+    .filter((line) => line !== "")
+    .map((line) => {
+      try {
+        return JSON.parse(line) as LogLine;
+      } catch {
+        return assert.fail(`a line of the JSON log is not JSON: ${line}`);
+      }
+    });
+}
+
+function logLines(): LogLine[] {
+  return jsonLines(server);
 }
 
 /** The first log line with this message whose fields include `fields`, once it is written. */
@@ -128,10 +140,48 @@ describe("the server's log", () => {
     for (const [name, secret] of Object.entries(secrets)) assert.ok(!text.includes(secret), `the log holds ${name}`);
     assert.ok(!/authorization|bearer/i.test(text), "no header is logged");
     assert.ok(text.includes(runId) && text.includes(toolset), "control: the scan reads the log");
+    assert.deepEqual(
+      lines.filter((l) => (l.level as number) < 30),
+      [],
+      "at info, nothing below info",
+    );
+    assert.equal(lines.at(-1)?.msg, "stopping: runs stay intact and go on at the next start", "the stop is a log line too");
   });
 });
 
 describe("log options", () => {
+  it("--log-level trace logs more than info (requests as they arrive, store probes, worker polls); with --log-format json every line is JSON, Node's warnings and the stop included, and the admin key is never in it", async () => {
+    // A host module that raises a Node warning as it loads: the warning must come out as a log line.
+    const hostModule = `process.emitWarning("a host module's own warning", "TestWarning");\nexport const shop = { price: async () => ({ cents: 100 }) };\n`;
+    const traced = await startServeChild({ args: ["--log-format", "json", "--log-level", "trace"], hostModule });
+    try {
+      const td = traced.client(traced.adminKey!);
+      await td.runs.list();
+      const worker = td.worker({ tools: { mail: { send: () => "sent" } } }).start();
+      await traced.stderrLine((line) => line.includes('"msg":"worker polls"'));
+      await worker.stop();
+      await traced.stderrLine((line) => line.includes('"msg":"request received"') && line.includes('"path":"/v1/runs"'));
+      await traced.stderrLine((line) => line.includes('"msg":"store probed"'));
+      assert.equal(statSync(join(traced.dataDir, "admin-key")).mode & 0o777, 0o600, "the admin key's file is this user's alone");
+    } finally {
+      assert.equal(await traced.stop(), 0, traced.stderr());
+      traced.cleanup();
+    }
+    const lines = jsonLines(traced);
+    const levels = (msg: string): unknown[] => lines.filter((l) => l.msg === msg).map((l) => l.level);
+    assert.deepEqual(levels("request received").slice(0, 1), [20], "a request's arrival, at debug");
+    assert.deepEqual(levels("store probed").slice(0, 1), [10], "each store probe, at trace");
+    assert.deepEqual(levels("worker polls").slice(0, 1), [10], "each worker poll, at trace");
+    const warning = lines.find((l) => l.msg === "a host module's own warning");
+    assert.deepEqual([warning?.level, warning?.warning], [40, "TestWarning"], "Node's warning is a log line");
+    assert.equal(lines.find((l) => l.msg.startsWith("stopping"))?.signal, "SIGTERM");
+    // The admin key: in a file of the data folder only this user reads, which the log names; never in the log.
+    const notice = lines.find((l) => typeof l.file === "string");
+    assert.equal(notice?.file, join(traced.dataDir, "admin-key"));
+    assert.match(notice?.msg ?? "", /created the admin API key of the data folder .* and wrote it to .*admin-key \(mode 0600/);
+    assert.ok(!traced.stderr().includes(traced.adminKey!), "the admin key is not in the log");
+  });
+
   it("--log-format pretty prints a line for people; --log-level warn leaves requests out; a bad value is a usage error", async () => {
     const pretty = await startServeChild({ args: ["--log-format", "pretty"] });
     try {
@@ -159,6 +209,14 @@ describe("log options", () => {
       const io = capture();
       assert.equal(await cli(["serve", ...args, "--data", "/nonexistent/never"], io), 2);
       assert.match(io.err.join("\n"), /^--log-(level|format) must be one of/);
+    }
+    for (const [value, says] of [
+      ["500", /^--lease-ms must be at least 1000 ms/],
+      ["soon", /^--lease-ms must be a number of milliseconds, not "soon"/],
+    ] as const) {
+      const io = capture();
+      assert.equal(await cli(["serve", "--lease-ms", value, "--data", "/nonexistent/never"], io), 2);
+      assert.match(io.err.join("\n"), says);
     }
   });
 });

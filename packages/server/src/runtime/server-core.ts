@@ -152,6 +152,7 @@ class Core implements ServerCore {
     const health = new StoreHealth(store, {
       lost: (problem) => logger.error(`${problem}; this node takes no work (GET /health answers 503) until it answers again`),
       back: () => logger.info("the store answers again; this node takes work again"),
+      probed: (ms, problem) => logger.trace({ ms, ...(problem === undefined ? {} : { problem }) }, "store probed"),
     });
     this.#health = health;
     context.storeProblem = () => health.problem;
