@@ -20,6 +20,7 @@ import type { ResolvedServeOptions } from "./serve-options.js";
 import { ServerContext } from "./server-context.js";
 import { StoreHealth } from "./store-health.js";
 import { requireSharedMasterKey, signingSecret } from "./shared-secrets.js";
+import { checkSecretFingerprints } from "./secret-fingerprints.js";
 import { RefusedCredentialLog } from "../logging/refused-credentials.js";
 import { shellArg } from "../shell-arg.js";
 
@@ -56,9 +57,12 @@ export async function openServerCore(
     // Checked before the admin key is made: a start that fails must not make a key nobody sees.
     const storeUrl = store.dataFolder === undefined && !options.store.startsWith("memory:");
     const env = process.env;
-    requireSharedMasterKey({ storeUrl, env });
+    const masterKeys = requireSharedMasterKey({ storeUrl, env });
     const secret = signingSecret({ storeUrl, dataDir: options.dataDir, signingSecretFile: options.signingSecretFile, env, warn: (line) => logger.warn(line) });
     const server = await openServerStores(store);
+    // A node given other secrets than the store's other nodes is refused here, before it makes a key or signs anything.
+    if (masterKeys !== undefined && server.secretFingerprints !== undefined)
+      await checkSecretFingerprints(server.secretFingerprints, { signing: secret, masterKey: masterKeys.current, previousMasterKeys: masterKeys.previous });
     const admin = extra.adminKey ? await ensureAdminKey(server.apiKeys) : undefined;
     // Told of the other nodes' endpoint changes on a shared store (on one machine the notifier's poll would read them five times a second for nothing).
     const webhooks = await WebhookEndpoints.load(server.webhookOutbox, new SecretBox(secret), storeUrl ? store.notifier : undefined);
