@@ -4,7 +4,7 @@ import type { Tapedeck } from "@tapedeck/sdk";
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import { cli } from "../cli/cli.js";
-import { TEST_RETRY_BASE_ENV, TEST_WORKER_LOST_ENV } from "../cli/commands/serve.js";
+import { TEST_ALLOW_LOOPBACK_ENV, TEST_RETRY_BASE_ENV, TEST_WORKER_LOST_ENV } from "../cli/commands/serve.js";
 import { capture } from "../cli/test-support/in-process.js";
 import { createKey, startServeChild, type ServeChild } from "./test-support/serve-child.js";
 import { startReceiver, type WebhookReceiver } from "./test-support/webhook-receiver.js";
@@ -118,6 +118,15 @@ describe("the server's log", () => {
     assert.equal((await admin.runs.get(runId, { wait: 30 })).status, "completed");
     await worker.stop();
 
+    // Started with two test-only switches: the log said so at start, and /health says so.
+    const unsafe = await logged(
+      "UNSAFE: started with test-only switches (never run a production server so; GET /health lists them): " +
+        `${TEST_RETRY_BASE_ENV}=60000: webhook retries start after this many ms instead of 10 s (receivers would be hammered); ${TEST_WORKER_LOST_ENV}=300: a silent worker is logged as lost after this many ms instead of 60 s`,
+    );
+    assert.equal(unsafe.level, 40);
+    const health = (await (await fetch(`${server.url}/health`)).json()) as { status: string; unsafe?: string[] };
+    assert.deepEqual([health.status, health.unsafe?.map((text) => text.split("=")[0])], ["ok", [TEST_RETRY_BASE_ENV, TEST_WORKER_LOST_ENV]]);
+
     // Each thing, once it has happened.
     assert.deepEqual((await logged("run started", { runId })).toolset, toolset);
     assert.deepEqual((await logged("run parked", { runId })).waits, ['signal "paid"']);
@@ -162,6 +171,7 @@ describe("log options", () => {
       await worker.stop();
       await traced.stderrLine((line) => line.includes('"msg":"request received"') && line.includes('"path":"/v1/runs"'));
       await traced.stderrLine((line) => line.includes('"msg":"store probed"'));
+      assert.deepEqual(await (await fetch(`${traced.url}/health`)).json(), { status: "ok" }, "no switch on: /health says nothing of them");
       assert.equal(statSync(join(traced.dataDir, "admin-key")).mode & 0o777, 0o600, "the admin key's file is this user's alone");
     } finally {
       assert.equal(await traced.stop(), 0, traced.stderr());
@@ -183,10 +193,17 @@ describe("log options", () => {
   });
 
   it("--log-format pretty prints a line for people; --log-level warn leaves requests out; a bad value is a usage error", async () => {
-    const pretty = await startServeChild({ args: ["--log-format", "pretty"] });
+    const pretty = await startServeChild({ args: ["--log-format", "pretty"], env: { [TEST_ALLOW_LOOPBACK_ENV]: "1" } });
     try {
+      // The loopback switch, said at start and by /health.
+      await pretty.stderrLine((l) => / WARN {2}UNSAFE: started with test-only switches .*TAPEDECK_UNSAFE_TEST_HTTP_ALLOW_LOOPBACK=1/.test(l));
+      const health = (await (await fetch(`${pretty.url}/health`)).json()) as { unsafe?: string[] };
+      assert.match(
+        health.unsafe?.join("\n") ?? "",
+        /^unsafeHttpAllowLoopbackForTests \(TAPEDECK_UNSAFE_TEST_HTTP_ALLOW_LOOPBACK=1\): scripts' fetch may reach this machine's loopback addresses/,
+      );
       assert.equal((await fetch(`${pretty.url}/v1/runs`)).status, 401);
-      const line = await pretty.stderrLine((l) => / INFO {2}request /.test(l));
+      const line = await pretty.stderrLine((l) => / INFO {2}request .*path=\/v1\/runs/.test(l));
       assert.match(line, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z INFO {2}request reqId=\S+ method=GET path=\/v1\/runs status=401 ms=[\d.]+$/);
     } finally {
       await pretty.stop();

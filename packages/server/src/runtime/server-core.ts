@@ -71,6 +71,11 @@ export async function openServerCore(
     );
     const workers = new WorkerPresence({ logger, lostAfterMs: options.workerLostAfterMs });
     const refusedLog = new RefusedCredentialLog(logger, keysCreateCommand(storeUrl, options));
+    if (options.unsafeSwitches.length > 0)
+      logger.warn(
+        { unsafe: options.unsafeSwitches },
+        `UNSAFE: started with test-only switches (never run a production server so; GET /health lists them): ${options.unsafeSwitches.join("; ")}`,
+      );
     const opened = new ServerContext({
       store,
       apiKeys: server.apiKeys,
@@ -80,6 +85,7 @@ export async function openServerCore(
       workers,
       webhooks,
       refused: (reason) => refusedLog.note(reason),
+      unsafe: options.unsafeSwitches,
       ...(extra.inProcess ? { inProcess: extra.inProcess } : {}),
     });
     context = opened;

@@ -59,6 +59,7 @@ export async function serveCommand(args: readonly string[], out: Output): Promis
     ...(logFormat === undefined ? {} : { logFormat }),
     ...(workerLostMs === undefined ? {} : { workerLostAfterMs: workerLostMs }),
     ...(leaseMs === undefined ? {} : { leaseMs }),
+    unsafeSwitches: testSwitchesOn(process.env),
     log: (line) => out.stderr(line),
   });
   const { logger } = server;
@@ -121,6 +122,18 @@ function leaseOption(flag: string | undefined): number | undefined {
   if (ms !== undefined && ms < MIN_LEASE_MS)
     throw new UsageError(`${from} must be at least ${MIN_LEASE_MS} ms (renewed every third of it; 30000 is the default), not ${ms}`);
   return ms;
+}
+
+/** What each test-only variable does, as the server says it when it is set (at start, in /health). */
+const TEST_SWITCHES: Readonly<Record<string, string>> = {
+  [TEST_RETRY_BASE_ENV]: "webhook retries start after this many ms instead of 10 s (receivers would be hammered)",
+  [TEST_WORKER_LOST_ENV]: "a silent worker is logged as lost after this many ms instead of 60 s",
+  [OLD_TEST_LEASE_ENV]: "the run lease's length, by its old test name: use --lease-ms or TAPEDECK_LEASE_MS",
+};
+
+/** The test-only switches set in `env`, each as "NAME=value: what it does" (the loopback one is said by the server itself). */
+function testSwitchesOn(env: Readonly<Record<string, string | undefined>>): string[] {
+  return Object.entries(TEST_SWITCHES).flatMap(([name, does]) => (env[name] ? [`${name}=${env[name]}: ${does}`] : []));
 }
 
 function testMs(text: string | undefined, name: string): number | undefined {
