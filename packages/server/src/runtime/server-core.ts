@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { closeAll, Engine, HostTaskQueue, hostTaskArgsFor, InProcessHostTools, openStore, type Store } from "@tapedeck/engine";
+import { closeAll, Engine, EngineError, HostTaskQueue, hostTaskArgsFor, InProcessHostTools, openStore, type Store } from "@tapedeck/engine";
 import type { FastifyInstance } from "fastify";
 import { HostTaskBroker } from "../host-tasks/host-task-broker.js";
 import { HostToolRouter } from "../host-tasks/host-tool-router.js";
@@ -33,7 +33,7 @@ export interface ServerCore {
   readonly app: FastifyInstance;
   /** The admin API key, when opening created it (a data folder's first start): shown once, never stored. */
   readonly adminKey: string | undefined;
-  /** Opens the engine (run-bound webhook URLs point at `url`), starts the webhooks, and resumes the runs a previous process left `running`. */
+  /** Opens the engine (run-bound webhook URLs point at `url`), starts the webhooks, and starts resuming, in the background, the runs a previous process left `running`. */
   open(url: string): Promise<void>;
   /** Stops taking requests, answers held ones, records the webhook attempts in flight, then closes the engine and the store. */
   close(): Promise<void>;
@@ -113,6 +113,7 @@ class Core implements ServerCore {
   #expiry: ExpirySweeper | undefined;
   #deliveries: DeliveryLoop | undefined;
   #health: StoreHealth | undefined;
+  #resuming: Promise<void> | undefined;
 
   constructor(
     private readonly options: ResolvedServeOptions,
@@ -167,7 +168,8 @@ class Core implements ServerCore {
     this.#health = health;
     context.storeProblem = () => health.problem;
     health.start();
-    await resumeLeftRunning(engine, logger);
+    // In the background: the node takes requests at once, however many runs there are to look at (one read each).
+    this.#resuming = resumeLeftRunning(engine, logger, () => context.stopping.aborted);
     // Runs past their TTL are cancelled now (those that expired while no server ran), then every minute.
     this.#expiry = new ExpirySweeper({ engine: () => engine, log: (line) => logger.warn(line) });
     this.#expiry.start();
@@ -185,6 +187,8 @@ class Core implements ServerCore {
     await closeAll([
       () => this.app.close().finally(() => clearTimeout(cutoff)),
       async () => this.#expiry?.stop(),
+      // Stops at its next run (the context is stopping): the engine closes after it.
+      async () => this.#resuming,
       () => Promise.resolve(this.#health?.stop()),
       async () => this.#writer?.close(),
       async () => this.#deliveries?.close(),
@@ -195,16 +199,37 @@ class Core implements ServerCore {
 }
 
 /**
- * Runs a previous process left `running` (it died or was killed) go on, one by one: a run
- * that cannot is reported and left as it is, without stopping the others.
+ * Runs a previous process left `running` (it died or was killed) go on, one by one, until the
+ * server stops: a run that cannot is reported and left as it is, without stopping the others.
+ * Runs another live node holds are its own (they go on there): counted, said once, not faults.
  */
-async function resumeLeftRunning(engine: Engine, logger: ServerLogger): Promise<void> {
-  for (const run of await engine.listRuns({ status: ["running"], limit: 10_000 })) {
+async function resumeLeftRunning(engine: Engine, logger: ServerLogger, stopping: () => boolean): Promise<void> {
+  const counts = { resumed: 0, heldElsewhere: 0, failed: 0 };
+  let runs: readonly { readonly id: string }[];
+  try {
+    runs = await engine.listRuns({ status: ["running"], limit: 10_000 });
+  } catch (error) {
+    logger.error({ err: error }, "the runs left running could not be listed; they are resumed when their lease lapses or at the next start");
+    return;
+  }
+  for (const run of runs) {
+    if (stopping()) break;
     try {
       await engine.resume(run.id);
+      counts.resumed++;
       logger.info({ runId: run.id }, "run resumed (a previous process left it running)");
     } catch (error) {
+      if (error instanceof EngineError && error.code === "conflict") {
+        counts.heldElsewhere++;
+        logger.debug({ runId: run.id }, "run left running is held by another live node; it goes on there");
+        continue;
+      }
+      counts.failed++;
       logger.error({ runId: run.id, err: error }, "run was left running and cannot resume here");
     }
   }
+  logger.info(
+    counts,
+    `start: of ${runs.length} run(s) left running, ${counts.resumed} resumed here, ${counts.heldElsewhere} held by other live nodes (they go on there), ${counts.failed} could not resume`,
+  );
 }

@@ -18,8 +18,9 @@ export interface RunningServer {
  * store opens (and migrates), the admin key is created if the folder has no key, the server
  * listens, then the engine opens with webhook URLs pointing at the address it got, webhooks
  * start (deliveries a previous process left pending go out), and the runs a previous process
- * left `running` are resumed. Until the engine is open, `/v1` answers 503 and `GET /health`
- * says `starting`.
+ * left `running` start being resumed, in the background (the log says once, at the end, how
+ * many were resumed and how many other live nodes hold). Until the engine is open, `/v1`
+ * answers 503 and `GET /health` says `starting`.
  *
  * Fails (closing what it opened) if the store cannot be opened or the port is taken.
  */
