@@ -3,7 +3,7 @@ import type { HostTask, LeaseStatus } from "@tapedeck/protocol/api";
 import { TapedeckError } from "../errors.js";
 import type { Tasks } from "../resources/tasks.js";
 import { failureOf } from "./failure-of.js";
-import { heartbeatFailed, pollFailed, printProblem, resultRefused, resultUndelivered, type WorkerProblem } from "./worker-problem.js";
+import { heartbeatFailed, pollFailed, pollFailedOnNode, printProblem, resultRefused, resultUndelivered, type WorkerProblem } from "./worker-problem.js";
 import { toJsonResult, type ToolContext, type ToolHandler, type WorkerHandle, type WorkerOptions } from "./worker-types.js";
 
 /** Heartbeats go out this many times per `heartbeatTimeoutMs`: two can be lost before the lease lapses. */
@@ -110,7 +110,10 @@ export class Worker {
           if (!recoverable(error)) throw error;
           // The next node at once; a pause only once every node failed in a row.
           this.#current = (this.#current + 1) % this.#nodes.length;
-          if (++failedInARow < this.#nodes.length) continue;
+          if (++failedInARow < this.#nodes.length) {
+            this.#report(error, pollFailedOnNode(error, this.#nodes.length));
+            continue;
+          }
           failedInARow = 0;
           pause = Math.min(pause === 0 ? BACKOFF.firstMs : pause * 2, maxPause);
           this.#report(error, pollFailed(error, pause));
