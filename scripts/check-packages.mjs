@@ -161,12 +161,12 @@ function serve(bin) {
     };
     createInterface({ input: child.stdout }).on("line", (line) => {
       url ??= /^tapedeck listening on (\S+)$/.exec(line)?.[1];
+      // Its stdout is no terminal: the first start wrote the admin key to the data folder (mode 0600) before it said it listens, never into its log.
+      if (url) adminKey ??= readFileSync(join(app, "server-data", "admin-key"), "utf8").trim();
       ready();
     });
     createInterface({ input: child.stderr }).on("line", (line) => {
       stderr += `${line}\n`;
-      adminKey ??= /^\s+(tdk_\S+)$/.exec(line)?.[1];
-      ready();
     });
     void exited.then((code) => reject(new Error(`tapedeck serve exited (${code}) before listening:\n${stderr}`)));
   });

@@ -67,6 +67,8 @@ export class Tapedeck {
   readonly credentials: Credentials;
   readonly #options: TapedeckOptions & { readonly baseUrl: string; readonly apiKey: string };
   readonly #http: HttpClient;
+  /** A client of another node of the same store, with this client's key, namespace and fetch (a worker's `nodes`). */
+  readonly #httpAt: (baseUrl: string) => HttpClient;
 
   /** `new Tapedeck()` reads the server and the key from `TAPEDECK_URL` and `TAPEDECK_API_KEY`. */
   constructor(given: TapedeckOptions = {}) {
@@ -91,6 +93,7 @@ export class Tapedeck {
     // Called through a closure: some runtimes refuse a `fetch` detached from its global.
     const fetchImpl: Fetch = options.fetch ?? ((input, init) => fetch(input, init));
     this.#http = new HttpClient(options.baseUrl, headers, fetchImpl);
+    this.#httpAt = (url) => new HttpClient(url, headers, fetchImpl);
     this.toolsets = new Toolsets(this.#http);
     this.runs = new Runs(this.#http);
     this.approvals = new Approvals(this.#http);
@@ -129,7 +132,10 @@ export class Tapedeck {
    * (a namespace client: that end user's runs only; with `toolset`: that toolset's runs only).
    */
   worker(options: WorkerOptions): Worker {
-    return new Worker(new Tasks(this.#http), options);
+    const others = (options.nodes ?? []).filter((url) => url !== this.#options.baseUrl);
+    for (const url of others)
+      if (!/^https?:\/\//.test(url)) throw new TypeError(`worker: nodes must be http(s) URLs such as "http://127.0.0.1:7701" (got ${JSON.stringify(url)}).`);
+    return new Worker([new Tasks(this.#http), ...others.map((url) => new Tasks(this.#httpAt(url)))], options);
   }
 
   /**

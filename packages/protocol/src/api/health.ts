@@ -6,10 +6,16 @@ export interface HealthStatus {
   readonly status: "ok" | "starting" | "stopping" | "unavailable";
   /** With `unavailable`: what is wrong with the store (the node takes no work until it answers again). */
   readonly problem?: string;
+  /** Present only when the server was started with test-only switches (never in production): each one, and what it opens or changes. */
+  readonly unsafe?: readonly string[];
 }
 
 export const healthStatus = schemaFor<HealthStatus>()({
   type: "object",
-  properties: { status: { type: "string", enum: ["ok", "starting", "stopping", "unavailable"] }, problem: { type: "string" } },
+  properties: {
+    status: { type: "string", enum: ["ok", "starting", "stopping", "unavailable"] },
+    problem: { type: "string" },
+    unsafe: { type: "array", items: { type: "string" } },
+  },
   required: ["status"],
 });

@@ -25,6 +25,15 @@ export function pollFailed(error: unknown, retryInMs: number): WorkerProblem {
   return { kind: "poll_failed", retryInMs, message: `polling for calls failed: ${reason(error)} Polling again in ${seconds(retryInMs)}.` };
 }
 
+/** A poll failed on one of several nodes: the worker polls the next at once (`retryInMs` 0). */
+export function pollFailedOnNode(error: unknown, nodes: number): WorkerProblem {
+  return {
+    kind: "poll_failed",
+    retryInMs: 0,
+    message: `polling one of the worker's ${nodes} nodes for calls failed: ${reason(error)} Polling the next node at once.`,
+  };
+}
+
 export function heartbeatFailed(task: HostTask, error: unknown): WorkerProblem {
   return {
     kind: "heartbeat_failed",

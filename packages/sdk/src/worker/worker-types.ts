@@ -9,6 +9,14 @@ export interface WorkerOptions {
   readonly tools: WorkerTools;
   /** Only take calls of runs on this toolset, or on a toolset derived from it (saving a workflow derives one). Default: runs on any toolset (that the key or token can see). */
   readonly toolset?: string;
+  /**
+   * More URLs of nodes sharing the client's store (several `tapedeck serve` on one PostgreSQL,
+   * where a poll on any node gets every node's calls). When a poll fails because its node is
+   * down or restarting, the worker polls the next node at once, and pauses (1 s, doubling, at most
+   * 5 s) only after every node failed in a row. A call's heartbeats and answer go to the node that
+   * gave it. Default: the client's `baseUrl` alone (pauses then grow to 30 s).
+   */
+  readonly nodes?: readonly string[];
   /** Tools running at once. Default 4. */
   readonly concurrency?: number;
   /** How long each poll is held when no call waits, ms (at most 30,000). Default 30,000. */

@@ -3,7 +3,7 @@ import type { HostTask, LeaseStatus } from "@tapedeck/protocol/api";
 import { TapedeckError } from "../errors.js";
 import type { Tasks } from "../resources/tasks.js";
 import { failureOf } from "./failure-of.js";
-import { heartbeatFailed, pollFailed, printProblem, resultRefused, resultUndelivered, type WorkerProblem } from "./worker-problem.js";
+import { heartbeatFailed, pollFailed, pollFailedOnNode, printProblem, resultRefused, resultUndelivered, type WorkerProblem } from "./worker-problem.js";
 import { toJsonResult, type ToolContext, type ToolHandler, type WorkerHandle, type WorkerOptions } from "./worker-types.js";
 
 /** Heartbeats go out this many times per `heartbeatTimeoutMs`: two can be lost before the lease lapses. */
@@ -12,6 +12,8 @@ const DEFAULT_CONCURRENCY = 4;
 const DEFAULT_POLL_WAIT_MS = 30_000;
 /** Pauses after a failed poll: from 1 s, doubling, at most 30 s (a server restart takes seconds). */
 const BACKOFF = { firstMs: 1_000, maxMs: 30_000 } as const;
+/** With several nodes, a pause comes only after every node failed, and stays short: one node being down must not idle the worker. */
+const SEVERAL_NODES_MAX_PAUSE_MS = 5_000;
 
 type Answer = { readonly kind: "result"; readonly value: JsonValue } | { readonly kind: "failure"; readonly failure: ToolFailure };
 
@@ -27,7 +29,9 @@ type Answer = { readonly kind: "result"; readonly value: JsonValue } | { readonl
  *   reported once, as one line for a log (`WorkerProblem`), never as a stack trace.
  */
 export class Worker {
-  readonly #tasks: Tasks;
+  /** One per node the worker may poll (the client's first); `#current` is the one polled now. */
+  readonly #nodes: readonly Tasks[];
+  #current = 0;
   readonly #options: WorkerOptions;
   /** The worker's tools by `group.name`: a task names one, and only the functions given serve it (never an inherited `constructor`). */
   readonly #handlers: ReadonlyMap<string, ToolHandler>;
@@ -37,8 +41,8 @@ export class Worker {
   #slotFreed: (() => void) | undefined;
   #started = false;
 
-  constructor(tasks: Tasks, options: WorkerOptions) {
-    this.#tasks = tasks;
+  constructor(tasks: Tasks | readonly Tasks[], options: WorkerOptions) {
+    this.#nodes = Array.isArray(tasks) ? tasks : [tasks as Tasks];
     this.#options = options;
     this.#handlers = new Map(
       Object.entries(options.tools ?? {}).flatMap(([group, tools]) =>
@@ -79,6 +83,8 @@ export class Worker {
     const concurrency = this.#options.concurrency ?? DEFAULT_CONCURRENCY;
     const settled = new Set<Promise<void>>();
     let pause = 0;
+    let failedInARow = 0;
+    const maxPause = this.#nodes.length > 1 ? SEVERAL_NODES_MAX_PAUSE_MS : BACKOFF.maxMs;
     try {
       while (!this.#stopping.signal.aborted) {
         if (this.#running.size >= concurrency) {
@@ -86,8 +92,9 @@ export class Worker {
           continue;
         }
         let tasks: readonly HostTask[];
+        const node = this.#nodes[this.#current]!;
         try {
-          ({ tasks } = await this.#tasks.poll(
+          ({ tasks } = await node.poll(
             {
               tools: this.#tools,
               waitMs: this.#options.pollWaitMs ?? DEFAULT_POLL_WAIT_MS,
@@ -97,16 +104,24 @@ export class Worker {
             this.#stopping.signal,
           ));
           pause = 0;
+          failedInARow = 0;
         } catch (error) {
           if (this.#stopping.signal.aborted) break;
           if (!recoverable(error)) throw error;
-          pause = Math.min(pause === 0 ? BACKOFF.firstMs : pause * 2, BACKOFF.maxMs);
+          // The next node at once; a pause only once every node failed in a row.
+          this.#current = (this.#current + 1) % this.#nodes.length;
+          if (++failedInARow < this.#nodes.length) {
+            this.#report(error, pollFailedOnNode(error, this.#nodes.length));
+            continue;
+          }
+          failedInARow = 0;
+          pause = Math.min(pause === 0 ? BACKOFF.firstMs : pause * 2, maxPause);
           this.#report(error, pollFailed(error, pause));
           await delay(pause, this.#stopping.signal);
           continue;
         }
         for (const task of tasks) {
-          const done = this.#serve(task).finally(() => settled.delete(done));
+          const done = this.#serve(task, node).finally(() => settled.delete(done));
           settled.add(done);
         }
       }
@@ -117,7 +132,7 @@ export class Worker {
   }
 
   /** Runs one task to its answer. Never rejects: problems go to `onError`. */
-  async #serve(task: HostTask): Promise<void> {
+  async #serve(task: HostTask, node: Tasks): Promise<void> {
     const controller = new AbortController();
     // A poll answered as the worker was being stopped: its tools start with the stop already said.
     if (this.#stopping.signal.aborted) controller.abort(this.#stopping.signal.reason);
@@ -125,7 +140,7 @@ export class Worker {
     let leaseEnded = false;
     const heartbeat = async (): Promise<void> => {
       if (leaseEnded) return;
-      const status = await this.#tasks.heartbeat(task.id, task.lease);
+      const status = await node.heartbeat(task.id, task.lease);
       if (status !== "ok") {
         leaseEnded = true;
         controller.abort(new Error(leaseMessage(status)));
@@ -144,8 +159,8 @@ export class Worker {
       try {
         status =
           answer.kind === "result"
-            ? await this.#tasks.complete(task.id, { lease: task.lease, result: answer.value })
-            : await this.#tasks.fail(task.id, { lease: task.lease, error: answer.failure });
+            ? await node.complete(task.id, { lease: task.lease, result: answer.value })
+            : await node.fail(task.id, { lease: task.lease, error: answer.failure });
       } catch (error) {
         return this.#report(error, resultUndelivered(task, answer.kind, error));
       }

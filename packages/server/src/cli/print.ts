@@ -8,9 +8,12 @@ export interface Output {
   stderr(text: string): void;
   /** All of stdin, for commands that read a secret from it. Absent: there is no stdin. */
   readStdin?(): Promise<string>;
+  /** Whether stdout is a terminal (a person reads it, nothing keeps it): `serve` prints the admin key there only then. Default false. */
+  readonly stdoutIsTerminal?: boolean;
 }
 
 export const processOutput: Output = {
+  stdoutIsTerminal: process.stdout.isTTY === true,
   stdout: (text) => process.stdout.write(`${text}\n`),
   stderr: (text) => process.stderr.write(`${text}\n`),
   readStdin: async () => {
@@ -29,6 +32,7 @@ export function terminalOutput(out: Output): Output {
     stdout: (text) => out.stdout(escapeTerminal(text)),
     stderr: (text) => out.stderr(escapeTerminal(text)),
     ...(out.readStdin ? { readStdin: out.readStdin.bind(out) } : {}),
+    ...(out.stdoutIsTerminal === undefined ? {} : { stdoutIsTerminal: out.stdoutIsTerminal }),
   };
 }
 

@@ -45,6 +45,8 @@ export class WorkerPresence {
       this.#logger.info(worker.fields, "worker connected");
     }
     const present = worker;
+    // Each poll at trace: a worker polls again as soon as a poll ends, so at debug it would drown the rest.
+    this.#logger.trace({ key, tools: sorted }, "worker polls");
     present.polls++;
     clearTimeout(present.timer);
     let ended = false;
@@ -58,6 +60,7 @@ export class WorkerPresence {
 
   /** A heartbeat or an answer from a worker of `key`: each of its workers is alive. */
   answered(key: string): void {
+    this.#logger.trace({ key }, "worker heartbeat or answer");
     for (const worker of this.#workers.values()) if (worker.fields.key === key) this.#seen(worker);
   }
 

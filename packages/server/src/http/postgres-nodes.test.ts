@@ -26,6 +26,19 @@ async function started(td: Tapedeck, toolset: string, source: string): Promise<R
   return run.kind === "started" ? run.run : assert.fail(run.diagnostics.map((d) => d.message).join("\n"));
 }
 
+/** `promise`, or a failure naming `what` (and the node's log) after `ms`. */
+async function within<T>(ms: number, what: string, promise: Promise<T>, log: () => string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`gave up waiting for ${what} after ${ms} ms; its log:\n${log()}`)), ms);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 const ended = (run: Run): boolean => run.status !== "running" && run.status !== "waiting";
 
 /** The kinds of the run's journal entries that say a call went again or failed. */
@@ -88,6 +101,38 @@ describeWithPostgres("several tapedeck serve nodes on one PostgreSQL", (url) => 
         assert.deepEqual(served, [`${run.id}/1`]);
       } finally {
         await worker.stop();
+      }
+    });
+  });
+
+  void describe("a node that starts while another holds runs", () => {
+    void it("listens first, resumes in the background, and says once how many runs the other live node holds (no error per run)", async () => {
+      const pair = await startPgNodes(url, 1);
+      try {
+        const a = pair.nodes[0]!.client(pair.adminKey);
+        const toolset = (await a.toolsets.create(TOOLSET)).id;
+        // Runs executing on A, each with a host call no worker takes: left `running`, held by A.
+        const runs = await Promise.all(Array.from({ length: 6 }, () => started(a, toolset, SEND)));
+        for (const run of runs)
+          await untilRun(a, run.id, `the run ${run.id} to call`, (r) => r.status === "running" && (r.waits ?? []).some((w) => w.kind === "worker"));
+        const b = await pair.start();
+        const summary = await within(
+          60_000,
+          "node B's line saying what it found left running",
+          b.stderrLine((line) => line.includes("run(s) left running")),
+          () => b.stderr(),
+        );
+        const fields = JSON.parse(summary) as { resumed: number; heldElsewhere: number; failed: number; msg: string };
+        assert.deepEqual([fields.resumed, fields.heldElsewhere, fields.failed], [0, runs.length, 0], summary);
+        assert.match(fields.msg, /6 held by other live nodes \(they go on there\)/);
+        assert.doesNotMatch(b.stderr(), /cannot resume here|"level":50/, "no error line for runs another node holds");
+        const lines = b.stderr().split("\n");
+        assert.ok(
+          lines.findIndex((line) => line.includes('"msg":"listening"')) < lines.findIndex((line) => line.includes("run(s) left running")),
+          "it listened before it had looked at the runs",
+        );
+      } finally {
+        await pair.close();
       }
     });
   });

@@ -3,10 +3,11 @@ import { createServer, type Server } from "node:http";
 import { once } from "node:events";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { Engine } from "@tapedeck/engine";
+import { Engine, openStore } from "@tapedeck/engine";
+import { postgresHandle } from "@tapedeck/engine/postgres";
 import { Tapedeck, verifyWebhook, type Run } from "@tapedeck/sdk";
 import { describeWithPostgres, dropSchema, freshSchemaName, schemaUrl } from "@tapedeck/engine/testing";
 import { TEST_ALLOW_LOOPBACK_ENV, TEST_RETRY_BASE_ENV } from "../cli/commands/serve.js";
@@ -70,6 +71,59 @@ describeWithPostgres("the secrets nodes on one PostgreSQL share", (url) => {
         server.cleanup();
       } finally {
         await dropSchema(url, schema);
+      }
+    });
+  });
+
+  void describe("a node given other secrets than the store's first node", () => {
+    void it("refuses to start, naming the secret that differs; the store keeps only salted, keyed fingerprints of them", async () => {
+      const nodes = await startPgNodes(url, 1);
+      try {
+        const other = { TAPEDECK_SIGNING_SECRET: randomBytes(32).toString("hex"), TAPEDECK_MASTER_KEY: randomBytes(32).toString("base64") };
+        await assert.rejects(nodes.start({ env: { TAPEDECK_SIGNING_SECRET: other.TAPEDECK_SIGNING_SECRET } }), (error: Error) => {
+          assert.match(
+            error.message,
+            /This node's signing secret \(TAPEDECK_SIGNING_SECRET or --signing-secret-file\) is not the one the other nodes of this store were started with/,
+          );
+          assert.match(error.message, /Give this node the same TAPEDECK_SIGNING_SECRET as the others/);
+          return true;
+        });
+        await assert.rejects(nodes.start({ env: { TAPEDECK_MASTER_KEY: other.TAPEDECK_MASTER_KEY } }), (error: Error) => {
+          assert.match(error.message, /This node's TAPEDECK_MASTER_KEY is not the master key the other nodes of this store use/);
+          assert.match(error.message, /TAPEDECK_MASTER_KEY_PREVIOUS/);
+          return true;
+        });
+        // The same secrets: a second node starts, and its token is good on the first.
+        const b = await nodes.start();
+        const token = await b.client(nodes.adminKey).tokens.create({ namespace: "ann" });
+        assert.deepEqual(await new Tapedeck({ baseUrl: nodes.nodes[0]!.url, apiKey: token.token }).runs.list(), []);
+
+        const reader = await openStore(nodes.store);
+        try {
+          const handle = postgresHandle(reader) ?? assert.fail("a PostgreSQL store");
+          const rows = await handle.read<{ name: string; salt: string; fingerprint: string }>(
+            "SELECT name, salt, fingerprint FROM server_secret_fingerprints ORDER BY name",
+          );
+          assert.deepEqual(
+            rows.map((row) => row.name),
+            ["master key", "signing secret"],
+          );
+          const text = JSON.stringify(rows);
+          for (const [name, value] of Object.entries(nodes.env)) {
+            const bytes = name === "TAPEDECK_MASTER_KEY" ? Buffer.from(value, "base64") : Buffer.from(value, "hex");
+            const plain = [value, bytes.toString("hex"), bytes.toString("base64"), bytes.toString("base64url")];
+            const hashed = ["hex", "base64", "base64url"].map((encoding) =>
+              createHash("sha256")
+                .update(bytes)
+                .digest(encoding as "hex" | "base64" | "base64url"),
+            );
+            for (const form of [...plain, ...hashed]) assert.ok(!text.includes(form), `the store holds ${name} or a plain hash of it`);
+          }
+        } finally {
+          await reader.close();
+        }
+      } finally {
+        await nodes.close();
       }
     });
   });
@@ -165,6 +219,19 @@ describeWithPostgres("the secrets nodes on one PostgreSQL share", (url) => {
         const toolset = (await a.toolsets.create({ http: { allow: ["127.0.0.1"] } })).id;
         await a.credentials.set({ name: "ROTATED", kind: "bearer", value: CREDENTIAL, hosts: ["127.0.0.1"], toolset });
 
+        // A node with the new key alone while the store's nodes use the old one: refused at start, saying how to rotate.
+        const stale = current[1]!;
+        assert.equal(await stale.stop(), 0, stale.stderr());
+        printed.push(stale.stderr());
+        await assert.rejects(nodes.start({ dataDir: stale.dataDir, env: { TAPEDECK_MASTER_KEY: k2 } }), (error: Error) => {
+          assert.match(error.message, /TAPEDECK_MASTER_KEY is not the master key the other nodes of this store use.*TAPEDECK_MASTER_KEY_PREVIOUS/s);
+          printed.push(error.message);
+          return true;
+        });
+        current[1] = await nodes.start({ dataDir: stale.dataDir, port: Number(new URL(stale.url).port) });
+
+        // Step 1 begins: A with the new key and the old one as previous (the store's key is the new one now).
+        const a2 = await restart(0, { TAPEDECK_MASTER_KEY: k2, TAPEDECK_MASTER_KEY_PREVIOUS: k1 });
         // A node with the new key alone before the rotation: that credential's use fails, saying what to set; nothing is sent.
         let b = await restart(1, { TAPEDECK_MASTER_KEY: k2 });
         const refused = await fetchOn(b, toolset);
@@ -176,7 +243,6 @@ describeWithPostgres("the secrets nodes on one PostgreSQL share", (url) => {
         printed.push(error);
 
         // Step 1: both nodes with the new key and the old one as previous; step 2: one rotation, through A.
-        const a2 = await restart(0, { TAPEDECK_MASTER_KEY: k2, TAPEDECK_MASTER_KEY_PREVIOUS: k1 });
         b = await restart(1, { TAPEDECK_MASTER_KEY: k2, TAPEDECK_MASTER_KEY_PREVIOUS: k1 });
         const rotated = await a2.credentials.rotateKey();
         assert.equal(rotated.rewrapped, 1);

@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { Tapedeck } from "@tapedeck/sdk";
+import { statSync } from "node:fs";
+import { join } from "node:path";
 import { cli } from "../cli/cli.js";
-import { TEST_RETRY_BASE_ENV, TEST_WORKER_LOST_ENV } from "../cli/commands/serve.js";
+import { TEST_ALLOW_LOOPBACK_ENV, TEST_RETRY_BASE_ENV, TEST_WORKER_LOST_ENV } from "../cli/commands/serve.js";
 import { capture } from "../cli/test-support/in-process.js";
 import { createKey, startServeChild, type ServeChild } from "./test-support/serve-child.js";
 import { startReceiver, type WebhookReceiver } from "./test-support/webhook-receiver.js";
@@ -47,13 +49,23 @@ after(async () => {
   server.cleanup();
 });
 
-/** The log's lines (stderr without the admin key notice, which is not a log line). */
-function logLines(): LogLine[] {
-  return server
+/** Every line `node` wrote on stderr, each of which must be a JSON object (`--log-format json`: nothing else goes on the stream). */
+function jsonLines(node: ServeChild): LogLine[] {
+  return node
     .stderr()
     .split("\n")
-    .filter((line) => line.startsWith("{"))
-    .map((line) => JSON.parse(line) as LogLine);
+    .filter((line) => line !== "")
+    .map((line) => {
+      try {
+        return JSON.parse(line) as LogLine;
+      } catch {
+        return assert.fail(`a line of the JSON log is not JSON: ${line}`);
+      }
+    });
+}
+
+function logLines(): LogLine[] {
+  return jsonLines(server);
 }
 
 /** The first log line with this message whose fields include `fields`, once it is written. */
@@ -106,6 +118,15 @@ describe("the server's log", () => {
     assert.equal((await admin.runs.get(runId, { wait: 30 })).status, "completed");
     await worker.stop();
 
+    // Started with two test-only switches: the log said so at start, and /health says so.
+    const unsafe = await logged(
+      "UNSAFE: started with test-only switches (never run a production server so; GET /health lists them): " +
+        `${TEST_RETRY_BASE_ENV}=60000: webhook retries start after this many ms instead of 10 s (receivers would be hammered); ${TEST_WORKER_LOST_ENV}=300: a silent worker is logged as lost after this many ms instead of 60 s`,
+    );
+    assert.equal(unsafe.level, 40);
+    const health = (await (await fetch(`${server.url}/health`)).json()) as { status: string; unsafe?: string[] };
+    assert.deepEqual([health.status, health.unsafe?.map((text) => text.split("=")[0])], ["ok", [TEST_RETRY_BASE_ENV, TEST_WORKER_LOST_ENV]]);
+
     // Each thing, once it has happened.
     assert.deepEqual((await logged("run started", { runId })).toolset, toolset);
     assert.deepEqual((await logged("run parked", { runId })).waits, ['signal "paid"']);
@@ -128,15 +149,61 @@ describe("the server's log", () => {
     for (const [name, secret] of Object.entries(secrets)) assert.ok(!text.includes(secret), `the log holds ${name}`);
     assert.ok(!/authorization|bearer/i.test(text), "no header is logged");
     assert.ok(text.includes(runId) && text.includes(toolset), "control: the scan reads the log");
+    assert.deepEqual(
+      lines.filter((l) => (l.level as number) < 30),
+      [],
+      "at info, nothing below info",
+    );
+    assert.equal(lines.at(-1)?.msg, "stopping: runs stay intact and go on at the next start", "the stop is a log line too");
   });
 });
 
 describe("log options", () => {
-  it("--log-format pretty prints a line for people; --log-level warn leaves requests out; a bad value is a usage error", async () => {
-    const pretty = await startServeChild({ args: ["--log-format", "pretty"] });
+  it("--log-level trace logs more than info (requests as they arrive, store probes, worker polls); with --log-format json every line is JSON, Node's warnings and the stop included, and the admin key is never in it", async () => {
+    // A host module that raises a Node warning as it loads: the warning must come out as a log line.
+    const hostModule = `process.emitWarning("a host module's own warning", "TestWarning");\nexport const shop = { price: async () => ({ cents: 100 }) };\n`;
+    const traced = await startServeChild({ args: ["--log-format", "json", "--log-level", "trace"], hostModule });
     try {
+      const td = traced.client(traced.adminKey!);
+      await td.runs.list();
+      const worker = td.worker({ tools: { mail: { send: () => "sent" } } }).start();
+      await traced.stderrLine((line) => line.includes('"msg":"worker polls"'));
+      await worker.stop();
+      await traced.stderrLine((line) => line.includes('"msg":"request received"') && line.includes('"path":"/v1/runs"'));
+      await traced.stderrLine((line) => line.includes('"msg":"store probed"'));
+      assert.deepEqual(await (await fetch(`${traced.url}/health`)).json(), { status: "ok" }, "no switch on: /health says nothing of them");
+      assert.equal(statSync(join(traced.dataDir, "admin-key")).mode & 0o777, 0o600, "the admin key's file is this user's alone");
+    } finally {
+      assert.equal(await traced.stop(), 0, traced.stderr());
+      traced.cleanup();
+    }
+    const lines = jsonLines(traced);
+    const levels = (msg: string): unknown[] => lines.filter((l) => l.msg === msg).map((l) => l.level);
+    assert.deepEqual(levels("request received").slice(0, 1), [20], "a request's arrival, at debug");
+    assert.deepEqual(levels("store probed").slice(0, 1), [10], "each store probe, at trace");
+    assert.deepEqual(levels("worker polls").slice(0, 1), [10], "each worker poll, at trace");
+    const warning = lines.find((l) => l.msg === "a host module's own warning");
+    assert.deepEqual([warning?.level, warning?.warning], [40, "TestWarning"], "Node's warning is a log line");
+    assert.equal(lines.find((l) => l.msg.startsWith("stopping"))?.signal, "SIGTERM");
+    // The admin key: in a file of the data folder only this user reads, which the log names; never in the log.
+    const notice = lines.find((l) => typeof l.file === "string");
+    assert.equal(notice?.file, join(traced.dataDir, "admin-key"));
+    assert.match(notice?.msg ?? "", /created the admin API key of the data folder .* and wrote it to .*admin-key \(mode 0600/);
+    assert.ok(!traced.stderr().includes(traced.adminKey!), "the admin key is not in the log");
+  });
+
+  it("--log-format pretty prints a line for people; --log-level warn leaves requests out; a bad value is a usage error", async () => {
+    const pretty = await startServeChild({ args: ["--log-format", "pretty"], env: { [TEST_ALLOW_LOOPBACK_ENV]: "1" } });
+    try {
+      // The loopback switch, said at start and by /health.
+      await pretty.stderrLine((l) => / WARN {2}UNSAFE: started with test-only switches .*TAPEDECK_UNSAFE_TEST_HTTP_ALLOW_LOOPBACK=1/.test(l));
+      const health = (await (await fetch(`${pretty.url}/health`)).json()) as { unsafe?: string[] };
+      assert.match(
+        health.unsafe?.join("\n") ?? "",
+        /^unsafeHttpAllowLoopbackForTests \(TAPEDECK_UNSAFE_TEST_HTTP_ALLOW_LOOPBACK=1\): scripts' fetch may reach this machine's loopback addresses/,
+      );
       assert.equal((await fetch(`${pretty.url}/v1/runs`)).status, 401);
-      const line = await pretty.stderrLine((l) => / INFO {2}request /.test(l));
+      const line = await pretty.stderrLine((l) => / INFO {2}request .*path=\/v1\/runs/.test(l));
       assert.match(line, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z INFO {2}request reqId=\S+ method=GET path=\/v1\/runs status=401 ms=[\d.]+$/);
     } finally {
       await pretty.stop();
@@ -159,6 +226,14 @@ describe("log options", () => {
       const io = capture();
       assert.equal(await cli(["serve", ...args, "--data", "/nonexistent/never"], io), 2);
       assert.match(io.err.join("\n"), /^--log-(level|format) must be one of/);
+    }
+    for (const [value, says] of [
+      ["500", /^--lease-ms must be at least 1000 ms/],
+      ["soon", /^--lease-ms must be a number of milliseconds, not "soon"/],
+    ] as const) {
+      const io = capture();
+      assert.equal(await cli(["serve", "--lease-ms", value, "--data", "/nonexistent/never"], io), 2);
+      assert.match(io.err.join("\n"), says);
     }
   });
 });

@@ -1,6 +1,6 @@
 /**
  * One log line per request, at `info`, when its answer has been sent: method, route, path,
- * status, time, the caller's key id. Never a body, a header, a query string or a capability
+ * status, time, the caller's key id (and at `debug`, one when it arrives). Never a body, a header, a query string or a capability
  * in a path: a route's sensitive parameters (the token of `/hooks/:token`) are shown as
  * `[redacted]`, and the path of a request that matched no route (which could be anything, a
  * mistyped webhook URL included) only by its first segment.
@@ -12,7 +12,10 @@ const SENSITIVE_PARAMS = new Set(["token"]);
 
 /** Fastify's request logging, replaced by one line per answered request. */
 export class RequestLog extends LogController {
-  override incomingRequest(): void {}
+  /** At debug only: a request that never answers (a held poll, a hung route) is seen arriving. */
+  override incomingRequest(request: FastifyRequest): void {
+    request.log.debug({ method: request.method, path: loggedPath(request) }, "request received");
+  }
 
   override routeNotFound(): void {}
 

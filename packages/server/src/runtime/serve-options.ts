@@ -58,6 +58,13 @@ export interface ServeOptions {
    * Default false.
    */
   readonly unsafeHttpAllowLoopbackForTests?: boolean;
+  /**
+   * Other test-only switches the host turned on (`tapedeck serve`: its `TAPEDECK_TEST_…`
+   * variables), each as "NAME: what it does". The server says every switch on, these and
+   * `unsafeHttpAllowLoopbackForTests`, in a warning at start and in every `/health` answer.
+   * Default: none.
+   */
+  readonly unsafeSwitches?: readonly string[];
 }
 
 export interface ResolvedServeOptions {
@@ -74,10 +81,16 @@ export interface ResolvedServeOptions {
   readonly leaseMs: number | undefined;
   readonly webhooks: { readonly retry: RetrySchedule; readonly timeoutMs: number };
   readonly unsafeHttpAllowLoopbackForTests: boolean;
+  /** Every test-only switch on, with what it does (empty in production). */
+  readonly unsafeSwitches: readonly string[];
 }
 
 /** How long one webhook attempt may take: a receiver should answer at once and work later. */
 export const WEBHOOK_TIMEOUT_MS = 10_000;
+
+/** How the loopback switch is said (at start, in /health). */
+export const LOOPBACK_SWITCH =
+  "unsafeHttpAllowLoopbackForTests (TAPEDECK_UNSAFE_TEST_HTTP_ALLOW_LOOPBACK=1): scripts' fetch may reach this machine's loopback addresses, this server's own port included";
 
 export const DEFAULT_PORT = 7700;
 export const DEFAULT_HOST = "127.0.0.1";
@@ -101,5 +114,9 @@ export function resolveServeOptions(options: ServeOptions): ResolvedServeOptions
     leaseMs: options.leaseMs,
     webhooks: { retry: { ...DEFAULT_RETRY_SCHEDULE, ...options.webhooks?.retry }, timeoutMs: options.webhooks?.timeoutMs ?? WEBHOOK_TIMEOUT_MS },
     unsafeHttpAllowLoopbackForTests: options.unsafeHttpAllowLoopbackForTests === true,
+    unsafeSwitches: [
+      ...(options.unsafeHttpAllowLoopbackForTests === true ? [LOOPBACK_SWITCH] : []),
+      ...(options.unsafeSwitches ?? []).filter((text) => text !== LOOPBACK_SWITCH),
+    ],
   };
 }

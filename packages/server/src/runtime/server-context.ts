@@ -32,6 +32,8 @@ export class ServerContext {
   readonly now: () => number;
   /** Told of each refused credential (401), for the operator's log (`logging/refused-credentials.ts`). */
   readonly refused: ((reason: RefusedCredential) => void) | undefined;
+  /** The test-only switches on (`ServeOptions.unsafeSwitches`), each with what it does: `/health` says them. */
+  readonly unsafe: readonly string[];
   readonly #stopping = new AbortController();
   #engine: Engine | undefined;
   /** What is wrong with the store, once a probe found it unreachable (`store-health.ts`); undefined while it answers. */
@@ -48,6 +50,7 @@ export class ServerContext {
     readonly inProcess?: InProcessChannel;
     readonly now?: () => number;
     readonly refused?: (reason: RefusedCredential) => void;
+    readonly unsafe?: readonly string[];
   }) {
     this.store = parts.store;
     this.apiKeys = parts.apiKeys;
@@ -59,6 +62,7 @@ export class ServerContext {
     this.inProcess = parts.inProcess;
     this.now = parts.now ?? Date.now;
     this.refused = parts.refused;
+    this.unsafe = parts.unsafe ?? [];
   }
 
   /** Aborted when the server starts stopping: requests holding for a run answer at once. */

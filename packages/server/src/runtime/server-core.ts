@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { closeAll, Engine, HostTaskQueue, hostTaskArgsFor, InProcessHostTools, openStore, type Store } from "@tapedeck/engine";
+import { closeAll, Engine, EngineError, HostTaskQueue, hostTaskArgsFor, InProcessHostTools, openStore, type Store } from "@tapedeck/engine";
 import type { FastifyInstance } from "fastify";
 import { HostTaskBroker } from "../host-tasks/host-task-broker.js";
 import { HostToolRouter } from "../host-tasks/host-tool-router.js";
@@ -20,6 +20,7 @@ import type { ResolvedServeOptions } from "./serve-options.js";
 import { ServerContext } from "./server-context.js";
 import { StoreHealth } from "./store-health.js";
 import { requireSharedMasterKey, signingSecret } from "./shared-secrets.js";
+import { checkSecretFingerprints } from "./secret-fingerprints.js";
 import { RefusedCredentialLog } from "../logging/refused-credentials.js";
 import { shellArg } from "../shell-arg.js";
 
@@ -32,7 +33,7 @@ export interface ServerCore {
   readonly app: FastifyInstance;
   /** The admin API key, when opening created it (a data folder's first start): shown once, never stored. */
   readonly adminKey: string | undefined;
-  /** Opens the engine (run-bound webhook URLs point at `url`), starts the webhooks, and resumes the runs a previous process left `running`. */
+  /** Opens the engine (run-bound webhook URLs point at `url`), starts the webhooks, and starts resuming, in the background, the runs a previous process left `running`. */
   open(url: string): Promise<void>;
   /** Stops taking requests, answers held ones, records the webhook attempts in flight, then closes the engine and the store. */
   close(): Promise<void>;
@@ -56,9 +57,12 @@ export async function openServerCore(
     // Checked before the admin key is made: a start that fails must not make a key nobody sees.
     const storeUrl = store.dataFolder === undefined && !options.store.startsWith("memory:");
     const env = process.env;
-    requireSharedMasterKey({ storeUrl, env });
+    const masterKeys = requireSharedMasterKey({ storeUrl, env });
     const secret = signingSecret({ storeUrl, dataDir: options.dataDir, signingSecretFile: options.signingSecretFile, env, warn: (line) => logger.warn(line) });
     const server = await openServerStores(store);
+    // A node given other secrets than the store's other nodes is refused here, before it makes a key or signs anything.
+    if (masterKeys !== undefined && server.secretFingerprints !== undefined)
+      await checkSecretFingerprints(server.secretFingerprints, { signing: secret, masterKey: masterKeys.current, previousMasterKeys: masterKeys.previous });
     const admin = extra.adminKey ? await ensureAdminKey(server.apiKeys) : undefined;
     // Told of the other nodes' endpoint changes on a shared store (on one machine the notifier's poll would read them five times a second for nothing).
     const webhooks = await WebhookEndpoints.load(server.webhookOutbox, new SecretBox(secret), storeUrl ? store.notifier : undefined);
@@ -67,6 +71,11 @@ export async function openServerCore(
     );
     const workers = new WorkerPresence({ logger, lostAfterMs: options.workerLostAfterMs });
     const refusedLog = new RefusedCredentialLog(logger, keysCreateCommand(storeUrl, options));
+    if (options.unsafeSwitches.length > 0)
+      logger.warn(
+        { unsafe: options.unsafeSwitches },
+        `UNSAFE: started with test-only switches (never run a production server so; GET /health lists them): ${options.unsafeSwitches.join("; ")}`,
+      );
     const opened = new ServerContext({
       store,
       apiKeys: server.apiKeys,
@@ -76,6 +85,7 @@ export async function openServerCore(
       workers,
       webhooks,
       refused: (reason) => refusedLog.note(reason),
+      unsafe: options.unsafeSwitches,
       ...(extra.inProcess ? { inProcess: extra.inProcess } : {}),
     });
     context = opened;
@@ -103,6 +113,7 @@ class Core implements ServerCore {
   #expiry: ExpirySweeper | undefined;
   #deliveries: DeliveryLoop | undefined;
   #health: StoreHealth | undefined;
+  #resuming: Promise<void> | undefined;
 
   constructor(
     private readonly options: ResolvedServeOptions,
@@ -152,11 +163,13 @@ class Core implements ServerCore {
     const health = new StoreHealth(store, {
       lost: (problem) => logger.error(`${problem}; this node takes no work (GET /health answers 503) until it answers again`),
       back: () => logger.info("the store answers again; this node takes work again"),
+      probed: (ms, problem) => logger.trace({ ms, ...(problem === undefined ? {} : { problem }) }, "store probed"),
     });
     this.#health = health;
     context.storeProblem = () => health.problem;
     health.start();
-    await resumeLeftRunning(engine, logger);
+    // In the background: the node takes requests at once, however many runs there are to look at (one read each).
+    this.#resuming = resumeLeftRunning(engine, logger, () => context.stopping.aborted);
     // Runs past their TTL are cancelled now (those that expired while no server ran), then every minute.
     this.#expiry = new ExpirySweeper({ engine: () => engine, log: (line) => logger.warn(line) });
     this.#expiry.start();
@@ -174,6 +187,8 @@ class Core implements ServerCore {
     await closeAll([
       () => this.app.close().finally(() => clearTimeout(cutoff)),
       async () => this.#expiry?.stop(),
+      // Stops at its next run (the context is stopping): the engine closes after it.
+      async () => this.#resuming,
       () => Promise.resolve(this.#health?.stop()),
       async () => this.#writer?.close(),
       async () => this.#deliveries?.close(),
@@ -184,16 +199,37 @@ class Core implements ServerCore {
 }
 
 /**
- * Runs a previous process left `running` (it died or was killed) go on, one by one: a run
- * that cannot is reported and left as it is, without stopping the others.
+ * Runs a previous process left `running` (it died or was killed) go on, one by one, until the
+ * server stops: a run that cannot is reported and left as it is, without stopping the others.
+ * Runs another live node holds are its own (they go on there): counted, said once, not faults.
  */
-async function resumeLeftRunning(engine: Engine, logger: ServerLogger): Promise<void> {
-  for (const run of await engine.listRuns({ status: ["running"], limit: 10_000 })) {
+async function resumeLeftRunning(engine: Engine, logger: ServerLogger, stopping: () => boolean): Promise<void> {
+  const counts = { resumed: 0, heldElsewhere: 0, failed: 0 };
+  let runs: readonly { readonly id: string }[];
+  try {
+    runs = await engine.listRuns({ status: ["running"], limit: 10_000 });
+  } catch (error) {
+    logger.error({ err: error }, "the runs left running could not be listed; they are resumed when their lease lapses or at the next start");
+    return;
+  }
+  for (const run of runs) {
+    if (stopping()) break;
     try {
       await engine.resume(run.id);
+      counts.resumed++;
       logger.info({ runId: run.id }, "run resumed (a previous process left it running)");
     } catch (error) {
+      if (error instanceof EngineError && error.code === "conflict") {
+        counts.heldElsewhere++;
+        logger.debug({ runId: run.id }, "run left running is held by another live node; it goes on there");
+        continue;
+      }
+      counts.failed++;
       logger.error({ runId: run.id, err: error }, "run was left running and cannot resume here");
     }
   }
+  logger.info(
+    counts,
+    `start: of ${runs.length} run(s) left running, ${counts.resumed} resumed here, ${counts.heldElsewhere} held by other live nodes (they go on there), ${counts.failed} could not resume`,
+  );
 }

@@ -46,10 +46,11 @@ export function signingSecret(options: SharedSecretsOptions): Buffer {
 /**
  * Refuses a server on a store URL whose vault has no master key from `TAPEDECK_MASTER_KEY` (the
  * key file of one node's data folder would seal credentials the others cannot open). Throws an
- * `EngineError` (misconfigured) saying what to set; a malformed variable is refused too.
+ * `EngineError` (misconfigured) saying what to set; a malformed variable is refused too. Returns
+ * the keys (current, then previous) for the fingerprint check; undefined when not on a store URL.
  */
-export function requireSharedMasterKey(options: Pick<SharedSecretsOptions, "storeUrl" | "env">): void {
-  if (!options.storeUrl) return;
+export function requireSharedMasterKey(options: Pick<SharedSecretsOptions, "storeUrl" | "env">): { current: Buffer; previous: Buffer[] } | undefined {
+  if (!options.storeUrl) return undefined;
   const keys = new MasterKeySource({ env: options.env });
   if (!keys.fromEnvironment) {
     throw new EngineError(
@@ -58,8 +59,10 @@ export function requireSharedMasterKey(options: Pick<SharedSecretsOptions, "stor
     );
   }
   // Decodes them now: a malformed key (or previous key) fails the start, not the first credential.
-  keys.current(false);
-  keys.previous();
+  const current = keys.current(false);
+  if (current === undefined)
+    throw new EngineError("misconfigured", `${MASTER_KEY_ENV} is set but holds no key: set it to 32 bytes in base64 (\`${MAKE_MASTER_KEY}\`).`);
+  return { current: current.key, previous: keys.previous().map((key) => key.key) };
 }
 
 function readSecretFile(path: string): string {

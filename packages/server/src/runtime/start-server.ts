@@ -1,11 +1,14 @@
+import type { ServerLogger } from "../logging/server-logger.js";
 import { resolveServeOptions, type ServeOptions } from "./serve-options.js";
 import { openServerCore, type ServerCore } from "./server-core.js";
 
 export interface RunningServer {
   /** Where the server listens, such as `http://127.0.0.1:7700`. */
   readonly url: string;
-  /** The admin API key, when this start created it (the data folder's first): shown once, never stored. */
+  /** The admin API key, when this start created it (the data folder's first): shown once, never stored, never logged. */
   readonly adminKey?: string;
+  /** The server's log: whoever hosts the server says more in the same stream, level and format (`tapedeck serve` its stop). */
+  readonly logger: ServerLogger;
   /** Stops taking requests, answers held ones, records the webhook attempts in flight, then closes the engine (runs and pending deliveries stay intact and go on at the next start). */
   close(): Promise<void>;
 }
@@ -15,8 +18,9 @@ export interface RunningServer {
  * store opens (and migrates), the admin key is created if the folder has no key, the server
  * listens, then the engine opens with webhook URLs pointing at the address it got, webhooks
  * start (deliveries a previous process left pending go out), and the runs a previous process
- * left `running` are resumed. Until the engine is open, `/v1` answers 503 and `GET /health`
- * says `starting`.
+ * left `running` start being resumed, in the background (the log says once, at the end, how
+ * many were resumed and how many other live nodes hold). Until the engine is open, `/v1`
+ * answers 503 and `GET /health` says `starting`.
  *
  * Fails (closing what it opened) if the store cannot be opened or the port is taken.
  */
@@ -31,7 +35,7 @@ export async function startServer(options: ServeOptions = {}): Promise<RunningSe
       );
     }
     await core.open(resolved.publicUrl ?? address);
-    return { url: address, ...(core.adminKey ? { adminKey: core.adminKey } : {}), close: () => core.close() };
+    return { url: address, ...(core.adminKey ? { adminKey: core.adminKey } : {}), logger: resolved.logger, close: () => core.close() };
   } catch (error) {
     await core.close();
     throw error;

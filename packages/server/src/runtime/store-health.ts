@@ -20,7 +20,12 @@ export class StoreHealth {
 
   constructor(
     private readonly store: Store,
-    private readonly log: { readonly lost: (problem: string) => void; readonly back: () => void },
+    private readonly log: {
+      readonly lost: (problem: string) => void;
+      readonly back: () => void;
+      /** Every probe's answer and time (for `trace`): whether the store is slow, not only whether it answers. */
+      readonly probed?: (ms: number, problem: string | undefined) => void;
+    },
   ) {}
 
   /** What is wrong with the store, as of the last probe; undefined while it answers. */
@@ -45,8 +50,10 @@ export class StoreHealth {
   }
 
   async #probe(): Promise<void> {
+    const started = performance.now();
     const problem = await this.store.probe().catch((error: unknown) => (error instanceof Error ? error.message : String(error)));
     if (this.#stopped) return;
+    this.log.probed?.(Math.round((performance.now() - started) * 10) / 10, problem);
     if (problem !== undefined && this.#problem === undefined) this.log.lost(problem);
     if (problem === undefined && this.#problem !== undefined) this.log.back();
     this.#problem = problem;

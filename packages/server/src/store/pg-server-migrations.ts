@@ -52,4 +52,19 @@ export const pgServerMigrations: readonly Migration[] = [
       CREATE INDEX webhook_deliveries_by_endpoint ON webhook_deliveries (endpoint_id, ord);
     `,
   },
+  {
+    version: 2,
+    name: "shared secret fingerprints",
+    sql: `
+      -- One row per secret every node of the store must share (the signing secret, the vault's
+      -- master key): a keyed, salted fingerprint (runtime/secret-fingerprints.ts), never the
+      -- secret nor a plain hash of it. The first node records it; a node whose own differs is refused.
+      CREATE TABLE server_secret_fingerprints (
+        name        text PRIMARY KEY,
+        salt        text NOT NULL,
+        fingerprint text NOT NULL,
+        recorded_at bigint NOT NULL
+      );
+    `,
+  },
 ];

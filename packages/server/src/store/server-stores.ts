@@ -10,6 +10,8 @@ import type { ApiKeyStore } from "./api-key-store.js";
 import { PgApiKeyStore } from "./pg-api-key-store.js";
 import { pgServerMigrations } from "./pg-server-migrations.js";
 import { PgWebhookOutbox } from "./pg-webhook-outbox.js";
+import { PgSecretFingerprintStore } from "./pg-secret-fingerprint-store.js";
+import type { SecretFingerprintStore } from "./secret-fingerprint-store.js";
 import { SERVER_MIGRATIONS_TABLE, serverMigrations } from "./server-migrations.js";
 import { SqliteApiKeyStore } from "./sqlite-api-key-store.js";
 import { SqliteWebhookOutbox } from "./sqlite-webhook-outbox.js";
@@ -18,6 +20,8 @@ import type { WebhookOutboxStore } from "./webhook-outbox-store.js";
 export interface ServerStores {
   readonly apiKeys: ApiKeyStore;
   readonly webhookOutbox: WebhookOutboxStore;
+  /** The shared secrets' fingerprints: only a store several nodes share (PostgreSQL) has them; one data folder keeps its secrets itself. */
+  readonly secretFingerprints?: SecretFingerprintStore;
 }
 
 /**
@@ -34,7 +38,7 @@ export async function openServerStores(store: Store): Promise<ServerStores> {
   const postgres = postgresHandle(store);
   if (postgres !== undefined) {
     await postgres.migrate(SERVER_MIGRATIONS_TABLE, pgServerMigrations);
-    return { apiKeys: new PgApiKeyStore(postgres), webhookOutbox: new PgWebhookOutbox(postgres) };
+    return { apiKeys: new PgApiKeyStore(postgres), webhookOutbox: new PgWebhookOutbox(postgres), secretFingerprints: new PgSecretFingerprintStore(postgres) };
   }
   throw new Error(
     'The server keeps its API keys and webhook outbox in the database of the engine\'s store, and knows how to only for the SQLite store of a data folder and the PostgreSQL store; open the store with openStore(<data folder>) or openStore("postgres://…").',

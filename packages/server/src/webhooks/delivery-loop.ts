@@ -17,7 +17,7 @@ export interface DeliveryLoopOptions {
   /** How long one attempt may take, ms (connection, answer). */
   readonly timeoutMs: number;
   /** Failed attempts (`warn`), deliveries given up (`error`) and faults of the loop itself. */
-  readonly logger: Pick<ServerLogger, "info" | "warn" | "error">;
+  readonly logger: Pick<ServerLogger, "debug" | "info" | "warn" | "error">;
   readonly now?: () => number;
   /** How bodies are POSTed. Default: a `WebhookPoster` with the system resolver and `timeoutMs`. */
   readonly poster?: WebhookPoster;
@@ -126,6 +126,11 @@ export class DeliveryLoop {
       );
     }
     if (!delivered) this.#logFailure(delivery, attempt, { statusCode, error }, next);
+    else
+      this.#options.logger.debug(
+        { delivery: delivery.id, endpoint: delivery.endpointId, type: delivery.eventType, attempt, status: statusCode, ms: durationMs },
+        "webhook delivered",
+      );
   }
 
   /** A failed attempt: the delivery, endpoint and event by id (an endpoint's URL may hold a secret, so it is never logged), and what happens next. */

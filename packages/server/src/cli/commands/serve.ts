@@ -3,14 +3,17 @@ import { LOG_FORMATS, LOG_LEVELS } from "../../logging/server-logger.js";
 import { optionalFlag, parse, UsageError } from "../args.js";
 import { loadHostModule } from "../load-host-module.js";
 import type { Output } from "../print.js";
-import { shellArg } from "../print-waits.js";
+import { announceAdminKey } from "../admin-key-notice.js";
+import { sendWarnings } from "../process-warnings.js";
 import { isStoreUrl, storeLocation } from "../store-location.js";
 
 /**
  * Runs the HTTP server until SIGINT or SIGTERM. Prints `tapedeck listening on <url>` on stdout
- * once it takes requests (with `--port 0`, the port it got), and on a store's first start the
- * admin API key on stderr, once. The log goes to stderr (`--log-level`, `--log-format`). The
- * store is `--store`, else `TAPEDECK_STORE`, else the data folder (`store-location.ts`).
+ * once it takes requests (with `--port 0`, the port it got); on a store's first start the admin
+ * API key goes on stdout when it is a terminal, else into `<data>/admin-key` (0600), never into
+ * the log (`admin-key-notice.ts`). The log goes to stderr (`--log-level`, `--log-format`), and
+ * every line on it is in that format (Node's warnings and the stop included). The store is
+ * `--store`, else `TAPEDECK_STORE`, else the data folder (`store-location.ts`).
  */
 export async function serveCommand(args: readonly string[], out: Output): Promise<number> {
   const { values, positionals } = parse(args, {
@@ -22,6 +25,7 @@ export async function serveCommand(args: readonly string[], out: Output): Promis
     "log-format": { type: "string" },
     store: { type: "string" },
     "signing-secret-file": { type: "string" },
+    "lease-ms": { type: "string" },
   });
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
   const port = parsePort(optionalFlag(values.port, "port"));
@@ -35,7 +39,7 @@ export async function serveCommand(args: readonly string[], out: Output): Promis
   const hostTools = modulePath === undefined ? undefined : await loadHostModule(modulePath);
   const retryBaseMs = testMs(process.env[TEST_RETRY_BASE_ENV], TEST_RETRY_BASE_ENV);
   const workerLostMs = testMs(process.env[TEST_WORKER_LOST_ENV], TEST_WORKER_LOST_ENV);
-  const leaseMs = testMs(process.env[TEST_LEASE_ENV], TEST_LEASE_ENV);
+  const leaseMs = leaseOption(optionalFlag(values["lease-ms"], "lease-ms"));
   const store = storeLocation(optionalFlag(values.store, "store"), values.data);
   const signingSecretFile = optionalFlag(values["signing-secret-file"], "signing-secret-file");
   const server = await startServer({
@@ -52,15 +56,20 @@ export async function serveCommand(args: readonly string[], out: Output): Promis
     ...(logFormat === undefined ? {} : { logFormat }),
     ...(workerLostMs === undefined ? {} : { workerLostAfterMs: workerLostMs }),
     ...(leaseMs === undefined ? {} : { leaseMs }),
+    unsafeSwitches: testSwitchesOn(process.env),
     log: (line) => out.stderr(line),
   });
-  if (server.adminKey) out.stderr(adminKeyNotice(server.adminKey, server.url, values.data, store));
+  const { logger } = server;
+  // From here on Node's warnings are log lines, in the log's format (held until now: process-warnings.ts).
+  sendWarnings((warning) => logger.warn({ warning: warning.name }, warning.message));
+  if (server.adminKey) announceAdminKey({ key: server.adminKey, url: server.url, dataDir: values.data, storeUrl: isStoreUrl(store) }, out, logger);
   // Listen for the stop signals before saying we listen: whoever reads that line may signal at
   // once, and a SIGTERM delivered before a handler exists kills the process without a shutdown.
   const stopping = stopSignal();
   out.stdout(`tapedeck listening on ${server.url}`);
+  logger.info({ url: server.url }, "listening");
   const signal = await stopping;
-  out.stderr(`tapedeck: ${signal}: stopping (runs stay intact and go on at the next start)`);
+  logger.info({ signal }, "stopping: runs stay intact and go on at the next start");
   await server.close();
   return 0;
 }
@@ -85,10 +94,46 @@ export const TEST_ALLOW_LOOPBACK_ENV = "TAPEDECK_UNSAFE_TEST_HTTP_ALLOW_LOOPBACK
 export const TEST_WORKER_LOST_ENV = "TAPEDECK_TEST_WORKER_LOST_MS";
 
 /**
- * For tests only: how long a run's lease lasts without renewal, ms (default 30 s), so a test sees
- * another server take over the runs of one that stopped renewing without waiting half a minute.
+ * How long a run's lease lasts without renewal, ms, when `--lease-ms` is not given (default 30 s:
+ * `EngineOptions.leaseMs`). With several nodes on one store, the others take over a node's runs
+ * once its lease lapses: shorter means a quicker takeover after a crash, and a node whose event
+ * loop or database stalls about that long losing its runs to another.
  */
-export const TEST_LEASE_ENV = "TAPEDECK_TEST_LEASE_MS";
+export const LEASE_ENV = "TAPEDECK_LEASE_MS";
+
+/** The name tests used before the lease was an option: still read, after `TAPEDECK_LEASE_MS` (and said as a test switch). */
+const OLD_TEST_LEASE_ENV = "TAPEDECK_TEST_LEASE_MS";
+/** @deprecated The lease is `--lease-ms` / `LEASE_ENV` now; kept for tests written before. */
+export const TEST_LEASE_ENV = OLD_TEST_LEASE_ENV;
+
+/** Below this a lease's renewal (every third of it) would be due before one round trip to a loaded database ends. */
+export const MIN_LEASE_MS = 1_000;
+
+/** `--lease-ms`, else `TAPEDECK_LEASE_MS`, else the engine's default (undefined). */
+function leaseOption(flag: string | undefined): number | undefined {
+  const [text, from] =
+    flag !== undefined
+      ? [flag, "--lease-ms"]
+      : process.env[LEASE_ENV]
+        ? [process.env[LEASE_ENV], LEASE_ENV]
+        : [process.env[OLD_TEST_LEASE_ENV], OLD_TEST_LEASE_ENV];
+  const ms = testMs(text, from);
+  if (ms !== undefined && ms < MIN_LEASE_MS)
+    throw new UsageError(`${from} must be at least ${MIN_LEASE_MS} ms (renewed every third of it; 30000 is the default), not ${ms}`);
+  return ms;
+}
+
+/** What each test-only variable does, as the server says it when it is set (at start, in /health). */
+const TEST_SWITCHES: Readonly<Record<string, string>> = {
+  [TEST_RETRY_BASE_ENV]: "webhook retries start after this many ms instead of 10 s (receivers would be hammered)",
+  [TEST_WORKER_LOST_ENV]: "a silent worker is logged as lost after this many ms instead of 60 s",
+  [OLD_TEST_LEASE_ENV]: "the run lease's length, by its old test name: use --lease-ms or TAPEDECK_LEASE_MS",
+};
+
+/** The test-only switches set in `env`, each as "NAME=value: what it does" (the loopback one is said by the server itself). */
+function testSwitchesOn(env: Readonly<Record<string, string | undefined>>): string[] {
+  return Object.entries(TEST_SWITCHES).flatMap(([name, does]) => (env[name] ? [`${name}=${env[name]}: ${does}`] : []));
+}
 
 function testMs(text: string | undefined, name: string): number | undefined {
   if (text === undefined || text === "") return undefined;
@@ -120,18 +165,4 @@ function stopSignal(): Promise<NodeJS.Signals> {
     process.on("SIGINT", stop);
     process.on("SIGTERM", stop);
   });
-}
-
-function adminKeyNotice(key: string, url: string, data: string, store: string): string {
-  // A store URL may hold a password: it is never printed.
-  const where = isStoreUrl(store) ? { of: "store", flag: `--store <the store's URL>` } : { of: `data folder ${data}`, flag: `--data ${shellArg(data)}` };
-  return [
-    `tapedeck: created the admin API key of the ${where.of}. It is shown this once: the server keeps only its hash.`,
-    "",
-    `    ${key}`,
-    "",
-    `  Send it with every /v1 request:  Authorization: Bearer ${key}`,
-    `  From code:  new Tapedeck({ baseUrl: "${url}", apiKey: "${key}" })`,
-    `  More keys, limited to an end user or labels:  tapedeck keys create ${where.flag} --namespace <user> --label <k>=<v>`,
-  ].join("\n");
 }

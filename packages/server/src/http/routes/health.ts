@@ -8,8 +8,8 @@ export function healthRoutes(app: FastifyInstance, context: ServerContext): void
     "/health",
     { schema: { summary: "Liveness: 200 once the server is up and its engine open", tags: ["health"], response: { 200: status, 503: status } } },
     async (_request, reply) => {
-      if (context.ready) return { status: "ok" };
-      return reply.code(503).send(notReady(context));
+      if (context.ready) return { status: "ok", ...unsafe(context) };
+      return reply.code(503).send({ ...notReady(context), ...unsafe(context) });
     },
   );
 
@@ -27,6 +27,11 @@ export function healthRoutes(app: FastifyInstance, context: ServerContext): void
       return { status: "ok" };
     },
   );
+}
+
+/** The test-only switches the server runs with, said by every /health answer while any is on: a monitor sees a node that must not take production traffic. */
+function unsafe(context: ServerContext): Pick<HealthStatus, "unsafe"> {
+  return context.unsafe.length === 0 ? {} : { unsafe: context.unsafe };
 }
 
 /** Why a node that is not ready is not: stopping, its store unreachable (saying why), or still starting. */

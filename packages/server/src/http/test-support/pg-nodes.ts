@@ -14,7 +14,7 @@ export interface PgNodes {
   readonly store: string;
   readonly adminKey: string;
   readonly nodes: ServeChild[];
-  /** The environment every node gets (the shared secrets; `TAPEDECK_TEST_LEASE_MS` when asked). */
+  /** The environment every node gets (the shared secrets; `TAPEDECK_LEASE_MS` when asked). */
   readonly env: Readonly<Record<string, string>>;
   /**
    * Starts one more node on the store (or a node again: `dataDir` and `port` of the one it
@@ -42,7 +42,7 @@ export async function startPgNodes(
   const env: Record<string, string> = {
     TAPEDECK_SIGNING_SECRET: randomBytes(32).toString("hex"),
     TAPEDECK_MASTER_KEY: randomBytes(32).toString("base64"),
-    ...(options.leaseMs === undefined ? {} : { TAPEDECK_TEST_LEASE_MS: String(options.leaseMs) }),
+    ...(options.leaseMs === undefined ? {} : { TAPEDECK_LEASE_MS: String(options.leaseMs) }),
     ...options.env,
   };
   const nodes: ServeChild[] = [];

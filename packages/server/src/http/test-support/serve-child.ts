@@ -1,17 +1,19 @@
 import { spawn, type ChildProcessByStdio } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { Tapedeck } from "@tapedeck/sdk";
+import { ADMIN_KEY_FILE } from "../../cli/admin-key-notice.js";
 
 /**
  * A real `tapedeck serve` in a child process on 127.0.0.1 with an ephemeral port, for tests
- * that go through HTTP. Its address and admin key are read from what it prints (no sleeps,
- * no polling): the address from stdout, the key from stderr.
+ * that go through HTTP. Its address is read from what it prints on stdout (no sleeps, no
+ * polling); its admin key, on a new store, from `<data>/admin-key`, where a server whose stdout
+ * is not a terminal writes it before it says it listens (never into its log).
  */
 const BIN = fileURLToPath(new URL("../../cli/main.js", import.meta.url));
 /** How long `stop` waits for the server to exit after SIGTERM: a clean stop takes a second or two, even under load. */
@@ -69,7 +71,7 @@ export async function startServeChild(options: ServeChildOptions = {}): Promise<
   let stderr = "";
   const lines: string[] = [];
   const listeners = new Set<(line: string) => void>();
-  const adminKey = firstMatch(child.stderr, /^\s+(tdk_\S+)$/, (line) => {
+  createInterface({ input: child.stderr }).on("line", (line) => {
     stderr += `${line}\n`;
     lines.push(line);
     for (const listener of listeners) listener(line);
@@ -102,8 +104,7 @@ export async function startServeChild(options: ServeChildOptions = {}): Promise<
     url,
     dataDir,
     pid: child.pid!,
-    // A fresh folder's server prints its key before its address, but the two pipes are read independently.
-    adminKey: fresh ? await adminKey : undefined,
+    adminKey: fresh ? readFileSync(join(dataDir, ADMIN_KEY_FILE), "utf8").trim() : undefined,
     stderr: () => stderr,
     running: () => child.exitCode === null && child.signalCode === null,
     stderrLine,
