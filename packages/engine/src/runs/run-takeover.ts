@@ -90,7 +90,7 @@ export class RunTakeover {
     for (const run of await store.listRuns({ status: ["running"], leaseLapsedBy: now, limit: SCAN_BATCH })) running.set(run.id, run);
     for (const run of await store.listRuns({ status: ["running"], limit: SCAN_BATCH })) running.set(run.id, run);
     // Released runs (no holder) are taken only from this list: one just created has no holder either.
-    const released = await store.listRuns({ status: ["running"], releasedBefore: now - leases.leaseMs * RETAKE_BACKOFF_SHARE, limit: SCAN_BATCH });
+    const released = await store.listRuns({ status: ["running"], releasedBefore: now - Math.round(leases.leaseMs * RETAKE_BACKOFF_SHARE), limit: SCAN_BATCH });
     for (const run of [...running.values(), ...released]) {
       if (this.#stopped) return;
       if (leases.abandoned(run) || released.includes(run)) await this.host.resumeStopped(run).catch((error: unknown) => this.host.onError(error));
