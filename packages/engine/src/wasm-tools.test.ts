@@ -294,7 +294,7 @@ describe("WebAssembly user tools", () => {
       );
       assert.equal(end.status, "completed", JSON.stringify(end));
       const value = (end as unknown as { output: { spin: string; echo: JsonValue } }).output;
-      assert.match(value.spin, /^timeout: w\.spin took longer than its deadline \(300 ms\)/);
+      assert.match(value.spin, /^timeout: w\.spin took longer than its deadline \(limits.deadlineMs: 300 ms\)/);
       assert.deepEqual(value.echo, { n: 1 });
     } finally {
       await t.cleanup();

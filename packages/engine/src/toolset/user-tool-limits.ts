@@ -23,8 +23,23 @@ export interface UserToolLimits {
   readonly logLineChars: number;
 }
 
+/**
+ * The default fuel of a TypeScript tool: 500 interrupt polls. Measured on the 2-core dev machine
+ * (docs/design/tool-library.md, "Fuel against the deadline"), QuickJS burns 4,800 polls/s in a bare loop and 400–700/s building strings and
+ * objects on an idle core, 2–4× fewer beside `yes > /dev/null` ×2 or at load 20–28; so 500 is
+ * 0.1–1.3 s of CPU idle, and under 15 s — half the default deadline — even at 10× slowdown of the
+ * slowest of those: fuel, not the wall clock, stops a CPU-bound tool, at the same point every time.
+ */
+export const DEFAULT_TS_FUEL = 500;
+
+/**
+ * The default fuel of a WebAssembly tool: 50,000 units of 10,000 ticks (`wasm-fuel.ts`). A
+ * module burns 20,000–30,000 units/s at load 20 on the dev machine, so 50,000 is 2–3 s there.
+ */
+export const DEFAULT_WASM_FUEL = 50_000;
+
 export const DEFAULT_USER_TOOL_LIMITS: UserToolLimits = {
-  fuel: 50_000,
+  fuel: DEFAULT_TS_FUEL,
   deadlineMs: 30_000,
   memoryBytes: 16 * 1024 * 1024,
   stackBytes: 256 * 1024,
@@ -33,6 +48,11 @@ export const DEFAULT_USER_TOOL_LIMITS: UserToolLimits = {
   logLines: 1_000,
   logLineChars: 4_096,
 };
+
+/** Every limit of a tool of `kind`, `limits` over the defaults (the fuel's default differs by kind: its unit does). */
+export function withDefaultLimits(kind: "code" | "wasm", limits: Partial<UserToolLimits> = {}): UserToolLimits {
+  return { ...DEFAULT_USER_TOOL_LIMITS, ...(kind === "wasm" ? { fuel: DEFAULT_WASM_FUEL } : {}), ...limits };
+}
 
 /** What is wrong with `limits` (empty when nothing is). */
 export function limitsProblems(limits: Partial<UserToolLimits>): readonly string[] {

@@ -88,4 +88,32 @@ describe("hostile user tools through the server", () => {
     assert.deepEqual(await hostile.admin.approvals.pending(run.id), []);
     await hostile.assertStillServing();
   });
+
+  it("a CPU-bound user tool at its default limits is stopped by its fuel, at the same point every time, with an error naming the tool and limits.fuel", async () => {
+    const toolset = await toolsetWith({
+      spin: {
+        code: `export default async () => {
+          let s = "";
+          for (let i = 0; ; i++) { s = (s + i).slice(-50); if (i % 20000 === 0) console.log("at " + i); }
+        };`,
+      },
+    });
+    // Two at once: both sandbox workers busy, on a machine loaded by whatever else runs.
+    const runs = await Promise.all([1, 2].map(() => attack(toolset, `import { u } from "tapedeck:tools";\nexport default async () => u.spin({});`)));
+    const stops = new Set<string>();
+    for (const run of runs) {
+      assert.equal(run.status, "failed", JSON.stringify(run));
+      assert.equal(run.error?.failure?.code, "limit_exceeded", JSON.stringify(run.error));
+      assert.match(
+        run.error?.failure?.message ?? "",
+        /^u\.spin used all its fuel \(limits\.fuel: 500 units, about 5000000 bytecode branches and calls\): it stops at the same point every time\./,
+      );
+      const failed = (await journalOf(run)).find((e) => e.kind === "call.failed");
+      const logs = failed?.kind === "call.failed" ? (failed.logs ?? []) : [];
+      stops.add(logs.at(-1)?.message ?? "no line");
+    }
+    assert.equal(stops.size, 1, `the two calls stopped at different points: ${[...stops].join(", ")}`);
+    assert.notEqual([...stops][0], "no line");
+    await hostile.assertStillServing();
+  });
 });
