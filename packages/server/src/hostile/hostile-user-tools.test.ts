@@ -116,4 +116,45 @@ describe("hostile user tools through the server", () => {
     assert.notEqual([...stops][0], "no line");
     await hostile.assertStillServing();
   });
+
+  it("a user tool that fans out through user tools is bounded as a whole tree: 100 invocations in all, the rest refused naming the limit; the server serves meanwhile", async () => {
+    const fan = `import { u } from "tapedeck:tools";
+      export default async (input: { depth: number }): Promise<{ leaves: number; refused: string[] }> => {
+        if (input.depth === 2) return { leaves: 1, refused: [] };
+        const all = await Promise.allSettled(Array.from({ length: 10 }, () => u.fan({ depth: input.depth + 1 })));
+        let leaves = 0;
+        const refused: string[] = [];
+        for (const one of all) {
+          if (one.status === "fulfilled") { leaves += one.value.leaves; refused.push(...one.value.refused); }
+          else refused.push((one.reason as Error).message);
+        }
+        return { leaves, refused };
+      };`;
+    const toolset = await toolsetWith({
+      fan: {
+        code: fan,
+        inputSchema: { type: "object", properties: { depth: { type: "number" } }, required: ["depth"] },
+        outputSchema: {
+          type: "object",
+          properties: { leaves: { type: "number" }, refused: { type: "array", items: { type: "string" } } },
+          required: ["leaves", "refused"],
+        },
+        grants: { tools: ["u.fan"] },
+      },
+    });
+    const running = attack(toolset, `import { u } from "tapedeck:tools";\nexport default async () => u.fan({ depth: 0 });`);
+    await hostile.assertStillServing();
+    const run = await running;
+    assert.equal(run.status, "completed", JSON.stringify(run.error));
+    const output = run.output as { leaves: number; refused: string[] };
+    // 10 at the first level and 100 below it were asked for: 110 in all, past the tree's 100.
+    assert.equal(output.leaves, 90, JSON.stringify(output).slice(0, 2000));
+    assert.equal(output.refused.length, 10);
+    for (const message of output.refused)
+      assert.match(
+        message,
+        /^u\.fan → u\.fan: the call of u\.fan made 100 invocations of other tools in all, across every user tool it invokes at every level/,
+      );
+    await hostile.assertStillServing();
+  });
 });
