@@ -65,3 +65,39 @@ export function limitsProblems(limits: Partial<UserToolLimits>): readonly string
   if (limits.stackBytes !== undefined && limits.stackBytes > 256 * 1024) problems.push("limits.stackBytes: at most 256 KiB (262144)");
   return problems;
 }
+
+/**
+ * The server's ceilings on every per-tool limit (an operator's `EngineOptions.userToolCeilings`,
+ * `tapedeck serve --user-tool-ceiling name=value`): a toolset whose user tool asks for more is
+ * refused, naming the ceiling. Without them a tenant registered a 1-hour deadline, 3 GiB of
+ * memory and 1e12 fuel, and one call held 419 M characters. The defaults leave room for real
+ * tools (ten times a TypeScript tool's default fuel is 5–13 s of CPU idle) and bound the harm.
+ */
+export const DEFAULT_USER_TOOL_CEILINGS: UserToolLimits = {
+  // TypeScript fuel is bounded by the deadline below long before this; WebAssembly's 1e6 units are 10^10 ticks (under a minute here).
+  fuel: 1_000_000,
+  deadlineMs: 120_000,
+  memoryBytes: 256 * 1024 * 1024,
+  stackBytes: 256 * 1024,
+  httpRequests: 500,
+  toolCalls: 100,
+  logLines: 10_000,
+  logLineChars: 65_536,
+};
+
+/** What is wrong with `limits` (every limit of a tool, defaults filled in) against `ceilings`: one text per limit past its ceiling. */
+export function ceilingProblems(limits: UserToolLimits, ceilings: UserToolLimits): string[] {
+  const problems: string[] = [];
+  for (const field of Object.keys(DEFAULT_USER_TOOL_LIMITS) as (keyof UserToolLimits)[]) {
+    if (limits[field] > ceilings[field])
+      problems.push(
+        `limits.${field}: ${limits[field]} is past this server's ceiling of ${ceilings[field]} (set by its operator: userToolCeilings, tapedeck serve --user-tool-ceiling ${field}=…); ask for at most ${ceilings[field]}`,
+      );
+  }
+  return problems;
+}
+
+/** What is wrong with ceilings an operator gives (empty when nothing is): the same fields as limits, positive whole numbers. */
+export function ceilingsProblems(ceilings: Partial<UserToolLimits>): readonly string[] {
+  return limitsProblems(ceilings).map((problem) => problem.replace(/^limits\./, "userToolCeilings."));
+}

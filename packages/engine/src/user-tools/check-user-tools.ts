@@ -2,6 +2,7 @@ import type { Diagnostic, PinnedTool, PinnedToolset } from "@tapedeck/protocol";
 import type { ScriptCheck } from "../script/checker-pool.js";
 import type { CompiledScript } from "../script/compile.js";
 import { scriptSizeDiagnostic } from "../script/script-size.js";
+import { ceilingProblems, DEFAULT_USER_TOOL_CEILINGS } from "../toolset/user-tool-limits.js";
 import { prepareUserTool, type UserTool } from "./user-tool-registration.js";
 import { userToolSpecOf } from "./user-tool-spec.js";
 import { wasmModuleProblems } from "./wasm-tool-runner.js";
@@ -45,12 +46,21 @@ export async function checkUserTool(tool: PinnedTool, tools: readonly PinnedTool
   return { ok: true, warnings: checked.diagnostics, finish: prepared.finish };
 }
 
-/** What is wrong with the toolset's user tools, one text per problem (empty when nothing is). */
-export async function userToolProblems(toolset: PinnedToolset, checker: ScriptCheck): Promise<string[]> {
+/**
+ * What is wrong with the toolset's user tools, one text per problem (empty when nothing is):
+ * each tool's checks, and its limits against the server's `ceilings` (default `DEFAULT_USER_TOOL_CEILINGS`).
+ */
+export async function userToolProblems(toolset: PinnedToolset, checker: ScriptCheck, ceilings = DEFAULT_USER_TOOL_CEILINGS): Promise<string[]> {
   const problems: string[] = [];
   for (const tool of toolset.tools) {
     if (tool.source !== "user") continue;
     const where = `userTools.${tool.group}["${tool.name}"]`;
+    const over = ceilingProblems(userToolSpecOf(tool).limits, ceilings);
+    if (over.length > 0) {
+      // Past a ceiling the tool is not checked further: its limits are the problem to fix first.
+      problems.push(...over.map((problem) => `${where}.${problem}`));
+      continue;
+    }
     const checked = await checkUserTool(tool, toolset.tools, checker);
     if (checked.ok) continue;
     if (checked.diagnostics.length === 0) problems.push(...checked.problems.map((problem) => `${where}.${problem}`));

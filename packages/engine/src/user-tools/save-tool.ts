@@ -1,3 +1,5 @@
+import { userToolSpecOf } from "./user-tool-spec.js";
+import { ceilingProblems, DEFAULT_USER_TOOL_CEILINGS, type UserToolLimits } from "../toolset/user-tool-limits.js";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -61,6 +63,8 @@ export interface SaveToolDeps {
   readonly sandboxes: SandboxFactory;
   /** The virtual time the tests run at. */
   readonly now: number;
+  /** The server's ceilings on the tool's limits. Default `DEFAULT_USER_TOOL_CEILINGS`. */
+  readonly ceilings?: UserToolLimits;
 }
 
 /** Most test cases one save runs: each is a sandbox. */
@@ -92,6 +96,8 @@ export async function saveUserTool(options: SaveToolOptions, base: PinnedToolset
   const clash = base.tools.find((tool) => tool.group === group && tool.source !== "user");
   if (clash !== undefined) return refused([`group: "${group}" is a ${clash.source} tool group of this toolset; save the tool in a group of its own`]);
   const [pinned] = pinUserTools(parsed, {}) as [PinnedTool];
+  const over = ceilingProblems(userToolSpecOf(pinned).limits, deps.ceilings ?? DEFAULT_USER_TOOL_CEILINGS);
+  if (over.length > 0) return refused(over);
   const schemas = new SchemaValidator();
   const schemaProblems = [pinned.inputSchema, ...(pinned.outputSchema === undefined ? [] : [pinned.outputSchema])]
     .map((schema) => schemas.schemaProblem(schema))

@@ -13,7 +13,8 @@ import { startHostileServer, type HostileServer } from "./hostile-harness.js";
 let hostile: HostileServer;
 
 before(async () => {
-  hostile = await startHostileServer();
+  // The operator lowers one ceiling; the others keep the engine's defaults.
+  hostile = await startHostileServer({ env: { TAPEDECK_USER_TOOL_CEILINGS: "deadlineMs=60000" } });
 });
 
 after(async () => {
@@ -155,6 +156,33 @@ describe("hostile user tools through the server", () => {
         message,
         /^u\.fan → u\.fan: the call of u\.fan made 100 invocations of other tools in all, across every user tool it invokes at every level/,
       );
+    await hostile.assertStillServing();
+  });
+
+  it("a toolset whose user tool asks for limits past the server's ceilings is refused, naming each ceiling: the operator's and the defaults", async () => {
+    const error = await hostile.attacker.toolsets
+      .create({
+        userTools: {
+          u: {
+            big: {
+              description: "Asks for everything.",
+              code: "export default () => 1;",
+              limits: { deadlineMs: 3_600_000, memoryBytes: 3 * 1024 ** 3, fuel: 1e12 },
+            },
+          },
+        },
+      })
+      .then(
+        () => undefined,
+        (e: unknown) => e as { code?: string; message?: string },
+      );
+    assert.equal(error?.code, "invalid_toolset", JSON.stringify(error));
+    const message = error?.message ?? "";
+    assert.match(message, /userTools\.u\["big"\]\.limits\.deadlineMs: 3600000 is past this server's ceiling of 60000 \(set by its operator/);
+    assert.match(message, /limits\.memoryBytes: 3221225472 is past this server's ceiling of 268435456/);
+    assert.match(message, /limits\.fuel: 1000000000000 is past this server's ceiling of 1000000/);
+    // Within the ceilings, the same tool registers.
+    await toolsetWith({ big: { code: "export default () => 1;", limits: { deadlineMs: 60_000, memoryBytes: 256 * 1024 ** 2 } } });
     await hostile.assertStillServing();
   });
 });

@@ -1,4 +1,4 @@
-import type { Durability, HostToolModule } from "@tapedeck/engine";
+import type { Durability, EngineOptions, HostToolModule } from "@tapedeck/engine";
 import { WORKER_LOST_AFTER_MS } from "../host-tasks/worker-presence.js";
 import { createServerLogger, defaultLogFormat, type LogFormat, type LogLevel, type ServerLogger } from "../logging/server-logger.js";
 import { DEFAULT_RETRY_SCHEDULE, type RetrySchedule } from "../webhooks/retry-schedule.js";
@@ -58,6 +58,13 @@ export interface ServeOptions {
    * Default false.
    */
   readonly unsafeHttpAllowLoopbackForTests?: boolean;
+  /**
+   * The ceilings on user tools' per-tool limits (`fuel`, `deadlineMs`, `memoryBytes`, …): a
+   * toolset or `save_tool` asking for more is refused, naming the ceiling (the engine's
+   * `userToolCeilings`; `tapedeck serve --user-tool-ceiling deadlineMs=60000` or
+   * `TAPEDECK_USER_TOOL_CEILINGS=deadlineMs=60000,memoryBytes=67108864`). Default: the engine's.
+   */
+  readonly userToolCeilings?: EngineOptions["userToolCeilings"];
 }
 
 export interface ResolvedServeOptions {
@@ -74,6 +81,7 @@ export interface ResolvedServeOptions {
   readonly leaseMs: number | undefined;
   readonly webhooks: { readonly retry: RetrySchedule; readonly timeoutMs: number };
   readonly unsafeHttpAllowLoopbackForTests: boolean;
+  readonly userToolCeilings: EngineOptions["userToolCeilings"];
 }
 
 /** How long one webhook attempt may take: a receiver should answer at once and work later. */
@@ -101,5 +109,6 @@ export function resolveServeOptions(options: ServeOptions): ResolvedServeOptions
     leaseMs: options.leaseMs,
     webhooks: { retry: { ...DEFAULT_RETRY_SCHEDULE, ...options.webhooks?.retry }, timeoutMs: options.webhooks?.timeoutMs ?? WEBHOOK_TIMEOUT_MS },
     unsafeHttpAllowLoopbackForTests: options.unsafeHttpAllowLoopbackForTests === true,
+    userToolCeilings: options.userToolCeilings,
   };
 }

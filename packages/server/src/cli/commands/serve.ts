@@ -4,10 +4,11 @@ import { optionalFlag, parse, UsageError } from "../args.js";
 import { loadHostModule } from "../load-host-module.js";
 import type { Output } from "../print.js";
 import { shellArg } from "../print-waits.js";
+import { parseUserToolCeilings, USER_TOOL_CEILINGS_ENV } from "../user-tool-ceilings.js";
 import { isStoreUrl, storeLocation } from "../store-location.js";
 
 export const serveUsage =
-  "tapedeck serve [--port 7700] [--host 127.0.0.1] [--host-module <tools.ts>] [--public-url <url>] [--log-level info] [--log-format json|pretty] [--data <dir>] [--store <dir or postgres://… URL>] [--signing-secret-file <file>]";
+  "tapedeck serve [--port 7700] [--host 127.0.0.1] [--host-module <tools.ts>] [--public-url <url>] [--log-level info] [--log-format json|pretty] [--data <dir>] [--store <dir or postgres://… URL>] [--signing-secret-file <file>] [--user-tool-ceilings deadlineMs=60000,memoryBytes=67108864,…]";
 
 /**
  * Runs the HTTP server until SIGINT or SIGTERM. Prints `tapedeck listening on <url>` on stdout
@@ -25,6 +26,7 @@ export async function serveCommand(args: readonly string[], out: Output): Promis
     "log-format": { type: "string" },
     store: { type: "string" },
     "signing-secret-file": { type: "string" },
+    "user-tool-ceilings": { type: "string" },
   });
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
   const port = parsePort(optionalFlag(values.port, "port"));
@@ -41,10 +43,16 @@ export async function serveCommand(args: readonly string[], out: Output): Promis
   const leaseMs = testMs(process.env[TEST_LEASE_ENV], TEST_LEASE_ENV);
   const store = storeLocation(optionalFlag(values.store, "store"), values.data);
   const signingSecretFile = optionalFlag(values["signing-secret-file"], "signing-secret-file");
+  const ceilingsFlag = optionalFlag(values["user-tool-ceilings"], "user-tool-ceilings");
+  const userToolCeilings =
+    ceilingsFlag === undefined
+      ? parseUserToolCeilings(process.env[USER_TOOL_CEILINGS_ENV], USER_TOOL_CEILINGS_ENV)
+      : parseUserToolCeilings(ceilingsFlag, "--user-tool-ceilings");
   const server = await startServer({
     dataDir: values.data,
     store,
     ...(signingSecretFile === undefined ? {} : { signingSecretFile }),
+    ...(userToolCeilings === undefined ? {} : { userToolCeilings }),
     ...(retryBaseMs === undefined ? {} : { webhooks: { retry: { baseMs: retryBaseMs } } }),
     ...(process.env[TEST_ALLOW_LOOPBACK_ENV] === "1" ? { unsafeHttpAllowLoopbackForTests: true } : {}),
     ...(port === undefined ? {} : { port }),
