@@ -107,7 +107,7 @@ export async function saveUserTool(options: SaveToolOptions, base: PinnedToolset
   if (tests.length > MAX_TOOL_TESTS) return refused([`tests: at most ${MAX_TOOL_TESTS} cases; keep the ones that show what the tool must do`]);
 
   const tools = [...base.tools.filter((tool) => !(tool.group === group && tool.name === name)), pinned];
-  const checked = await checkUserTool(pinned, tools, deps.checker);
+  const checked = await checkUserTool(pinned, tools, deps.checker, "save_tool");
   if (!checked.ok) return refused(checked.problems, checked.diagnostics);
   const results = await runTests(checked.finish(await deps.checker.compile(options.code)), tests, deps);
   if (results.some((result) => !result.ok)) return refused([`${results.filter((r) => !r.ok).length} of ${results.length} test cases failed`], [], results);
