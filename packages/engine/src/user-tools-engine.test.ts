@@ -168,6 +168,19 @@ describe("user tools offered by a toolset", () => {
       const advice = saved.kind === "refused" ? saved.diagnostics.map((d) => d.message).join("\n") : "";
       assert.match(advice, /add "capabilities": \{ "http": \[\{ "host": "<host>"/);
       assert.match(advice, /to the save_tool call/);
+      // save_tool is held to the server's ceilings as a toolset file is.
+      const greedy = await t.engine.saveTool({
+        toolset: base.id,
+        group: "saved",
+        name: "g",
+        description: "Asks for an hour.",
+        code: `export default () => 1;`,
+        inputSchema: { type: "object" },
+        limits: { deadlineMs: 3_600_000 },
+      });
+      assert.deepEqual(greedy.kind === "refused" ? greedy.problems : greedy.kind, [
+        "limits.deadlineMs: 3600000 is past this server's ceiling of 120000 (set by its operator: userToolCeilings, tapedeck serve --user-tool-ceilings deadlineMs=…); ask for at most 120000",
+      ]);
       const wrongOutput = await registrationError(
         t.engine,
         toolset({

@@ -68,7 +68,7 @@ export function limitsProblems(limits: Partial<UserToolLimits>): readonly string
 
 /**
  * The server's ceilings on every per-tool limit (an operator's `EngineOptions.userToolCeilings`,
- * `tapedeck serve --user-tool-ceiling name=value`): a toolset whose user tool asks for more is
+ * `tapedeck serve --user-tool-ceilings name=value,…`): a toolset whose user tool asks for more is
  * refused, naming the ceiling. Without them a tenant registered a 1-hour deadline, 3 GiB of
  * memory and 1e12 fuel, and one call held 419 M characters. The defaults leave room for real
  * tools (ten times a TypeScript tool's default fuel is 5–13 s of CPU idle) and bound the harm.
@@ -91,7 +91,7 @@ export function ceilingProblems(limits: UserToolLimits, ceilings: UserToolLimits
   for (const field of Object.keys(DEFAULT_USER_TOOL_LIMITS) as (keyof UserToolLimits)[]) {
     if (limits[field] > ceilings[field])
       problems.push(
-        `limits.${field}: ${limits[field]} is past this server's ceiling of ${ceilings[field]} (set by its operator: userToolCeilings, tapedeck serve --user-tool-ceiling ${field}=…); ask for at most ${ceilings[field]}`,
+        `limits.${field}: ${limits[field]} is past this server's ceiling of ${ceilings[field]} (set by its operator: userToolCeilings, tapedeck serve --user-tool-ceilings ${field}=…); ask for at most ${ceilings[field]}`,
       );
   }
   return problems;

@@ -61,7 +61,7 @@ export interface ServeOptions {
   /**
    * The ceilings on user tools' per-tool limits (`fuel`, `deadlineMs`, `memoryBytes`, …): a
    * toolset or `save_tool` asking for more is refused, naming the ceiling (the engine's
-   * `userToolCeilings`; `tapedeck serve --user-tool-ceiling deadlineMs=60000` or
+   * `userToolCeilings`; `tapedeck serve --user-tool-ceilings deadlineMs=60000` or
    * `TAPEDECK_USER_TOOL_CEILINGS=deadlineMs=60000,memoryBytes=67108864`). Default: the engine's.
    */
   readonly userToolCeilings?: EngineOptions["userToolCeilings"];
