@@ -67,6 +67,7 @@ import { ToolSearch, type ToolSearchHit, type ToolSearchOptions } from "./toolse
 import { closeAll } from "./util/close-all.js";
 import { valueProblem } from "./util/value-bounds.js";
 import { userToolProblems } from "./user-tools/check-user-tools.js";
+import { ceilingsProblems, DEFAULT_USER_TOOL_CEILINGS, type UserToolLimits } from "./toolset/user-tool-limits.js";
 import { saveUserTool, type SaveToolOptions, type ToolTestResult } from "./user-tools/save-tool.js";
 import { UserToolSource } from "./user-tools/user-tool-source.js";
 import { workspaceFolder } from "./library/library-folder.js";
@@ -128,6 +129,12 @@ export interface EngineOptions {
    * parks, so signals and decisions sent from other processes reach it.
    */
   readonly wake?: boolean | "owned";
+  /**
+   * The ceilings on every per-tool limit of user tools (`limits.fuel`, `deadlineMs`,
+   * `memoryBytes`, …): a toolset (or `save_tool`) whose tool asks for more is refused, naming the
+   * ceiling. Fields not given keep `DEFAULT_USER_TOOL_CEILINGS` (2 min, 256 MiB, 1e6 fuel, …).
+   */
+  readonly userToolCeilings?: Partial<UserToolLimits>;
   /** Where the run-bound webhook URLs point: the server that serves `POST /hooks/<token>`. Default `http://127.0.0.1:7700`. */
   readonly webhookBaseUrl?: string;
   /**
@@ -327,6 +334,8 @@ export class Engine {
   readonly #source: SourceRouter;
   readonly #clock: Clock;
   readonly #limits: EngineLimits;
+  /** The ceilings on user tools' limits (`EngineOptions.userToolCeilings` over the defaults). */
+  readonly #userToolCeilings: UserToolLimits;
   readonly #webhookBaseUrl: string;
   readonly #listeners = new EngineListeners();
   readonly #catalog: ToolsetCatalog;
@@ -378,12 +387,15 @@ export class Engine {
     ];
     this.#limits = { ...DEFAULT_LIMITS, ...options.limits, sandbox: { ...DEFAULT_LIMITS.sandbox, ...options.limits?.sandbox } };
     this.#webhookBaseUrl = (options.webhookBaseUrl ?? "http://127.0.0.1:7700").replace(/\/+$/, "");
+    const ceilings = (this.#userToolCeilings = { ...DEFAULT_USER_TOOL_CEILINGS, ...options.userToolCeilings });
+    const wrongCeilings = ceilingsProblems(options.userToolCeilings ?? {});
+    if (wrongCeilings.length > 0) throw new Error(`EngineOptions.userToolCeilings is wrong: ${wrongCeilings.join("; ")}.`);
     this.#catalog = new ToolsetCatalog({
       store,
       mcp,
       library,
       sources: this.#source,
-      userToolProblems,
+      userToolProblems: (toolset, checker) => userToolProblems(toolset, checker, ceilings),
       sensitiveKey: purposeKey(keys, SENSITIVE_PARAMS_PURPOSE),
       ...(options.checker ? { checker: options.checker } : {}),
     });
@@ -526,7 +538,12 @@ export class Engine {
   async saveTool(options: SaveToolOptions): Promise<SaveToolResult> {
     this.#open();
     const base = await this.#catalog.get(options.toolset);
-    const saved = await saveUserTool(options, base.pinned, { checker: this.#catalog.checker, sandboxes: this.#sandboxes, now: this.#clock.now() });
+    const saved = await saveUserTool(options, base.pinned, {
+      checker: this.#catalog.checker,
+      sandboxes: this.#sandboxes,
+      now: this.#clock.now(),
+      ceilings: this.#userToolCeilings,
+    });
     if (saved.kind === "refused") return saved;
     const tool = saved.toolset.tools.find((t) => t.group === options.group && t.name === options.name)!;
     const beyond = await savedToolCredentialProblems(tool, base.id, this.#store, this.credentials);

@@ -149,6 +149,38 @@ describe("user tools offered by a toolset", () => {
       );
       assert.match(noFetch, /userTools\.net\["f"\]\.code line 2, column \d+: Cannot find name 'fetch'/);
       assert.match(noFetch, /const r = await fetch/, "with the code frame");
+      // The fix where the code lives: its grant in the toolset file, not the toolset's http tool.
+      assert.match(
+        noFetch,
+        /add "grants": \{ "http": \[\{ "host": "<host>", "pathPrefix": "\/<path>\/", "methods": \["GET"\] \}\] \} to the tool's entry under "userTools"/,
+      );
+      assert.doesNotMatch(noFetch, /registered with "http": \{ "allow"/);
+      const base = await t.engine.registerToolset(toolset({ g: { description: "Another tool.", code: `export default () => 1;` } }));
+      const saved = await t.engine.saveTool({
+        toolset: base.id,
+        group: "saved",
+        name: "f",
+        description: "Fetches without a capability.",
+        code: `export default async () => {\n  const r = await fetch("https://example.com/");\n  return r.status;\n};`,
+        inputSchema: { type: "object" },
+      });
+      assert.equal(saved.kind, "refused");
+      const advice = saved.kind === "refused" ? saved.diagnostics.map((d) => d.message).join("\n") : "";
+      assert.match(advice, /add "capabilities": \{ "http": \[\{ "host": "<host>"/);
+      assert.match(advice, /to the save_tool call/);
+      // save_tool is held to the server's ceilings as a toolset file is.
+      const greedy = await t.engine.saveTool({
+        toolset: base.id,
+        group: "saved",
+        name: "g",
+        description: "Asks for an hour.",
+        code: `export default () => 1;`,
+        inputSchema: { type: "object" },
+        limits: { deadlineMs: 3_600_000 },
+      });
+      assert.deepEqual(greedy.kind === "refused" ? greedy.problems : greedy.kind, [
+        "limits.deadlineMs: 3600000 is past this server's ceiling of 120000 (set by its operator: userToolCeilings, tapedeck serve --user-tool-ceilings deadlineMs=…); ask for at most 120000",
+      ]);
       const wrongOutput = await registrationError(
         t.engine,
         toolset({

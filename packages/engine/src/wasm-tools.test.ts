@@ -294,7 +294,7 @@ describe("WebAssembly user tools", () => {
       );
       assert.equal(end.status, "completed", JSON.stringify(end));
       const value = (end as unknown as { output: { spin: string; echo: JsonValue } }).output;
-      assert.match(value.spin, /^timeout: w\.spin took longer than its deadline \(300 ms\)/);
+      assert.match(value.spin, /^timeout: w\.spin took longer than its deadline \(limits.deadlineMs: 300 ms\)/);
       assert.deepEqual(value.echo, { n: 1 });
     } finally {
       await t.cleanup();
@@ -443,6 +443,42 @@ describe("WebAssembly user tools' grants, as a TypeScript tool's", () => {
       })) as Answer[];
       assert.equal((items?.value as { body: string }).body, '{"items":[1,2,3]}');
       assert.equal((held?.value as { body: string }).body, '{"held":false}');
+    } finally {
+      await t.cleanup();
+    }
+  });
+});
+
+/** Asks Extism's kernel for 64 KiB blocks for ever (never freed), touching each: the host's memory, not its own 64 KiB. */
+const KERNEL_HOG = `(module
+  (import "extism:host/env" "alloc" (func $alloc (param i64) (result i64)))
+  (import "extism:host/env" "store_u8" (func $store (param i64 i32)))
+  (memory (export "memory") 1 1)
+  (func (export "run") (result i32)
+    (local $block i64)
+    (loop $more
+      (local.set $block (call $alloc (i64.const 65536)))
+      (call $store (i64.add (local.get $block) (i64.const 65535)) (i32.const 1))
+      (br $more))
+    (i32.const 0)))`;
+
+describe("WebAssembly user tools' kernel memory", () => {
+  it("Extism's kernel memory counts against limits.memoryBytes: a module asking for block after block ends with limit_exceeded; the next call runs", async () => {
+    const t = await testEngine();
+    try {
+      const { id } = await t.engine.registerToolset({ userTools: { w: { hog: tool(KERNEL_HOG, { limits: { fuel: 1 } }), echo: tool(ECHO) } } });
+      const { end } = await run(
+        t.engine,
+        id,
+        `import { w } from "tapedeck:tools";
+         export default async () => { let error = "no error"; try { await w.hog({}); } catch (e) { error = (e as { code: string }).code + ": " + (e as Error).message; } return { error, echo: await w.echo({ n: 1 }) }; };`,
+      );
+      const value = output(end) as { error: string; echo: JsonValue };
+      assert.match(
+        value.error,
+        /^limit_exceeded: w\.hog asked Extism's kernel for more than 16711680 bytes of memory blocks in one call: limits\.memoryBytes \(16777216\) less its own memory's declared maximum/,
+      );
+      assert.deepEqual(value.echo, { n: 1 });
     } finally {
       await t.cleanup();
     }

@@ -31,7 +31,7 @@ export interface UserToolGrantsSpec {
   readonly tools?: readonly string[];
 }
 
-/** Limits of one call. Every field has a default (fuel 50,000 polls, 30 s, 16 MiB, 256 KiB stack, 50 requests, 20 invocations, 1,000 lines of 4 KiB). */
+/** Limits of one call. Every field has a default (fuel 500 interrupt polls for TypeScript, 50,000 units for WebAssembly, 30 s, 16 MiB, 256 KiB stack, 50 requests, 20 invocations, 1,000 lines of 4 KiB). */
 export interface UserToolLimitsSpec {
   readonly fuel?: number;
   readonly deadlineMs?: number;

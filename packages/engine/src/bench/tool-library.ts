@@ -18,7 +18,7 @@ import { SchemaValidator } from "../util/schema-validator.js";
 import { UserToolSource } from "../user-tools/user-tool-source.js";
 import { MemorySubCallJournal, registerUserTool, UserToolRunner, type UserTool, type UserToolHost } from "../user-tools/index.js";
 import { WasmToolRunner } from "../user-tools/wasm-tool-runner.js";
-import { DEFAULT_USER_TOOL_LIMITS } from "../toolset/user-tool-limits.js";
+import { withDefaultLimits } from "../toolset/user-tool-limits.js";
 import { median, percentile, time, type Row } from "./measure.js";
 
 /**
@@ -191,7 +191,7 @@ async function wasmCalls(rows: Row[], host: UserToolHost): Promise<void> {
   const tool = {
     definition: { name: "w.echo", description: "Echoes.", inputSchema: { type: "object" }, risk: "low", approval: { kind: "never" } } as const,
     grants: {},
-    limits: DEFAULT_USER_TOOL_LIMITS,
+    limits: withDefaultLimits("wasm"),
     module: bytes,
     entry: "run",
   };

@@ -1,4 +1,4 @@
-import type { GuestError, SandboxLimits } from "./sandbox.js";
+import type { GuardedLimit, GuestError, SandboxLimits } from "./sandbox.js";
 
 /**
  * The errors a script ends with when it goes past a limit: each says which limit, its value
@@ -7,40 +7,36 @@ import type { GuestError, SandboxLimits } from "./sandbox.js";
  * worker): an error the script throws is the script's own, whatever its name and message.
  */
 
-/**
- * A limit the sandbox's guard enforces (see `step-guard.ts`). `cpu`: the interrupt handler
- * stopped the step; `memory`: the sandbox's heap refused to grow; `stuck`: the step ran on past
- * its budget where the interrupt handler never runs (inside a built-in), and the main thread
- * ended its worker; `fuel`: the script spent its deterministic fuel (`SandboxLimits.fuel`).
- */
-export type GuardedLimit = "cpu" | "memory" | "stuck" | "fuel";
+export type { GuardedLimit };
 
 const MiB = 1024 * 1024;
 const KEEP_LESS = "Keep less data in the script: ask tools for smaller results (filters, pages, fewer fields) and drop what you no longer need.";
 const MOVE_CPU = "Scripts orchestrate tool calls; move heavy computation into a tool.";
 
-function limitError(message: string, stack?: string): GuestError {
-  return { kind: "limit", name: "LimitError", message, ...(stack === undefined ? {} : { stack }) };
+function limitError(limit: GuardedLimit, message: string, stack?: string): GuestError {
+  return { kind: "limit", name: "LimitError", message, limit, ...(stack === undefined ? {} : { stack }) };
 }
 
 export function guardedLimitError(limit: GuardedLimit, limits: SandboxLimits, stack?: string): GuestError {
   switch (limit) {
     case "cpu":
-      return limitError(`The script used more than ${limits.cpuMsPerStep} ms of CPU without waiting for a tool call. ${MOVE_CPU}`, stack);
+      return limitError("cpu", `The script used more than ${limits.cpuMsPerStep} ms of CPU without waiting for a tool call. ${MOVE_CPU}`, stack);
     case "stuck":
       return limitError(
+        "stuck",
         `The script used more than ${limits.cpuMsPerStep} ms of CPU without waiting for a tool call, inside a built-in function ` +
           "that cannot be interrupted (such as join, lastIndexOf or sort over an array millions of elements long), so its sandbox was stopped. " +
           MOVE_CPU,
       );
     case "fuel":
       return limitError(
+        "fuel",
         `The code used all its fuel (${limits.fuel ?? 0} interrupt polls, about ${(limits.fuel ?? 0) * 10_000} branches and calls): it stops at the same point every time. ` +
           "Do less work per call (smaller inputs, fewer iterations), or ask for a larger fuel limit.",
         stack,
       );
     case "memory":
-      return limitError(`The script used more than ${Math.round(limits.memoryBytes / MiB)} MiB of memory, its sandbox's limit. ${KEEP_LESS}`, stack);
+      return limitError("memory", `The script used more than ${Math.round(limits.memoryBytes / MiB)} MiB of memory, its sandbox's limit. ${KEEP_LESS}`, stack);
   }
 }
 

@@ -102,6 +102,14 @@ export interface LogLine {
   readonly ordinal: number;
 }
 
+/**
+ * A limit the sandbox's guard enforces (see `step-guard.ts`). `cpu`: the interrupt handler
+ * stopped the step; `memory`: the sandbox's heap refused to grow; `stuck`: the step ran on past
+ * its budget where the interrupt handler never runs (inside a built-in), and the main thread
+ * ended its worker; `fuel`: the script spent its deterministic fuel (`SandboxLimits.fuel`).
+ */
+export type GuardedLimit = "cpu" | "memory" | "stuck" | "fuel";
+
 /** An error raised in the sandbox, positions still in the transpiled JavaScript. */
 export interface GuestError {
   /**
@@ -110,6 +118,8 @@ export interface GuestError {
    * failed under the script (an abort), and the sandbox is gone.
    */
   readonly kind: "script" | "limit" | "output" | "crash";
+  /** With `limit`: which one, so that a caller other than a script's (a user tool) can word the error for its reader. */
+  readonly limit?: GuardedLimit;
   readonly name: string;
   readonly message: string;
   readonly stack?: string;

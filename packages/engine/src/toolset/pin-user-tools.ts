@@ -1,7 +1,7 @@
 import type { PinnedTool, PolicySpec, ToolsetSpec } from "@tapedeck/protocol";
 import { resolvePolicy } from "./policy.js";
 import { normaliseGrants, type UserToolGrants } from "./user-tool-grants.js";
-import { DEFAULT_USER_TOOL_LIMITS } from "./user-tool-limits.js";
+import { withDefaultLimits } from "./user-tool-limits.js";
 
 /**
  * Pins the user tools of a toolset file: each is a `PinnedTool` of source `user` whose `user`
@@ -26,7 +26,7 @@ export function pinUserTools(userTools: ToolsetSpec["userTools"], policies: Read
         user: {
           ...(tool.wasm === undefined ? { code: tool.code ?? "" } : { wasm: { module: tool.wasm, entry: tool.entry ?? "run" } }),
           grants: normaliseGrants((tool.grants ?? {}) as UserToolGrants),
-          limits: { ...DEFAULT_USER_TOOL_LIMITS, ...tool.limits },
+          limits: withDefaultLimits(tool.wasm === undefined ? "code" : "wasm", tool.limits),
         },
       });
     }

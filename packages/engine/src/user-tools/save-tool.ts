@@ -1,3 +1,5 @@
+import { userToolSpecOf } from "./user-tool-spec.js";
+import { ceilingProblems, DEFAULT_USER_TOOL_CEILINGS, type UserToolLimits } from "../toolset/user-tool-limits.js";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -64,6 +66,8 @@ export interface SaveToolDeps {
   readonly sandboxes: SandboxFactory;
   /** The virtual time the tests run at. */
   readonly now: number;
+  /** The server's ceilings on the tool's limits. Default `DEFAULT_USER_TOOL_CEILINGS`. */
+  readonly ceilings?: UserToolLimits;
 }
 
 /** Most test cases one save runs: each is a sandbox. */
@@ -96,6 +100,8 @@ export async function saveUserTool(options: SaveToolOptions, base: PinnedToolset
   if (taken !== undefined) return refused([taken]);
   const [unsaved] = pinUserTools(parsed, {}) as [PinnedTool];
   const pinned: PinnedTool = { ...unsaved, user: { ...unsaved.user!, saved: true } };
+  const over = ceilingProblems(userToolSpecOf(pinned).limits, deps.ceilings ?? DEFAULT_USER_TOOL_CEILINGS);
+  if (over.length > 0) return refused(over);
   const schemas = new SchemaValidator();
   const schemaProblems = [pinned.inputSchema, ...(pinned.outputSchema === undefined ? [] : [pinned.outputSchema])]
     .map((schema) => schemas.schemaProblem(schema))
@@ -105,7 +111,7 @@ export async function saveUserTool(options: SaveToolOptions, base: PinnedToolset
   if (tests.length > MAX_TOOL_TESTS) return refused([`tests: at most ${MAX_TOOL_TESTS} cases; keep the ones that show what the tool must do`]);
 
   const tools = [...base.tools.filter((tool) => !(tool.group === group && tool.name === name)), pinned];
-  const checked = await checkUserTool(pinned, tools, deps.checker);
+  const checked = await checkUserTool(pinned, tools, deps.checker, "save_tool");
   if (!checked.ok) return refused(checked.problems, checked.diagnostics);
   const results = await runTests(checked.finish(await deps.checker.compile(options.code)), tests, deps);
   if (results.some((result) => !result.ok)) return refused([`${results.filter((r) => !r.ok).length} of ${results.length} test cases failed`], [], results);

@@ -18,6 +18,7 @@ import { LeakScanner } from "../secrets/leak-scanner.js";
 import type { ToolOutcome } from "../sources/tool-source.js";
 import { CompiledSchemas } from "./compiled-schemas.js";
 import { checkHttpGrant } from "./http-grant.js";
+import { LIMIT_EXCEEDED, toolLimitFailure } from "./tool-limit-errors.js";
 import type { SubCallAnswer, SubCallJournal, UserToolHost } from "./user-tool-host.js";
 import { WORKSPACE_GROUP, WORKSPACE_TOOLS, type UserTool } from "./user-tool-registration.js";
 import { workspaceRuleRefusal } from "./workspace-rules.js";
@@ -67,8 +68,7 @@ export interface UserToolOutcome {
   readonly subCalls: number;
 }
 
-/** The code of a failure because the tool went past one of its limits. */
-export const LIMIT_EXCEEDED = "limit_exceeded";
+export { LIMIT_EXCEEDED };
 
 const FILENAME = "tool.js";
 
@@ -85,7 +85,7 @@ export class UserToolRunner {
     call.signal.addEventListener("abort", stop, { once: true });
     let sandbox: Sandbox | undefined;
     try {
-      const started = await startSandbox(this.sandboxes, {
+      const starting = startSandbox(this.sandboxes, {
         runId: call.key,
         js: tool.js,
         filename: FILENAME,
@@ -102,6 +102,16 @@ export class UserToolRunner {
           fuel: tool.limits.fuel,
         },
       });
+      // The deadline bounds the wait for a sandbox worker and the first step too: the call answers
+      // at its deadline whatever the sandbox does (it is disposed when it comes).
+      const started = await untilAborted(starting, deadline.signal);
+      if (started === undefined) {
+        starting.then(
+          (late) => late.sandbox.dispose().catch(() => undefined),
+          () => undefined,
+        );
+        return { result: run.timedOut(), logs: run.logs(), subCalls: run.subCalls };
+      }
       sandbox = started.sandbox;
       const result = await run.drive(sandbox, started.step, deadline.signal);
       return { result, logs: run.logs(), subCalls: run.subCalls };
@@ -110,7 +120,10 @@ export class UserToolRunner {
     } finally {
       clearTimeout(timer);
       call.signal.removeEventListener("abort", stop);
-      await sandbox?.dispose().catch(() => undefined);
+      // Past the deadline the sandbox may still be in a step (its worker frees it after): the
+      // answer does not wait for that.
+      const disposed = sandbox?.dispose().catch(() => undefined);
+      if (!deadline.signal.aborted) await disposed;
     }
   }
 }
@@ -340,7 +353,8 @@ export class ToolCallState {
   #error(error: GuestError): ToolFailure {
     const name = this.tool.definition.name;
     const stack = error.stack === undefined ? "" : `\n${mapStack(error.stack, createPositionMapper(this.tool.sourceMap), FILENAME)}`;
-    if (error.kind === "limit") return this.scanFailure({ code: LIMIT_EXCEEDED, message: `${name}: ${error.message}` });
+    if (error.kind === "limit")
+      return this.scanFailure(toolLimitFailure(name, error.limit, this.tool.limits) ?? { code: LIMIT_EXCEEDED, message: `${name}: ${error.message}` });
     // A failure the engine delivered (rethrown) keeps its meaning, as the engine recorded it (the
     // sandbox names its seq only for those: see the prelude's registry).
     const delivered = error.seq === undefined ? undefined : this.#delivered.get(error.seq);
@@ -367,7 +381,7 @@ export class ToolCallState {
     if (this.call.signal.aborted) return failed("timeout", `${this.tool.definition.name} was stopped: the call was cancelled.`);
     return failed(
       "timeout",
-      `${this.tool.definition.name} took longer than its deadline (${this.tool.limits.deadlineMs} ms), host calls included, and was stopped.`,
+      `${this.tool.definition.name} took longer than its deadline (limits.deadlineMs: ${this.tool.limits.deadlineMs} ms), host calls and the wait for a sandbox included, and was stopped.`,
     );
   }
 }
@@ -418,7 +432,8 @@ function failed(code: string, message: string): ToolResult {
 
 function lostFailure(tool: UserTool, error: unknown): ToolFailure {
   const name = tool.definition.name;
-  if (error instanceof SandboxStoppedError) return toolFailure(LIMIT_EXCEEDED, `${name}: ${error.error.message}`);
+  if (error instanceof SandboxStoppedError)
+    return toolLimitFailure(name, error.error.limit, tool.limits) ?? toolFailure(LIMIT_EXCEEDED, `${name}: ${error.error.message}`);
   if (error instanceof SandboxLostError)
     return { code: "tool_error", message: `${name}'s sandbox was lost (${error.message}); the call may be made again.`, retryable: true };
   return {

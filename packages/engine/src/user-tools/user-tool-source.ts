@@ -12,7 +12,7 @@ import { boundedAttempt } from "../sources/bounded-attempt.js";
 import { pinHttpTool } from "../toolset/pin-http.js";
 import { sensitiveValues } from "../toolset/redacted-args.js";
 import type { SchemaValidator } from "../util/schema-validator.js";
-import { nestingRefusal } from "./invocation-nesting.js";
+import { MAX_TREE_INVOCATIONS, nestingRefusal, treeBudgetRefusal } from "./invocation-nesting.js";
 import { userToolSpecOf } from "./user-tool-spec.js";
 import { MemorySubCallJournal, type UserToolHost } from "./user-tool-host.js";
 import { userToolOf, type UserTool } from "./user-tool-registration.js";
@@ -102,6 +102,8 @@ export class UserToolSource implements ToolSource {
   readonly #http: HttpToolSource;
   /** By pinned tool: the catalogue keeps one object per tool of a loaded toolset. */
   readonly #compiled = new WeakMap<PinnedTool, Promise<UserTool>>();
+  /** By the attempt of a call a script (or session) made (`treeKey`): the invocations made so far in its whole tree. */
+  readonly #trees = new Map<string, { invoked: number }>();
 
   constructor(private readonly options: UserToolSourceOptions) {
     this.#runner = new UserToolRunner(options.sandboxes);
@@ -116,6 +118,18 @@ export class UserToolSource implements ToolSource {
 
   /** Runs one call of the tool; never rejects. */
   async call(request: ToolCallRequest): Promise<ToolOutcome> {
+    // The outermost user tool of a tree counts the tree's invocations (an invoked one shares its count).
+    if (request.invokedBy !== undefined) return this.#call(request);
+    const key = treeKey(request);
+    this.#trees.set(key, { invoked: 0 });
+    try {
+      return await this.#call(request);
+    } finally {
+      this.#trees.delete(key);
+    }
+  }
+
+  async #call(request: ToolCallRequest): Promise<ToolOutcome> {
     const pinned = request.tool;
     if (pinned.user === undefined) return failed("unknown_tool", `${toolPath(pinned)} is not a user tool; the user tool source serves only user tools.`);
     if (pinned.user.wasm !== undefined) return this.#callWasm(request, pinned.user.wasm);
@@ -207,6 +221,9 @@ export class UserToolSource implements ToolSource {
   }
 
   async #invoke(request: ToolCallRequest, name: string, args: JsonValue, key: string, signal: AbortSignal, sent: KnownSecret[]): Promise<ToolOutcome> {
+    const tree = this.#trees.get(treeKey(request));
+    if (tree !== undefined && ++tree.invoked > MAX_TREE_INVOCATIONS)
+      return { kind: "failure", failure: treeBudgetRefusal(request.invokedBy?.[0] ?? toolPath(request.tool), toolPath(request.tool), name) };
     const context = await this.options.context(request.runId);
     const target = context.tools.get(name);
     if (target === undefined) return failed("unknown_tool", `${name} is not a tool of this run's toolset.`);
@@ -309,6 +326,11 @@ function concluded(
   return result.kind === "result"
     ? { kind: "result", value: result.value, ...secrets, ...logs }
     : { kind: "failure", failure: result.failure, ...secrets, ...logs };
+}
+
+/** The tree a call belongs to: the attempt of the run's call (the user tools it invokes are sent with its run, seq and attempt). */
+function treeKey(request: ToolCallRequest): string {
+  return `${request.runId}/${request.seq}#${request.attempt}`;
 }
 
 /** How an invocation ends when the user tool's call stops waiting for it. */

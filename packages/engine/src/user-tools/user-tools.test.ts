@@ -559,7 +559,7 @@ void describe("a user tool call", () => {
       message = failure.message;
       stops.add(outcome.logs.at(-1)?.message ?? "none");
     }
-    assert.match(message, /used all its fuel \(30 interrupt polls/);
+    assert.match(message, /^tool used all its fuel \(limits.fuel: 30 units, about 300000 bytecode branches and calls\): it stops at the same point every time/);
     assert.equal(stops.size, 1, `stopped at ${[...stops].join(", ")}`);
     assert.notEqual([...stops][0], "none");
   });
@@ -589,7 +589,7 @@ void describe("a user tool call", () => {
     );
     const late = failureOf(await run(slow, {}));
     assert.equal(late.code, "timeout");
-    assert.match(late.message, /longer than its deadline \(300 ms\)/);
+    assert.match(late.message, /longer than its deadline \(limits.deadlineMs: 300 ms\)/);
   });
 
   it("outputs and logs are leak-scanned: a key-shaped value is redacted with a marker, the call still succeeds", async () => {

@@ -30,6 +30,11 @@ export const TICKS_PER_FUEL = 10_000;
 /** The host function the instrumented module calls when its fuel is spent (then it traps). */
 export const FUEL_EXHAUSTED = "tapedeck_fuel_exhausted";
 
+/** The host function the instrumented module calls when Extism's kernel memory would pass its budget (then it traps). */
+export const KERNEL_MEMORY_EXHAUSTED = "tapedeck_kernel_memory_exhausted";
+
+const KERNEL = "extism:host/env";
+
 const USER = "extism:host/user";
 /** The module Binaryen's pass imports its counter from; replaced by the fuel check before emitting. */
 const PROBE_MODULE = "tapedeck_fuel_probe";
@@ -45,11 +50,18 @@ export function binaryen(): Promise<Binaryen> {
   return loaded;
 }
 
-/** The module as the fuel counts it: instrumented, in WebAssembly binary. Throws when Binaryen cannot read or rewrite it. */
-export async function instrumentFuel(bytes: Uint8Array, fuel: number): Promise<Uint8Array> {
+/**
+ * The module as the fuel counts it: instrumented, in WebAssembly binary. Throws when Binaryen
+ * cannot read or rewrite it. With `kernelBytes`, its calls of the kernel's `alloc` (Extism's
+ * memory blocks, held by the host, outside the module's own memory) are counted too: they may
+ * allocate `kernelBytes` in all (freed blocks still count: the bound is on what the module asks
+ * for), and the one that would pass it calls `KERNEL_MEMORY_EXHAUSTED` and traps.
+ */
+export async function instrumentFuel(bytes: Uint8Array, fuel: number, kernelBytes?: number): Promise<Uint8Array> {
   const b = await binaryen();
   const module = read(b, bytes);
   try {
+    if (kernelBytes !== undefined) boundKernelAlloc(b, module, kernelBytes);
     // The pass imports `PROBE_MODULE.log_execution(i32)` and calls it at each tick.
     b.setPassArgument("log-execution", PROBE_MODULE);
     module.runPasses(["log-execution"]);
@@ -85,6 +97,39 @@ export async function instrumentFuel(bytes: Uint8Array, fuel: number): Promise<U
   }
 }
 
+/** Replaces the module's import of the kernel's `alloc` with a function that counts what it asks for against `budget`, then calls the kernel's. */
+function boundKernelAlloc(b: Binaryen, module: ReturnType<Binaryen["readBinary"]>, budget: number): void {
+  let alloc: string | undefined;
+  for (let i = 0; i < module.getNumFunctions(); i++) {
+    const info = b.getFunctionInfo(module.getFunctionByIndex(i));
+    if (info.module === KERNEL && info.base === "alloc") alloc = info.name;
+  }
+  if (alloc === undefined) return;
+  const kernel = freeName((name) => module.getFunction(name) !== 0, "tapedeck_kernel_alloc");
+  const used = freeName((name) => module.getGlobal(name) !== 0, "tapedeck_kernel_bytes");
+  const exhausted = freeName((name) => module.getFunction(name) !== 0, "tapedeck_kernel_memory_exhausted");
+  module.removeFunction(alloc);
+  module.addFunctionImport(kernel, KERNEL, "alloc", b.i64, b.i64);
+  module.addFunctionImport(exhausted, USER, KERNEL_MEMORY_EXHAUSTED, b.none, b.none);
+  module.addGlobal(used, b.i64, true, module.i64.const(0n));
+  const total = () => module.global.get(used, b.i64);
+  module.addFunction(
+    alloc,
+    b.i64,
+    b.i64,
+    [],
+    module.block(
+      null,
+      [
+        module.global.set(used, module.i64.add(total(), module.local.get(0, b.i64))),
+        module.if(module.i64.gt_u(total(), module.i64.const(BigInt(budget))), module.block(null, [module.call(exhausted, [], b.none), module.unreachable()])),
+        module.call(kernel, [module.local.get(0, b.i64)], b.i64),
+      ],
+      b.i64,
+    ),
+  );
+}
+
 /** The part of the `WebAssembly` global used here (the engine compiles without the DOM's types). */
 interface WasmCompile {
   compile(bytes: Uint8Array): Promise<object>;
@@ -97,13 +142,13 @@ export type CompiledModule = object;
 const cache = new Map<string, Promise<CompiledModule>>();
 let instrumentations = 0;
 
-/** The cache key of `bytes` instrumented for `fuel`: its content and its fuel. */
-export function moduleKey(bytes: Uint8Array, fuel: number): string {
-  return `${createHash("sha256").update(bytes).digest("hex")}:${fuel}`;
+/** The cache key of `bytes` instrumented for `fuel` (and a kernel memory budget): its content and its bounds. */
+export function moduleKey(bytes: Uint8Array, fuel: number, kernelBytes?: number): string {
+  return `${createHash("sha256").update(bytes).digest("hex")}:${fuel}:${kernelBytes ?? "-"}`;
 }
 
-/** `bytes` instrumented for `fuel` and compiled, once per content and fuel (`key`, from `moduleKey`; most recently used kept). */
-export function instrumentedModule(bytes: Uint8Array, fuel: number, key = moduleKey(bytes, fuel)): Promise<CompiledModule> {
+/** `bytes` instrumented for `fuel` (and `kernelBytes`) and compiled, once per content and bounds (`key`, from `moduleKey`; most recently used kept). */
+export function instrumentedModule(bytes: Uint8Array, fuel: number, key = moduleKey(bytes, fuel), kernelBytes?: number): Promise<CompiledModule> {
   let module = cache.get(key);
   if (module !== undefined) {
     cache.delete(key);
@@ -111,7 +156,7 @@ export function instrumentedModule(bytes: Uint8Array, fuel: number, key = module
     return module;
   }
   instrumentations++;
-  module = instrumentFuel(bytes, fuel).then((instrumented) => Wasm.compile(instrumented));
+  module = instrumentFuel(bytes, fuel, kernelBytes).then((instrumented) => Wasm.compile(instrumented));
   module.catch(() => cache.delete(key));
   cache.set(key, module);
   if (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value!);

@@ -1,7 +1,7 @@
 import type { CallContext } from "@extism/extism";
 import type { JsonValue } from "@tapedeck/protocol";
 import type { UserToolGrants } from "../toolset/user-tool-grants.js";
-import { FUEL_EXHAUSTED } from "./wasm-fuel.js";
+import { FUEL_EXHAUSTED, KERNEL_MEMORY_EXHAUSTED } from "./wasm-fuel.js";
 import type { HostFunction } from "./wasm-spare-plugins.js";
 import type { ToolCallState } from "./user-tool-runner.js";
 
@@ -49,15 +49,16 @@ export function hostFunctionProblem(name: string, grants: UserToolGrants): strin
 }
 
 /** Every function of `USER_MODULE` a plugin offers (a module imports those its grants allow). */
-export const HOST_FUNCTION_NAMES: readonly string[] = [...GRANT_OF.keys(), FUEL_EXHAUSTED];
+export const HOST_FUNCTION_NAMES: readonly string[] = [...GRANT_OF.keys(), FUEL_EXHAUSTED, KERNEL_MEMORY_EXHAUSTED];
 
 /** One call's host functions (and the fuel probe), answering through `state`; `fuelSpent` says whether the module ran out of fuel. */
 export function hostFunctions(
   state: ToolCallState,
   deadline: AbortSignal,
-): { readonly functions: Record<string, HostFunction>; readonly fuelSpent: () => boolean } {
+): { readonly functions: Record<string, HostFunction>; readonly fuelSpent: () => boolean; readonly kernelMemorySpent: () => boolean } {
   let seq = 0;
   let spent = false;
+  let kernelSpent = false;
   const answer = async (context: CallContext, tool: string, args: JsonValue): Promise<bigint> => {
     const answered = await state.answer({ seq: ++seq, tool, args }, deadline);
     // The call is over and its worker terminated: an answer written now would wait for the worker
@@ -100,6 +101,10 @@ export function hostFunctions(
       spent = true;
       return 0n;
     },
+    [KERNEL_MEMORY_EXHAUSTED]: () => {
+      kernelSpent = true;
+      return 0n;
+    },
   };
-  return { functions, fuelSpent: () => spent };
+  return { functions, fuelSpent: () => spent, kernelMemorySpent: () => kernelSpent };
 }

@@ -86,7 +86,8 @@ export async function wasmModuleProblems(bytes: Uint8Array, entry: string, grant
   if (problems.length > 0) return problems;
   try {
     // Instrumented and compiled now (and cached for its calls): a module that cannot be is refused here, not at each call.
-    await instrumentedModule(bytes, limits.fuel);
+    const kernelBytes = limits.memoryBytes - (typeof pages === "number" ? pages : 0) * PAGE_BYTES;
+    await instrumentedModule(bytes, limits.fuel, moduleKey(bytes, limits.fuel, kernelBytes), kernelBytes);
   } catch (error) {
     problems.push(`wasm: it cannot be instrumented for fuel: ${error instanceof Error ? error.message : String(error)}`);
   }
@@ -105,11 +106,16 @@ export class WasmToolRunner {
   async call(tool: WasmUserTool, args: JsonValue, call: UserToolCall): Promise<UserToolOutcome> {
     // The state is the TypeScript runner's: limits, grants, journal and scans are decided in one place.
     const state = new ToolCallState(userToolOf(tool.definition, "", tool.grants, tool.limits, NO_CODE), call, (schema) => this.#schemas.get(schema));
-    const key = moduleKey(tool.module, tool.limits.fuel);
     let module: CompiledModule;
+    let key: string;
+    let kernelBytes: number;
     try {
+      // Extism's kernel memory (its blocks, outside the module's own memory) counts against limits.memoryBytes with the module's declared memory.
+      const pages = await declaredMemoryPages(tool.module);
+      kernelBytes = tool.limits.memoryBytes - (typeof pages === "number" ? pages : 0) * PAGE_BYTES;
+      key = moduleKey(tool.module, tool.limits.fuel, kernelBytes);
       // Before the deadline starts: instrumenting is the engine's work (once per module and process, seconds for a large one), not the tool's.
-      module = await instrumentedModule(tool.module, tool.limits.fuel, key);
+      module = await instrumentedModule(tool.module, tool.limits.fuel, key, kernelBytes);
     } catch (error) {
       return failure(
         state,
@@ -146,6 +152,14 @@ export class WasmToolRunner {
       }
       return { result: state.output(value), logs: state.logs(), subCalls: state.subCalls };
     } catch (error) {
+      if (host.kernelMemorySpent()) {
+        return failure(
+          state,
+          LIMIT_EXCEEDED,
+          `${tool.definition.name} asked Extism's kernel for more than ${kernelBytes} bytes of memory blocks in one call: limits.memoryBytes (${tool.limits.memoryBytes}) less its own memory's declared maximum. ` +
+            "Allocate fewer and smaller blocks (inputs, outputs, variables), or register the tool with a larger limits.memoryBytes.",
+        );
+      }
       if (host.fuelSpent()) {
         const fuel = tool.limits.fuel;
         return failure(

@@ -1,4 +1,4 @@
-import type { Durability, HostToolModule } from "@tapedeck/engine";
+import type { Durability, EngineOptions, HostToolModule } from "@tapedeck/engine";
 import { WORKER_LOST_AFTER_MS } from "../host-tasks/worker-presence.js";
 import { createServerLogger, defaultLogFormat, type LogFormat, type LogLevel, type ServerLogger } from "../logging/server-logger.js";
 import { DEFAULT_RETRY_SCHEDULE, type RetrySchedule } from "../webhooks/retry-schedule.js";
@@ -65,6 +65,13 @@ export interface ServeOptions {
    * Default: none.
    */
   readonly unsafeSwitches?: readonly string[];
+  /**
+   * The ceilings on user tools' per-tool limits (`fuel`, `deadlineMs`, `memoryBytes`, …): a
+   * toolset or `save_tool` asking for more is refused, naming the ceiling (the engine's
+   * `userToolCeilings`; `tapedeck serve --user-tool-ceilings deadlineMs=60000` or
+   * `TAPEDECK_USER_TOOL_CEILINGS=deadlineMs=60000,memoryBytes=67108864`). Default: the engine's.
+   */
+  readonly userToolCeilings?: EngineOptions["userToolCeilings"];
 }
 
 export interface ResolvedServeOptions {
@@ -83,6 +90,7 @@ export interface ResolvedServeOptions {
   readonly unsafeHttpAllowLoopbackForTests: boolean;
   /** Every test-only switch on, with what it does (empty in production). */
   readonly unsafeSwitches: readonly string[];
+  readonly userToolCeilings: EngineOptions["userToolCeilings"];
 }
 
 /** How long one webhook attempt may take: a receiver should answer at once and work later. */
@@ -118,5 +126,6 @@ export function resolveServeOptions(options: ServeOptions): ResolvedServeOptions
       ...(options.unsafeHttpAllowLoopbackForTests === true ? [LOOPBACK_SWITCH] : []),
       ...(options.unsafeSwitches ?? []).filter((text) => text !== LOOPBACK_SWITCH),
     ],
+    userToolCeilings: options.userToolCeilings,
   };
 }

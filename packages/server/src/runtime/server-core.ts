@@ -136,6 +136,7 @@ class Core implements ServerCore {
       recordEvents: true,
       unsafeHttpAllowLoopbackForTests: options.unsafeHttpAllowLoopbackForTests,
       ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
+      ...(options.userToolCeilings === undefined ? {} : { userToolCeilings: options.userToolCeilings }),
       // The tool library's workspaces and memory index: in the data folder, also when the store is a database URL.
       libraryFolder: join(store.dataFolder ?? options.dataDir, "library"),
     });

@@ -5,6 +5,7 @@ import { loadHostModule } from "../load-host-module.js";
 import type { Output } from "../print.js";
 import { announceAdminKey } from "../admin-key-notice.js";
 import { sendWarnings } from "../process-warnings.js";
+import { parseUserToolCeilings, USER_TOOL_CEILINGS_ENV } from "../user-tool-ceilings.js";
 import { isStoreUrl, storeLocation } from "../store-location.js";
 
 /**
@@ -26,6 +27,7 @@ export async function serveCommand(args: readonly string[], out: Output): Promis
     store: { type: "string" },
     "signing-secret-file": { type: "string" },
     "lease-ms": { type: "string" },
+    "user-tool-ceilings": { type: "string" },
   });
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
   const port = parsePort(optionalFlag(values.port, "port"));
@@ -42,10 +44,16 @@ export async function serveCommand(args: readonly string[], out: Output): Promis
   const leaseMs = leaseOption(optionalFlag(values["lease-ms"], "lease-ms"));
   const store = storeLocation(optionalFlag(values.store, "store"), values.data);
   const signingSecretFile = optionalFlag(values["signing-secret-file"], "signing-secret-file");
+  const ceilingsFlag = optionalFlag(values["user-tool-ceilings"], "user-tool-ceilings");
+  const userToolCeilings =
+    ceilingsFlag === undefined
+      ? parseUserToolCeilings(process.env[USER_TOOL_CEILINGS_ENV], USER_TOOL_CEILINGS_ENV)
+      : parseUserToolCeilings(ceilingsFlag, "--user-tool-ceilings");
   const server = await startServer({
     dataDir: values.data,
     store,
     ...(signingSecretFile === undefined ? {} : { signingSecretFile }),
+    ...(userToolCeilings === undefined ? {} : { userToolCeilings }),
     ...(retryBaseMs === undefined ? {} : { webhooks: { retry: { baseMs: retryBaseMs } } }),
     ...(process.env[TEST_ALLOW_LOOPBACK_ENV] === "1" ? { unsafeHttpAllowLoopbackForTests: true } : {}),
     ...(port === undefined ? {} : { port }),
