@@ -52,7 +52,7 @@ import { valueProblem } from "../util/value-bounds.js";
 import { CallIntake } from "./call-intake.js";
 import { logsOf, outcomeEvent, type CallOutcome } from "./call-outcome.js";
 import { readHistory, type History } from "./history.js";
-import { hostFaultError, tooManyHostFaults } from "./host-faults.js";
+import { hostFaultError, SANDBOX_LOST_END, tooManyHostFaults } from "./host-faults.js";
 import { isPrimitive } from "./primitives.js";
 import { replayHistory, type ReplayResult } from "./replay.js";
 import { ReusePool } from "./reuse-pool.js";
@@ -297,7 +297,7 @@ export class RunExecutor {
     if (!error.culprit) return ++this.neighbourLosses > MAX_NEIGHBOUR_LOSSES ? { action: "fault" } : { action: "rebuild" };
     if (++this.rebuilds <= MAX_SANDBOX_REBUILDS) return { action: "rebuild" };
     const message =
-      `The sandbox running this script was lost ${this.rebuilds} times while running it (the last time: ${error.message}). ` +
+      `${SANDBOX_LOST_END}${this.rebuilds} times while running it (the last time: ${error.message}). ` +
       "The script itself is what makes it fail (through a fault of the sandbox); change what it does at its last step, and fork the run (retry_run).";
     return { action: "end", end: { status: "failed", error: runError("internal", message) } };
   }

@@ -7,6 +7,7 @@ import { replayHistory } from "./replay.js";
 import { guestErrorToRunError, type DeliveredFailure } from "./run-error.js";
 import type { LoadedToolset } from "../toolset/loaded-toolset.js";
 import { endOf } from "./run-executor.js";
+import { endedByTheEngine } from "./host-faults.js";
 
 /**
  * Replays a run's whole journal in a fresh sandbox and checks that the script does exactly what
@@ -79,9 +80,9 @@ export async function verifyReplay(
   }
 }
 
-/** A run the script did not end: cancelled, or failed by the engine (`internal`: too many faults of the host, a journal it cannot continue). */
+/** A run the script did not end: cancelled, or failed by the engine while it waited (`endedByTheEngine`). */
 function endedFromOutside(end: RunEnd): boolean {
-  return end.status === "cancelled" || (end.status === "failed" && end.error.kind === "internal");
+  return end.status === "cancelled" || (end.status === "failed" && endedByTheEngine(end.error));
 }
 
 function describe(end: RunEnd): string {

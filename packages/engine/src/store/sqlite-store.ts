@@ -254,7 +254,7 @@ export class SqliteStore implements Store {
       ),
       forgiveTakeover: db.prepare<[string, number, string]>(
         `UPDATE runs SET host_faults = host_faults - 1, host_crashes = max(host_crashes - 1, 0), last_fault = CASE WHEN host_faults = 1 THEN NULL ELSE last_fault END
-         WHERE id = ? AND lease_epoch > ? AND host_faults > 0 AND last_fault = ?`,
+         WHERE id = ? AND lease_epoch > ? AND host_faults > 0 AND host_crashes > 0 AND last_fault = ?`,
       ),
       // The faults the engine threw stay counted (and the last one's text, if one was).
       forgiveCrashes: db.prepare<[string, number]>(

@@ -18,6 +18,7 @@ export function soakTable(all: readonly SoakFigures[]): string {
     ["**effects no call asked for**", (f) => f.strayEffects],
     ["`at_most_once` calls", (f) => f.atMostOnceCalls],
     ["**`at_most_once` calls sent twice**", (f) => f.atMostOnceTwice],
+    ["**`at_most_once` calls completed without reaching their server**", (f) => f.atMostOnceMissing],
     ["`at_most_once` calls ended `outcomeUnknown`", (f) => f.outcomeUnknown],
     ["**journals failing `verify`**", (f) => f.verifyFailures],
     ["**webhook events lost**", (f) => f.webhooksLost],

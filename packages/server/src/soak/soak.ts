@@ -73,6 +73,8 @@ export interface SoakFigures {
   readonly atMostOnceCalls: number;
   /** `at_most_once` keys that reached their server twice or more. */
   readonly atMostOnceTwice: number;
+  /** `at_most_once` calls journaled completed whose key never reached their server. */
+  readonly atMostOnceMissing: number;
   readonly outcomeUnknown: number;
   readonly verifyFailures: number;
   readonly webhooksLost: number;
@@ -93,6 +95,7 @@ export function soakFailures(f: SoakFigures): string[] {
     [f.retryMissing, "retry calls without their effect"],
     [f.strayEffects, "effects no journaled call asked for"],
     [f.atMostOnceTwice, "at_most_once calls sent twice"],
+    [f.atMostOnceMissing, "at_most_once calls completed without reaching their server"],
     [f.verifyFailures, "journals that do not replay"],
     [f.webhooksLost, "webhook events lost"],
     [f.signalsLost, "signals lost"],
@@ -387,6 +390,7 @@ async function auditSoak(input: AuditInput): Promise<Audited> {
   let retryResent = 0;
   let atMostOnceCalls = 0;
   let atMostOnceTwice = 0;
+  let atMostOnceMissing = 0;
   let outcomeUnknown = 0;
   let verifyFailures = 0;
   let signalsLost = 0;
@@ -433,6 +437,10 @@ async function auditSoak(input: AuditInput): Promise<Audited> {
           atMostOnceTwice++;
           note("at_most_once", `${scheduled.key} (${scheduled.tool}) reached its server ${seen} times`);
         }
+        if (outcome?.kind === "call.completed" && seen === 0) {
+          atMostOnceMissing++;
+          note("at_most_once", `${scheduled.key} (${scheduled.tool}) completed but never reached its server`);
+        }
         if (outcome?.kind === "call.failed" && outcome.error.code === "outcomeUnknown") outcomeUnknown++;
       }
     }
@@ -469,6 +477,7 @@ async function auditSoak(input: AuditInput): Promise<Audited> {
     retryResent,
     atMostOnceCalls,
     atMostOnceTwice,
+    atMostOnceMissing,
     outcomeUnknown,
     verifyFailures,
     webhooksLost,

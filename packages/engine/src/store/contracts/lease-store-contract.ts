@@ -238,6 +238,8 @@ export function describeLeaseStoreContract(name: string, open: StoreFactory): vo
         assert.deepEqual([left?.count, left?.crashes], [1, 0], "the thrown fault stays counted");
         await store.forgiveCrashes("run_c", third);
         assert.equal((await store.getRun("run_c"))?.hostFaults?.count, 1, "forgiven once");
+        await store.noteLeaseLost("run_c", second);
+        assert.equal((await store.getRun("run_c"))?.hostFaults?.count, 1, "a crash forgiven is not taken back again: the thrown fault stays");
 
         await store.createRun(newRun("run_d", { status: "running" }), [started(0)]);
         await store.claimRun("run_d", "eng_a", t + 1_000, t);

@@ -228,6 +228,9 @@ export const pgMigrations: readonly Migration[] = [
       -- Of host_faults, the takeovers after the holding process died: forgiven once a later
       -- execution gets the run to where it only waits for answers (runs/host-faults.ts). (SQLite's migration 22.)
       ALTER TABLE runs ADD COLUMN host_crashes integer NOT NULL DEFAULT 0;
+      -- Faults counted before whose last was a takeover are taken for crashes (the count kept no kinds).
+      UPDATE runs SET host_crashes = host_faults
+        WHERE last_fault = 'the process executing it stopped without shutting down (it crashed or was killed)';
     `,
   },
 ];

@@ -467,7 +467,7 @@ export class PostgresStore implements Store {
     return this.#write(async (tx) => {
       await tx.query(
         `UPDATE runs SET host_faults = host_faults - 1, host_crashes = greatest(host_crashes - 1, 0), last_fault = CASE WHEN host_faults = 1 THEN NULL ELSE last_fault END
-         WHERE id = $1 AND lease_epoch > $2 AND host_faults > 0 AND last_fault = $3`,
+         WHERE id = $1 AND lease_epoch > $2 AND host_faults > 0 AND host_crashes > 0 AND last_fault = $3`,
         [runId, epoch, PROCESS_STOPPED],
       );
     });
