@@ -118,6 +118,40 @@ describe("host faults", () => {
   });
 
   /**
+   * A fault while the database is away (the fault is often that) makes the release fail too: the
+   * run stayed this live engine's in the store, and no engine took it again. It is released again
+   * at the next renewal, then taken again.
+   */
+  it("a run whose release after a fault did not reach the store is released again at the next renewal and taken again", async () => {
+    const tools = new ToolHarness({ "n.next": (a: { i: number }) => a.i + 1 });
+    let faults = 1;
+    const base = await testEngine({ wake: false });
+    let refusals = 1;
+    const store = new Proxy(SqliteStore.open({ path: join(base.dataDir, "tapedeck.db"), durability: "normal" }), {
+      get(target, key, receiver) {
+        if (key === "releaseRuns")
+          return (...args: Parameters<Store["releaseRuns"]>) =>
+            refusals-- > 0 ? Promise.reject(new Error("the database is away (simulated)")) : target.releaseRuns(...args);
+        const value: unknown = Reflect.get(target, key, receiver);
+        return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    await base.engine.close();
+    const engine = await base.reopen({ store, hostTools: tools.module(), sandboxes: faultySandboxes(() => faults-- > 0), leaseMs: 900 });
+    try {
+      const { id } = await engine.registerToolset(harnessToolset(["n.next"]));
+      const started = await engine.start({ toolset: id, source: SCRIPT });
+      if (started.kind !== "started") throw new Error("refused");
+      await assert.rejects(started.end, /simulated/);
+      await eventually("the run to be released again and completed", async () => (await engine.getRun(started.runId)).status === "completed", 15_000);
+      assert.ok(refusals < 0, "the first release was refused, a later one landed");
+    } finally {
+      await engine.close();
+      await base.cleanup();
+    }
+  });
+
+  /**
    * Issue 22's soak: a server killed every few seconds failed runs whose call was out across
    * three kills ("failed 3 times in a row"), though the run had done nothing wrong. A crash is
    * forgiven once a later execution gets the run back to waiting for its call.

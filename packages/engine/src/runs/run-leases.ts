@@ -40,6 +40,12 @@ export class RunLeases {
   readonly owner = `${hostname()}/${process.pid}/${randomBytes(6).toString("hex")}`;
   /** The runs held here, with the lease epoch each was won under. */
   readonly #held = new Map<string, number>();
+  /**
+   * Runs given up here whose release did not reach the store (the database was away): still this
+   * engine's there, where no other engine takes a run from a live holder. Released again at each
+   * renewal until it lands, so that the takeover scan can take them.
+   */
+  readonly #unreleased = new Set<string>();
   #renewing = false;
   #timer: NodeJS.Timeout | undefined;
   #stopHearing: (() => void) | undefined;
@@ -91,7 +97,10 @@ export class RunLeases {
     this.#claiming.add(settled);
     try {
       const epoch = await claiming;
-      if (epoch !== undefined) this.#held.set(run.id, epoch);
+      if (epoch !== undefined) {
+        this.#held.set(run.id, epoch);
+        this.#unreleased.delete(run.id);
+      }
       // Won while the engine closes: `close` gives it up with the others; no renewal starts.
       if (this.#closed) return false;
       if (epoch === undefined) return false;
@@ -107,8 +116,14 @@ export class RunLeases {
 
   async release(runId: string): Promise<void> {
     if (!this.#held.delete(runId)) return;
-    if (this.#held.size === 0) this.#stop();
-    await this.store.releaseRuns(this.owner, runId);
+    try {
+      await this.store.releaseRuns(this.owner, runId);
+    } catch (error) {
+      if (!this.#closed) this.#unreleased.add(runId);
+      throw error;
+    } finally {
+      if (this.#held.size === 0 && this.#unreleased.size === 0) this.#stop();
+    }
   }
 
   /** Another engine took the run over (a write was refused, `LeaseLostError`): it is not this engine's to release or renew. */
@@ -121,8 +136,9 @@ export class RunLeases {
     this.#closed = true;
     this.#stop();
     await Promise.allSettled([...this.#claiming]);
-    if (this.#held.size === 0) return;
+    if (this.#held.size === 0 && this.#unreleased.size === 0) return;
     this.#held.clear();
+    this.#unreleased.clear();
     await this.store.giveUpLeases(this.owner);
     this.store.notifier.publish(LEASES_GIVEN_UP_TOPIC);
   }
@@ -139,8 +155,19 @@ export class RunLeases {
     this.#renewing = true;
     this.store
       .renewLeases(this.owner, this.leaseMs)
+      .then(() => this.#releaseAgain())
       .catch((error: unknown) => this.host.onError(error))
       .finally(() => (this.#renewing = false));
+  }
+
+  /** Releases what could not be released before (`#unreleased`), now that the store answers. */
+  async #releaseAgain(): Promise<void> {
+    for (const runId of [...this.#unreleased]) {
+      if (this.#closed || this.#held.has(runId)) continue;
+      await this.store.releaseRuns(this.owner, runId);
+      this.#unreleased.delete(runId);
+    }
+    if (this.#held.size === 0 && this.#unreleased.size === 0) this.#stop();
   }
 
   #stop(): void {
