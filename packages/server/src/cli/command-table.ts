@@ -145,6 +145,15 @@ export const COMMANDS: ReadonlyMap<string, CommandEntry> = new Map([
     },
   ],
   [
+    "mcp",
+    {
+      usage: "tapedeck mcp --toolset <file|id> [--mode code] [--namespace <ns>] [--labels k=v,…] [--data <dir>] [--store <dir or postgres://… URL>]",
+      summary:
+        "Serves the agent tools (run_script, get_run, …) as an MCP server on stdio, runs executing in this process; stdout carries only JSON-RPC. Creates the data folder if needed.",
+      load: async () => (await import("./commands/mcp.js")).mcpCommand,
+    },
+  ],
+  [
     "keys",
     {
       usage: "tapedeck keys create [--namespace <ns>] [--label <k>=<v>]… [--data <dir>] [--store <dir or postgres://… URL>]",
