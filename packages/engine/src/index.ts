@@ -28,6 +28,8 @@ export type { CassetteDocument, TestReport } from "./testing/test-script.js";
 export type { TestCall } from "@tapedeck/protocol";
 export { REPLAY_VERSION } from "./runs/history.js";
 export type { VerifyResult } from "./runs/verify-replay.js";
+export { PURGE_BATCH_SIZE } from "./runs/purge-runs.js";
+export type { PurgeOptions, PurgeResult } from "./runs/purge-runs.js";
 export type { Clock, VirtualTime } from "./clock.js";
 export { systemClock, VirtualClock } from "./clock.js";
 export type { CheckResult, Diagnostic } from "./script/diagnostic.js";
@@ -58,6 +60,9 @@ export type {
   ToolsetStore,
   WebhookBinding,
   WebhookBindingStore,
+  PurgeCounts,
+  PurgeSelection,
+  PurgeStore,
 } from "./store/store.js";
 export { runRequestsTopic } from "./store/lease-store.js";
 export type { Notifier } from "./store/notifier.js";

@@ -382,6 +382,17 @@ export const migrations: readonly Migration[] = [
         WHERE last_fault = 'the process executing it stopped without shutting down (it crashed or was killed)';
     `,
   },
+  {
+    version: 25,
+    name: "purge by end time",
+    sql: `
+      -- What a purge (retention's sweep, runs purge --before) reads, oldest first, stopping at its
+      -- batch's size: the ended runs by when they ended (an ended run's updated_at is its end, it
+      -- is never written again), and the direct sessions by when they were last used (store/purge-sql.ts).
+      CREATE INDEX runs_ended ON runs (updated_at) WHERE status IN ('completed', 'failed', 'cancelled');
+      CREATE INDEX runs_sessions ON runs (updated_at) WHERE substr(id, 1, 4) = 'ses_';
+    `,
+  },
 ];
 
 /** The engine's history table: which of `migrations` a database has. */

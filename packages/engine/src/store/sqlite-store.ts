@@ -28,6 +28,7 @@ import type { SqliteAccess, SqliteHandle } from "./sqlite-handle.js";
 import { SqliteRateLimitStore } from "./sqlite-rate-limit-store.js";
 import { SqliteHostTaskStore } from "./sqlite-host-task-store.js";
 import { SqliteBlobStore } from "./sqlite-blob-store.js";
+import { SqlitePurgeStore } from "./sqlite-purge-store.js";
 import { StoreConflictError } from "./store.js";
 import type {
   CreateRunResult,
@@ -121,6 +122,7 @@ export class SqliteStore implements Store {
   readonly credentials: SqliteCredentialStore;
   readonly hostTasks: SqliteHostTaskStore;
   readonly rateLimits: SqliteRateLimitStore;
+  readonly purge: SqlitePurgeStore;
   readonly notifier: LocalNotifier;
   readonly dataFolder: string | undefined;
 
@@ -167,6 +169,7 @@ export class SqliteStore implements Store {
     this.credentials = new SqliteCredentialStore(db, access);
     this.directBlobs = new SqliteBlobStore(db, access);
     this.hostTasks = new SqliteHostTaskStore(db, access, this.notifier);
+    this.purge = new SqlitePurgeStore(db, access);
     // Its own IMMEDIATE transactions, outside group commits: a place is taken (durably) before the call goes on.
     this.rateLimits = new SqliteRateLimitStore(db);
     const deleteEvent = db.prepare<[number]>("DELETE FROM run_events WHERE id = ?");

@@ -170,3 +170,5 @@ export type {
   ToolCallAnswer,
   ToolCallRequest,
 } from "./sessions.js";
+export { purgedRuns, purgeRunsRequest } from "./retention.js";
+export type { PurgedRuns, PurgeRunsRequest } from "./retention.js";

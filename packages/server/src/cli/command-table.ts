@@ -34,8 +34,9 @@ export const COMMANDS: ReadonlyMap<string, CommandEntry> = new Map([
   [
     "runs",
     {
-      usage: "tapedeck runs [--status <status>] [--limit <n>] [--data <dir>]",
-      summary: "Lists runs, newest first (a waiting run with what it waits for).",
+      usage:
+        "tapedeck runs [--status <status>] [--limit <n>] [--data <dir>]\n  tapedeck runs purge --before <ISO time | duration ago> [--dry-run] [--data <dir>]",
+      summary: "Lists runs, newest first (a waiting run with what it waits for); purge deletes the runs ended before a time (a dry run counts them).",
       load: async () => (await import("./commands/runs.js")).runsCommand,
     },
   ],

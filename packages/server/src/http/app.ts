@@ -15,6 +15,7 @@ import { hookRoutes } from "./routes/hooks.js";
 import { runActionRoutes } from "./routes/run-actions.js";
 import { runPieceRoutes } from "./routes/run-pieces.js";
 import { runRoutes } from "./routes/runs.js";
+import { retentionRoutes } from "./routes/retention.js";
 import { sessionRoutes } from "./routes/sessions.js";
 import { taskRoutes } from "./routes/tasks.js";
 import { testRoutes } from "./routes/test.js";
@@ -118,6 +119,7 @@ export async function buildApp(context: ServerContext, logger: ServerLogger): Pr
       webhookRoutes(v1, context);
       credentialRoutes(v1, context);
       sessionRoutes(v1, context);
+      retentionRoutes(v1, context);
       done();
     },
     { prefix: "/v1" },

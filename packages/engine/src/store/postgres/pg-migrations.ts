@@ -233,6 +233,16 @@ export const pgMigrations: readonly Migration[] = [
         WHERE last_fault = 'the process executing it stopped without shutting down (it crashed or was killed)';
     `,
   },
+  {
+    version: 9,
+    name: "purge by end time",
+    sql: `
+      -- What a purge reads, oldest first, stopping at its batch's size: ended runs by when they
+      -- ended, direct sessions by when they were last used (store/purge-sql.ts). (SQLite's migration 25.)
+      CREATE INDEX runs_ended ON runs (updated_at) WHERE status IN ('completed', 'failed', 'cancelled');
+      CREATE INDEX runs_sessions ON runs (updated_at) WHERE substr(id, 1, 4) = 'ses_';
+    `,
+  },
 ];
 
 /** The engine's history table, in the store's schema. */

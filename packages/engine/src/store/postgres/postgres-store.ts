@@ -42,6 +42,7 @@ import type {
 import { STORE_PROBE_TIMEOUT_MS } from "../store.js";
 import type { PgAccess, PgTransaction } from "./pg-access.js";
 import { PgBlobStore } from "./pg-blob-store.js";
+import { PgPurgeStore } from "./pg-purge-store.js";
 import { openPool } from "./pg-connection.js";
 import { parsePostgresUrl, redactedUrl, type PostgresLocation } from "./pg-location.js";
 import { PgCredentialStore } from "./pg-credential-store.js";
@@ -147,6 +148,7 @@ export class PostgresStore implements Store {
   readonly hostTasks: PgHostTaskStore;
   readonly directBlobs: PgBlobStore;
   readonly rateLimits: PgRateLimitStore;
+  readonly purge: PgPurgeStore;
   readonly notifier: PgNotifier;
   /** A database store has no data folder: the vault's key and the server's secret must be given. */
   readonly dataFolder: undefined = undefined;
@@ -198,6 +200,7 @@ export class PostgresStore implements Store {
     this.hostTasks = new PgHostTaskStore(this.#access, notifier);
     this.directBlobs = new PgBlobStore(this.#access);
     this.rateLimits = new PgRateLimitStore(this.#access);
+    this.purge = new PgPurgeStore(this.#access);
     handles.set(this, {
       write: this.#access.write,
       read: (text, values) => this.#read(text, values),
