@@ -60,6 +60,7 @@ export type {
   WebhookBindingStore,
 } from "./store/store.js";
 export { runRequestsTopic } from "./store/lease-store.js";
+export { RUN_CHANGES_TOPIC, runJournalTopic } from "./store/run-topics.js";
 export type { Notifier } from "./store/notifier.js";
 export { LOCAL_POLL_MS, LocalNotifier } from "./store/local-notifier.js";
 export type {

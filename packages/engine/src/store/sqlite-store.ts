@@ -29,6 +29,7 @@ import { SqliteRateLimitStore } from "./sqlite-rate-limit-store.js";
 import { SqliteHostTaskStore } from "./sqlite-host-task-store.js";
 import { SqliteBlobStore } from "./sqlite-blob-store.js";
 import { StoreConflictError } from "./store.js";
+import { RUN_CHANGES_TOPIC, runJournalTopic } from "./run-topics.js";
 import type {
   CreateRunResult,
   Durability,
@@ -330,7 +331,16 @@ export class SqliteStore implements Store {
         return;
       }
       for (const entry of entries) this.#insertEntry(run.id, entry);
-    }).then(() => result);
+    }).then(() => {
+      if (result.kind === "created") this.#published(run.id, true);
+      return result;
+    });
+  }
+
+  /** Tells the event streams a run changed, once the write is durable (`run-topics.ts`). */
+  #published(runId: string, changed: boolean): void {
+    this.notifier.publish(runJournalTopic(runId));
+    if (changed) this.notifier.publish(RUN_CHANGES_TOPIC);
   }
 
   getRun(id: string): Promise<RunRecord | undefined> {
@@ -405,8 +415,9 @@ export class SqliteStore implements Store {
         clear_faults: patch?.clearHostFaults === true ? 1 : 0,
       });
     });
+    const told = written.then(() => this.#published(runId, patch !== undefined));
     // Polls waiting for work hear of the tasks queued (not claimed already) once they are durable.
-    return patch?.hostTasks?.some((task) => task.claim === undefined) === true ? written.then(() => this.hostTasks.queued()) : written;
+    return patch?.hostTasks?.some((task) => task.claim === undefined) === true ? told.then(() => this.hostTasks.queued()) : told;
   }
 
   nextWakeAt(options: { readonly after?: number; readonly owner?: string } = {}): Promise<number | undefined> {

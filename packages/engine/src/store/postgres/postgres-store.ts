@@ -51,6 +51,7 @@ import { PgHostTaskStore } from "./pg-host-task-store.js";
 import { pgMigrate } from "./pg-migrations.js";
 import { PgNotifier } from "./pg-notifier.js";
 import { readWithRetry } from "./pg-retry.js";
+import { RUN_CHANGES_TOPIC, runJournalTopic } from "../run-topics.js";
 
 export interface PostgresStoreOptions {
   /** `on` (default: a commit is acknowledged once PostgreSQL flushed it) or not (`synchronous_commit = off` for this store's sessions). */
@@ -287,6 +288,9 @@ export class PostgresStore implements Store {
       }
       await insertEntries(tx, run.id, rows);
       return { kind: "created" };
+    }).then((result) => {
+      if (result.kind === "created") this.#published(run.id, true);
+      return result;
     });
   }
 
@@ -373,8 +377,15 @@ export class PostgresStore implements Store {
         patch?.clearHostFaults === true,
       ]);
     });
+    const told = written.then(() => this.#published(runId, patch !== undefined));
     // Polls waiting for work hear of the tasks queued (not claimed already) once they are durable.
-    return patch?.hostTasks?.some((task) => task.claim === undefined) === true ? written.then(() => this.hostTasks.queued()) : written;
+    return patch?.hostTasks?.some((task) => task.claim === undefined) === true ? told.then(() => this.hostTasks.queued()) : told;
+  }
+
+  /** Tells the event streams of every node a run changed, once the write is durable (`run-topics.ts`). */
+  #published(runId: string, changed: boolean): void {
+    this.notifier.publish(runJournalTopic(runId));
+    if (changed) this.notifier.publish(RUN_CHANGES_TOPIC);
   }
 
   async nextWakeAt(options: { readonly after?: number; readonly owner?: string } = {}): Promise<number | undefined> {
