@@ -40,6 +40,7 @@ export type { HostToolContext, HostToolFunction, HostToolModule } from "./source
 export { InProcessHostTools } from "./sources/in-process-host-tools.js";
 export type { QueueWatcher, ResumedCall, StagedAttempt, StagedCallRequest, ToolCallRequest, ToolOutcome, ToolSource } from "./sources/tool-source.js";
 export type {
+  ChangedRun,
   CreateRunResult,
   Durability,
   LeaseStore,

@@ -57,12 +57,16 @@ export type RunStreamEvent =
 
 /**
  * The events of `GET /v1/events`:
+ * - `ready` (id: where the stream starts): first on a connection without `Last-Event-ID`;
  * - `run` (id: the change's position, opaque): a run of the scope was created or changed (its
  *   status, waits, output), at its state then; runs that changed several times while a client was
  *   away come once each, at their latest state;
  * - `lost` (no id): the client fell behind; the stream closes.
  */
-export type ChangeStreamEvent = { readonly event: "run"; readonly id: string; readonly data: Run } | { readonly event: "lost"; readonly data: EventsLost };
+export type ChangeStreamEvent =
+  | { readonly event: "ready"; readonly id: string; readonly data: Record<string, never> }
+  | { readonly event: "run"; readonly id: string; readonly data: Run }
+  | { readonly event: "lost"; readonly data: EventsLost };
 
 /** The `lost` event: the server dropped this client, whose buffer was full; reconnect with `Last-Event-ID: <reloadFrom>`. */
 export interface EventsLost {

@@ -128,3 +128,57 @@ describe("a run's event stream", () => {
     assert.ok(ids.length < run.journalLength, `${ids.length} of ${run.journalLength} entries were sent to a client that read none`);
   });
 });
+
+describe("the event stream of the runs in the caller's scope", () => {
+  const runOf = (event: SseEvent): Run => event.data as Run;
+  const ended = (id: string) => (event: SseEvent) => event.event === "run" && runOf(event).id === id && runOf(event).status === "completed";
+
+  it("shows a label-limited key its own runs and never another tenant's", async () => {
+    const adminStream = await SseReader.open(`${server.url}/v1/events`, server.adminKey!);
+    const blueStream = await SseReader.open(`${server.url}/v1/events`, blueKey);
+    assert.equal((await adminStream.next())?.event, "ready");
+    assert.equal((await blueStream.next())?.event, "ready");
+    const red = await start(`export default async () => "red";`, { team: "red" });
+    await admin.runs.get(red, { wait: 30 });
+    // Started after the red run ended: in the change order, every change of red comes before blue's.
+    const blue = await start(`export default async () => "blue";`, { team: "blue" });
+    const seenByBlue = await blueStream.collect(ended(blue));
+    const seenByAdmin = await adminStream.collect(ended(blue));
+    blueStream.close();
+    adminStream.close();
+    assert.ok(seenByBlue.every((event) => event.event === "run" && runOf(event).labels?.team === "blue"));
+    assert.ok(seenByBlue.some(ended(blue)));
+    assert.ok(seenByAdmin.some(ended(red)) && seenByAdmin.some(ended(blue)));
+  });
+
+  it("resumed with Last-Event-ID gives the changes made meanwhile, and none sent before", async () => {
+    const stream = await SseReader.open(`${server.url}/v1/events?status=completed&label.team=red`, server.adminKey!);
+    const ready = await stream.next();
+    const first = await start(`export default async () => 1;`);
+    const seen = await stream.collect(ended(first));
+    stream.close();
+    assert.deepEqual(
+      seen.map((event) => [runOf(event).id, runOf(event).status]),
+      [[first, "completed"]],
+    );
+    // While no one listens: a run of another team (filtered out) and one of the filter.
+    const other = await start(`export default async () => 2;`, { team: "blue" });
+    const second = await start(`export default async () => 3;`);
+    await admin.runs.get(other, { wait: 30 });
+    await admin.runs.get(second, { wait: 30 });
+    const resumed = await SseReader.open(`${server.url}/v1/events?status=completed&label.team=red`, server.adminKey!, { "last-event-id": seen.at(-1)!.id! });
+    const after = await resumed.collect(ended(second));
+    resumed.close();
+    assert.deepEqual(
+      after.map((event) => [runOf(event).id, runOf(event).status]),
+      [[second, "completed"]],
+    );
+    assert.ok(ready?.id !== undefined && seen.at(-1)!.id !== ready.id);
+  });
+
+  it("refuses a Last-Event-ID it never sent", async () => {
+    const response = await fetch(`${server.url}/v1/events`, { headers: { authorization: `Bearer ${server.adminKey!}`, "last-event-id": "nonsense" } });
+    assert.equal(response.status, 400);
+    assert.match(await response.text(), /Last-Event-ID/);
+  });
+});

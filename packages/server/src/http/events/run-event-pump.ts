@@ -5,6 +5,7 @@ import type { Run } from "@tapedeck/protocol/api";
 import type { ServerLogger } from "../../logging/server-logger.js";
 import { EVENT_PAGE } from "../limits.js";
 import { runView } from "../run-view.js";
+import { SerialWake } from "./serial-wake.js";
 import type { SseStream } from "./sse-stream.js";
 
 /**
@@ -25,8 +26,6 @@ export class RunEventPump {
   readonly #log: ServerLogger;
   #next: number;
   #lastRun: string | undefined;
-  #busy = false;
-  #again = false;
 
   constructor(engine: Engine, stream: SseStream, run: RunRecord, after: number, log: ServerLogger) {
     this.#engine = engine;
@@ -38,29 +37,24 @@ export class RunEventPump {
 
   /** Starts feeding; stops by itself when the stream closes. */
   start(notifier: Notifier): void {
-    const stop = notifier.subscribe(runJournalTopic(this.#runId), () => void this.#pump());
-    this.#stream.closed.addEventListener("abort", stop, { once: true });
-    void this.#pump();
-  }
-
-  async #pump(): Promise<void> {
-    if (this.#busy) {
-      this.#again = true;
-      return;
-    }
-    this.#busy = true;
-    try {
-      do {
-        this.#again = false;
-        await this.#step();
-      } while (this.#again && !this.#stream.closed.aborted);
-    } catch (error) {
-      // The store failed a read (or the run was purged): the client reconnects and resumes.
-      this.#log.warn({ err: error, run: this.#runId }, "a run's event stream could not read the store; it was closed for its client to resume");
-      this.#stream.end();
-    } finally {
-      this.#busy = false;
-    }
+    const wake = new SerialWake(
+      () => this.#step(),
+      (error) => {
+        // The store failed a read (or the run was purged): the client reconnects and resumes.
+        this.#log.warn({ err: error, run: this.#runId }, "a run's event stream could not read the store; it was closed for its client to resume");
+        this.#stream.end();
+      },
+    );
+    const stop = notifier.subscribe(runJournalTopic(this.#runId), () => wake.wake());
+    this.#stream.closed.addEventListener(
+      "abort",
+      () => {
+        stop();
+        wake.stop();
+      },
+      { once: true },
+    );
+    wake.wake();
   }
 
   async #step(): Promise<void> {

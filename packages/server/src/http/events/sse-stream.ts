@@ -54,6 +54,13 @@ export class SseStream {
     return this.#response.writableLength > this.#bufferBytes ? "behind" : "sent";
   }
 
+  /** Moves the client's last event id on without an event (a browser's EventSource takes an `id:` line alone so). */
+  sendId(id: string): void {
+    if (this.#closed.signal.aborted) return;
+    this.#response.write(`id: ${id}\n\n`);
+    this.#beat();
+  }
+
   /** Ends the stream: what was written is still delivered to a client that reads. */
   end(): void {
     if (this.#closed.signal.aborted) return;

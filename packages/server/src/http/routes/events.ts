@@ -1,6 +1,8 @@
 import type { FastifyInstance } from "fastify";
-import { runEventsQuery, runIdParams, type RunEventsQuery, type RunIdParams } from "@tapedeck/protocol/api";
+import { eventsQuery, runEventsQuery, runIdParams, type EventsQuery, type RunEventsQuery, type RunIdParams } from "@tapedeck/protocol/api";
+import { narrow } from "../../tenancy/scope.js";
 import { ApiError } from "../api-error.js";
+import { ChangePump } from "../events/change-pump.js";
 import { RunEventPump } from "../events/run-event-pump.js";
 import { SseStream } from "../events/sse-stream.js";
 import { errors } from "../schemas.js";
@@ -37,7 +39,49 @@ export function eventRoutes(app: FastifyInstance, context: ServerContext): void 
       new RunEventPump(engine, stream, run, after, request.log).start(context.store.notifier);
     },
   );
+
+  app.get<{ Querystring: EventsQuery }>(
+    "/events",
+    {
+      schema: {
+        summary: "The live changes of the runs in the caller's scope (Server-Sent Events)",
+        description:
+          "First `ready` (its id: where the stream starts), then a `run` event (the run as `GET /v1/runs/:id` answers it) each time a run of the caller's scope that the filters match is created or changes status, waits or output, in the order the changes became durable on any node. " +
+          "Filters: `status` (repeat it for several), `namespace`, `toolset`, and `label.<key>=<value>` (every one must match); a filter that contradicts the caller's scope matches nothing. " +
+          "Reconnecting with `Last-Event-ID` resumes after that change: a run that changed meanwhile comes once, at its latest state. A client that falls behind (more than 2 MiB unread) gets `lost`, and the stream closes. Comments every 15 s keep it alive.",
+        tags: ["runs"],
+        querystring: eventsQuery,
+        response: { 200: EVENT_STREAM, ...errors(400, 401) },
+      },
+    },
+    async (request, reply) => {
+      context.ensureOpen();
+      const { status, namespace: ns, toolset } = request.query;
+      const wanted = Object.fromEntries(
+        Object.entries(request.query)
+          .filter(([key]) => key.startsWith(LABEL_PARAM))
+          .map(([key, value]) => [key.slice(LABEL_PARAM.length), value as string]),
+      );
+      const narrowed = narrow(callerOf(request).scope, { namespace: ns, labels: wanted });
+      const header = request.headers["last-event-id"];
+      const resumed = (Array.isArray(header) ? header[0] : header)?.trim();
+      const store = context.store;
+      if (resumed !== undefined && resumed !== "" && (await store.changedRuns(resumed, 0)) === undefined)
+        throw new ApiError("invalid_request", `Last-Event-ID must be the id of an event this stream sent, not ${JSON.stringify(resumed.slice(0, 60))}.`);
+      const after = resumed === undefined || resumed === "" ? await store.changesCursor() : resumed;
+      void reply.hijack();
+      const stream = new SseStream(reply.raw, context.stopping);
+      stream.open();
+      if (resumed === undefined || resumed === "") stream.send("ready", {}, after);
+      // A filter that contradicts the caller's scope matches nothing: the stream only beats.
+      if (!narrowed.ok) return;
+      const filter = { scope: narrowed.scope, ...(status === undefined ? {} : { status }), ...(toolset === undefined ? {} : { toolset }) };
+      new ChangePump(store, stream, filter, after, request.log).start();
+    },
+  );
 }
+
+const LABEL_PARAM = "label.";
 
 /** The entry index a reconnecting client last had, from its `Last-Event-ID` (absent or empty: none). */
 function lastEventIndex(header: string | string[] | undefined): number | undefined {
