@@ -42,6 +42,7 @@ export type { HostToolContext, HostToolFunction, HostToolModule } from "./source
 export { InProcessHostTools } from "./sources/in-process-host-tools.js";
 export type { QueueWatcher, ResumedCall, StagedAttempt, StagedCallRequest, ToolCallRequest, ToolOutcome, ToolSource } from "./sources/tool-source.js";
 export type {
+  ChangedRun,
   CreateRunResult,
   Durability,
   LeaseStore,
@@ -65,6 +66,7 @@ export type {
   PurgeStore,
 } from "./store/store.js";
 export { runRequestsTopic } from "./store/lease-store.js";
+export { RUN_CHANGES_TOPIC, runJournalTopic } from "./store/run-topics.js";
 export type { Notifier } from "./store/notifier.js";
 export { LOCAL_POLL_MS, LocalNotifier } from "./store/local-notifier.js";
 export type {

@@ -10,6 +10,7 @@ import { BODY_LIMIT_BYTES, DRAIN_LIMIT_BYTES } from "./limits.js";
 import { approvalRoutes } from "./routes/approvals.js";
 import { checkRoutes } from "./routes/check.js";
 import { credentialRoutes } from "./routes/credentials.js";
+import { eventRoutes } from "./routes/events.js";
 import { healthRoutes } from "./routes/health.js";
 import { hookRoutes } from "./routes/hooks.js";
 import { runActionRoutes } from "./routes/run-actions.js";
@@ -113,6 +114,7 @@ export async function buildApp(context: ServerContext, logger: ServerLogger): Pr
       runRoutes(v1, context);
       runPieceRoutes(v1, context);
       runActionRoutes(v1, context);
+      eventRoutes(v1, context);
       approvalRoutes(v1, context);
       tokenRoutes(v1, context);
       taskRoutes(v1, context);
