@@ -392,8 +392,8 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX runs_ended ON runs (updated_at) WHERE status IN ('completed', 'failed', 'cancelled');
       CREATE INDEX runs_sessions ON runs (updated_at) WHERE substr(id, 1, 4) = 'ses_';
       `,
-    },
-    {
+  },
+  {
     version: 26,
     name: "run change order",
     sql: `
