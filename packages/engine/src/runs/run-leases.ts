@@ -91,7 +91,10 @@ export class RunLeases {
   async claim(run: RunRecord): Promise<boolean> {
     if (this.#closed) return false;
     const now = Date.now();
-    const dead = run.owner && run.owner.id !== this.owner && !isAlive(run.owner, now) ? run.owner.id : undefined;
+    // Taken from its holder regardless of its lease only when its process on this host is gone; a
+    // lease that looks lapsed from here is taken only if the store finds it lapsed at the claim (the
+    // view may be stale: a loaded holder renews late, or the read was answered late).
+    const dead = run.owner && run.owner.id !== this.owner && processGoneHere(run.owner.id) ? run.owner.id : undefined;
     const claiming = this.store.claimRun(run.id, this.owner, now + this.leaseMs, now, dead);
     const settled = claiming.then((epoch) => epoch !== undefined);
     this.#claiming.add(settled);
@@ -222,14 +225,18 @@ export class RunLeases {
 
 /** A holder is alive while its lease holds; on this host, only while its process exists too. */
 function isAlive(owner: { readonly id: string; readonly until: number }, now: number): boolean {
-  if (owner.until < now) return false;
-  const [host, pid] = owner.id.split("/");
-  if (host !== hostname() || pid === undefined || !/^\d+$/.test(pid)) return true;
+  return owner.until >= now && !processGoneHere(owner.id);
+}
+
+/** Whether holder `id` is an engine of this host whose process no longer exists. */
+function processGoneHere(id: string): boolean {
+  const [host, pid] = id.split("/");
+  if (host !== hostname() || pid === undefined || !/^\d+$/.test(pid)) return false;
   try {
     process.kill(Number(pid), 0);
-    return true;
+    return false;
   } catch (error) {
     // EPERM: the process exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === "EPERM";
+    return (error as NodeJS.ErrnoException).code !== "EPERM";
   }
 }

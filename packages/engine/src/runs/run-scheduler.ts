@@ -613,10 +613,13 @@ export class RunScheduler implements RunHost {
     }
     const run = await this.run(runId);
     if (terminalStatuses.includes(run.status)) return undefined;
-    if (this.#leases.heldElsewhere(run)) {
-      // The process holding the run looks again (takes the signal from the store, reads the child) when it reads this request.
+    if (run.owner !== undefined && run.owner.id !== this.#leases.owner) {
+      // The process holding the run looks again (takes the signal from the store, reads the child)
+      // when it reads this request. Left even when its lease looks lapsed from here: that view may
+      // be stale (a loaded node renews late, or this read waited), and a live holder told nothing
+      // would park on a signal already kept. Whoever holds the run next applies it.
       await this.store.putRunRequest(runId, event, this.clock.now());
-      return run.owner?.id;
+      if (this.#leases.heldElsewhere(run)) return run.owner.id;
     }
     const waitsFor = (wait: RunWait) =>
       event.kind === "signal" ? wait.kind === "signal" && wait.name === event.name : wait.kind === "child" && wait.runId === event.runId;

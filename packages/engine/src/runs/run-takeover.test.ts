@@ -44,6 +44,40 @@ function stalledRenewals(store: Store): Store {
   });
 }
 
+/** A store whose `pendingSignals` reads tell `looked` once answered: the execution has looked for kept signals. */
+function watchedSignalReads(store: Store): { store: Store; looked: Promise<void> } {
+  let seen!: () => void;
+  const looked = new Promise<void>((resolve) => (seen = resolve));
+  const watched = new Proxy(store, {
+    get(target, key, receiver) {
+      if (key === "pendingSignals")
+        return async (...args: Parameters<Store["pendingSignals"]>) => {
+          const answer = await target.pendingSignals(...args);
+          seen();
+          return answer;
+        };
+      const value: unknown = Reflect.get(target, key, receiver);
+      return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  return { store: watched, looked };
+}
+
+/** A store whose reads of one run show its holder's lease lapsed: the stale view of a loaded node, or of a read answered late. */
+function staleLeaseReads(store: Store): Store {
+  return new Proxy(store, {
+    get(target, key, receiver) {
+      if (key === "getRun")
+        return async (...args: Parameters<Store["getRun"]>) => {
+          const run = await target.getRun(...args);
+          return run?.owner === undefined ? run : { ...run, owner: { ...run.owner, until: 1 } };
+        };
+      const value: unknown = Reflect.get(target, key, receiver);
+      return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
 describe("run takeover", () => {
   /**
    * Issue 22's stranded runs: a live node whose lease lapsed under load had its run taken over;
@@ -170,6 +204,85 @@ describe("run takeover", () => {
       }
     } finally {
       await t.cleanup();
+    }
+  });
+
+  /**
+   * Issue 22's last signal race (1 run in 600 under a CPU hog stayed parked on `signal("go")`
+   * with the signal kept and a live holder): the node that kept the signal read the run with its
+   * holder's lease looking lapsed, saw it `running`, and left nothing for the holder, whose
+   * execution had already looked for kept signals and then parked on the wait for good. A signal
+   * for a run another engine holds now always leaves it a request, however its lease looks.
+   */
+  it("a signal kept by a node that sees the live holder's lease as lapsed still reaches the holder's execution", async () => {
+    const tools = new ToolHarness({ "n.add": (a: { x: number }) => a.x + 1 });
+    tools.hold("n.add");
+    const base = await testEngine({ wake: false });
+    const path = join(base.dataDir, "tapedeck.db");
+    const watched = watchedSignalReads(SqliteStore.open({ path, durability: "normal" }));
+    const a = await base.reopen({ store: watched.store, hostTools: tools.module() });
+    let b: Awaited<ReturnType<typeof base.reopen>> | undefined;
+    try {
+      const { id } = await a.registerToolset(harnessToolset(["n.add"]));
+      const source = `import { n } from "tapedeck:tools";
+export default async () => {
+  const [sum, go] = await Promise.all([n.add({ x: 1 }), signal("go")]);
+  return (sum as number) + (go as number);
+};`;
+      const started = await a.start({ toolset: id, source });
+      if (started.kind !== "started") throw new Error(`refused: ${JSON.stringify(started)}`);
+      await tools.heldCount(1);
+      await watched.looked; // the execution found no kept signal and waits for one
+      b = await base.reopen({ store: staleLeaseReads(SqliteStore.open({ path, durability: "normal" })), hostTools: tools.module() });
+      await b.signal(started.runId, "go", 40);
+      tools.release(0);
+      const holder = a;
+      await eventually(
+        "the holder's execution to take the signal kept by the other node and end the run",
+        async () => (await holder.getRun(started.runId)).status === "completed",
+        15_000,
+      );
+      assert.equal((await a.getRun(started.runId)).output, 42);
+    } finally {
+      await a.close();
+      await b?.close();
+      await base.cleanup();
+    }
+  });
+
+  /**
+   * Issue 22: "takeover of a live node's run happens only after its lease really lapsed". A node
+   * whose read of a parked run showed its holder's lease lapsed claimed the run from that holder
+   * by name, and the store gave it whatever the lease was. Now only a holder whose process on this
+   * host is gone is taken by name; otherwise the store checks the lease at the claim.
+   */
+  it("a node that sees a live holder's lease as lapsed does not take its parked run: the holder is asked and goes on with it", async () => {
+    const holderTools = new ToolHarness({ "n.add": (a: { x: number }) => a.x + 1 });
+    const otherTools = new ToolHarness({ "n.add": (a: { x: number }) => a.x + 1 });
+    const base = await testEngine({ wake: false });
+    const path = join(base.dataDir, "tapedeck.db");
+    const a = await base.reopen({ hostTools: holderTools.module() });
+    let b: Awaited<ReturnType<typeof base.reopen>> | undefined;
+    try {
+      const { id } = await a.registerToolset(harnessToolset(["n.add"]));
+      const source = `import { n } from "tapedeck:tools";\nexport default async () => n.add({ x: (await signal("go")) as number });`;
+      const started = await a.start({ toolset: id, source });
+      if (started.kind !== "started") throw new Error("refused");
+      assert.equal((await a.settled(started.runId))?.status, "waiting");
+      b = await base.reopen({ store: staleLeaseReads(SqliteStore.open({ path, durability: "normal" })), hostTools: otherTools.module() });
+      await b.signal(started.runId, "go", 41);
+      const holder = a;
+      await eventually("the holder to take the signal and end its run", async () => (await holder.getRun(started.runId)).status === "completed", 15_000);
+      assert.equal((await a.getRun(started.runId)).output, 42);
+      assert.deepEqual(
+        { holder: holderTools.calls.length, other: otherTools.calls.length },
+        { holder: 1, other: 0 },
+        "the call was sent by the live holder, not by the node with the stale view",
+      );
+    } finally {
+      await a.close();
+      await b?.close();
+      await base.cleanup();
     }
   });
 });
