@@ -59,6 +59,27 @@ export class HttpClient {
     }
     throw errorOf(response.status, body, text);
   }
+
+  /**
+   * Opens a stream of Server-Sent Events (`GET`): resolves with its body once the server
+   * answered 200; an error answer rejects as `request` does, an unreachable server with
+   * `unreachable`.
+   */
+  async stream(path: string, options: RequestOptions & { readonly lastEventId?: string } = {}): Promise<ReadableStream<Uint8Array>> {
+    const url = this.#baseUrl + path + queryString(options.query);
+    const headers: Record<string, string> = { accept: "text/event-stream", ...this.#headers };
+    if (options.lastEventId !== undefined) headers["last-event-id"] = options.lastEventId;
+    let response: Response;
+    try {
+      response = await this.#fetch(url, { method: "GET", headers, ...(options.signal ? { signal: options.signal } : {}) });
+    } catch (error) {
+      if (options.signal?.aborted) throw error;
+      throw new TapedeckError(0, "unreachable", `Cannot reach Tapedeck at ${this.#baseUrl}: ${networkReason(error)}`, { cause: error });
+    }
+    if (response.ok && response.body !== null) return response.body;
+    const text = await response.text();
+    throw errorOf(response.status, parseJson(text), text);
+  }
 }
 
 /** Why `fetch` threw, with its cause: Node's says only "fetch failed", and its cause says "connect ECONNREFUSED …". */

@@ -46,6 +46,8 @@ export type { Fetch } from "./http-client.js";
 export type { Approvals } from "./resources/approvals.js";
 export type { Credentials } from "./resources/credentials.js";
 export type { GetRunOptions, ListRunsQuery, Runs, StartResult } from "./resources/runs.js";
+export type { RunEventsOptions, RunStreamItem } from "./resources/run-events.js";
+export type { ApprovalWait, FollowOptions, SignalWait } from "./resources/run-follow.js";
 export type { Tokens } from "./resources/tokens.js";
 export type { SaveWorkflowResult, Toolsets } from "./resources/toolsets.js";
 // The HTTP API's wire types and constants: the protocol's (@tapedeck/protocol/api), which the server validates with.

@@ -16,6 +16,8 @@ import type {
 } from "@tapedeck/protocol/api";
 import { TapedeckError } from "../errors.js";
 import type { HttpClient } from "../http-client.js";
+import { followRun, type FollowOptions } from "./run-follow.js";
+import { runEvents, type RunEventsOptions, type RunStreamItem } from "./run-events.js";
 
 /** What starting (or forking) a run gives: a run, or the type-checker's refusal. */
 export type StartResult =
@@ -96,6 +98,26 @@ export class Runs {
   /** Cancels a run that has not ended (an ended run is left as it is); answers the run. */
   cancel(runId: string, request: CancelRunRequest = {}): Promise<Run> {
     return this.#http.request("POST", `${runPath(runId)}/cancel`, { body: request });
+  }
+
+  /**
+   * The run's live events (`GET /v1/runs/:id/events`, Server-Sent Events): `run` (its state, first
+   * and whenever it changes), each journal `entry` in order, then `end`. Resumes by itself with
+   * `Last-Event-ID` after a dropped connection or a server restart, skipping and repeating no
+   * entry. Throws `TapedeckError` 404 for a run missing or outside the client's scope. Needs a
+   * server on a port (an embedded client's requests cannot hold a stream).
+   */
+  events(runId: string, options: RunEventsOptions = {}): AsyncIterable<RunStreamItem> {
+    return runEvents(this.#http, `${runPath(runId)}/events`, options);
+  }
+
+  /**
+   * Follows the run through its sleeps, waits and workflow children to its end, and resolves
+   * with it as it ended; `onApproval` and `onSignalWait` are told of each decision and signal it
+   * (or a child it waits on) waits for. See `events`.
+   */
+  follow(runId: string, options: FollowOptions = {}): Promise<Run> {
+    return followRun((id, eventOptions) => this.events(id, eventOptions), runId, options);
   }
 
   /** Sends a signal; it is kept until a `signal(name)` call of the run takes it. */

@@ -35,8 +35,9 @@ export const COMMANDS: ReadonlyMap<string, CommandEntry> = new Map([
     "runs",
     {
       usage:
-        "tapedeck runs [--status <status>] [--limit <n>] [--data <dir>]\n  tapedeck runs purge --before <ISO time | duration ago> [--dry-run] [--data <dir>]",
-      summary: "Lists runs, newest first (a waiting run with what it waits for); purge deletes the runs ended before a time (a dry run counts them).",
+        "tapedeck runs [--status <status>] [--limit <n>] [--data <dir>]\n  tapedeck runs purge --before <ISO time | duration ago> [--dry-run] [--data <dir>]\n  tapedeck runs follow <run_id> [--url <server>]   (key: TAPEDECK_API_KEY)",
+      summary:
+        "Lists runs, newest first (a waiting run with what it waits for); purge deletes the runs ended before a time (a dry run counts them); follow prints a run's entries and states live from a running server until it ends.",
       load: async () => (await import("./commands/runs.js")).runsCommand,
     },
   ],

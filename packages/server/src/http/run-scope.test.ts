@@ -143,6 +143,8 @@ const SDK: Readonly<Record<string, ((client: Tapedeck, id: string) => Promise<un
   "runs.entry": (client, id) => client.runs.entry(id, 0),
   "runs.output": (client, id) => client.runs.output(id),
   "runs.cancel": (client, id) => client.runs.cancel(id, { reason: "intruder" }),
+  "runs.events": (client, id) => client.runs.events(id)[Symbol.asyncIterator]().next(),
+  "runs.follow": (client, id) => client.runs.follow(id),
   "runs.signal": (client, id) => client.runs.signal(id, { name: "go", payload: "intruder" }),
   "runs.fork": (client, id) => client.runs.fork(id, { source: "export default async () => 1;" }),
   "approvals.pending": (client, id) => client.approvals.pending({ id }),

@@ -1,10 +1,11 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import { eventsQuery, runEventsQuery, runIdParams, type EventsQuery, type RunEventsQuery, type RunIdParams } from "@tapedeck/protocol/api";
 import { narrow } from "../../tenancy/scope.js";
 import { ApiError } from "../api-error.js";
 import { ChangePump } from "../events/change-pump.js";
 import { RunEventPump } from "../events/run-event-pump.js";
 import { SseStream } from "../events/sse-stream.js";
+import { InProcessChannel } from "../in-process-channel.js";
 import { errors } from "../schemas.js";
 import type { ServerContext } from "../../runtime/server-context.js";
 import { callerOf } from "./request-caller.js";
@@ -30,6 +31,7 @@ export function eventRoutes(app: FastifyInstance, context: ServerContext): void 
       },
     },
     async (request, reply) => {
+      refuseInProcess(context, request);
       const engine = context.engine();
       const run = await visibleRun(engine, callerOf(request).scope, request.params.id);
       const after = lastEventIndex(request.headers["last-event-id"]) ?? request.query.after ?? -1;
@@ -55,6 +57,7 @@ export function eventRoutes(app: FastifyInstance, context: ServerContext): void 
       },
     },
     async (request, reply) => {
+      refuseInProcess(context, request);
       context.ensureOpen();
       const { status, namespace: ns, toolset } = request.query;
       const wanted = Object.fromEntries(
@@ -82,6 +85,15 @@ export function eventRoutes(app: FastifyInstance, context: ServerContext): void 
 }
 
 const LABEL_PARAM = "label.";
+
+/** An embedded client's requests are injected and answered whole: a stream that never ends would never reach it. */
+function refuseInProcess(context: ServerContext, request: FastifyRequest): void {
+  if (context.inProcess?.signalOf(request.headers[InProcessChannel.REQUEST_HEADER]) === undefined) return;
+  throw new ApiError(
+    "invalid_request",
+    "Event streams are served over HTTP only: an embedded client cannot hold one. Follow the run with runs.get(id, { wait, next }), or serve Tapedeck on a port.",
+  );
+}
 
 /** The entry index a reconnecting client last had, from its `Last-Event-ID` (absent or empty: none). */
 function lastEventIndex(header: string | string[] | undefined): number | undefined {
