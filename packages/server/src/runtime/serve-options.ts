@@ -50,6 +50,13 @@ export interface ServeOptions {
    * stops cleanly). Default 30 s (`EngineOptions.leaseMs`).
    */
   readonly leaseMs?: number;
+  /**
+   * How long ended runs (and direct sessions unused, and done webhook deliveries) are kept, ms: a
+   * background sweep deletes them past it (`retention/retention-sweeper.ts`). Default: kept for ever.
+   */
+  readonly retentionMs?: number;
+  /** Between two retention sweeps, ms. Default `RETENTION_SWEEP_MS` (a minute). */
+  readonly retentionSweepMs?: number;
   /** Webhooks out: the retry schedule (default: 8 attempts, 10 s then ×4 each time, at most 6 h apart) and how long one attempt may take (default 10 s). */
   readonly webhooks?: { readonly retry?: Partial<RetrySchedule>; readonly timeoutMs?: number };
   /**
@@ -86,6 +93,8 @@ export interface ResolvedServeOptions {
   readonly logger: ServerLogger;
   readonly workerLostAfterMs: number;
   readonly leaseMs: number | undefined;
+  readonly retentionMs: number | undefined;
+  readonly retentionSweepMs: number | undefined;
   readonly webhooks: { readonly retry: RetrySchedule; readonly timeoutMs: number };
   readonly unsafeHttpAllowLoopbackForTests: boolean;
   /** Every test-only switch on, with what it does (empty in production). */
@@ -120,6 +129,8 @@ export function resolveServeOptions(options: ServeOptions): ResolvedServeOptions
     }),
     workerLostAfterMs: options.workerLostAfterMs ?? WORKER_LOST_AFTER_MS,
     leaseMs: options.leaseMs,
+    retentionMs: options.retentionMs,
+    retentionSweepMs: options.retentionSweepMs,
     webhooks: { retry: { ...DEFAULT_RETRY_SCHEDULE, ...options.webhooks?.retry }, timeoutMs: options.webhooks?.timeoutMs ?? WEBHOOK_TIMEOUT_MS },
     unsafeHttpAllowLoopbackForTests: options.unsafeHttpAllowLoopbackForTests === true,
     unsafeSwitches: [

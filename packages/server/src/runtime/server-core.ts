@@ -7,6 +7,7 @@ import { DeliveryLoop } from "../webhooks/delivery-loop.js";
 import { SecretBox } from "../webhooks/endpoint-secret.js";
 import { OutboxWriter } from "../webhooks/outbox-writer.js";
 import { ExpirySweeper } from "../expiry/expiry-sweeper.js";
+import { RetentionSweeper } from "../retention/retention-sweeper.js";
 import { WorkerPresence } from "../host-tasks/worker-presence.js";
 import { logRunEvents } from "../logging/run-log.js";
 import type { ServerLogger } from "../logging/server-logger.js";
@@ -111,6 +112,7 @@ class Core implements ServerCore {
   #engine: Engine | undefined;
   #writer: OutboxWriter | undefined;
   #expiry: ExpirySweeper | undefined;
+  #retention: RetentionSweeper | undefined;
   #deliveries: DeliveryLoop | undefined;
   #health: StoreHealth | undefined;
   #resuming: Promise<void> | undefined;
@@ -174,6 +176,18 @@ class Core implements ServerCore {
     // Runs past their TTL are cancelled now (those that expired while no server ran), then every minute.
     this.#expiry = new ExpirySweeper({ engine: () => engine, log: (line) => logger.warn(line) });
     this.#expiry.start();
+    // What ended longer ago than the retention period is deleted now, then every minute.
+    if (options.retentionMs !== undefined) {
+      this.#retention = new RetentionSweeper({
+        engine: () => engine,
+        outbox: server.webhookOutbox,
+        retentionMs: options.retentionMs,
+        ...(options.retentionSweepMs === undefined ? {} : { intervalMs: options.retentionSweepMs }),
+        info: (line) => logger.info(line),
+        error: (line) => logger.error(line),
+      });
+      this.#retention.start();
+    }
     // Deliveries left pending by the previous process go out now (or at their time).
     deliveries.kick();
   }
@@ -188,6 +202,7 @@ class Core implements ServerCore {
     await closeAll([
       () => this.app.close().finally(() => clearTimeout(cutoff)),
       async () => this.#expiry?.stop(),
+      async () => this.#retention?.stop(),
       // Stops at its next run (the context is stopping): the engine closes after it.
       async () => this.#resuming,
       () => Promise.resolve(this.#health?.stop()),

@@ -1,3 +1,4 @@
+import { parseDuration } from "@tapedeck/protocol";
 import { startServer } from "../../runtime/start-server.js";
 import { LOG_FORMATS, LOG_LEVELS } from "../../logging/server-logger.js";
 import { optionalFlag, parse, UsageError } from "../args.js";
@@ -27,6 +28,7 @@ export async function serveCommand(args: readonly string[], out: Output): Promis
     store: { type: "string" },
     "signing-secret-file": { type: "string" },
     "lease-ms": { type: "string" },
+    retention: { type: "string" },
     "user-tool-ceilings": { type: "string" },
   });
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
@@ -42,6 +44,8 @@ export async function serveCommand(args: readonly string[], out: Output): Promis
   const retryBaseMs = testMs(process.env[TEST_RETRY_BASE_ENV], TEST_RETRY_BASE_ENV);
   const workerLostMs = testMs(process.env[TEST_WORKER_LOST_ENV], TEST_WORKER_LOST_ENV);
   const leaseMs = leaseOption(optionalFlag(values["lease-ms"], "lease-ms"));
+  const retentionMs = retentionOption(optionalFlag(values.retention, "retention"));
+  const retentionSweepMs = testMs(process.env[TEST_RETENTION_SWEEP_ENV], TEST_RETENTION_SWEEP_ENV);
   const store = storeLocation(optionalFlag(values.store, "store"), values.data);
   const signingSecretFile = optionalFlag(values["signing-secret-file"], "signing-secret-file");
   const ceilingsFlag = optionalFlag(values["user-tool-ceilings"], "user-tool-ceilings");
@@ -64,6 +68,8 @@ export async function serveCommand(args: readonly string[], out: Output): Promis
     ...(logFormat === undefined ? {} : { logFormat }),
     ...(workerLostMs === undefined ? {} : { workerLostAfterMs: workerLostMs }),
     ...(leaseMs === undefined ? {} : { leaseMs }),
+    ...(retentionMs === undefined ? {} : { retentionMs }),
+    ...(retentionSweepMs === undefined ? {} : { retentionSweepMs }),
     unsafeSwitches: testSwitchesOn(process.env),
     log: (line) => out.stderr(line),
   });
@@ -109,6 +115,25 @@ export const TEST_WORKER_LOST_ENV = "TAPEDECK_TEST_WORKER_LOST_MS";
  */
 export const LEASE_ENV = "TAPEDECK_LEASE_MS";
 
+/** How long ended runs are kept when `--retention` is not given (a duration: "30d"); unset: for ever. */
+export const RETENTION_ENV = "TAPEDECK_RETENTION";
+/** Tests: the retention sweep's interval, ms (default a minute). */
+export const TEST_RETENTION_SWEEP_ENV = "TAPEDECK_TEST_RETENTION_SWEEP_MS";
+
+/** `--retention`, else `TAPEDECK_RETENTION`, else undefined (kept for ever). */
+function retentionOption(flag: string | undefined): number | undefined {
+  const [value, name] = flag !== undefined ? [flag, "--retention"] : [process.env[RETENTION_ENV], RETENTION_ENV];
+  if (value === undefined || value === "") return undefined;
+  let ms: number;
+  try {
+    ms = parseDuration(value, name);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  if (ms < 1) throw new UsageError(`${name} must be a duration longer than 0, such as "30d" (leave it out to keep ended runs for ever)`);
+  return ms;
+}
+
 /** The name tests used before the lease was an option: still read, after `TAPEDECK_LEASE_MS` (and said as a test switch). */
 const OLD_TEST_LEASE_ENV = "TAPEDECK_TEST_LEASE_MS";
 /** @deprecated The lease is `--lease-ms` / `LEASE_ENV` now; kept for tests written before. */
@@ -135,6 +160,7 @@ function leaseOption(flag: string | undefined): number | undefined {
 const TEST_SWITCHES: Readonly<Record<string, string>> = {
   [TEST_RETRY_BASE_ENV]: "webhook retries start after this many ms instead of 10 s (receivers would be hammered)",
   [TEST_WORKER_LOST_ENV]: "a silent worker is logged as lost after this many ms instead of 60 s",
+  [TEST_RETENTION_SWEEP_ENV]: "the retention sweep looks this often (ms) instead of every minute",
   [OLD_TEST_LEASE_ENV]: "the run lease's length, by its old test name: use --lease-ms or TAPEDECK_LEASE_MS",
 };
 
