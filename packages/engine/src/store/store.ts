@@ -5,6 +5,7 @@ import type { LeaseStore } from "./lease-store.js";
 import type { Notifier } from "./notifier.js";
 import type { RateLimitStore } from "./rate-limit-store.js";
 import type { RunStore } from "./run-store.js";
+import type { ScheduleStore } from "./schedule-store.js";
 import type { SignalStore } from "./signal-store.js";
 import type { ToolsetStore } from "./toolset-store.js";
 import type { WebhookBindingStore } from "./webhook-binding-store.js";
@@ -13,6 +14,7 @@ export type { CreateRunResult, NewRun, RecordedRunEvent, RunCaller, RunPatch, Ru
 export type { NewSignal, SignalStore, StoredSignal } from "./signal-store.js";
 export type { LeaseStore, PendingRunRequest, RunRequest } from "./lease-store.js";
 export type { ToolsetStore } from "./toolset-store.js";
+export type * from "./schedule-store.js";
 export type { WebhookBinding, WebhookBindingStore } from "./webhook-binding-store.js";
 export { StoreConflictError } from "./store-conflict-error.js";
 export { isLeaseLost, LeaseLostError } from "./lease-lost-error.js";
@@ -45,6 +47,8 @@ export interface Store extends RunStore, SignalStore, LeaseStore, ToolsetStore, 
    * the store. A store without it cannot keep rate limits: calls of a tool that has one are refused.
    */
   readonly rateLimits?: RateLimitStore;
+  /** Schedules and their fires (`schedule-store.ts`); a store without it keeps no schedules (`engine.schedules` refuses). */
+  readonly schedules?: ScheduleStore;
   /** Results direct tool sessions spilled (`blob-store.ts`); a store without it leaves them in the engine's memory (lost at a restart). */
   readonly directBlobs?: BlobStore;
   /**
