@@ -26,7 +26,7 @@ test("a cron schedule in America/New_York fires at 09:00 local, once across two 
       const started = [...first, ...second].filter((outcome) => outcome.state === "started");
       assert.equal(started.length, 1);
       assert.equal(started[0]?.fireAt, Date.UTC(2026, 0, 1, 14));
-      const run = await t.engine.getRun(started[0]!.runId!);
+      const run = await t.engine.getRun(started[0].runId!);
       assert.equal(run.idempotencyKey, fireKey(created.schedule.id, Date.UTC(2026, 0, 1, 14)));
       assert.equal((await t.engine.schedules.get(created.schedule.id)).nextFireAt, Date.UTC(2026, 0, 2, 14));
     } finally {
