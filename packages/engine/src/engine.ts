@@ -73,6 +73,12 @@ import { saveUserTool, type SaveToolOptions, type ToolTestResult } from "./user-
 import { UserToolSource } from "./user-tools/user-tool-source.js";
 import { workspaceFolder } from "./library/library-folder.js";
 import { admitInvocation } from "./runs/invocation-admission.js";
+import { Schedules } from "./schedules/schedules.js";
+import { ScheduleFirer } from "./schedules/schedule-firer.js";
+import type { ScheduleHost, FireStart } from "./schedules/schedule-host.js";
+import type { ScheduleOptions } from "./schedules/schedule-options.js";
+import { SCHEDULE_LABEL } from "./schedules/fire-key.js";
+import type { ScheduleRecord } from "./store/schedule-store.js";
 import { deriveWithWorkflow, pinWorkflow, WorkflowSpecError, type SaveWorkflowOptions } from "./workflows/workflow-spec.js";
 
 /** Limits of runs; every field has a default (see `limits.ts` for why). */
@@ -190,6 +196,12 @@ export interface EngineOptions {
    * lost database connection of about that long losing its runs to another engine. Default 30 s.
    */
   readonly leaseMs?: number;
+  /**
+   * Fire schedules (`engine.schedules`) on this engine's clock: claim each due fire in the store
+   * and start its run. `tapedeck serve` sets it; several engines may (each fire starts once).
+   * Default false: tests and one-shot processes (the CLI) do not fire.
+   */
+  readonly fireSchedules?: boolean;
 }
 
 export interface TestOptions {
@@ -341,6 +353,9 @@ export class Engine {
   readonly #listeners = new EngineListeners();
   readonly #catalog: ToolsetCatalog;
   readonly #scheduler: RunScheduler;
+  /** Schedules: workflows and scripts started on a cron expression or an interval (`schedules/schedules.ts`). */
+  readonly schedules: Schedules;
+  readonly #firer: ScheduleFirer | undefined;
   /** Direct tool mode: sessions of model tool calls, each journaled like a run (`direct/direct-sessions.ts`). */
   readonly direct: DirectSessionHost;
   /** Closes what the sources do not: an MCP client layer of the engine's own when a mock answers MCP calls. */
@@ -432,7 +447,70 @@ export class Engine {
       onError: (error) => this.#listeners.emit({ type: "engine.error", error }),
       onDecisionNeeded: (sessionId, wait) => this.#listeners.emit(decisionEvent(sessionId, wait)),
     });
+    const firing = this.#scheduleHost(store);
+    this.#firer = firing === undefined ? undefined : new ScheduleFirer(firing, options.fireSchedules === true);
+    this.schedules = new Schedules(firing, this.#firer, { check: (scheduled) => this.#checkScheduled(scheduled) });
     this.#scheduler.serveSessions({ owns: isSessionId, decide: (runId, seq, decision, reason) => this.direct.decideById(runId, seq, decision, reason) });
+  }
+
+  /** What the schedules need of this engine, when its store keeps schedules. */
+  #scheduleHost(store: Store): ScheduleHost | undefined {
+    if (store.schedules === undefined) return undefined;
+    return {
+      schedules: store.schedules,
+      runs: store,
+      clock: this.#clock,
+      holder: this.#scheduler.leases.owner,
+      start: (schedule, fireAt, key) => this.#startFire(schedule, fireAt, key),
+      cancel: (runId, reason) => this.cancel(runId, reason),
+      emit: (event) => this.#listeners.emit(event),
+    };
+  }
+
+  /** Starts a fire's run with its key; what would fail again the same way is `refused`, a fault of the store is thrown. */
+  async #startFire(schedule: ScheduleRecord, fireAt: number, key: string): Promise<FireStart> {
+    const { action } = schedule;
+    try {
+      let source = action.source;
+      if (action.workflow !== undefined) {
+        const workflows = (await this.#catalog.get(action.toolset)).pinned.workflows ?? {};
+        source = Object.hasOwn(workflows, action.workflow) ? workflows[action.workflow]!.source : undefined;
+        if (source === undefined) return { kind: "refused", reason: `The toolset ${action.toolset} pins no workflow ${action.workflow}.` };
+      }
+      const started = await this.start({
+        toolset: action.toolset,
+        source: source!,
+        input: action.input,
+        labels: { ...schedule.labels, [SCHEDULE_LABEL]: schedule.id },
+        ...(schedule.namespace === undefined ? {} : { namespace: schedule.namespace }),
+        idempotencyKey: key,
+        ...(action.ttlMs === undefined ? {} : { ttlMs: action.ttlMs }),
+      });
+      if (started.kind === "refused") {
+        return {
+          kind: "refused",
+          reason: `The script no longer type-checks: ${started.diagnostics.map((d) => `${d.line}:${d.column} ${d.message}`).join("; ")}`,
+        };
+      }
+      return { kind: "started", runId: started.runId, existing: started.existing };
+    } catch (error) {
+      if (EngineError.is(error) && error.code !== "closed") return { kind: "refused", reason: error.message };
+      throw error;
+    }
+  }
+
+  /** What is wrong with starting a schedule's workflow or script. Throws `not_found` for an unknown toolset. */
+  async #checkScheduled(options: ScheduleOptions): Promise<{ problems: string[]; diagnostics: Diagnostic[] }> {
+    const loaded = await this.#catalog.get(options.toolset);
+    if (options.workflow !== undefined) {
+      const workflows = loaded.pinned.workflows ?? {};
+      const workflow = Object.hasOwn(workflows, options.workflow) ? workflows[options.workflow] : undefined;
+      if (!workflow) return { problems: [`The toolset ${options.toolset} pins no workflow ${options.workflow}.`], diagnostics: [] };
+      const problems = this.#scheduler.workflowSchemas.problems(workflow.input, options.input ?? null);
+      return { problems: (problems ?? []).map((problem) => `input: ${problem}`), diagnostics: [] };
+    }
+    const checked = await this.check(options.source!, loaded.id);
+    return { problems: [], diagnostics: checked.ok ? [] : [...checked.diagnostics] };
   }
 
   /** The default source of user tools: their sandboxes are the runs', their host calls go through this engine's vault and sources. */
@@ -462,6 +540,7 @@ export class Engine {
     const store = typeof options.store === "object" ? options.store : await openStore(options.store ?? DEFAULT_DATA_DIR);
     const engine = new Engine(options, store);
     await engine.#scheduler.open();
+    engine.#firer?.open();
     return engine;
   }
 
@@ -843,6 +922,7 @@ export class Engine {
     if (this.#closed) return;
     this.#closed = true;
     await closeAll([
+      () => this.#firer?.close() ?? Promise.resolve(),
       () => this.direct.close(),
       () => this.#scheduler.close(),
       () => this.#source.close(),

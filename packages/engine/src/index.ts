@@ -66,6 +66,28 @@ export type {
   PurgeStore,
 } from "./store/store.js";
 export { runRequestsTopic } from "./store/lease-store.js";
+export type {
+  CatchupPolicy,
+  FireKind,
+  FirePatch,
+  FireRecord,
+  FireState,
+  NewFire,
+  OverlapPolicy,
+  ScheduleAction,
+  SchedulePolicies,
+  ScheduleQuery,
+  ScheduleRecord,
+  ScheduleStore,
+  ScheduleTiming,
+} from "./store/schedule-store.js";
+export { Schedules, UPCOMING, MAX_BACKFILL } from "./schedules/schedules.js";
+export type { CreateScheduleResult, Schedule } from "./schedules/schedules.js";
+export type { ScheduleOptions } from "./schedules/schedule-options.js";
+export { MIN_INTERVAL_MS, DEFAULT_CATCHUP_WINDOW_MS } from "./schedules/schedule-options.js";
+export type { FireOutcome } from "./schedules/schedule-firer.js";
+export { FIRE_TAKEOVER_MS, SCHEDULE_POLL_MS } from "./schedules/schedule-firer.js";
+export { fireKey, SCHEDULE_LABEL } from "./schedules/fire-key.js";
 export { RUN_CHANGES_TOPIC, runJournalTopic } from "./store/run-topics.js";
 export type { Notifier } from "./store/notifier.js";
 export { LOCAL_POLL_MS, LocalNotifier } from "./store/local-notifier.js";

@@ -21,6 +21,7 @@ export { describeSignalStoreContract } from "./store/contracts/signal-store-cont
 export { describeLeaseStoreContract } from "./store/contracts/lease-store-contract.js";
 export { describeToolsetStoreContract } from "./store/contracts/toolset-store-contract.js";
 export { describeWebhookBindingStoreContract } from "./store/contracts/webhook-binding-store-contract.js";
+export { describeScheduleStoreContract } from "./store/contracts/schedule-store-contract.js";
 export { describeCredentialStoreContract } from "./store/contracts/credential-store-contract.js";
 export { describePurgeStoreContract } from "./store/contracts/purge-store-contract.js";
 export { describeHostTaskStoreContract } from "./store/contracts/host-task-store-contract.js";

@@ -1,9 +1,20 @@
 import type { RunEvent } from "@tapedeck/protocol";
+import type { FireKind, FireState } from "../store/schedule-store.js";
 
 /** What the engine tells its listeners (the server turns them into webhooks). */
 export type EngineEvent =
   /** Something happened to a run (see `RunEvent`). */
   | RunEvent
+  /** A schedule's fire was acted on here: its run started (`runId`), or it was skipped, buffered or failed (`reason`). */
+  | {
+      readonly type: "schedule.fired";
+      readonly scheduleId: string;
+      readonly fireAt: number;
+      readonly kind: FireKind;
+      readonly state: FireState;
+      readonly runId?: string;
+      readonly reason?: string;
+    }
   /** The engine failed to do something in the background (waking runs); the runs are intact. */
   | { readonly type: "engine.error"; readonly error: unknown };
 

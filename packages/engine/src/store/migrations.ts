@@ -383,6 +383,43 @@ export const migrations: readonly Migration[] = [
     `,
   },
   {
+    version: 24,
+    name: "schedules and their fires",
+    sql: `
+      -- Schedules (engine/src/schedules/): what a fire starts and its policies are one JSON
+      -- document (body); what the firing reads and claims is in columns. next_fire_at NULL: no
+      -- more fires (end date, count). docs/design/schedules.md.
+      CREATE TABLE schedules (
+        id           TEXT PRIMARY KEY,
+        namespace    TEXT,
+        labels       TEXT,
+        body         TEXT NOT NULL,
+        paused       INTEGER NOT NULL DEFAULT 0,
+        next_fire_at INTEGER,
+        fire_count   INTEGER NOT NULL DEFAULT 0,
+        created_at   INTEGER NOT NULL,
+        updated_at   INTEGER NOT NULL
+      );
+      CREATE INDEX schedules_due ON schedules (next_fire_at) WHERE paused = 0 AND next_fire_at IS NOT NULL;
+      CREATE INDEX schedules_by_namespace ON schedules (namespace, created_at);
+      -- One row per fire, unique by (schedule, time): the claim that makes a fire happen once
+      -- across processes; its run's idempotency key is derived from the same pair.
+      CREATE TABLE schedule_fires (
+        schedule_id TEXT NOT NULL REFERENCES schedules (id) ON DELETE CASCADE,
+        fire_at     INTEGER NOT NULL,
+        kind        TEXT NOT NULL,
+        state       TEXT NOT NULL,
+        run_id      TEXT,
+        reason      TEXT,
+        held_by     TEXT NOT NULL,
+        claimed_at  INTEGER NOT NULL,
+        updated_at  INTEGER NOT NULL,
+        PRIMARY KEY (schedule_id, fire_at)
+      );
+      CREATE INDEX schedule_fires_open ON schedule_fires (claimed_at) WHERE state IN ('claimed', 'buffered');
+    `,
+  },
+  {
     version: 25,
     name: "purge by end time",
     sql: `

@@ -26,6 +26,7 @@ import type { JournalRow, RunRow } from "./sqlite-rows.js";
 import { SqliteCredentialStore } from "./sqlite-credential-store.js";
 import type { SqliteAccess, SqliteHandle } from "./sqlite-handle.js";
 import { SqliteRateLimitStore } from "./sqlite-rate-limit-store.js";
+import { SqliteScheduleStore } from "./sqlite-schedule-store.js";
 import { SqliteHostTaskStore } from "./sqlite-host-task-store.js";
 import { SqliteBlobStore } from "./sqlite-blob-store.js";
 import { SqlitePurgeStore } from "./sqlite-purge-store.js";
@@ -127,6 +128,7 @@ export class SqliteStore implements Store {
   readonly credentials: SqliteCredentialStore;
   readonly hostTasks: SqliteHostTaskStore;
   readonly rateLimits: SqliteRateLimitStore;
+  readonly schedules: SqliteScheduleStore;
   readonly purge: SqlitePurgeStore;
   readonly notifier: LocalNotifier;
   readonly dataFolder: string | undefined;
@@ -177,6 +179,7 @@ export class SqliteStore implements Store {
     this.purge = new SqlitePurgeStore(db, access);
     // Its own IMMEDIATE transactions, outside group commits: a place is taken (durably) before the call goes on.
     this.rateLimits = new SqliteRateLimitStore(db);
+    this.schedules = new SqliteScheduleStore(db, access);
     const deleteEvent = db.prepare<[number]>("DELETE FROM run_events WHERE id = ?");
     handles.set(this, {
       ...access,

@@ -6,6 +6,7 @@ import type { Notifier } from "./notifier.js";
 import type { PurgeStore } from "./purge-store.js";
 import type { RateLimitStore } from "./rate-limit-store.js";
 import type { RunStore } from "./run-store.js";
+import type { ScheduleStore } from "./schedule-store.js";
 import type { SignalStore } from "./signal-store.js";
 import type { ToolsetStore } from "./toolset-store.js";
 import type { WebhookBindingStore } from "./webhook-binding-store.js";
@@ -15,6 +16,7 @@ export type { NewSignal, SignalStore, StoredSignal } from "./signal-store.js";
 export type { PurgeCounts, PurgeSelection, PurgeStore } from "./purge-store.js";
 export type { LeaseStore, PendingRunRequest, RunRequest } from "./lease-store.js";
 export type { ToolsetStore } from "./toolset-store.js";
+export type * from "./schedule-store.js";
 export type { WebhookBinding, WebhookBindingStore } from "./webhook-binding-store.js";
 export { StoreConflictError } from "./store-conflict-error.js";
 export { isLeaseLost, LeaseLostError } from "./lease-lost-error.js";
@@ -49,6 +51,8 @@ export interface Store extends RunStore, SignalStore, LeaseStore, ToolsetStore, 
    * the store. A store without it cannot keep rate limits: calls of a tool that has one are refused.
    */
   readonly rateLimits?: RateLimitStore;
+  /** Schedules and their fires (`schedule-store.ts`); a store without it keeps no schedules (`engine.schedules` refuses). */
+  readonly schedules?: ScheduleStore;
   /** Results direct tool sessions spilled (`blob-store.ts`); a store without it leaves them in the engine's memory (lost at a restart). */
   readonly directBlobs?: BlobStore;
   /**

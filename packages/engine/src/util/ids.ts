@@ -23,11 +23,20 @@ function base32(bytes: Uint8Array): string {
  * cannot be guessed, which matters once ids appear in URLs.
  */
 export function newRunId(now: number = Date.now()): string {
+  return `run_${timeSortedRandom(now)}`;
+}
+
+/** A schedule id: `sch_` and the same 128 bits as a run id's. */
+export function newScheduleId(now: number = Date.now()): string {
+  return `sch_${timeSortedRandom(now)}`;
+}
+
+function timeSortedRandom(now: number): string {
   const bytes = new Uint8Array(16);
   const time = BigInt(Math.max(0, Math.floor(now)));
   for (let i = 0; i < 6; i++) bytes[i] = Number((time >> BigInt(8 * (5 - i))) & 0xffn);
   bytes.set(randomBytes(10), 6);
-  return `run_${base32(bytes)}`;
+  return base32(bytes);
 }
 
 /** Hex SHA-256 of a string. (`hash` is the one-shot form of `createHash`: no Hash object, a third of the time.) */

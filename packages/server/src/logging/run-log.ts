@@ -30,6 +30,18 @@ function logEvent(logger: ServerLogger, event: EngineEvent): void {
     case "engine.error":
       logger.error({ err: event.error }, "background fault (runs are intact)");
       return;
+    case "schedule.fired":
+      logger.info(
+        {
+          schedule: event.scheduleId,
+          fireAt: new Date(event.fireAt).toISOString(),
+          state: event.state,
+          ...(event.runId ? { runId: event.runId } : {}),
+          ...(event.reason ? { reason: event.reason } : {}),
+        },
+        "schedule fired",
+      );
+      return;
     default:
       logger.info({ runId: event.runId, seq: event.wait.seq, tool: event.wait.tool, event: event.type }, "call waits for a decision");
   }

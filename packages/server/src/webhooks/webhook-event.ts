@@ -1,7 +1,7 @@
 import type { EngineEvent, RunRecord } from "@tapedeck/engine";
 import { WEBHOOK_OUTPUT_LIMIT_BYTES, type WebhookEvent, type WebhookEventType, type WebhookRunData } from "@tapedeck/protocol/api";
 
-/** The webhook type of an engine event; undefined for events no endpoint is sent (engine faults). */
+/** The webhook type of an engine event; undefined for events no endpoint is sent (engine faults, schedules' fires: their runs' events are sent). */
 export function webhookType(event: EngineEvent): WebhookEventType | undefined {
   switch (event.type) {
     case "run.waiting":
@@ -12,12 +12,18 @@ export function webhookType(event: EngineEvent): WebhookEventType | undefined {
     case "run.ended":
       return `run.${event.end.status}`;
     case "engine.error":
+    case "schedule.fired":
       return undefined;
   }
 }
 
 /** The body an endpoint gets for an engine event of `run`. */
-export function webhookEvent(event: Exclude<EngineEvent, { type: "engine.error" }>, run: RunRecord, id: string, createdAt: number): WebhookEvent {
+export function webhookEvent(
+  event: Exclude<EngineEvent, { type: "engine.error" | "schedule.fired" }>,
+  run: RunRecord,
+  id: string,
+  createdAt: number,
+): WebhookEvent {
   const base: WebhookRunData = {
     runId: run.id,
     toolset: run.toolsetId,

@@ -16,6 +16,7 @@ import { describeRunStoreContract } from "./run-store-contract.js";
 import { describeSignalStoreContract } from "./signal-store-contract.js";
 import { describeToolsetStoreContract } from "./toolset-store-contract.js";
 import { describeWebhookBindingStoreContract } from "./webhook-binding-store-contract.js";
+import { describeScheduleStoreContract } from "./schedule-store-contract.js";
 
 export function describeStoreContract(name: string, open: StoreFactory): void {
   describeRunStoreContract(name, open);
@@ -23,6 +24,7 @@ export function describeStoreContract(name: string, open: StoreFactory): void {
   describeLeaseStoreContract(name, open);
   describeToolsetStoreContract(name, open);
   describeWebhookBindingStoreContract(name, open);
+  describeScheduleStoreContract(name, open);
   describeCredentialStoreContract(name, open);
   describeHostTaskStoreContract(name, open);
   describeNotifierContract(name, open);

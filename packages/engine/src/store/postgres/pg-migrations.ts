@@ -234,6 +234,43 @@ export const pgMigrations: readonly Migration[] = [
     `,
   },
   {
+    version: 8,
+    name: "schedules and their fires",
+    sql: `
+      -- Schedules (engine/src/schedules/): what a fire starts and its policies are one JSON
+      -- document (body); what the firing reads and claims is in columns. next_fire_at NULL: no
+      -- more fires (end date, count). docs/design/schedules.md. (SQLite's migration 24.)
+      CREATE TABLE schedules (
+        id           text PRIMARY KEY,
+        namespace    text,
+        labels       text,
+        body         text NOT NULL,
+        paused       bigint NOT NULL DEFAULT 0,
+        next_fire_at bigint,
+        fire_count   bigint NOT NULL DEFAULT 0,
+        created_at   bigint NOT NULL,
+        updated_at   bigint NOT NULL
+      );
+      CREATE INDEX schedules_due ON schedules (next_fire_at) WHERE paused = 0 AND next_fire_at IS NOT NULL;
+      CREATE INDEX schedules_by_namespace ON schedules (namespace, created_at);
+      -- One row per fire, unique by (schedule, time): the claim that makes a fire happen once
+      -- across processes; its run's idempotency key is derived from the same pair.
+      CREATE TABLE schedule_fires (
+        schedule_id text NOT NULL REFERENCES schedules (id) ON DELETE CASCADE,
+        fire_at     bigint NOT NULL,
+        kind        text NOT NULL,
+        state       text NOT NULL,
+        run_id      text,
+        reason      text,
+        held_by     text NOT NULL,
+        claimed_at  bigint NOT NULL,
+        updated_at  bigint NOT NULL,
+        PRIMARY KEY (schedule_id, fire_at)
+      );
+      CREATE INDEX schedule_fires_open ON schedule_fires (claimed_at) WHERE state IN ('claimed', 'buffered');
+    `,
+  },
+  {
     version: 9,
     name: "purge by end time",
     sql: `

@@ -49,6 +49,7 @@ import { parsePostgresUrl, redactedUrl, type PostgresLocation } from "./pg-locat
 import { PgCredentialStore } from "./pg-credential-store.js";
 import { PgGroupCommit } from "./pg-group-commit.js";
 import { PgRateLimitStore } from "./pg-rate-limit-store.js";
+import { PgScheduleStore } from "./pg-schedule-store.js";
 import { PgHostTaskStore } from "./pg-host-task-store.js";
 import { pgMigrate } from "./pg-migrations.js";
 import { PgNotifier } from "./pg-notifier.js";
@@ -157,6 +158,7 @@ export class PostgresStore implements Store {
   readonly hostTasks: PgHostTaskStore;
   readonly directBlobs: PgBlobStore;
   readonly rateLimits: PgRateLimitStore;
+  readonly schedules: PgScheduleStore;
   readonly purge: PgPurgeStore;
   readonly notifier: PgNotifier;
   /** A database store has no data folder: the vault's key and the server's secret must be given. */
@@ -209,6 +211,7 @@ export class PostgresStore implements Store {
     this.hostTasks = new PgHostTaskStore(this.#access, notifier);
     this.directBlobs = new PgBlobStore(this.#access);
     this.rateLimits = new PgRateLimitStore(this.#access);
+    this.schedules = new PgScheduleStore(this.#access);
     this.purge = new PgPurgeStore(this.#access);
     handles.set(this, {
       write: this.#access.write,
