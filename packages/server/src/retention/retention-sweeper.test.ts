@@ -29,6 +29,9 @@ async function sweepThroughFault(store: Store, breakTable: Break): Promise<void>
     seen.push(`${kind}: ${line}`);
     lines.emit(kind, line);
   };
+  // The sweep's timer never holds a process open (a server's listener does): this test holds it
+  // open instead, else the loop may empty while a step waits for the sweep's next line.
+  const listener = setInterval(() => {}, 60_000);
   const sweeper = new RetentionSweeper({ engine: () => engine, outbox: webhookOutbox, retentionMs: 1, intervalMs: 5, info: say("info"), error: say("error") });
   try {
     const { id: toolset } = await engine.registerToolset({});
@@ -67,6 +70,7 @@ async function sweepThroughFault(store: Store, breakTable: Break): Promise<void>
   } finally {
     await sweeper.stop();
     await engine.close();
+    clearInterval(listener);
   }
 }
 
