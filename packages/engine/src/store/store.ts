@@ -12,7 +12,7 @@ import type { WebhookBindingStore } from "./webhook-binding-store.js";
 export type { CreateRunResult, NewRun, RecordedRunEvent, RunCaller, RunPatch, RunQuery, RunRecord, RunStore } from "./run-store.js";
 export type { NewSignal, SignalStore, StoredSignal } from "./signal-store.js";
 export type { LeaseStore, PendingRunRequest, RunRequest } from "./lease-store.js";
-export type { ToolsetStore } from "./toolset-store.js";
+export type { ToolsetOwner, ToolsetStore } from "./toolset-store.js";
 export type { WebhookBinding, WebhookBindingStore } from "./webhook-binding-store.js";
 export { StoreConflictError } from "./store-conflict-error.js";
 export { isLeaseLost, LeaseLostError } from "./lease-lost-error.js";

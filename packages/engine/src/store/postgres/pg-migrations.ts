@@ -233,6 +233,20 @@ export const pgMigrations: readonly Migration[] = [
         WHERE last_fault = 'the process executing it stopped without shutting down (it crashed or was killed)';
     `,
   },
+  {
+    version: 7,
+    name: "toolset owners",
+    sql: `
+      -- The scopes a toolset belongs to (store/toolset-store.ts): one row per scope, its namespace
+      -- and labels as one canonical JSON text (toolset-owner-text.ts). A toolset without rows (one
+      -- registered before this migration) has no owner: every caller sees it, as before. (SQLite's migration 23.)
+      CREATE TABLE toolset_owners (
+        toolset_id text NOT NULL,
+        owner      text NOT NULL,
+        PRIMARY KEY (toolset_id, owner)
+      );
+    `,
+  },
 ];
 
 /** The engine's history table, in the store's schema. */
