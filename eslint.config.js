@@ -71,7 +71,7 @@ const ENTRY_POINTS = PACKAGES.flatMap((dir) => {
  * Per package: its product code imports only its `dependencies` (types included: a type import
  * lands in the published `.d.ts`), while its test code (what its product tsconfig.json excludes:
  * tests, test-support/, its own test-only files) may import its and the repository's
- * devDependencies. So the server's product cannot come to need the SDK again, nor the engine's zod.
+ * devDependencies. So the engine's product cannot come to need zod, nor any product a test's tool.
  */
 const DEPENDENCIES = PACKAGES.map((dir) => {
   const { config } = ts.readConfigFile(join(dir, "tsconfig.json"), ts.sys.readFile);

@@ -12,6 +12,7 @@
  * - A run is created only from a script that type-checked against its toolset, with a toolset
  *   this engine can serve (`ToolsetCatalog.checkSources`).
  */
+import { purgeRuns, type PurgeOptions, type PurgeResult } from "./runs/purge-runs.js";
 import { join } from "node:path";
 import { decisionEvent, needsDecision } from "@tapedeck/protocol";
 import type { DecisionWait, JournalEntry, JsonValue, PinnedToolset, PinnedWorkflow, RunEnd } from "@tapedeck/protocol";
@@ -816,6 +817,16 @@ export class Engine {
 
   listRuns(query?: RunQuery): Promise<RunRecord[]> {
     return this.#store.listRuns(query);
+  }
+
+  /**
+   * Deletes the runs that ended before `options.before` (and the direct sessions unused since
+   * then) with everything kept of them, in bounded batches; a dry run counts. Never a run that
+   * has not ended, nor one whose workflow relative is alive (`store/purge-store.ts`).
+   */
+  purgeRuns(options: PurgeOptions): Promise<PurgeResult> {
+    this.#open();
+    return purgeRuns(this.#store.purge, options);
   }
 
   /** A page of a run's journal. */

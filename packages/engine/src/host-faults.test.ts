@@ -2,6 +2,8 @@ import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { Sandbox, SandboxFactory } from "./sandbox/sandbox.js";
+import { InProcessHostTools } from "./sources/in-process-host-tools.js";
+import type { ToolSource } from "./sources/tool-source.js";
 import { SqliteStore } from "./store/sqlite-store.js";
 import type { Store } from "./store/store.js";
 import { harnessToolset, ToolHarness } from "./test-support/tool-harness.js";
@@ -206,16 +208,84 @@ describe("host faults", () => {
       await store.close();
     }
   });
+
+  it("a run is not forgiven its crashes while its source is still asked whether it holds the call: a process that dies at that step is counted out", async () => {
+    const t = await testEngine();
+    const path = join(t.dataDir, "tapedeck.db");
+    const { id } = await t.engine.registerToolset(harnessToolset(["n.next"]));
+    await t.engine.close();
+    const first = new ToolHarness({ "n.next": (a: { i: number }) => a.i + 1 });
+    first.hold("n.next");
+    const engine = await t.reopen({ store: SqliteStore.open({ path, durability: "normal" }), hostTools: first.module() });
+    const started = await engine.start({ toolset: id, source: SCRIPT });
+    if (started.kind !== "started") throw new Error("refused");
+    await first.heldCount(1);
+    await engine.close();
+    const crash = async () => {
+      const store = SqliteStore.open({ path, durability: "normal" });
+      assert.notEqual(await store.claimRun(started.runId, "elsewhere/1/dead", Date.now() - 1, Date.now()), undefined);
+      await store.close();
+    };
+    await crash();
+    for (let life = 1; life <= 3; life++) {
+      // The source is asked whether it still holds the attempt, and the process dies before it answers.
+      const asked = askedAndNeverAnswered(new ToolHarness({ "n.next": (a: { i: number }) => a.i + 1 }));
+      const watched = forgivingWatched(SqliteStore.open({ path, durability: "normal" }));
+      const next = await t.reopen({ store: watched.store, sources: { host: asked.source } });
+      try {
+        const [resumed] = await next.resume(started.runId);
+        if (life === 3) {
+          const end = await resumed!.end;
+          assert.equal(end.status, "failed");
+          if (end.status === "failed") assert.match(end.error.message, /^Executing this run made Tapedeck fail 3 times in a row/);
+          assert.equal(asked.count(), 0, "failed before its script ran again");
+          break;
+        }
+        await asked.question;
+        // The execution went idle after its replay in the same turn as the question: had it
+        // forgiven the crashes then, `forgiveCrashes` would have been invoked by now.
+        await new Promise((resolve) => setImmediate(resolve));
+        assert.equal(watched.invoked(), false, "not forgiven while the source has not answered");
+      } finally {
+        await next.close();
+      }
+      await crash();
+      const looking = await t.reopen({ store: SqliteStore.open({ path, durability: "normal" }) });
+      assert.equal((await looking.getRun(started.runId)).hostFaults?.crashes, life, "each death counted (at the claim that follows it), none forgiven");
+      await looking.close();
+    }
+    await t.cleanup();
+  });
 });
 
+/** A host source over `tools` whose `resumes` question never answers; `question` resolves once it was asked. */
+function askedAndNeverAnswered(tools: ToolHarness): { source: ToolSource; question: Promise<void>; count: () => number } {
+  const inner = new InProcessHostTools(tools.module());
+  let asked = 0;
+  let resolve!: () => void;
+  const question = new Promise<void>((r) => (resolve = r));
+  const source: ToolSource = {
+    check: (pinned) => inner.check(pinned),
+    call: (call) => inner.call(call),
+    resumes: () => {
+      asked++;
+      resolve();
+      return new Promise<boolean>(() => {});
+    },
+  };
+  return { source, question, count: () => asked };
+}
+
 /** A store that says when a `forgiveCrashes` committed. */
-function forgivingWatched(store: Store): { store: Store; forgiven: Promise<void> } {
+function forgivingWatched(store: Store): { store: Store; forgiven: Promise<void>; invoked: () => boolean } {
+  let invoked = false;
   let resolve!: () => void;
   const forgiven = new Promise<void>((r) => (resolve = r));
   const watched = new Proxy(store, {
     get(target, key, receiver) {
       if (key === "forgiveCrashes")
         return async (...args: Parameters<Store["forgiveCrashes"]>) => {
+          invoked = true;
           await target.forgiveCrashes(...args);
           resolve();
         };
@@ -223,7 +293,7 @@ function forgivingWatched(store: Store): { store: Store; forgiven: Promise<void>
       return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
     },
   });
-  return { store: watched, forgiven };
+  return { store: watched, forgiven, invoked: () => invoked };
 }
 
 /** `promise`, or a failure naming what did not happen within 20 s. */

@@ -28,6 +28,8 @@ export type { CassetteDocument, TestReport } from "./testing/test-script.js";
 export type { TestCall } from "@tapedeck/protocol";
 export { REPLAY_VERSION } from "./runs/history.js";
 export type { VerifyResult } from "./runs/verify-replay.js";
+export { PURGE_BATCH_SIZE } from "./runs/purge-runs.js";
+export type { PurgeOptions, PurgeResult } from "./runs/purge-runs.js";
 export type { Clock, VirtualTime } from "./clock.js";
 export { systemClock, VirtualClock } from "./clock.js";
 export type { CheckResult, Diagnostic } from "./script/diagnostic.js";
@@ -41,6 +43,7 @@ export type { HostToolContext, HostToolFunction, HostToolModule } from "./source
 export { InProcessHostTools } from "./sources/in-process-host-tools.js";
 export type { QueueWatcher, ResumedCall, StagedAttempt, StagedCallRequest, ToolCallRequest, ToolOutcome, ToolSource } from "./sources/tool-source.js";
 export type {
+  ChangedRun,
   CreateRunResult,
   Durability,
   LeaseStore,
@@ -60,8 +63,12 @@ export type {
   ToolsetStore,
   WebhookBinding,
   WebhookBindingStore,
+  PurgeCounts,
+  PurgeSelection,
+  PurgeStore,
 } from "./store/store.js";
 export { runRequestsTopic } from "./store/lease-store.js";
+export { RUN_CHANGES_TOPIC, runJournalTopic } from "./store/run-topics.js";
 export type { Notifier } from "./store/notifier.js";
 export { LOCAL_POLL_MS, LocalNotifier } from "./store/local-notifier.js";
 export type {

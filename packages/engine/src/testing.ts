@@ -22,6 +22,7 @@ export { describeLeaseStoreContract } from "./store/contracts/lease-store-contra
 export { describeToolsetStoreContract } from "./store/contracts/toolset-store-contract.js";
 export { describeWebhookBindingStoreContract } from "./store/contracts/webhook-binding-store-contract.js";
 export { describeCredentialStoreContract } from "./store/contracts/credential-store-contract.js";
+export { describePurgeStoreContract } from "./store/contracts/purge-store-contract.js";
 export { describeHostTaskStoreContract } from "./store/contracts/host-task-store-contract.js";
 export { describeNotifierContract } from "./store/contracts/notifier-contract.js";
 export {

@@ -213,6 +213,17 @@ export class CallIntake {
     return this.#open <= this.waits.size && !this.waits.reading;
   }
 
+  /**
+   * Whether nothing but answers from outside moves the run: every open call is a wait or has been
+   * handed to its source (dispatched: with the source, or queued for its slot), and no read that
+   * may end a wait is in flight. Not while a source is asked whether it still holds an attempt, an
+   * attempt's entry is being written, or a kept signal is read: the engine's own next step is then
+   * still to come (`host-faults.ts`: the crashes of a run are forgiven only from here).
+   */
+  get awaitsOnlyAnswers(): boolean {
+    return !this.waits.reading && this.#open <= this.waits.size + this.#dispatcher.inFlight;
+  }
+
   /** A fork: its calls may take the parent's results instead of being sent. */
   reuseFrom(pool: ReusePool): void {
     this.#reuse = pool;
@@ -551,6 +562,9 @@ export class CallIntake {
       })
       .then((dispatched) => ("parked" in dispatched ? this.#park(seq, tool, args, dispatched.parked) : this.#conclude(seq, dispatched)))
       .catch((error: unknown) => this.host.fault(error));
+    // Handed to its source, maybe after the run went idle (a source asked first whether it still
+    // held the attempt): the execution looks again at whether only answers are awaited now.
+    this.host.changed();
   }
 
   /** Whether this process cannot send calls of `tool` (see the invariants): the call is then left open, unsent. */

@@ -19,7 +19,7 @@ export interface RecordedCall {
   readonly args: JsonValue;
   /** `call.scheduled` calls were sent; `call.rejected` ones never left the engine. */
   readonly rejected: boolean;
-  /** Attempts made so far: 1 + the `call.attempt` entries. */
+  /** Attempts made so far: 1 + the `call.attempt` entries (since the last approval, which sends it again from 1). */
   readonly attempts: number;
   /** Of them, those made because the engine stopped while the one before was in flight (`ENGINE_STOPPED`). */
   readonly stops: number;
@@ -127,6 +127,12 @@ export function readHistory(runId: string, entries: readonly JournalEntry[]): Hi
           if (call.decision && !call.parked) throw new JournalCorruptError(runId, `entry ${index} decides call #${entry.seq} a second time`);
           call.decision = { decision: entry.decision, ...(entry.reason === undefined ? {} : { reason: entry.reason }) };
           if (entry.decision === "approved" && call.parked?.reason === "tool.schema_changed") call.schemaChangeApproved = true;
+          // An approved call is sent again from attempt 1 (`CallIntake.decide`), so the attempts,
+          // and the engine's stops among them, count afresh from here, as the live engine counts them.
+          if (entry.decision === "approved") {
+            call.attempts = 1;
+            call.stops = 0;
+          }
           delete call.parked;
         }
         break;

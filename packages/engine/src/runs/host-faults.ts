@@ -22,10 +22,10 @@ import { runError } from "./run-error.js";
  *   its replay or its next step never gets there and is counted out. What this does not count
  *   out: a call whose answer kills the process (not merely throws) before its outcome commits;
  *   each such crash costs one call round trip, and a `retry` call is sent again with its key.
- *   Also not yet counted out (found in review, to fix): "only waits for answers" is read as "the
- *   intake has open work that is not a wait", which is true too while a kept signal is being read
- *   or a source is asked whether it still holds an attempt; a run whose next step after that
- *   kills the process is forgiven at each restart;
+ *   "Only waits for answers" (`CallIntake.awaitsOnlyAnswers`) means every open call is a wait or
+ *   has been handed to its source; not while a source is asked whether it still holds an attempt,
+ *   an attempt's entry is written or a kept signal is read, so a run whose next step after one of
+ *   those kills the process is counted out like any other;
  * - an execution that begins with `MAX_HOST_FAULTS` counted fails the run at once, before any
  *   of its script runs, with `hostFaultError`: the fault cannot repeat at the next start.
  */

@@ -491,7 +491,7 @@ export class RunExecutor {
     }
     // Calls are in flight (or about to be), a kept signal is being read, or a write may add work.
     if (!this.intake.onlyWaits || this.journal.writing) {
-      if (!this.journal.writing) this.forgiveCrashes();
+      if (!this.journal.writing && this.intake.awaitsOnlyAnswers) this.forgiveCrashes();
       return;
     }
     const virtual = this.deps.clock.virtual;
@@ -517,8 +517,8 @@ export class RunExecutor {
   }
 
   /**
-   * The run got back to where it only waits for answers from outside (its replay done, its calls
-   * sent again or still with their workers) without faulting: the processes that died under it
+   * The run got back to where it only waits for answers from outside (its replay done, every open
+   * call a wait or handed to its source: sent again or still with its worker) without faulting: the processes that died under it
    * meanwhile are forgiven (`host-faults.ts`), once per execution.
    */
   private forgiveCrashes(): void {

@@ -394,6 +394,30 @@ export const migrations: readonly Migration[] = [
         owner      TEXT NOT NULL,
         PRIMARY KEY (toolset_id, owner)
       ) WITHOUT ROWID;
+      `,
+  },
+  {
+    version: 25,
+    name: "purge by end time",
+    sql: `
+      -- What a purge (retention's sweep, runs purge --before) reads, oldest first, stopping at its
+      -- batch's size: the ended runs by when they ended (an ended run's updated_at is its end, it
+      -- is never written again), and the direct sessions by when they were last used (store/purge-sql.ts).
+      CREATE INDEX runs_ended ON runs (updated_at) WHERE status IN ('completed', 'failed', 'cancelled');
+      CREATE INDEX runs_sessions ON runs (updated_at) WHERE substr(id, 1, 4) = 'ses_';
+      `,
+  },
+  {
+    version: 26,
+    name: "run change order",
+    sql: `
+      -- The order in which runs were created or changed (createRun, an append with a patch): each
+      -- such write gives the run the next number, max + 1, in its commit. SQLite has one writer at
+      -- a time, so the numbers become durable in their order, and a reader that saw up to N never
+      -- misses a later commit with a smaller one: what GET /v1/events resumes from
+      -- (docs/design/events.md). NULL: not changed since this migration.
+      ALTER TABLE runs ADD COLUMN change_no INTEGER;
+      CREATE INDEX runs_by_change ON runs (change_no) WHERE change_no IS NOT NULL;
     `,
   },
 ];

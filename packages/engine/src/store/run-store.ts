@@ -44,6 +44,25 @@ export interface RunStore {
    * `docs/design/store.md`): the engine only writes them.
    */
   recordedEvents(limit: number): Promise<RecordedRunEvent[]>;
+
+  /**
+   * Runs created or changed (by `createRun`, or an `append` with a patch) after the change
+   * `after` names, in the order those writes became durable, each at its state now, at most
+   * `limit`, with the cursor to read on from. A run changed again later comes again later; one
+   * changed twice before a read comes once. No write is passed over: a commit not durable yet
+   * cannot land before a cursor given out (the order is the durable one, on every node).
+   * Undefined when `after` is not a cursor of this store (one it gave out, or `changesCursor`).
+   */
+  changedRuns(after: string, limit: number): Promise<ChangedRun[] | undefined>;
+
+  /** The cursor of now: `changedRuns` after it gives only the changes durable from now on (and perhaps a few just before). */
+  changesCursor(): Promise<string>;
+}
+
+/** A run `changedRuns` gives, with the cursor of its change (opaque; resume after it). */
+export interface ChangedRun {
+  readonly cursor: string;
+  readonly run: RunRecord;
 }
 
 /** What a run is made of when it starts. */

@@ -28,14 +28,17 @@ import type { SqliteAccess, SqliteHandle } from "./sqlite-handle.js";
 import { SqliteRateLimitStore } from "./sqlite-rate-limit-store.js";
 import { SqliteHostTaskStore } from "./sqlite-host-task-store.js";
 import { SqliteBlobStore } from "./sqlite-blob-store.js";
+import { SqlitePurgeStore } from "./sqlite-purge-store.js";
 import { StoreConflictError } from "./store.js";
 import { ownerFromText, ownerText } from "./toolset-owner-text.js";
 import type { ToolsetOwner } from "./toolset-store.js";
+import { RUN_CHANGES_TOPIC, runJournalTopic } from "./run-topics.js";
 import type {
   CreateRunResult,
   Durability,
   NewRun,
   NewSignal,
+  ChangedRun,
   RecordedRunEvent,
   RunPatch,
   RunQuery,
@@ -82,6 +85,9 @@ const synchronousPragma = { full: "FULL", normal: "NORMAL", off: "OFF" } as cons
 /** A run's row with its owner's lease (`RunRow.lease_until`): every read of runs. */
 const SELECT_RUNS = "SELECT runs.*, node_leases.lease_until FROM runs LEFT JOIN node_leases ON node_leases.holder = runs.owner";
 
+/** The number a write that creates or changes a run gives it (migration 26): the writer is alone, so max + 1 is durable in order. */
+const NEXT_CHANGE = "(SELECT coalesce(max(change_no), 0) + 1 FROM runs)";
+
 /** The lease of a run's owner, in a statement on `runs`: an owner without a lease row counts as given up. */
 const OWNER_LEASE = "coalesce((SELECT lease_until FROM node_leases WHERE holder = runs.owner), 0)";
 
@@ -123,6 +129,7 @@ export class SqliteStore implements Store {
   readonly credentials: SqliteCredentialStore;
   readonly hostTasks: SqliteHostTaskStore;
   readonly rateLimits: SqliteRateLimitStore;
+  readonly purge: SqlitePurgeStore;
   readonly notifier: LocalNotifier;
   readonly dataFolder: string | undefined;
 
@@ -169,6 +176,7 @@ export class SqliteStore implements Store {
     this.credentials = new SqliteCredentialStore(db, access);
     this.directBlobs = new SqliteBlobStore(db, access);
     this.hostTasks = new SqliteHostTaskStore(db, access, this.notifier);
+    this.purge = new SqlitePurgeStore(db, access);
     // Its own IMMEDIATE transactions, outside group commits: a place is taken (durably) before the call goes on.
     this.rateLimits = new SqliteRateLimitStore(db);
     const deleteEvent = db.prepare<[number]>("DELETE FROM run_events WHERE id = ?");
@@ -190,9 +198,9 @@ export class SqliteStore implements Store {
       getShapes: db.prepare<[string], { tool: string; shape: string }>("SELECT tool, shape FROM observed_shapes WHERE toolset_id = ?"),
       insertRun: db.prepare<[RunRow]>(
         `INSERT INTO runs (id, toolset_id, status, source, js, source_map, input, output, error, labels,
-           namespace, parent_id, created_at, updated_at, journal_length, idempotency_key, expires_at, caller_run_id, caller_seq)
+           namespace, parent_id, created_at, updated_at, journal_length, idempotency_key, expires_at, caller_run_id, caller_seq, change_no)
          VALUES (@id, @toolset_id, @status, @source, @js, @source_map, @input, @output, @error, @labels,
-           @namespace, @parent_id, @created_at, @updated_at, @journal_length, @idempotency_key, @expires_at, @caller_run_id, @caller_seq)
+           @namespace, @parent_id, @created_at, @updated_at, @journal_length, @idempotency_key, @expires_at, @caller_run_id, @caller_seq, ${NEXT_CHANGE})
          ON CONFLICT DO NOTHING`,
       ),
       getRun: db.prepare<[string], RunRow>(`${SELECT_RUNS} WHERE id = ?`),
@@ -219,7 +227,8 @@ export class SqliteStore implements Store {
            host_crashes = CASE WHEN @clear_faults THEN 0 ELSE host_crashes END,
            last_fault = CASE WHEN @clear_faults THEN NULL ELSE last_fault END,
            owner = CASE WHEN @status IN ('completed', 'failed', 'cancelled') THEN NULL ELSE owner END,
-           released_at = CASE WHEN @status IN ('completed', 'failed', 'cancelled') THEN NULL ELSE released_at END
+           released_at = CASE WHEN @status IN ('completed', 'failed', 'cancelled') THEN NULL ELSE released_at END,
+           change_no = ${NEXT_CHANGE}
          WHERE id = @id`,
       ),
       // A child's end wakes its caller: brought forward, never pushed back; only while it is parked.
@@ -292,6 +301,10 @@ export class SqliteStore implements Store {
         "SELECT run_id, name, created_at FROM webhooks WHERE token_hash = ?",
       ),
       recordedEvents: db.prepare<[number], { id: number; event: string; at: number }>("SELECT id, event, at FROM run_events ORDER BY id LIMIT ?"),
+      changedRuns: db.prepare<[number, number], RunRow & { change_no: number }>(
+        `${SELECT_RUNS} WHERE change_no IS NOT NULL AND change_no > ? ORDER BY change_no LIMIT ?`,
+      ),
+      lastChange: db.prepare<[], { n: number }>("SELECT coalesce(max(change_no), 0) AS n FROM runs"),
       // LIMIT -1 is SQLite for "no limit".
       readJournal: db.prepare<[string, number, number], EntryRow>("SELECT idx, at, kind, body FROM journal WHERE run_id = ? AND idx >= ? ORDER BY idx LIMIT ?"),
     };
@@ -341,7 +354,16 @@ export class SqliteStore implements Store {
         return;
       }
       for (const entry of entries) this.#insertEntry(run.id, entry);
-    }).then(() => result);
+    }).then(() => {
+      if (result.kind === "created") this.#published(run.id, true);
+      return result;
+    });
+  }
+
+  /** Tells the event streams a run changed, once the write is durable (`run-topics.ts`). */
+  #published(runId: string, changed: boolean): void {
+    this.notifier.publish(runJournalTopic(runId));
+    if (changed) this.notifier.publish(RUN_CHANGES_TOPIC);
   }
 
   getRun(id: string): Promise<RunRecord | undefined> {
@@ -416,8 +438,9 @@ export class SqliteStore implements Store {
         clear_faults: patch?.clearHostFaults === true ? 1 : 0,
       });
     });
+    const told = written.then(() => this.#published(runId, patch !== undefined));
     // Polls waiting for work hear of the tasks queued (not claimed already) once they are durable.
-    return patch?.hostTasks?.some((task) => task.claim === undefined) === true ? written.then(() => this.hostTasks.queued()) : written;
+    return patch?.hostTasks?.some((task) => task.claim === undefined) === true ? told.then(() => this.hostTasks.queued()) : told;
   }
 
   nextWakeAt(options: { readonly after?: number; readonly owner?: string } = {}): Promise<number | undefined> {
@@ -535,6 +558,15 @@ export class SqliteStore implements Store {
       const row = this.#sql.getWebhook.get(tokenHash);
       return row === undefined ? undefined : { tokenHash, runId: row.run_id, name: row.name, createdAt: row.created_at };
     });
+  }
+
+  changedRuns(after: string, limit: number): Promise<ChangedRun[] | undefined> {
+    if (!/^\d{1,15}$/.test(after)) return Promise.resolve(undefined);
+    return this.#read(() => this.#sql.changedRuns.all(Number(after), limit).map((row) => ({ cursor: String(row.change_no), run: runFromRow(row) })));
+  }
+
+  changesCursor(): Promise<string> {
+    return this.#read(() => String(this.#sql.lastChange.get()?.n ?? 0));
   }
 
   recordedEvents(limit: number): Promise<RecordedRunEvent[]> {

@@ -3,14 +3,16 @@ import type { CredentialStore } from "./credential-store.js";
 import type { HostTaskStore } from "./host-task-store.js";
 import type { LeaseStore } from "./lease-store.js";
 import type { Notifier } from "./notifier.js";
+import type { PurgeStore } from "./purge-store.js";
 import type { RateLimitStore } from "./rate-limit-store.js";
 import type { RunStore } from "./run-store.js";
 import type { SignalStore } from "./signal-store.js";
 import type { ToolsetStore } from "./toolset-store.js";
 import type { WebhookBindingStore } from "./webhook-binding-store.js";
 
-export type { CreateRunResult, NewRun, RecordedRunEvent, RunCaller, RunPatch, RunQuery, RunRecord, RunStore } from "./run-store.js";
+export type { ChangedRun, CreateRunResult, NewRun, RecordedRunEvent, RunCaller, RunPatch, RunQuery, RunRecord, RunStore } from "./run-store.js";
 export type { NewSignal, SignalStore, StoredSignal } from "./signal-store.js";
+export type { PurgeCounts, PurgeSelection, PurgeStore } from "./purge-store.js";
 export type { LeaseStore, PendingRunRequest, RunRequest } from "./lease-store.js";
 export type { ToolsetOwner, ToolsetStore } from "./toolset-store.js";
 export type { WebhookBinding, WebhookBindingStore } from "./webhook-binding-store.js";
@@ -38,6 +40,8 @@ export interface Store extends RunStore, SignalStore, LeaseStore, ToolsetStore, 
   readonly credentials: CredentialStore;
   /** Host tool calls waiting for workers, held by them or answered (see `host-task-store.ts`). */
   readonly hostTasks: HostTaskStore;
+  /** Deletes ended runs and idle direct sessions whole, in bounded batches (see `purge-store.ts`). */
+  readonly purge: PurgeStore;
   /** Wake-ups between the processes sharing this store (see `notifier.ts`). */
   readonly notifier: Notifier;
   /**

@@ -46,6 +46,8 @@ export type { SavedTool, SaveToolRequest, ToolTestCase, ToolTestResult } from ".
 export { checkRequest, checkResult, testReport, testRequest } from "./scripts.js";
 export type { CheckRequest, CheckResult, TestCall, TestReport, TestRequest } from "./scripts.js";
 export { getRunQuery, runListQuery, run, runIdParams, runList, runStatus } from "./runs.js";
+export { eventsQuery, runEventsQuery } from "./events.js";
+export type { ChangeStreamEvent, EventsLost, EventsQuery, RunEventsQuery, RunStreamEvent } from "./events.js";
 export type { GetRunQuery, RunListQuery, Run, RunIdParams, RunList } from "./runs.js";
 export { forkRunRequest, startedRun, startRunRequest, ttl } from "./run-starts.js";
 export type { ForkRunRequest, StartedRun, StartRunRequest } from "./run-starts.js";
@@ -170,3 +172,5 @@ export type {
   ToolCallAnswer,
   ToolCallRequest,
 } from "./sessions.js";
+export { purgedRuns, purgeRunsRequest } from "./retention.js";
+export type { PurgedRuns, PurgeRunsRequest } from "./retention.js";

@@ -34,8 +34,9 @@ export const COMMANDS: ReadonlyMap<string, CommandEntry> = new Map([
   [
     "runs",
     {
-      usage: "tapedeck runs [--status <status>] [--limit <n>] [--data <dir>]",
-      summary: "Lists runs, newest first (a waiting run with what it waits for).",
+      usage:
+        "tapedeck runs [--status <status>] [--limit <n>] [--data <dir>]\n  tapedeck runs purge --before <ISO time | duration ago> [--dry-run] [--data <dir>]",
+      summary: "Lists runs, newest first (a waiting run with what it waits for); purge deletes the runs ended before a time (a dry run counts them).",
       load: async () => (await import("./commands/runs.js")).runsCommand,
     },
   ],
@@ -142,6 +143,15 @@ export const COMMANDS: ReadonlyMap<string, CommandEntry> = new Map([
         "tapedeck serve [--port 7700] [--host 127.0.0.1] [--host-module <tools.ts>] [--public-url <url>] [--log-level info] [--log-format json|pretty] [--data <dir>] [--store <dir or postgres://… URL>] [--signing-secret-file <file>] [--lease-ms 30000] [--user-tool-ceilings deadlineMs=60000,memoryBytes=67108864,…]",
       summary: "Runs the HTTP server until SIGINT or SIGTERM. Creates the data folder if needed.",
       load: async () => (await import("./commands/serve.js")).serveCommand,
+    },
+  ],
+  [
+    "mcp",
+    {
+      usage: "tapedeck mcp --toolset <file|id> [--mode code] [--namespace <ns>] [--labels k=v,…] [--data <dir>] [--store <dir or postgres://… URL>]",
+      summary:
+        "Serves the agent tools (run_script, get_run, …) as an MCP server on stdio, runs executing in this process; stdout carries only JSON-RPC. Creates the data folder if needed.",
+      load: async () => (await import("./commands/mcp.js")).mcpCommand,
     },
   ],
   [

@@ -1,7 +1,7 @@
 import type { HostToolContext, HostToolModule } from "@tapedeck/engine";
-import { ToolError, type EmbeddedModule, type WorkerTools } from "@tapedeck/protocol";
+import { ToolError, type EmbeddedConnection, type EmbeddedModule, type WorkerTools } from "@tapedeck/protocol";
 import { InProcessChannel } from "../http/in-process-channel.js";
-import { resolveServeOptions } from "../runtime/serve-options.js";
+import { resolveServeOptions, type ServeOptions } from "../runtime/serve-options.js";
 import { openServerCore } from "../runtime/server-core.js";
 import { inProcessFetch } from "./in-process-fetch.js";
 
@@ -19,16 +19,23 @@ const EMBEDDED_URL = "http://tapedeck.embedded";
  * One process should open a data folder at a time (a `tapedeck serve` on the same folder would
  * execute the same runs).
  */
-export const openEmbedded: EmbeddedModule["openEmbedded"] = async (options) => {
-  const channel = new InProcessChannel();
-  const resolved = resolveServeOptions({
+export const openEmbedded: EmbeddedModule["openEmbedded"] = (options) =>
+  openInProcess({
     ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
     ...(options.durability === undefined ? {} : { durability: options.durability }),
     ...(options.hostTools === undefined ? {} : { hostTools: inProcessTools(options.hostTools) }),
     // Inside an application: only what needs its attention (faults, failed webhook attempts, lost workers), not a line per call.
     logLevel: "warn",
   });
-  const core = await openServerCore(resolved, { adminKey: false, inProcess: channel });
+
+/**
+ * The server's core without a socket, on any store `ServeOptions` names (a data folder or a store
+ * URL), and a connection into its routes as an unlimited key: what `openEmbedded` answers the
+ * SDK, and what `tapedeck mcp` builds its client over. No admin key is made.
+ */
+export async function openInProcess(options: ServeOptions): Promise<EmbeddedConnection> {
+  const channel = new InProcessChannel();
+  const core = await openServerCore(resolveServeOptions(options), { adminKey: false, inProcess: channel });
   try {
     await core.app.ready();
     await core.open(EMBEDDED_URL);
@@ -37,7 +44,7 @@ export const openEmbedded: EmbeddedModule["openEmbedded"] = async (options) => {
     throw error;
   }
   return { baseUrl: EMBEDDED_URL, apiKey: channel.key, fetch: inProcessFetch(core.app, channel), close: () => core.close() };
-};
+}
 
 /**
  * The SDK's tool functions as the engine's: the context gains `tool` and an awaitable

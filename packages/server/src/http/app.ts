@@ -10,11 +10,13 @@ import { BODY_LIMIT_BYTES, DRAIN_LIMIT_BYTES } from "./limits.js";
 import { approvalRoutes } from "./routes/approvals.js";
 import { checkRoutes } from "./routes/check.js";
 import { credentialRoutes } from "./routes/credentials.js";
+import { eventRoutes } from "./routes/events.js";
 import { healthRoutes } from "./routes/health.js";
 import { hookRoutes } from "./routes/hooks.js";
 import { runActionRoutes } from "./routes/run-actions.js";
 import { runPieceRoutes } from "./routes/run-pieces.js";
 import { runRoutes } from "./routes/runs.js";
+import { retentionRoutes } from "./routes/retention.js";
 import { sessionRoutes } from "./routes/sessions.js";
 import { taskRoutes } from "./routes/tasks.js";
 import { testRoutes } from "./routes/test.js";
@@ -112,12 +114,14 @@ export async function buildApp(context: ServerContext, logger: ServerLogger): Pr
       runRoutes(v1, context);
       runPieceRoutes(v1, context);
       runActionRoutes(v1, context);
+      eventRoutes(v1, context);
       approvalRoutes(v1, context);
       tokenRoutes(v1, context);
       taskRoutes(v1, context);
       webhookRoutes(v1, context);
       credentialRoutes(v1, context);
       sessionRoutes(v1, context);
+      retentionRoutes(v1, context);
       done();
     },
     { prefix: "/v1" },

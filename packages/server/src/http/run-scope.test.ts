@@ -87,6 +87,7 @@ const ROUTES: Readonly<Record<string, (id: string) => Request>> = {
   "GET /v1/runs/{id}/journal": (id) => ({ method: "GET", path: `/v1/runs/${id}/journal` }),
   "GET /v1/runs/{id}/output": (id) => ({ method: "GET", path: `/v1/runs/${id}/output` }),
   "GET /v1/runs/{id}/journal/{index}": (id) => ({ method: "GET", path: `/v1/runs/${id}/journal/0` }),
+  "GET /v1/runs/{id}/events": (id) => ({ method: "GET", path: `/v1/runs/${id}/events` }),
   "POST /v1/runs/{id}/cancel": (id) => ({ method: "POST", path: `/v1/runs/${id}/cancel`, body: { reason: "intruder" } }),
   "POST /v1/runs/{id}/signal": (id) => ({ method: "POST", path: `/v1/runs/${id}/signal`, body: { name: "go", payload: "intruder" } }),
   "POST /v1/runs/{id}/fork": (id) => ({ method: "POST", path: `/v1/runs/${id}/fork`, body: { source: "export default async () => 1;" } }),

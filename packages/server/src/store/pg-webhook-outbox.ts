@@ -91,6 +91,25 @@ export class PgWebhookOutbox implements WebhookOutboxStore {
     });
   }
 
+  purgeDeliveries(before: number, limit: number): Promise<number> {
+    return this.#handle.write(
+      async (tx) =>
+        (
+          await tx.query(
+            "DELETE FROM webhook_deliveries WHERE ord IN (SELECT ord FROM webhook_deliveries WHERE status <> 'pending' AND updated_at < $1 LIMIT $2 FOR UPDATE SKIP LOCKED)",
+            [before, limit],
+          )
+        ).rowCount ?? 0,
+    );
+  }
+
+  async countPurgeableDeliveries(before: number): Promise<number> {
+    const [row] = await this.#handle.read<{ n: string }>("SELECT count(*) AS n FROM webhook_deliveries WHERE status <> 'pending' AND updated_at < $1", [
+      before,
+    ]);
+    return Number(row?.n ?? 0);
+  }
+
   async listDeliveries(endpointId: string, options: { readonly limit: number; readonly before?: string }): Promise<WebhookDeliveryRecord[]> {
     const rows =
       options.before === undefined

@@ -59,7 +59,24 @@ export class SqliteWebhookOutbox implements WebhookOutboxStore {
       listBefore: db.prepare<[string, string, number], DeliveryRow>(
         "SELECT * FROM webhook_deliveries WHERE endpoint_id = ? AND rowid < (SELECT rowid FROM webhook_deliveries WHERE id = ?) ORDER BY rowid DESC LIMIT ?",
       ),
+      purge: db.prepare<[number, number]>(
+        "DELETE FROM webhook_deliveries WHERE rowid IN (SELECT rowid FROM webhook_deliveries WHERE status <> 'pending' AND updated_at < ? LIMIT ?)",
+      ),
+      countPurgeable: db.prepare<[number], { n: number }>("SELECT count(*) AS n FROM webhook_deliveries WHERE status <> 'pending' AND updated_at < ?"),
     };
+  }
+
+  purgeDeliveries(before: number, limit: number): Promise<number> {
+    let deleted = 0;
+    return this.#access
+      .write(() => {
+        deleted = this.#sql.purge.run(before, limit).changes;
+      })
+      .then(() => deleted);
+  }
+
+  countPurgeableDeliveries(before: number): Promise<number> {
+    return this.#access.read(() => this.#sql.countPurgeable.get(before)?.n ?? 0);
   }
 
   putEndpoint(endpoint: WebhookEndpointRecord): Promise<void> {

@@ -147,6 +147,24 @@ export function describeWebhookOutboxContract(name: string, open: ServerStoreFac
       assert.deepEqual(await outbox.listDeliveries("wh_a", { limit: 10 }), []);
     });
 
+    test("a purge deletes the deliveries done before the time, in batches; pending ones and those done since stay", async ({ server }) => {
+      const outbox = server.webhookOutbox;
+      await outbox.putEndpoint(endpoint("wh_a"));
+      await outbox.putDeliveries([delivery("d1", "wh_a", 1), delivery("d2", "wh_a", 2), delivery("d3", "wh_a", 3), delivery("d4", "wh_a", 4)]);
+      await outbox.recordAttempt("d1", { attempt: 1, at: 10, durationMs: 1, statusCode: 200 }, { status: "delivered" });
+      await outbox.recordAttempt("d2", { attempt: 1, at: 20, durationMs: 1, error: "HTTP 410" }, { status: "failed" });
+      await outbox.recordAttempt("d3", { attempt: 1, at: 30, durationMs: 1, error: "HTTP 500" }, { status: "pending", nextAttemptAt: 40 });
+      await outbox.recordAttempt("d4", { attempt: 1, at: 100, durationMs: 1, statusCode: 200 }, { status: "delivered" });
+      assert.equal(await outbox.countPurgeableDeliveries(50), 2);
+      assert.equal(await outbox.purgeDeliveries(50, 1), 1);
+      assert.equal(await outbox.purgeDeliveries(50, 1), 1);
+      assert.equal(await outbox.purgeDeliveries(50, 1), 0);
+      assert.deepEqual(
+        (await outbox.listDeliveries("wh_a", { limit: 10 })).map((d) => d.id),
+        ["d4", "d3"],
+      );
+    });
+
     test("pending deliveries are still due after the store is closed and opened again", async (opened) => {
       // A store that keeps nothing across opens has nothing to show here.
       if (!opened.reopen) return;

@@ -36,6 +36,14 @@ export interface WebhookOutboxStore {
   recordAttempt(deliveryId: string, attempt: WebhookAttemptRecord, next: DeliveryNext): Promise<void>;
   /** An endpoint's deliveries, newest first, at most `limit`; `before`: only those older than this delivery. */
   listDeliveries(endpointId: string, options: { readonly limit: number; readonly before?: string }): Promise<WebhookDeliveryRecord[]>;
+  /**
+   * Deletes at most `limit` deliveries no longer pending (delivered, or failed for good) whose
+   * last change was before `before`, in one commit (retention: `retention/purge-ended.ts`);
+   * resolves with how many. A pending delivery is never deleted here: it is still owed.
+   */
+  purgeDeliveries(before: number, limit: number): Promise<number>;
+  /** How many deliveries `purgeDeliveries(before, …)` would delete, all batches together (a dry run). */
+  countPurgeableDeliveries(before: number): Promise<number>;
 }
 
 /** Where the server sends events, and which. */

@@ -65,6 +65,41 @@ export function describeRunStoreContract(name: string, open: StoreFactory): void
         );
       });
 
+      test("changedRuns gives the runs created or changed after a cursor, in commit order, each once at its state now", async ({ store }) => {
+        await store.createRun(newRun("run_before"), [started(0)]);
+        const now = await store.changesCursor();
+        await store.createRun(newRun("run_ca"), [started(0)]);
+        await store.createRun(newRun("run_cb"), [started(0)]);
+        // A step without a patch changes no status: not a change of the run.
+        await store.append("run_cb", [started(1)]);
+        await store.append("run_ca", [], { updatedAt: 40, status: "completed" });
+        const changed = (await store.changedRuns(now, 10))!;
+        assert.deepEqual(
+          changed.map(({ run }) => [run.id, run.status]),
+          [
+            ["run_cb", "queued"],
+            ["run_ca", "completed"],
+          ],
+        );
+        // Page by page from each cursor: the same changes, none twice.
+        const first = (await store.changedRuns(now, 1))!;
+        assert.deepEqual(
+          first.map(({ run }) => run.id),
+          ["run_cb"],
+        );
+        assert.deepEqual(
+          (await store.changedRuns(first[0]!.cursor, 10))!.map(({ run }) => run.id),
+          ["run_ca"],
+        );
+        assert.deepEqual(await store.changedRuns(changed.at(-1)!.cursor, 10), []);
+        await store.append("run_cb", [], { updatedAt: 50, status: "waiting" });
+        assert.deepEqual(
+          (await store.changedRuns(changed.at(-1)!.cursor, 10))!.map(({ run }) => [run.id, run.status]),
+          [["run_cb", "waiting"]],
+        );
+        assert.equal(await store.changedRuns("not a cursor", 10), undefined);
+      });
+
       test("a createRun that fails part-way writes nothing", async ({ store }) => {
         await assert.rejects(store.createRun(newRun("run_half"), [started(0), unserializable(1)]));
         assert.equal(await store.getRun("run_half"), undefined);

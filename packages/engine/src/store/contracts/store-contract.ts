@@ -11,6 +11,7 @@ import { describeCredentialStoreContract } from "./credential-store-contract.js"
 import { describeHostTaskStoreContract } from "./host-task-store-contract.js";
 import { describeLeaseStoreContract } from "./lease-store-contract.js";
 import { describeNotifierContract } from "./notifier-contract.js";
+import { describePurgeStoreContract } from "./purge-store-contract.js";
 import { describeRunStoreContract } from "./run-store-contract.js";
 import { describeSignalStoreContract } from "./signal-store-contract.js";
 import { describeToolsetStoreContract } from "./toolset-store-contract.js";
@@ -25,4 +26,5 @@ export function describeStoreContract(name: string, open: StoreFactory): void {
   describeCredentialStoreContract(name, open);
   describeHostTaskStoreContract(name, open);
   describeNotifierContract(name, open);
+  describePurgeStoreContract(name, open);
 }

@@ -245,6 +245,30 @@ export const pgMigrations: readonly Migration[] = [
         owner      text NOT NULL,
         PRIMARY KEY (toolset_id, owner)
       );
+      `,
+  },
+  {
+    version: 9,
+    name: "purge by end time",
+    sql: `
+      -- What a purge reads, oldest first, stopping at its batch's size: ended runs by when they
+      -- ended, direct sessions by when they were last used (store/purge-sql.ts). (SQLite's migration 25.)
+      CREATE INDEX runs_ended ON runs (updated_at) WHERE status IN ('completed', 'failed', 'cancelled');
+      CREATE INDEX runs_sessions ON runs (updated_at) WHERE substr(id, 1, 4) = 'ses_';
+      `,
+  },
+  {
+    version: 10,
+    name: "run change order",
+    sql: `
+      -- The transaction that last created or changed the run (createRun, an append with a patch),
+      -- as pg_current_xact_id(). Transactions of several nodes commit in any order, so a
+      -- sequence would not do: a reader takes only rows of transactions older than every one
+      -- still in flight (pg_snapshot_xmin), whose set can no longer grow, ordered by
+      -- (changed_xid, id): what GET /v1/events resumes from (docs/design/events.md). (SQLite's
+      -- migration 26.) NULL: not changed since this migration.
+      ALTER TABLE runs ADD COLUMN changed_xid bigint;
+      CREATE INDEX runs_by_change ON runs (changed_xid, id) WHERE changed_xid IS NOT NULL;
     `,
   },
 ];

@@ -30,6 +30,7 @@ import type {
   Durability,
   NewRun,
   NewSignal,
+  ChangedRun,
   RecordedRunEvent,
   RunPatch,
   RunQuery,
@@ -42,6 +43,7 @@ import type {
 import { STORE_PROBE_TIMEOUT_MS } from "../store.js";
 import type { PgAccess, PgTransaction } from "./pg-access.js";
 import { PgBlobStore } from "./pg-blob-store.js";
+import { PgPurgeStore } from "./pg-purge-store.js";
 import { openPool } from "./pg-connection.js";
 import { parsePostgresUrl, redactedUrl, type PostgresLocation } from "./pg-location.js";
 import { PgCredentialStore } from "./pg-credential-store.js";
@@ -53,6 +55,7 @@ import { PgNotifier } from "./pg-notifier.js";
 import { readWithRetry } from "./pg-retry.js";
 import { ownerFromText, ownerText } from "../toolset-owner-text.js";
 import type { ToolsetOwner } from "../toolset-store.js";
+import { RUN_CHANGES_TOPIC, runJournalTopic } from "../run-topics.js";
 
 export interface PostgresStoreOptions {
   /** `on` (default: a commit is acknowledged once PostgreSQL flushed it) or not (`synchronous_commit = off` for this store's sessions). */
@@ -104,9 +107,15 @@ const RUNS = "runs LEFT JOIN node_leases l ON l.holder = runs.owner";
 /** The lease of a run's owner, in a statement on `runs`: an owner without a lease row counts as given up. */
 const OWNER_LEASE = "coalesce((SELECT lease_until FROM node_leases WHERE holder = runs.owner), 0)";
 
+/** What a write that creates or changes a run records of it (migration 10): its transaction, which `changedRuns` orders by. */
+const CHANGED_XID = "pg_current_xact_id()::text::bigint";
+
+/** Transactions below this one have all ended: rows they wrote are as they will stay (`changedRuns` reads no further). */
+const SETTLED_XID = "pg_snapshot_xmin(pg_current_snapshot())::text::bigint";
+
 const INSERT_RUN = `INSERT INTO runs (id, toolset_id, status, source, js, source_map, input, output, error, labels,
-    namespace, parent_id, created_at, updated_at, journal_length, idempotency_key, expires_at, caller_run_id, caller_seq)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
+    namespace, parent_id, created_at, updated_at, journal_length, idempotency_key, expires_at, caller_run_id, caller_seq, changed_xid)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, ${CHANGED_XID})
   ON CONFLICT DO NOTHING`;
 
 // A patch field left out keeps the stored value (JSON `null` is the text 'null', not NULL). A run that ends loses its lease.
@@ -119,7 +128,8 @@ const UPDATE_RUN = `UPDATE runs SET status = coalesce($2::text, status), output 
     host_crashes = CASE WHEN $12::boolean THEN 0 ELSE host_crashes END,
     last_fault = CASE WHEN $12::boolean THEN NULL ELSE last_fault END,
     owner = CASE WHEN $2::text IN ('completed', 'failed', 'cancelled') THEN NULL ELSE owner END,
-    released_at = CASE WHEN $2::text IN ('completed', 'failed', 'cancelled') THEN NULL ELSE released_at END
+    released_at = CASE WHEN $2::text IN ('completed', 'failed', 'cancelled') THEN NULL ELSE released_at END,
+    changed_xid = ${CHANGED_XID}
   WHERE id = $1`;
 
 // A lease given up (0) stays given up: a renewal sent before the give-up cannot revive it.
@@ -149,6 +159,7 @@ export class PostgresStore implements Store {
   readonly hostTasks: PgHostTaskStore;
   readonly directBlobs: PgBlobStore;
   readonly rateLimits: PgRateLimitStore;
+  readonly purge: PgPurgeStore;
   readonly notifier: PgNotifier;
   /** A database store has no data folder: the vault's key and the server's secret must be given. */
   readonly dataFolder: undefined = undefined;
@@ -200,6 +211,7 @@ export class PostgresStore implements Store {
     this.hostTasks = new PgHostTaskStore(this.#access, notifier);
     this.directBlobs = new PgBlobStore(this.#access);
     this.rateLimits = new PgRateLimitStore(this.#access);
+    this.purge = new PgPurgeStore(this.#access);
     handles.set(this, {
       write: this.#access.write,
       read: (text, values) => this.#read(text, values),
@@ -305,6 +317,9 @@ export class PostgresStore implements Store {
       }
       await insertEntries(tx, run.id, rows);
       return { kind: "created" };
+    }).then((result) => {
+      if (result.kind === "created") this.#published(run.id, true);
+      return result;
     });
   }
 
@@ -391,8 +406,15 @@ export class PostgresStore implements Store {
         patch?.clearHostFaults === true,
       ]);
     });
+    const told = written.then(() => this.#published(runId, patch !== undefined));
     // Polls waiting for work hear of the tasks queued (not claimed already) once they are durable.
-    return patch?.hostTasks?.some((task) => task.claim === undefined) === true ? written.then(() => this.hostTasks.queued()) : written;
+    return patch?.hostTasks?.some((task) => task.claim === undefined) === true ? told.then(() => this.hostTasks.queued()) : told;
+  }
+
+  /** Tells the event streams of every node a run changed, once the write is durable (`run-topics.ts`). */
+  #published(runId: string, changed: boolean): void {
+    this.notifier.publish(runJournalTopic(runId));
+    if (changed) this.notifier.publish(RUN_CHANGES_TOPIC);
   }
 
   async nextWakeAt(options: { readonly after?: number; readonly owner?: string } = {}): Promise<number | undefined> {
@@ -575,6 +597,24 @@ export class PostgresStore implements Store {
       [tokenHash],
     );
     return row === undefined ? undefined : { tokenHash, runId: row.run_id, name: row.name, createdAt: row.created_at };
+  }
+
+  async changedRuns(after: string, limit: number): Promise<ChangedRun[] | undefined> {
+    const cursor = /^(\d{1,19})\/(.*)$/s.exec(after);
+    if (cursor === null) return undefined;
+    // Only transactions older than every one in flight: no later commit can add a row before the cursor.
+    const rows = await this.#read<RunRow & { change: string }>(
+      `SELECT ${RUN_COLUMNS}, changed_xid::text AS change FROM ${RUNS}
+        WHERE (changed_xid, id) > ($1::bigint, $2::text) AND changed_xid < ${SETTLED_XID} ORDER BY changed_xid, id LIMIT $3`,
+      [cursor[1], cursor[2], limit],
+    );
+    return rows.map((row) => ({ cursor: `${row.change}/${row.id}`, run: runFromRow(row) }));
+  }
+
+  async changesCursor(): Promise<string> {
+    const [row] = await this.#read<{ settled: string }>(`SELECT ${SETTLED_XID}::text AS settled`, []);
+    // Rows of the settled transaction itself (in flight, or not begun) are after it: an empty id sorts before every id.
+    return `${row!.settled}/`;
   }
 
   async recordedEvents(limit: number): Promise<RecordedRunEvent[]> {

@@ -7,6 +7,7 @@ import { runDamage } from "../run-damage.js";
 
 /** Lists runs, newest first; a waiting run with what it waits for. */
 export async function runsCommand(args: readonly string[], out: Output): Promise<number> {
+  if (args[0] === "purge") return (await import("./runs-purge.js")).runsPurgeCommand(args.slice(1), out);
   const { values } = parse(args, { status: { type: "string" }, limit: { type: "string" } });
   const status = optionalFlag(values.status, "status");
   const limitFlag = optionalFlag(values.limit, "limit");
