@@ -604,7 +604,7 @@ export class Engine {
     // The derived toolset has the base's tools: it starts with what was observed of their results.
     const observed = { ...base.observed, ...(await this.#store.getObservedShapes(pinned.id)) };
     const loaded = this.#catalog.load(pinned, observed, base.validator);
-    await this.#catalog.put(pinned);
+    await this.#catalog.put(pinned, options.owner);
     return { kind: "saved", id: pinned.id, toolset: pinned, declarations: loaded.declarations, warnings: checked.diagnostics };
   }
 
@@ -630,7 +630,7 @@ export class Engine {
     if (beyond.length > 0) return { kind: "refused", problems: beyond, diagnostics: [], tests: saved.tests };
     const observed = { ...base.observed, ...(await this.#store.getObservedShapes(saved.toolset.id)) };
     const loaded = this.#catalog.load(saved.toolset, observed);
-    await this.#catalog.put(saved.toolset);
+    await this.#catalog.put(saved.toolset, options.owner);
     return { kind: "saved", id: saved.toolset.id, toolset: saved.toolset, declarations: loaded.declarations, tests: saved.tests, warnings: saved.warnings };
   }
 

@@ -36,6 +36,7 @@ export type { CheckResult, Diagnostic } from "./script/diagnostic.js";
 export type { Declarations } from "./toolset/declarations.js";
 export type { McpAddresses, McpOverride } from "./toolset/pin-mcp.js";
 export { SEARCH_LIMIT } from "./toolset/tool-search.js";
+export { unknownToolset } from "./toolset/unknown-toolset.js";
 export type { ToolSearchHit, ToolSearchOptions } from "./toolset/tool-search.js";
 export { libraryDataTools } from "./library/library-data.js";
 export type { HostToolContext, HostToolFunction, HostToolModule } from "./sources/in-process-host-tools.js";
@@ -58,6 +59,7 @@ export type {
   SignalStore,
   Store,
   StoredSignal,
+  ToolsetOwner,
   ToolsetStore,
   WebhookBinding,
   WebhookBindingStore,

@@ -7,7 +7,7 @@ import { canonicalJson } from "../util/canonical-json.js";
  * item 6). A credential set on toolset `T` (for every run of `T`, or for one end user's) applies
  * to the toolsets derived from `T` — a saved workflow's, a saved tool's, a toolset file with
  * `base` — so that they keep working. But whoever derives (a model through `save_tool`, another
- * tenant: toolsets are public by id) must not gain a use of it that `T`'s own tools did not have,
+ * tenant: an operator's toolset is in every tenant's reach) must not gain a use of it that `T`'s own tools did not have,
  * or `T`'s credential would be sent where its owner never agreed to send it.
  *
  * The rule, per credential `C` set on `T` and used in a run of a toolset derived from `T`:

@@ -383,6 +383,20 @@ export const migrations: readonly Migration[] = [
     `,
   },
   {
+    version: 23,
+    name: "toolset owners",
+    sql: `
+      -- The scopes a toolset belongs to (store/toolset-store.ts): one row per scope, its namespace
+      -- and labels as one canonical JSON text (toolset-owner-text.ts). A toolset without rows (one
+      -- registered before this migration) has no owner: every caller sees it, as before.
+      CREATE TABLE toolset_owners (
+        toolset_id TEXT NOT NULL,
+        owner      TEXT NOT NULL,
+        PRIMARY KEY (toolset_id, owner)
+      ) WITHOUT ROWID;
+    `,
+  },
+  {
     version: 24,
     name: "schedules and their fires",
     sql: `

@@ -31,6 +31,8 @@ import { SqliteHostTaskStore } from "./sqlite-host-task-store.js";
 import { SqliteBlobStore } from "./sqlite-blob-store.js";
 import { SqlitePurgeStore } from "./sqlite-purge-store.js";
 import { StoreConflictError } from "./store.js";
+import { ownerFromText, ownerText } from "./toolset-owner-text.js";
+import type { ToolsetOwner } from "./toolset-store.js";
 import { RUN_CHANGES_TOPIC, runJournalTopic } from "./run-topics.js";
 import type {
   CreateRunResult,
@@ -190,6 +192,9 @@ export class SqliteStore implements Store {
     this.#sql = {
       putToolset: db.prepare<[string, string]>("INSERT INTO toolsets (id, body) VALUES (?, ?) ON CONFLICT (id) DO NOTHING"),
       getToolset: db.prepare<[string], { body: string }>("SELECT body FROM toolsets WHERE id = ?"),
+      putOwner: db.prepare<[string, string]>("INSERT INTO toolset_owners (toolset_id, owner) VALUES (?, ?) ON CONFLICT DO NOTHING"),
+      hasOwner: db.prepare<[string], { one: number }>("SELECT 1 AS one FROM toolset_owners WHERE toolset_id = ? LIMIT 1"),
+      getOwners: db.prepare<[string], { owner: string }>("SELECT owner FROM toolset_owners WHERE toolset_id = ? ORDER BY owner"),
       putShape: db.prepare<[string, string, string]>(
         "INSERT INTO observed_shapes (toolset_id, tool, shape) VALUES (?, ?, ?) ON CONFLICT (toolset_id, tool) DO UPDATE SET shape = excluded.shape",
       ),
@@ -308,10 +313,16 @@ export class SqliteStore implements Store {
     };
   }
 
-  putToolset(toolset: PinnedToolset): Promise<void> {
+  putToolset(toolset: PinnedToolset, owner?: ToolsetOwner): Promise<void> {
     return this.#write(() => {
-      this.#sql.putToolset.run(toolset.id, JSON.stringify(toolset));
+      const inserted = this.#sql.putToolset.run(toolset.id, JSON.stringify(toolset)).changes === 1;
+      // In the same transaction as the insert: a toolset saved with an owner is never seen without one.
+      if (owner !== undefined && (inserted || this.#sql.hasOwner.get(toolset.id) !== undefined)) this.#sql.putOwner.run(toolset.id, ownerText(owner));
     });
+  }
+
+  getToolsetOwners(id: string): Promise<readonly ToolsetOwner[]> {
+    return this.#read(() => this.#sql.getOwners.all(id).map((row) => ownerFromText(row.owner)));
   }
 
   getToolset(id: string): Promise<PinnedToolset | undefined> {

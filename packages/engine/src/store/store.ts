@@ -15,7 +15,7 @@ export type { ChangedRun, CreateRunResult, NewRun, RecordedRunEvent, RunCaller, 
 export type { NewSignal, SignalStore, StoredSignal } from "./signal-store.js";
 export type { PurgeCounts, PurgeSelection, PurgeStore } from "./purge-store.js";
 export type { LeaseStore, PendingRunRequest, RunRequest } from "./lease-store.js";
-export type { ToolsetStore } from "./toolset-store.js";
+export type { ToolsetOwner, ToolsetStore } from "./toolset-store.js";
 export type * from "./schedule-store.js";
 export type { WebhookBinding, WebhookBindingStore } from "./webhook-binding-store.js";
 export { StoreConflictError } from "./store-conflict-error.js";

@@ -2,7 +2,7 @@ import { findKeyShapes } from "../secrets/key-shapes.js";
 
 /**
  * Finds secrets written literally into what a toolset stores. A toolset is content-addressed
- * and stored as written, and any caller who knows its id may read it (`GET /v1/toolsets/:id`),
+ * and stored as written, and every caller in its reach may read it (`GET /v1/toolsets/:id`),
  * so it must hold no secret: a credential goes in the vault, or in Tapedeck's environment as a
  * `${NAME}` reference that is expanded when connecting and never stored.
  *

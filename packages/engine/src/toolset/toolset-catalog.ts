@@ -9,6 +9,7 @@ import { scriptSizeDiagnostic } from "../script/script-size.js";
 import type { McpToolSource } from "../sources/mcp/mcp-tool-source.js";
 import type { SourceRouter } from "../sources/source-router.js";
 import type { Store } from "../store/store.js";
+import type { ToolsetOwner } from "../store/toolset-store.js";
 import { canonicalJson } from "../util/canonical-json.js";
 import { nullObject } from "../util/null-object.js";
 import { SchemaValidator } from "../util/schema-validator.js";
@@ -21,6 +22,7 @@ import { pinToolset } from "./pin.js";
 import type { McpAddresses, McpOverride } from "./pin-mcp.js";
 import { importableTools, scriptFeatures } from "./script-features.js";
 import { parseToolsetSpec, ToolsetSpecError } from "./toolset-file.js";
+import { unknownToolset } from "./unknown-toolset.js";
 
 /**
  * The toolsets an engine has loaded: pinned toolsets read from the store once and kept ready to
@@ -59,6 +61,8 @@ export interface RegisterToolsetOptions {
    * refused (`refused`). Default `"any"` (the operator's toolsets).
    */
   readonly mcpAddresses?: McpAddresses;
+  /** The scope it is registered for, kept among its owners (`ToolsetStore.putToolset`). Default: none (a toolset without owners is everyone's). */
+  readonly owner?: ToolsetOwner;
 }
 
 export interface ToolsetCatalogOptions {
@@ -105,7 +109,7 @@ export class ToolsetCatalog {
     const cached = this.#toolsets.get(id);
     if (cached) return cached;
     const pinned = await this.#store.getToolset(id);
-    if (!pinned) throw new EngineError("not_found", `No toolset ${id}. Register it first (tapedeck toolset register <file>).`);
+    if (!pinned) throw unknownToolset(id);
     return this.load(pinned, await this.#store.getObservedShapes(id));
   }
 
@@ -140,7 +144,7 @@ export class ToolsetCatalog {
     // The validator that just compiled every schema serves the toolset's runs. Loaded before it
     // is stored: a toolset that cannot be loaded is refused, and leaves nothing behind.
     const toolset = this.load(pinned, await this.#store.getObservedShapes(pinned.id), validator);
-    await this.put(pinned);
+    await this.put(pinned, options.owner);
     return { toolset, warnings };
   }
 
@@ -170,10 +174,10 @@ export class ToolsetCatalog {
     return loaded;
   }
 
-  /** Stores a toolset `load` just cached; if the store refuses it, it is not kept in the cache either. */
-  async put(pinned: PinnedToolset): Promise<void> {
+  /** Stores a toolset `load` just cached, for `owner` when given; if the store refuses it, it is not kept in the cache either. */
+  async put(pinned: PinnedToolset, owner?: ToolsetOwner): Promise<void> {
     try {
-      await this.#store.putToolset(pinned);
+      await this.#store.putToolset(pinned, owner);
     } catch (error) {
       this.#toolsets.delete(pinned.id);
       throw error;

@@ -19,6 +19,7 @@ import { checkUserTool } from "./check-user-tools.js";
 import { MemorySubCallJournal, type UserToolHost } from "./user-tool-host.js";
 import type { UserTool } from "./user-tool-registration.js";
 import { thrownCode, UserToolRunner } from "./user-tool-runner.js";
+import type { ToolsetOwner } from "../store/toolset-store.js";
 
 /**
  * `save_tool`: a tool the model writes, checked and tested before it is registered. Its fields
@@ -43,6 +44,8 @@ import { thrownCode, UserToolRunner } from "./user-tool-runner.js";
 export interface SaveToolOptions extends SaveToolRequest {
   /** The toolset to derive from: the tool is checked against its tools, and the derived toolset keeps them. */
   readonly toolset: string;
+  /** The scope the derived toolset is saved for, kept among its owners (`ToolsetStore.putToolset`). Default: none. */
+  readonly owner?: ToolsetOwner;
 }
 
 /** How one test case went. */

@@ -2,6 +2,7 @@ import type { JsonSchema, PinnedToolset, PinnedWorkflow } from "@tapedeck/protoc
 import { findLiteralSecret } from "../toolset/literal-secrets.js";
 import { toolsetOf } from "../toolset/pin.js";
 import type { SchemaValidator } from "../util/schema-validator.js";
+import type { ToolsetOwner } from "../store/toolset-store.js";
 
 /**
  * What saving a workflow takes, how it is checked before its code is, and the derived toolset
@@ -25,6 +26,8 @@ export interface SaveWorkflowOptions {
   readonly output: JsonSchema;
   /** The signals it waits for (`signal(name)`), each with the JSON Schema of its payload. Default none. */
   readonly signals?: { readonly [signal: string]: JsonSchema };
+  /** The scope the derived toolset is saved for, kept among its owners (`ToolsetStore.putToolset`). Default: none. */
+  readonly owner?: ToolsetOwner;
 }
 
 /** The form of a workflow's name: an identifier scripts write after `workflows.`. */

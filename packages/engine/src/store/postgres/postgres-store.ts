@@ -54,6 +54,8 @@ import { PgHostTaskStore } from "./pg-host-task-store.js";
 import { pgMigrate } from "./pg-migrations.js";
 import { PgNotifier } from "./pg-notifier.js";
 import { readWithRetry } from "./pg-retry.js";
+import { ownerFromText, ownerText } from "../toolset-owner-text.js";
+import type { ToolsetOwner } from "../toolset-store.js";
 import { RUN_CHANGES_TOPIC, runJournalTopic } from "../run-topics.js";
 
 export interface PostgresStoreOptions {
@@ -229,11 +231,27 @@ export class PostgresStore implements Store {
     });
   }
 
-  putToolset(toolset: PinnedToolset): Promise<void> {
+  putToolset(toolset: PinnedToolset, owner?: ToolsetOwner): Promise<void> {
     const body = JSON.stringify(toolset);
     return this.#write(async (tx) => {
-      await tx.query("INSERT INTO toolsets (id, body) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING", [toolset.id, body]);
+      const inserted = await tx.query("INSERT INTO toolsets (id, body) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING RETURNING id", [toolset.id, body]);
+      if (owner === undefined) return;
+      // In the insert's transaction: a toolset saved with an owner is never seen without one. A
+      // registration racing the first waits on its insert (the primary key), then reads its
+      // committed owner (READ COMMITTED takes a snapshot per statement) and adds itself.
+      const text = ownerText(owner);
+      if (inserted.rowCount === 1) await tx.query("INSERT INTO toolset_owners (toolset_id, owner) VALUES ($1, $2) ON CONFLICT DO NOTHING", [toolset.id, text]);
+      else
+        await tx.query(
+          "INSERT INTO toolset_owners (toolset_id, owner) SELECT $1, $2 WHERE EXISTS (SELECT 1 FROM toolset_owners WHERE toolset_id = $1) ON CONFLICT DO NOTHING",
+          [toolset.id, text],
+        );
     });
+  }
+
+  async getToolsetOwners(id: string): Promise<readonly ToolsetOwner[]> {
+    const rows = await this.#read<{ owner: string }>("SELECT owner FROM toolset_owners WHERE toolset_id = $1 ORDER BY owner", [id]);
+    return rows.map((row) => ownerFromText(row.owner));
   }
 
   async getToolset(id: string): Promise<PinnedToolset | undefined> {

@@ -21,6 +21,7 @@ import {
 import { ApiError, runNotFound } from "../api-error.js";
 import type { Caller } from "../auth/caller.js";
 import { credentialAccess } from "../../tenancy/credential-access.js";
+import { mayReachToolset } from "../../tenancy/toolset-access.js";
 import { errors } from "../schemas.js";
 import type { ServerContext } from "../../runtime/server-context.js";
 import { callerOf } from "./request-caller.js";
@@ -143,7 +144,8 @@ async function placed(context: ServerContext, caller: Caller, fields: Credential
     return scope;
   }
   if (!access.ok) throw new ApiError("forbidden", access.reason);
-  if ((await context.store.getToolset(scope.toolsetId)) === undefined)
+  // A toolset outside the caller's reach is answered as a missing one.
+  if ((await context.store.getToolset(scope.toolsetId)) === undefined || !(await mayReachToolset(context.store, caller, scope.toolsetId)))
     throw new ApiError("not_found", `No toolset ${scope.toolsetId}. Register it first (POST /v1/toolsets).`);
   return scope;
 }

@@ -25,6 +25,7 @@ import {
 import { mayActAs } from "../../tenancy/end-user-access.js";
 import { libraryLimited, mayReachLibraryData } from "../../tenancy/library-access.js";
 import { narrow } from "../../tenancy/scope.js";
+import { reachableToolset } from "../../tenancy/toolset-access.js";
 import { ApiError, forbidUnless } from "../api-error.js";
 import { holdEnds, holdUntilSettled } from "../hold.js";
 import { runView } from "../run-view.js";
@@ -62,6 +63,7 @@ export function runRoutes(app: FastifyInstance, context: ServerContext): void {
       const { namespace: ns, labels: runLabels } = placed.scope;
       forbidUnless(mayActAs(caller, ns, "starting a run"));
       const engine = context.engine();
+      await reachableToolset(context.store, caller, toolset);
       if (libraryLimited(caller, ns)) forbidUnless(mayReachLibraryData(caller, ns, [(await engine.toolset(toolset)).toolset], "starting a run"));
       const started = await engine.start({
         toolset,

@@ -32,6 +32,7 @@ import { errors } from "../schemas.js";
 import type { ServerContext } from "../../runtime/server-context.js";
 import { libraryLimited, mayReachLibraryData } from "../../tenancy/library-access.js";
 import { narrow, sees, type Scope } from "../../tenancy/scope.js";
+import { reachableToolset } from "../../tenancy/toolset-access.js";
 import { callerOf } from "./request-caller.js";
 
 /**
@@ -64,6 +65,7 @@ export function sessionRoutes(app: FastifyInstance, context: ServerContext): voi
       const ref = refOf(scope, request.params.session);
       const existing = await direct.find(ref);
       if (existing !== undefined && !sees(scope, existing)) throw sessionNotFound(request.params.session);
+      await reachableToolset(context.store, caller, request.body.toolset);
       if (libraryLimited(caller, ref.namespace))
         forbidUnless(mayReachLibraryData(caller, ref.namespace, [(await engine.toolset(request.body.toolset)).toolset], "binding them in a session"));
       // An existing session keeps its labels: a bind that names none names none (the caller's key's are already among them).

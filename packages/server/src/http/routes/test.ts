@@ -2,6 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { testReport, testRequest, type TestReport, type TestRequest } from "@tapedeck/protocol/api";
 import { errors } from "../schemas.js";
 import type { ServerContext } from "../../runtime/server-context.js";
+import { reachableToolset } from "../../tenancy/toolset-access.js";
 import { callerOf } from "./request-caller.js";
 import { scriptRefused } from "./started-run.js";
 import { visibleRun } from "./visible-run.js";
@@ -26,6 +27,7 @@ export function testRoutes(app: FastifyInstance, context: ServerContext): void {
       const engine = context.engine();
       const { toolset, source, input, scenario } = request.body;
       const fromRun = scenario?.from_run;
+      await reachableToolset(context.store, callerOf(request), toolset);
       if (typeof fromRun === "string") await visibleRun(engine, callerOf(request).scope, fromRun);
       const result = await engine.test({ toolset, source, ...(input === undefined ? {} : { input }), ...(scenario === undefined ? {} : { scenario }) });
       if (result.kind === "refused") throw scriptRefused(result.diagnostics, "nothing was run. Fix it and test it again.");

@@ -24,6 +24,7 @@ import {
   type ToolsetInfo,
   type ToolsetParams,
 } from "@tapedeck/protocol/api";
+import { ownerOf, reachableToolset } from "../../tenancy/toolset-access.js";
 import { mayRegisterToolset } from "../../tenancy/toolset-permission.js";
 import { forbidUnless } from "../api-error.js";
 import { errors } from "../schemas.js";
@@ -31,7 +32,10 @@ import type { ServerContext } from "../../runtime/server-context.js";
 import { callerOf } from "./request-caller.js";
 import { scriptRefused } from "./started-run.js";
 
-/** Toolsets are content-addressed and hold no secrets: any caller may read any toolset by its id. */
+/**
+ * Toolsets are content-addressed and hold no secrets. Each belongs to the scopes that registered
+ * it (`tenancy/toolset-access.ts`): one outside the caller's reach answers as an unknown id.
+ */
 export function toolsetRoutes(app: FastifyInstance, context: ServerContext): void {
   app.post<{ Body: CreateToolsetRequest }>(
     "/toolsets",
@@ -40,7 +44,8 @@ export function toolsetRoutes(app: FastifyInstance, context: ServerContext): voi
         summary: "Register a toolset",
         description:
           "The body is a toolset file (see the README): MCP servers, host tools, policies, the `http` built-in. Registering connects to the MCP servers and pins their tools; the same toolset always gets the same id. " +
-          "Any caller who knows the id can read it, so a body holding a literal secret anywhere (a token, a password in a URL…) is refused (422 `invalid_toolset`, naming the field), as is a group named like a primitive or a global of the sandbox; nothing is stored.",
+          "The toolset belongs to the caller's scope (its key's or token's namespace and labels): callers outside it get 404 for its id, as for an unknown one; an operator's toolset (an unlimited key without a namespace header) is every caller's. The same content registered from another scope gets the same id and adds that scope to its owners. " +
+          "Its text is shown to every caller in reach and in logs, so a body holding a literal secret anywhere (a token, a password in a URL…) is refused (422 `invalid_toolset`, naming the field), as is a group named like a primitive or a global of the sandbox; nothing is stored.",
         tags: ["toolsets"],
         body: createToolsetRequest,
         response: { 200: registeredToolset, ...errors(400, 401, 403, 422) },
@@ -50,7 +55,10 @@ export function toolsetRoutes(app: FastifyInstance, context: ServerContext): voi
       const caller = callerOf(request);
       forbidUnless(mayRegisterToolset(caller.scope, request.body));
       // A tenant's MCP servers are reached at public addresses only, registration included (docs/design/mcp-addresses.md).
-      const registered = await context.engine().registerToolset(request.body, caller.operator ? {} : { mcpAddresses: "public" });
+      const registered = await context.engine().registerToolset(request.body, {
+        ...(caller.operator ? {} : { mcpAddresses: "public" as const }),
+        owner: ownerOf(caller),
+      });
       return { id: registered.id, declarations: registered.declarations, warnings: registered.warnings ?? [] };
     },
   );
@@ -71,10 +79,19 @@ export function toolsetRoutes(app: FastifyInstance, context: ServerContext): voi
       },
     },
     async (request, reply): Promise<SavedWorkflow> => {
+      const caller = callerOf(request);
+      await reachableToolset(context.store, caller, request.params.id);
       const { name, description, code, input, output, signals } = request.body;
-      const saved = await context
-        .engine()
-        .saveWorkflow({ toolset: request.params.id, name, description, source: code, input, output, ...(signals === undefined ? {} : { signals }) });
+      const saved = await context.engine().saveWorkflow({
+        toolset: request.params.id,
+        name,
+        description,
+        source: code,
+        input,
+        output,
+        ...(signals === undefined ? {} : { signals }),
+        owner: ownerOf(caller),
+      });
       if (saved.kind === "refused") throw scriptRefused(saved.diagnostics, "the workflow was not saved. Fix the code and save it again.");
       void reply.code(201);
       return { id: saved.id, declarations: saved.declarations, warnings: saved.warnings };
@@ -96,7 +113,9 @@ export function toolsetRoutes(app: FastifyInstance, context: ServerContext): voi
       },
     },
     async (request): Promise<SavedTool> => {
-      const saved = await context.engine().saveTool({ toolset: request.params.id, ...request.body });
+      const caller = callerOf(request);
+      await reachableToolset(context.store, caller, request.params.id);
+      const saved = await context.engine().saveTool({ toolset: request.params.id, ...request.body, owner: ownerOf(caller) });
       if (saved.kind === "refused") return { saved: false, problems: saved.problems, diagnostics: saved.diagnostics, tests: saved.tests };
       return { saved: true, id: saved.id, declarations: saved.declarations, problems: [], diagnostics: saved.warnings, tests: saved.tests };
     },
@@ -107,13 +126,15 @@ export function toolsetRoutes(app: FastifyInstance, context: ServerContext): voi
     {
       schema: {
         summary: "A toolset: its pinned tools and declarations",
-        description: "Any caller may read any toolset by its id: a toolset is content-addressed and holds no secret (registration refuses one that does).",
+        description:
+          "A toolset in the caller's reach: one registered from its scope (or a scope inside it, or one it is inside), or an operator's. Any other id is 404, exactly as an unknown one. A toolset holds no secret (registration refuses one that does).",
         tags: ["toolsets"],
         params: toolsetParams,
         response: { 200: toolsetInfo, ...errors(401, 404) },
       },
     },
     async (request): Promise<ToolsetInfo> => {
+      await reachableToolset(context.store, callerOf(request), request.params.id);
       const found = await context.engine().toolset(request.params.id);
       return { id: found.id, toolset: found.toolset, declarations: found.declarations };
     },
@@ -129,7 +150,10 @@ export function toolsetRoutes(app: FastifyInstance, context: ServerContext): voi
         response: { 200: declarations, ...errors(401, 404) },
       },
     },
-    async (request): Promise<Declarations> => (await context.engine().toolset(request.params.id)).declarations,
+    async (request): Promise<Declarations> => {
+      await reachableToolset(context.store, callerOf(request), request.params.id);
+      return (await context.engine().toolset(request.params.id)).declarations;
+    },
   );
 
   app.get<{ Params: ToolsetParams; Querystring: ToolSearchQuery }>(
@@ -147,6 +171,7 @@ export function toolsetRoutes(app: FastifyInstance, context: ServerContext): voi
       },
     },
     async (request): Promise<ToolSearchResult> => {
+      await reachableToolset(context.store, callerOf(request), request.params.id);
       const hits = await context.engine().searchTools(request.params.id, request.query.q, { limit: request.query.limit ?? SEARCH_LIMIT.default });
       return { hits: hits.map(({ tool, group, score, declaration }) => ({ tool, group, score, declaration })) };
     },
