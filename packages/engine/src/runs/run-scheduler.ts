@@ -238,18 +238,37 @@ export class RunScheduler implements RunHost {
     const ended = await this.recordedEnd(run);
     if (ended) return ended;
     const cancelled: RunEnd = { status: "cancelled", reason };
-    if (this.#leases.heldElsewhere(run)) {
+    // A run this engine does not hold is claimed first, unless another live engine holds it as far
+    // as this engine can tell: a lease that looks lapsed from here may be live (a loaded holder
+    // renews late, a read is answered late), and only the store, at the claim, can tell. A cancel
+    // written beside a live holder's execution would race its appends.
+    const claimed = !this.#leases.holds(runId) && !this.#leases.heldElsewhere(run) && (await this.#leases.claim(run));
+    if (!this.#leases.holds(runId)) {
       // The process holding the run cancels it (promptly: it takes its requests a few times a second).
       await this.store.putRunRequest(runId, { kind: "cancel", reason }, this.clock.now());
       return cancelled;
     }
+    try {
+      // Read again under the lease: the run may have ended between the first read and the claim.
+      const held = await this.run(runId);
+      const endedMeanwhile = await this.recordedEnd(held);
+      if (endedMeanwhile) return endedMeanwhile;
+      await this.#journalCancel(held, cancelled);
+      return cancelled;
+    } finally {
+      if (claimed && !this.#executors.has(runId)) await this.#leases.release(runId);
+    }
+  }
+
+  /** Ends a run this engine holds and does not execute (parked, or left running by a gone holder) as cancelled. */
+  async #journalCancel(run: RunRecord, cancelled: RunEnd): Promise<void> {
     const now = this.clock.now();
     const { event, patch } = endRecord(cancelled, now);
-    const events: RunEvent[] = this.#options.recordEvents ? [{ type: "run.ended", runId, end: cancelled }] : [];
+    const events: RunEvent[] = this.#options.recordEvents ? [{ type: "run.ended", runId: run.id, end: cancelled }] : [];
     const wake = run.caller ? { wakeRun: run.caller.runId } : {};
-    // Under this engine's lease epoch when it holds the parked run: refused if another took it meanwhile.
+    // Under this engine's lease epoch: refused if another engine took the run meanwhile.
     await this.store.append(
-      runId,
+      run.id,
       [{ ...event, index: run.journalLength, at: now }],
       {
         ...patch,
@@ -258,10 +277,9 @@ export class RunScheduler implements RunHost {
         ...wake,
         ...(events.length > 0 ? { events } : {}),
       },
-      this.#leases.epoch(runId),
+      this.#leases.epoch(run.id),
     );
-    this.#report(runId, cancelled, run.caller);
-    return cancelled;
+    this.#report(run.id, cancelled, run.caller);
   }
 
   /** `Engine.end`. */
@@ -376,11 +394,17 @@ export class RunScheduler implements RunHost {
       const now = this.clock.now();
       const waits = (run.waits ?? []).filter((wait) => wait.seq !== seq);
       const entry: JournalEntry = { index: run.journalLength, at: now, kind: "call.decided", seq, decision, ...(reason === undefined ? {} : { reason }) };
-      await this.store.append(run.id, [entry], {
-        updatedAt: now,
-        waits: waits.length > 0 ? waits : null,
-        ...(run.status === "waiting" ? { wakeAt: now } : {}),
-      });
+      await this.store.append(
+        run.id,
+        [entry],
+        {
+          updatedAt: now,
+          waits: waits.length > 0 ? waits : null,
+          ...(run.status === "waiting" ? { wakeAt: now } : {}),
+        },
+        // Under the lease just claimed: refused if another engine took the run meanwhile.
+        this.#leases.epoch(run.id),
+      );
       return { unsent: lacking };
     } finally {
       await this.#leases.release(read.id);

@@ -285,4 +285,38 @@ export default async () => {
       await base.cleanup();
     }
   });
+
+  /**
+   * The cancel's side of the stale view: a node that read the run with its live holder's lease
+   * looking lapsed wrote the cancel itself, beside the holder's execution, whose next append then
+   * lost to it (or the cancel to the holder's). A cancel of a run this engine does not hold now
+   * claims it first, and the store, seeing the lease live, refuses: the holder is asked.
+   */
+  it("a cancel from a node that sees a live holder's lease as lapsed is carried out by the holder's execution", async () => {
+    const tools = new ToolHarness({ "n.add": (a: { x: number }) => a.x + 1 });
+    tools.hold("n.add");
+    const base = await testEngine({ wake: false });
+    const a = await base.reopen({ hostTools: tools.module() });
+    let b: Awaited<ReturnType<typeof base.reopen>> | undefined;
+    try {
+      const { id } = await a.registerToolset(harnessToolset(["n.add"]));
+      const started = await a.start({ toolset: id, source: `import { n } from "tapedeck:tools";\nexport default async () => n.add({ x: 1 });` });
+      if (started.kind !== "started") throw new Error("refused");
+      await tools.heldCount(1);
+      const path = join(base.dataDir, "tapedeck.db");
+      b = await base.reopen({ store: staleLeaseReads(SqliteStore.open({ path, durability: "normal" })), hostTools: tools.module() });
+      assert.deepEqual(await b.cancel(started.runId, "stop it"), { status: "cancelled", reason: "stop it" });
+      assert.deepEqual(await started.end, { status: "cancelled", reason: "stop it" }, "the holder's execution ended the run as cancelled");
+      tools.release(0);
+      const run = await a.getRun(started.runId);
+      assert.equal(run.status, "cancelled");
+      assert.equal(run.hostFaults, undefined, "no write of either node was lost to the other");
+      const journal = await a.journal(started.runId);
+      assert.equal(journal.filter((entry) => entry.kind === "run.cancelled").length, 1, "one end, written by the holder");
+    } finally {
+      await a.close();
+      await b?.close();
+      await base.cleanup();
+    }
+  });
 });
