@@ -1,3 +1,4 @@
+import { runChanges, type RunChange, type RunChangesOptions } from "./resources/run-changes.js";
 import {
   NAMESPACE_HEADER,
   namespaceError,
@@ -100,6 +101,16 @@ export class Tapedeck {
     this.tokens = new Tokens(this.#http);
     this.webhooks = new Webhooks(this.#http);
     this.credentials = new Credentials(this.#http);
+  }
+
+  /**
+   * The live changes of the runs in this client's scope (`GET /v1/events`, Server-Sent Events):
+   * each run created or changed (status, waits, output), as long as the caller iterates; it
+   * resumes by itself after a dropped connection or a server restart. Over HTTP only: an
+   * embedded client's iteration throws `invalid_request` at once.
+   */
+  events(options: RunChangesOptions = {}): AsyncIterable<RunChange> {
+    return runChanges(this.#http, options);
   }
 
   /**

@@ -47,6 +47,7 @@ export type { Approvals } from "./resources/approvals.js";
 export type { Credentials } from "./resources/credentials.js";
 export type { GetRunOptions, ListRunsQuery, Runs, StartResult } from "./resources/runs.js";
 export type { RunEventsOptions, RunStreamItem } from "./resources/run-events.js";
+export type { RunChange, RunChangesOptions } from "./resources/run-changes.js";
 export type { ApprovalWait, FollowOptions, SignalWait } from "./resources/run-follow.js";
 export type { Tokens } from "./resources/tokens.js";
 export type { SaveWorkflowResult, Toolsets } from "./resources/toolsets.js";

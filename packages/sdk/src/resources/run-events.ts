@@ -1,8 +1,8 @@
 import type { EventsLost, Run, RunStreamEvent } from "@tapedeck/protocol/api";
 import type { JournalEntry } from "@tapedeck/protocol";
-import { TapedeckError } from "../errors.js";
 import type { HttpClient } from "../http-client.js";
 import { readSse } from "../sse-reader.js";
+import { RECONNECT_DELAYS_MS, reconnectPause, retryable } from "./reconnect.js";
 
 /** What `runs.events` yields: the stream's events but `lost`, which it handles itself (it reconnects from where it was). */
 export type RunStreamItem = Exclude<RunStreamEvent, { readonly event: "lost" }>;
@@ -13,13 +13,6 @@ export interface RunEventsOptions {
   /** Stops the iteration (it then ends without an error). */
   readonly signal?: AbortSignal;
 }
-
-/**
- * Waits before each reconnection in a row that failed to get an event (the server restarting, a
- * network gone): about 8 s in all, enough for a node's restart or a load balancer's failover;
- * past them the last failure is thrown.
- */
-const RECONNECT_DELAYS_MS = [0, 250, 500, 1000, 2000, 4000] as const;
 
 /**
  * A run's live events (`GET /v1/runs/:id/events`): its `run` state, its journal entries in order
@@ -62,26 +55,7 @@ export async function* runEvents(http: HttpClient, path: string, options: RunEve
       if (!retryable(error) || failures >= RECONNECT_DELAYS_MS.length - 1) throw error;
     }
     // Ended without `end` (the server stopped, or dropped this client): reconnect.
-    await pause(RECONNECT_DELAYS_MS[Math.min(failures, RECONNECT_DELAYS_MS.length - 1)]!, options.signal);
+    await reconnectPause(failures, options.signal);
     failures++;
   }
-}
-
-/** A failure another connection may not have: the network, a server stopping or starting, a body cut short. */
-function retryable(error: unknown): boolean {
-  if (!TapedeckError.is(error)) return true;
-  return error.status === 0 || error.status === 503 || error.status === 502 || error.status === 504;
-}
-
-function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  if (ms === 0) return Promise.resolve();
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    }
-    signal?.addEventListener("abort", done, { once: true });
-  });
 }

@@ -35,17 +35,17 @@ export const COMMANDS: ReadonlyMap<string, CommandEntry> = new Map([
     "runs",
     {
       usage:
-        "tapedeck runs [--status <status>] [--limit <n>] [--data <dir>]\n  tapedeck runs purge --before <ISO time | duration ago> [--dry-run] [--data <dir>]\n  tapedeck runs follow <run_id> [--url <server>]   (key: TAPEDECK_API_KEY)",
+        "tapedeck runs [--status <status>] [--limit <n>] [--data <dir>]\n  tapedeck runs purge --before <ISO time | duration ago> [--dry-run] [--data <dir>]\n  tapedeck runs --watch [--status <status>] [--url <server>]   (key: TAPEDECK_API_KEY)\n  tapedeck runs follow <run_id> [--url <server>]   (key: TAPEDECK_API_KEY)",
       summary:
-        "Lists runs, newest first (a waiting run with what it waits for); purge deletes the runs ended before a time (a dry run counts them); follow prints a run's entries and states live from a running server until it ends.",
+        "Lists runs, newest first (a waiting run with what it waits for); purge deletes the runs ended before a time (a dry run counts them); --watch prints the runs, then a line each time one is created or changes, live from a running server until Ctrl-C; follow prints a run's entries and states live from a running server until it ends.",
       load: async () => (await import("./commands/runs.js")).runsCommand,
     },
   ],
   [
     "show",
     {
-      usage: "tapedeck show <run_id> [--data <dir>]",
-      summary: "Prints a run's state and its whole journal.",
+      usage: "tapedeck show <run_id> [--data <dir>]\n  tapedeck show <run_id> --follow [--url <server>]   (key: TAPEDECK_API_KEY)",
+      summary: "Prints a run's state and its whole journal; --follow prints its entries and states live from a running server until it ends (as runs follow).",
       load: async () => (await import("./commands/show.js")).showCommand,
     },
   ],

@@ -35,7 +35,16 @@ async function follow(
   apiKey: string,
   onLine: (line: string) => void = () => undefined,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [CLI, "runs", "follow", runId, "--url", server.url], {
+  return cli(["runs", "follow", runId, "--url", server.url], apiKey, onLine);
+}
+
+/** The real CLI with `args` in a child process; `onLine` hears each stdout line as it comes (and may stop the child). */
+async function cli(
+  args: readonly string[],
+  apiKey: string,
+  onLine: (line: string, child: ReturnType<typeof spawn>) => void = () => undefined,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [CLI, ...args], {
     stdio: ["ignore", "pipe", "pipe"],
     env: { ...process.env, TAPEDECK_API_KEY: apiKey },
   });
@@ -43,7 +52,7 @@ async function follow(
   let stderr = "";
   createInterface({ input: child.stdout }).on("line", (line) => {
     stdout += `${line}\n`;
-    onLine(line);
+    onLine(line, child);
   });
   child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   const [code] = (await once(child, "close")) as [number | null];
@@ -82,5 +91,49 @@ describe("tapedeck runs follow", () => {
     assert.equal(result.stderr, `error: No run ${id}.\n`);
     assert.equal(result.stdout, "");
     await admin.runs.cancel(id, { reason: "done" });
+  });
+
+  it("show --follow prints the same live view as runs follow", async () => {
+    const id = await start(`export default async () => (await signal<number>("go")) + 1;`);
+    let signalled: Promise<unknown> | undefined;
+    const result = await cli(["show", id, "--follow", "--url", server.url], server.adminKey!, (line) => {
+      if (signalled === undefined && line.includes('waits for signal "go"')) signalled = admin.runs.signal(id, { name: "go", payload: 41 });
+    });
+    assert.ok(signalled, result.stdout);
+    await signalled;
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.stdout.trimEnd().split("\n").at(-1), "output   42");
+  });
+});
+
+describe("tapedeck runs --watch", () => {
+  it("lists the key's runs, then prints a line each time one changes, live; another tenant's runs never appear; Ctrl-C ends it with 0", async () => {
+    const aKey = await createKey(server.dataDir, "--label", "tenant=a");
+    const a = server.client(aKey);
+    const b = server.client(await createKey(server.dataDir, "--label", "tenant=b"));
+    const source = `export default async () => (await signal<number>("go")) * 2;`;
+    const startOn = async (td: Tapedeck): Promise<string> => {
+      const started = await td.runs.start({ toolset, source });
+      return started.kind === "started" ? started.run.id : assert.fail(`refused: ${JSON.stringify(started)}`);
+    };
+    const mine = await startOn(a);
+    const theirs = await startOn(b);
+    await a.runs.get(mine, { wait: 30 });
+    await b.runs.get(theirs, { wait: 30 });
+    let phase: "listed" | "signalled" | "done" = "listed";
+    const result = await cli(["runs", "--watch", "--url", server.url], aKey, (line, child) => {
+      if (phase === "listed" && line.startsWith(`${mine}  waiting`)) {
+        // Listed: the stream is open (the list is read after it opened), so the change reaches it live.
+        phase = "signalled";
+        void b.runs.signal(theirs, { name: "go", payload: 1 }).then(() => a.runs.signal(mine, { name: "go", payload: 21 }));
+      } else if (phase === "signalled" && line.startsWith(`${mine}  completed`)) {
+        phase = "done";
+        child.kill("SIGINT");
+      }
+    });
+    assert.equal(phase, "done", result.stdout + result.stderr);
+    assert.equal(result.code, 0, result.stderr);
+    assert.ok(!result.stdout.includes(theirs), `another tenant's run was printed:\n${result.stdout}`);
+    assert.match(result.stdout, new RegExp(`^${mine}  waiting +\\S+ +\\d+ entries  .*signal "go"`, "m"));
   });
 });

@@ -98,4 +98,22 @@ describe("embedded client", () => {
       await again.close();
     }
   });
+
+  it("refuses the live streams at once, saying why and what to use instead: an embedded client cannot hold one", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "tapedeck-embedded-"));
+    dirs.push(dataDir);
+    const td = await Tapedeck.embedded({ dataDir, durability: "off" });
+    try {
+      const { id: toolset } = await td.toolsets.create({});
+      const started = await td.runs.start({ toolset, source: `export default async () => signal<number>("go");` });
+      const runId = started.kind === "started" ? started.run.id : assert.fail("refused");
+      const refused = (error: unknown): boolean =>
+        TapedeckError.is(error) && error.status === 400 && error.code === "invalid_request" && /over HTTP only/.test(error.message);
+      await assert.rejects(td.events()[Symbol.asyncIterator]().next(), refused);
+      await assert.rejects(td.runs.events(runId)[Symbol.asyncIterator]().next(), refused);
+      await td.runs.cancel(runId, { reason: "done" });
+    } finally {
+      await td.close();
+    }
+  });
 });

@@ -13,12 +13,14 @@ export function inProcessFetch(app: FastifyInstance, channel: InProcessChannel):
     const url = new URL(input);
     const signal = init.signal ?? undefined;
     signal?.throwIfAborted();
-    const registration = signal ? channel.register(signal) : undefined;
+    // Every request is registered, with or without a signal: the routes tell an in-process request
+    // by it (an event stream refuses one at once, where it would otherwise hold `inject` for ever).
+    const registration = channel.register(signal ?? NEVER_ABORTED);
     try {
       const response = await app.inject({
         method: (init.method ?? "GET") as "GET" | "POST" | "DELETE",
         url: url.pathname + url.search,
-        headers: { ...(init.headers as Record<string, string> | undefined), ...(registration ? { [InProcessChannel.REQUEST_HEADER]: registration.id } : {}) },
+        headers: { ...(init.headers as Record<string, string> | undefined), [InProcessChannel.REQUEST_HEADER]: registration.id },
         ...(typeof init.body === "string" ? { payload: init.body } : {}),
       });
       signal?.throwIfAborted();
@@ -28,7 +30,10 @@ export function inProcessFetch(app: FastifyInstance, channel: InProcessChannel):
       }
       return new Response(response.statusCode === 204 ? null : response.rawPayload, { status: response.statusCode, headers });
     } finally {
-      registration?.release();
+      registration.release();
     }
   };
 }
+
+/** The signal of a request sent without one. */
+const NEVER_ABORTED = new AbortController().signal;

@@ -98,4 +98,45 @@ describe("the SDK's run events", () => {
     await assert.rejects(other.runs.follow(id), (error: { status?: number }) => error.status === 404);
     await admin.runs.cancel(id, { reason: "done" });
   });
+
+  it("events yields each change of the runs in the caller's scope, resumes by itself across a server restart, and never shows another tenant's run", async () => {
+    const a = server.client(await createKey(server.dataDir, "--label", "tenant=a"));
+    const b = server.client(await createKey(server.dataDir, "--label", "tenant=b"));
+    let opened!: () => void;
+    const open = new Promise<void>((resolve) => (opened = resolve));
+    const stop = new AbortController();
+    const changes = a.events({ signal: stop.signal, onOpen: () => opened() })[Symbol.asyncIterator]();
+    const first = changes.next();
+    await open;
+    const source = `export default async () => (await signal<number>("go")) * 2;`;
+    const other = await b.runs.start({ toolset, source });
+    const mine = await a.runs.start({ toolset, source });
+    const otherId = other.kind === "started" ? other.run.id : assert.fail("refused");
+    const id = mine.kind === "started" ? mine.run.id : assert.fail("refused");
+    const seen: { id: string; run: Run }[] = [];
+    let next = await first;
+    for (;;) {
+      if (next.done === true) assert.fail("the stream ended while the caller iterates");
+      seen.push(next.value);
+      assert.equal(next.value.run.id, id, "only the runs of the caller's scope");
+      if (next.value.run.status === "waiting") break;
+      next = await changes.next();
+    }
+    const port = Number(new URL(server.url).port);
+    assert.equal(await server.stop(), 0, server.stderr());
+    server = await startServeChild({ dataDir: server.dataDir, port, hostModule: HOST });
+    await b.runs.signal(otherId, { name: "go", payload: 1 });
+    await a.runs.signal(id, { name: "go", payload: 21 });
+    for (;;) {
+      next = await changes.next();
+      if (next.done === true) assert.fail("the stream ended while the caller iterates");
+      seen.push(next.value);
+      assert.equal(next.value.run.id, id, "only the runs of the caller's scope");
+      if (next.value.run.status === "completed") break;
+    }
+    stop.abort();
+    assert.equal((await changes.next()).done, true, "an aborted iteration ends without an error");
+    assert.equal(seen.at(-1)?.run.output, 42);
+    assert.equal(new Set(seen.map((change) => change.id)).size, seen.length, "no change is yielded twice");
+  });
 });

@@ -160,6 +160,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakFigures> {
     let lastStrikeAt = Date.now();
     let stopStrikes = false;
     let striking: Promise<void> = Promise.resolve();
+    const quiet = quietGate();
     const strike = async (s: Strike): Promise<void> => {
       if (s.kind === "kill-node") {
         const i = Math.floor(random() * fleet.nodes.length);
@@ -186,8 +187,11 @@ export async function runSoak(options: SoakOptions): Promise<SoakFigures> {
       for (const s of plan) {
         // Each life of a node sees some of the workload: a few calls at least between two strikes;
         // but never more than the workload makes before its runs wait for "finish" (sent after the last strike).
+        // Nor past the point where every run still going waits for "finish": the calls some runs did
+        // not make (an `at_most_once` call left `outcomeUnknown`, a run failed) would leave a strike
+        // waiting for progress that can no longer come, and "finish" is sent only after it.
         const at = Math.min(Math.max(s.atCalls, floor + 5), Math.floor(0.8 * options.runs * options.calls));
-        while (!stopStrikes && progress() < at) await nextCall();
+        while (!stopStrikes && progress() < at && !quiet.reached) await Promise.race([nextCall(), quiet.promise]);
         if (stopStrikes) return;
         striking = strike(s);
         await striking;
@@ -205,6 +209,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakFigures> {
       () => striking,
       options.settleMs ?? 180_000,
       strikes,
+      quiet.reach,
     );
     stopStrikes = true;
     ledger.wake();
@@ -290,6 +295,7 @@ async function driveToEnd(
   striking: () => Promise<void>,
   settleMs: number,
   strikes: Promise<void>,
+  allWaitForFinish: () => void,
 ): Promise<{ runs: Map<string, Run>; lost: string[]; lastEndAt: number }> {
   const runs = new Map<string, Run>();
   const known = new Set(started.map((s) => s.id));
@@ -308,7 +314,10 @@ async function driveToEnd(
         }
       }
       if (runs.size === started.length) return { runs, lost: [], lastEndAt };
-      for (const run of await td.runs.list({ status: ["waiting"], labels, limit: 500 })) {
+      const waiting = await td.runs.list({ status: ["waiting"], labels, limit: 500 });
+      const forFinish = waiting.filter((run) => known.has(run.id) && (run.waits ?? []).some((wait) => wait.kind === "signal" && wait.name === "finish"));
+      if (runs.size + forFinish.length === started.length) allWaitForFinish();
+      for (const run of waiting) {
         for (const wait of run.waits ?? []) {
           if (wait.kind === "signal" && wait.name === "go") await td.runs.signal(run.id, { name: "go", payload: run.id, idempotencyKey: "go" });
           else if (wait.kind === "signal" && wait.name === "finish" && strikesDone)
@@ -341,6 +350,21 @@ async function driveToEnd(
     else if (isEnded(run)) runs.set(id, run);
   }
   return { runs, lost, lastEndAt };
+}
+
+/** Reached once every run still going waits for "finish": the workload makes no more calls until it is sent. */
+function quietGate(): { readonly promise: Promise<void>; readonly reach: () => void; readonly reached: boolean } {
+  let reach!: () => void;
+  const promise = new Promise<void>((resolve) => (reach = resolve));
+  const gate = {
+    promise,
+    reached: false,
+    reach: () => {
+      gate.reached = true;
+      reach();
+    },
+  };
+  return gate;
 }
 
 function ignoreConflict(error: unknown): void {
@@ -497,7 +521,8 @@ async function countLostWebhooks(input: AuditInput, note: (kind: string, text: s
       new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), Math.max(0, deadline - Date.now())))),
     ]).finally(() => clearTimeout(timer));
     if (hook === undefined) break;
-    const event = await verifyWebhook(hook.body, hook.headers, input.secret);
+    // Checked as the receiver would have checked it on arrival: the audit reads it minutes later.
+    const event = await verifyWebhook(hook.body, hook.headers, input.secret, { now: hook.receivedAt });
     if (!event.ok) {
       note("webhook", `a delivery did not verify: ${event.message}`);
       continue;

@@ -2,13 +2,14 @@ import { RunStatus } from "@tapedeck/protocol";
 import { optionalFlag, parse, UsageError } from "../args.js";
 import { withEngine } from "../context.js";
 import type { Output } from "../print.js";
-import { describeWait } from "../print-waits.js";
+import { runLine } from "../run-line.js";
 import { runDamage } from "../run-damage.js";
 
 /** Lists runs, newest first; a waiting run with what it waits for. */
 export async function runsCommand(args: readonly string[], out: Output): Promise<number> {
   if (args[0] === "purge") return (await import("./runs-purge.js")).runsPurgeCommand(args.slice(1), out);
   if (args[0] === "follow") return (await import("./runs-follow.js")).runsFollowCommand(args.slice(1), out);
+  if (args.includes("--watch")) return (await import("./runs-watch.js")).runsWatchCommand(args, out);
   const { values } = parse(args, { status: { type: "string" }, limit: { type: "string" } });
   const status = optionalFlag(values.status, "status");
   const limitFlag = optionalFlag(values.limit, "limit");
@@ -27,10 +28,7 @@ export async function runsCommand(args: readonly string[], out: Output): Promise
         out.stdout(`${run.id}  ${"damaged".padEnd(9)}  ${damage}; the data folder's other runs are listed as usual`);
         continue;
       }
-      const waits = run.status === "waiting" && run.waits?.length ? `  ${run.waits.map(describeWait).join("; ")}` : "";
-      out.stdout(
-        `${run.id}  ${run.status.padEnd(9)}  ${new Date(run.createdAt).toISOString()}  ${String(run.journalLength).padStart(6)} entries  ${run.toolsetId.slice(0, 15)}…${waits}`,
-      );
+      out.stdout(runLine({ ...run, toolset: run.toolsetId }));
     }
     return 0;
   });

@@ -6,6 +6,8 @@ import type { AddressInfo } from "node:net";
 export interface ReceivedHook {
   readonly body: string;
   readonly headers: IncomingHttpHeaders;
+  /** When it arrived (ms since the epoch): what a receiver checks the signing time against, however late it is read. */
+  readonly receivedAt: number;
 }
 
 /** How the receiver answers its nth request (1-based): a status, or never (the response stays open until `close`). */
@@ -29,7 +31,7 @@ export async function startReceiver(answer: Answer = () => 200): Promise<Webhook
     const chunks: Buffer[] = [];
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
     req.on("end", () => {
-      const hook = { body: Buffer.concat(chunks).toString("utf8"), headers: req.headers };
+      const hook = { body: Buffer.concat(chunks).toString("utf8"), headers: req.headers, receivedAt: Date.now() };
       received.push(hook);
       const status = answer(received.length);
       if (status === "hang") hanging.push(res);
