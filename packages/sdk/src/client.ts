@@ -17,6 +17,7 @@ import { HttpClient, type Fetch } from "./http-client.js";
 import { Approvals } from "./resources/approvals.js";
 import { Credentials } from "./resources/credentials.js";
 import { Runs } from "./resources/runs.js";
+import { Schedules } from "./resources/schedules.js";
 import { Tasks } from "./resources/tasks.js";
 import { Tokens } from "./resources/tokens.js";
 import { Toolsets } from "./resources/toolsets.js";
@@ -66,6 +67,7 @@ export class Tapedeck {
   readonly tokens: Tokens;
   readonly webhooks: Webhooks;
   readonly credentials: Credentials;
+  readonly schedules: Schedules;
   readonly #options: TapedeckOptions & { readonly baseUrl: string; readonly apiKey: string };
   readonly #http: HttpClient;
   /** A client of another node of the same store, with this client's key, namespace and fetch (a worker's `nodes`). */
@@ -101,6 +103,7 @@ export class Tapedeck {
     this.tokens = new Tokens(this.#http);
     this.webhooks = new Webhooks(this.#http);
     this.credentials = new Credentials(this.#http);
+    this.schedules = new Schedules(this.#http);
   }
 
   /**

@@ -40,6 +40,8 @@ export type {
 export { verifyWebhook } from "./webhooks/verify-webhook.js";
 export type { VerifyFailure, VerifyWebhookOptions, WebhookHeaders, WebhookVerification } from "./webhooks/verify-webhook.js";
 export type { Webhooks } from "./resources/webhooks.js";
+export { SCHEDULE_RUN_LABEL } from "./resources/schedules.js";
+export type { ListSchedulesQuery, Schedules } from "./resources/schedules.js";
 export { TapedeckError } from "./errors.js";
 export type { ClientErrorCode } from "./errors.js";
 export type { Fetch } from "./http-client.js";
@@ -74,6 +76,13 @@ export type {
   CreateTokenRequest,
   CreateToolsetRequest,
   CreateWebhookRequest,
+  CreateScheduleRequest,
+  CatchupPolicy,
+  Fire,
+  FireKind,
+  FireState,
+  OverlapPolicy,
+  Schedule,
   Credential,
   CredentialKind,
   CredentialList,

@@ -2,6 +2,7 @@ import type { JsonValue } from "@tapedeck/protocol";
 import { namespaceError } from "@tapedeck/protocol/api";
 import type { CatchupPolicy, OverlapPolicy, SchedulePolicies, ScheduleTiming } from "../store/schedule-store.js";
 import { valueProblem } from "../util/value-bounds.js";
+import { SCHEDULE_LABEL } from "./fire-key.js";
 import { ScheduleTimes } from "./schedule-times.js";
 
 /**
@@ -85,6 +86,8 @@ export function checkScheduleOptions(
     problems.push("ttlMs must be a positive number of milliseconds");
   if (options.note !== undefined && (typeof options.note !== "string" || options.note.length > NOTE_MAX_CHARS))
     problems.push(`note must be a string of at most ${NOTE_MAX_CHARS} characters`);
+  if (options.labels !== undefined && Object.hasOwn(options.labels, SCHEDULE_LABEL))
+    problems.push(`labels: ${SCHEDULE_LABEL} is set by the schedule itself (to its id) on each run; leave it out`);
   const inputProblem = options.input === undefined ? undefined : valueProblem(options.input);
   if (inputProblem !== undefined) problems.push(`input: ${inputProblem}`);
   const misspelt = options.namespace === undefined || options.namespace === "" ? undefined : namespaceError(options.namespace, "namespace");

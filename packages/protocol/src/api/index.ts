@@ -174,3 +174,31 @@ export type {
 } from "./sessions.js";
 export { purgedRuns, purgeRunsRequest } from "./retention.js";
 export type { PurgedRuns, PurgeRunsRequest } from "./retention.js";
+export {
+  backfillRequest,
+  createScheduleRequest,
+  fire,
+  fireList,
+  FIRES_LIMIT,
+  firesQuery,
+  schedule,
+  scheduleList,
+  scheduleListQuery,
+  scheduleParams,
+  SCHEDULES_LIMIT,
+} from "./schedules.js";
+export type {
+  BackfillRequest,
+  CatchupPolicy,
+  CreateScheduleRequest,
+  Fire,
+  FireKind,
+  FireList,
+  FiresQuery,
+  FireState,
+  OverlapPolicy,
+  Schedule,
+  ScheduleList,
+  ScheduleListQuery,
+  ScheduleParams,
+} from "./schedules.js";

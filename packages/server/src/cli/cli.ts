@@ -28,7 +28,7 @@ function asksHelp(args: readonly string[]): boolean {
 }
 
 /** Flags that take no value: a `--help` after one is still a request for help. */
-const BOOLEAN_FLAGS = new Set(["--detach", "--json", "--help", "-h"]);
+const BOOLEAN_FLAGS = new Set(["--detach", "--json", "--paused", "--dry-run", "--help", "-h"]);
 
 export async function cli(argv: readonly string[], output: Output): Promise<number> {
   // Run data (logs, arguments, results, errors) is printed escaped: it cannot drive the terminal.

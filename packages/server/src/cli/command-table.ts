@@ -106,6 +106,19 @@ export const COMMANDS: ReadonlyMap<string, CommandEntry> = new Map([
     },
   ],
   [
+    "schedules",
+    {
+      usage:
+        "tapedeck schedules create --toolset <id|file> (--script <file.ts> | --workflow <name>) (--cron <expr> [--timezone <IANA zone>] | --every <duration>) [--input <json>] [--start-at <ISO time>] [--end-at <ISO time>] [--max-fires <n>] [--overlap skip|buffer_one|allow|cancel_previous] [--catchup latest|all|none] [--catchup-window <duration>] [--label <k>=<v>]… [--namespace <ns>] [--ttl <duration>] [--paused] [--note <text>] [--data <dir>]\n" +
+        "  tapedeck schedules list [--namespace <ns>] [--label <k>=<v>]… [--limit <n>] [--data <dir>]\n" +
+        "  tapedeck schedules show|pause|resume|delete <schedule_id> [--data <dir>]\n" +
+        "  tapedeck schedules trigger <schedule_id> [--host <module>] [--data <dir>]",
+      summary:
+        "Creates, lists, shows (next fires, last fires), pauses, resumes, fires now or deletes schedules: a script or workflow started on a cron expression in a time zone or an interval, fired by every tapedeck serve on the store, each fire once.",
+      load: async () => (await import("./commands/schedules.js")).schedulesCommand,
+    },
+  ],
+  [
     "toolset",
     {
       usage: "tapedeck toolset register <file> [--data <dir>]",

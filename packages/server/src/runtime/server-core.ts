@@ -136,6 +136,8 @@ class Core implements ServerCore {
       sources: { host: new HostToolRouter(local, context.hostTasks) },
       // Webhooks read run events from the store, so none is lost between a commit and its delivery.
       recordEvents: true,
+      // Due schedules start their runs here; every node on a shared store fires, each fire starting one run (the store's claim and the fire's key).
+      fireSchedules: true,
       unsafeHttpAllowLoopbackForTests: options.unsafeHttpAllowLoopbackForTests,
       ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
       ...(options.userToolCeilings === undefined ? {} : { userToolCeilings: options.userToolCeilings }),

@@ -43,7 +43,7 @@ export async function keysCommand(args: readonly string[], out: Output): Promise
 }
 
 /** `--label k=v`, repeatable (parseArgs gives an array for a `multiple` flag). */
-function parseLabels(value: unknown): Record<string, string> {
+export function parseLabels(value: unknown): Record<string, string> {
   const items = value === undefined ? [] : Array.isArray(value) ? (value as unknown[]) : [value];
   const labels: Record<string, string> = {};
   for (const item of items) {
