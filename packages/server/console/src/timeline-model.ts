@@ -15,6 +15,12 @@ export interface CallBar {
   readonly entry: number;
   /** What the run waits for on this call, in the wait's own words (approval, signal, sleep…). */
   readonly wait?: string;
+  /**
+   * The part of the bar the run spent waiting on the call rather than the tool working: a
+   * sleep's or a signal's whole bar, an approval's until its decision, a park until it was
+   * resumed. Undefined: no wait.
+   */
+  readonly waited?: { readonly from: number; readonly to: number; readonly kind: string };
   /** Attempts, decisions and parks, by time. */
   readonly marks: readonly { readonly at: number; readonly kind: string; readonly entry: number }[];
 }
@@ -24,6 +30,9 @@ export interface Timeline {
   readonly end: number;
   readonly bars: readonly CallBar[];
 }
+
+/** The script's own waits are calls too (prelude.ts): a bar that is all wait. */
+const WAIT_TOOLS: Record<string, string> = { "tapedeck.sleep": "sleep", "tapedeck.signal": "signal", "tapedeck.webhook": "webhook" };
 
 const ENDS: Record<string, Outcome> = { "call.completed": "completed", "call.failed": "failed", "call.rejected": "rejected" };
 
@@ -56,10 +65,12 @@ export function timelineOf(run: Run | undefined, entries: readonly JournalEntry[
       continue;
     }
     open.delete(seq);
-    bars.push({ seq, tool: call.tool, start: call.start, end: entry.at, outcome, entry: entry.index, marks: call.marks });
+    const waited = waitedOf(call.tool, call.start, entry.at, call.marks);
+    bars.push({ seq, tool: call.tool, start: call.start, end: entry.at, outcome, entry: entry.index, ...(waited === undefined ? {} : { waited }), marks: call.marks });
   }
   for (const [seq, call] of open) {
     const wait = waits.get(seq);
+    const waited = wait === undefined ? waitedOf(call.tool, call.start, end, call.marks) : { from: call.start, to: end, kind: wait };
     bars.push({
       seq,
       tool: call.tool,
@@ -68,9 +79,21 @@ export function timelineOf(run: Run | undefined, entries: readonly JournalEntry[
       outcome: wait === undefined ? "pending" : "waiting",
       entry: call.entry,
       ...(wait === undefined ? {} : { wait }),
+      ...(waited === undefined ? {} : { waited }),
       marks: call.marks,
     });
   }
   bars.sort((a, b) => a.seq - b.seq);
   return { start, end, bars };
+}
+
+/** How long a call was a wait: a wait tool's whole span, or from scheduling to its decision or the end of its park. */
+function waitedOf(tool: string, start: number, end: number, marks: CallBar["marks"]): CallBar["waited"] {
+  const own = WAIT_TOOLS[tool];
+  if (own !== undefined) return { from: start, to: end, kind: own };
+  const decided = marks.find((mark) => mark.kind === "call.decided");
+  if (decided !== undefined) return { from: start, to: decided.at, kind: "approval" };
+  const parked = marks.find((mark) => mark.kind === "call.parked");
+  if (parked !== undefined) return { from: parked.at, to: marks.find((mark) => mark.at > parked.at && mark.kind !== "call.parked")?.at ?? end, kind: "parked" };
+  return undefined;
 }

@@ -35,6 +35,7 @@ const SPEC = {
 const SOURCE = `import { ops } from "tapedeck:tools";
 export default async () => {
   const health = await ops.check({});
+  await sleep(30);
   const deployed = await ops.deploy({ service: "billing" });
   return { health, deployed };
 };`;
@@ -122,14 +123,16 @@ describe("the web console", () => {
     const id = await start(admin);
     const row = page.locator(`tr[data-run="${id}"]`);
     await row.filter({ hasText: "waiting" }).waitFor();
-    assert.match(await row.innerText(), /approval of call 2 \(ops\.deploy\)/);
+    assert.match(await row.innerText(), /approval of call 3 \(ops\.deploy\)/);
     await page.screenshot({ path: join(OUTPUT, "runs-list.png") });
 
     await row.getByRole("link", { name: id }).click();
     await page.getByRole("heading", { name: id }).waitFor();
-    const waiting = page.getByRole("button", { name: /^Call 2 ops\.deploy: waiting \(waits for approval\)/ });
+    const waiting = page.getByRole("button", { name: /^Call 3 ops\.deploy: waiting \(waits for approval\)/ });
     await waiting.waitFor();
     await page.getByRole("button", { name: /^Call 1 ops\.check: completed/ }).waitFor();
+    // The script's sleep is a call that was all wait.
+    await page.locator("li.row").filter({ hasText: "tapedeck.sleep" }).filter({ hasText: "waiting for sleep" }).waitFor();
     // A bar opens its entry as GET /v1/runs/:id/journal/:index answers it.
     await waiting.focus();
     await page.keyboard.press("Enter");
@@ -138,12 +141,15 @@ describe("the web console", () => {
     assert.match(await entry.innerText(), /"service": "billing"/);
     await page.screenshot({ path: join(OUTPUT, "run-waiting.png"), fullPage: true });
 
-    await page.getByLabel("Reason for call 2").fill("billing freeze is over");
-    await page.getByRole("button", { name: "Approve call 2" }).click();
+    await page.getByLabel("Reason for call 3").fill("billing freeze is over");
+    await page.getByRole("button", { name: "Approve call 3" }).click();
     await page.getByTestId("run-status").filter({ hasText: "completed" }).waitFor();
     assert.deepEqual(JSON.parse(await page.getByTestId("run-output").innerText()), { health: "healthy", deployed: { deployed: "billing" } });
-    await page.getByRole("button", { name: /^Call 2 ops\.deploy: completed/ }).waitFor();
+    await page.getByRole("button", { name: /^Call 3 ops\.deploy: completed/ }).waitFor();
+    await page.locator("li.row").filter({ hasText: "ops.deploy" }).filter({ hasText: "waiting for approval" }).waitFor();
     await page.screenshot({ path: join(OUTPUT, "run-timeline.png"), fullPage: true });
+    await page.emulateMedia({ colorScheme: "dark" });
+    await page.screenshot({ path: join(OUTPUT, "run-timeline-dark.png"), fullPage: true });
 
     const decided = (await admin.runs.journal(id, { limit: 100 })).entries.find((item) => item.kind === "call.decided");
     assert.deepEqual(decided === undefined ? undefined : { kind: decided.kind, reason: (decided as { reason?: string }).reason }, {
