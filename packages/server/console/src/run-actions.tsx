@@ -39,13 +39,16 @@ export function RunActions({ token, run, onUnauthorized }: { token: string; run:
             <p>{waitText(wait)}</p>
             {wait.args === undefined ? null : <pre>{JSON.stringify(wait.args, null, 2)}</pre>}
             <label>
-              Reason for call {wait.seq}{" "}
-              <input value={reason} onInput={(event) => setReasons({ ...reasons, [wait.seq]: event.currentTarget.value })} />
+              Reason for call {wait.seq} <input value={reason} onInput={(event) => setReasons({ ...reasons, [wait.seq]: event.currentTarget.value })} />
             </label>
             <button type="button" onClick={() => void act(`Approve call ${wait.seq}`, () => api(token, "POST", `${path}/calls/${wait.seq}/approve`, body))}>
               Approve call {wait.seq}
             </button>
-            <button type="button" class="danger" onClick={() => void act(`Reject call ${wait.seq}`, () => api(token, "POST", `${path}/calls/${wait.seq}/reject`, body))}>
+            <button
+              type="button"
+              class="danger"
+              onClick={() => void act(`Reject call ${wait.seq}`, () => api(token, "POST", `${path}/calls/${wait.seq}/reject`, body))}
+            >
               Reject call {wait.seq}
             </button>
           </div>
@@ -59,7 +62,7 @@ export function RunActions({ token, run, onUnauthorized }: { token: string; run:
           try {
             parsed = JSON.parse(payload);
           } catch {
-            setMessage({ text: "The signal's payload must be JSON (null, 42, \"text\", {…}).", error: true });
+            setMessage({ text: 'The signal\'s payload must be JSON (null, 42, "text", {…}).', error: true });
             return;
           }
           void act(`Signal "${signalName}"`, () => api(token, "POST", `${path}/signal`, { name: signalName, payload: parsed }));

@@ -16,7 +16,11 @@ export function SignIn({ onSignedIn }: { onSignedIn: (token: string) => void }) 
       await api(trimmed, "GET", "/runs?limit=1");
       onSignedIn(trimmed);
     } catch (failure) {
-      setError(failure instanceof ApiFailure && failure.status === 401 ? `Not signed in: ${failure.message}` : String(failure instanceof Error ? failure.message : failure));
+      setError(
+        failure instanceof ApiFailure && failure.status === 401
+          ? `Not signed in: ${failure.message}`
+          : String(failure instanceof Error ? failure.message : failure),
+      );
     } finally {
       setBusy(false);
     }
@@ -25,8 +29,8 @@ export function SignIn({ onSignedIn }: { onSignedIn: (token: string) => void }) 
     <section class="sign-in" aria-labelledby="sign-in-title">
       <h1 id="sign-in-title">Sign in</h1>
       <p>
-        With an API key or an end user's token. It stays in this tab only (session storage) and is sent to this server's <code>/v1</code> API, which shows
-        what it may see.
+        With an API key or an end user's token. It stays in this tab only (session storage) and is sent to this server's <code>/v1</code> API, which shows what
+        it may see.
       </p>
       <form onSubmit={(event) => void submit(event)}>
         <label for="token">API key or token</label>

@@ -11,7 +11,13 @@ export interface SseEvent {
 }
 
 /** Follows `path` until `signal` aborts or the server ends the stream (an `end` event ends it for good). */
-export async function follow(token: string, path: string, signal: AbortSignal, onEvent: (event: SseEvent) => void, onError: (message: string) => void): Promise<void> {
+export async function follow(
+  token: string,
+  path: string,
+  signal: AbortSignal,
+  onEvent: (event: SseEvent) => void,
+  onError: (message: string) => void,
+): Promise<void> {
   let lastId: string | undefined;
   let ended = false;
   while (!signal.aborted && !ended) {

@@ -61,12 +61,22 @@ export function timelineOf(run: Run | undefined, entries: readonly JournalEntry[
     const call = open.get(seq);
     if (call === undefined) continue;
     if (outcome === undefined) {
-      if (["call.attempt", "call.decided", "call.parked", "call.throttled"].includes(entry.kind)) call.marks.push({ at: entry.at, kind: entry.kind, entry: entry.index });
+      if (["call.attempt", "call.decided", "call.parked", "call.throttled"].includes(entry.kind))
+        call.marks.push({ at: entry.at, kind: entry.kind, entry: entry.index });
       continue;
     }
     open.delete(seq);
     const waited = waitedOf(call.tool, call.start, entry.at, call.marks);
-    bars.push({ seq, tool: call.tool, start: call.start, end: entry.at, outcome, entry: entry.index, ...(waited === undefined ? {} : { waited }), marks: call.marks });
+    bars.push({
+      seq,
+      tool: call.tool,
+      start: call.start,
+      end: entry.at,
+      outcome,
+      entry: entry.index,
+      ...(waited === undefined ? {} : { waited }),
+      marks: call.marks,
+    });
   }
   for (const [seq, call] of open) {
     const wait = waits.get(seq);

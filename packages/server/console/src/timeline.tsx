@@ -8,7 +8,17 @@ import { timelineOf } from "./timeline-model.js";
  * it, and a call the run waits on now is drawn up to now. A bar is a button:
  * it opens the call's result entry (or its scheduling, while it has none).
  */
-export function TimelineView({ run, entries, now, onOpen }: { run: Run | undefined; entries: readonly JournalEntry[]; now: number; onOpen: (index: number) => void }) {
+export function TimelineView({
+  run,
+  entries,
+  now,
+  onOpen,
+}: {
+  run: Run | undefined;
+  entries: readonly JournalEntry[];
+  now: number;
+  onOpen: (index: number) => void;
+}) {
   const timeline = timelineOf(run, entries, now);
   const span = Math.max(1, timeline.end - timeline.start);
   const left = (at: number) => `${(((at - timeline.start) / span) * 100).toFixed(3)}%`;

@@ -112,7 +112,9 @@ describe("the web console", () => {
     await page.getByRole("button", { name: "Sign in" }).click();
     await page.getByRole("heading", { name: "Runs" }).waitFor();
     // A string, run in the page: this file is compiled without the DOM's types.
-    const stored = await page.evaluate<unknown>("({ session: Object.values(sessionStorage), local: Object.keys(localStorage).length, cookie: document.cookie })");
+    const stored = await page.evaluate<unknown>(
+      "({ session: Object.values(sessionStorage), local: Object.keys(localStorage).length, cookie: document.cookie })",
+    );
     assert.deepEqual(stored, { session: [server.adminKey], local: 0, cookie: "" });
     await page.context().close();
   });
@@ -174,12 +176,15 @@ describe("the web console", () => {
     const blueLive = await start(blue);
     const redLive = await start(red);
     await page.locator(`tr[data-run="${redLive}"]`).waitFor();
-    const shown = await page.locator("tr[data-run]").evaluateAll((rows) => rows.map((row) => row.getAttribute("data-run")));
+    const shown = await Promise.all((await page.locator("tr[data-run]").all()).map((row) => row.getAttribute("data-run")));
     assert.deepEqual(shown.sort(), [redRun, redLive].sort());
     assert.equal(shown.includes(blueBefore) || shown.includes(blueLive), false);
 
     await page.goto(`${server.url}/#/runs/${blueBefore}`);
-    await page.getByRole("alert").filter({ hasText: /not found|No run/i }).waitFor();
+    await page
+      .getByRole("alert")
+      .filter({ hasText: /not found|No run/i })
+      .waitFor();
     assert.equal(await page.getByTestId("run-status").count(), 0);
     await page.context().close();
   });
