@@ -4,7 +4,8 @@
 //   - `node_modules/.bin/tapedeck --help` and `npx --no-install tapedeck --help` (never the
 //     registry's unrelated `tapedeck` package);
 //   - `tapedeck run` of a script with a TypeScript host module (tsx, installed);
-//   - `tapedeck serve`, and a run through `@tapedeck/sdk` with a worker serving its host tool;
+//   - `tapedeck serve`, its web console's page and bundle, and a run through `@tapedeck/sdk` with
+//     a worker serving its host tool;
 //   - `Tapedeck.embedded` (the SDK loading `@tapedeck/server/embedded`).
 // It also checks that no test code is in a tarball. Needs a build (`tsc -b`, done by `npm ci`).
 // Usage: node scripts/check-packages.mjs   (prints each step with its time; exit 1 on a failure)
@@ -51,6 +52,18 @@ try {
     expect(done.stderr, /^run run_\S+ completed/m);
   });
   server = await step("tapedeck serve", () => serve(bin));
+  await step("tapedeck serve serves the web console (its bundle is in the tarball)", async () => {
+    for (const [path, type] of [
+      ["/", "text/html"],
+      ["/console/app.js", "text/javascript"],
+      ["/console/app.css", "text/css"],
+    ]) {
+      const response = await fetch(`${server.url}${path}`);
+      const body = await response.text();
+      if (response.status !== 200 || !(response.headers.get("content-type") ?? "").startsWith(type) || body.length < 100)
+        throw new Error(`GET ${path} answered ${response.status} ${response.headers.get("content-type")}: ${body.slice(0, 300)}`);
+    }
+  });
   await step("a run through @tapedeck/sdk with a worker, then Tapedeck.embedded", async () => {
     const done = await run(process.execPath, ["sdk-check.mjs", server.url, server.adminKey], { cwd: app });
     expect(done.stdout, /^served: \{"sku":"b-1","cents":4550\}\nembedded: \{"sku":"b-1","cents":4550\}$/m);

@@ -9,6 +9,7 @@ import { bodyProblem, bodyProblemMessage, MAX_JSON_DEPTH } from "./json-depth.js
 import { BODY_LIMIT_BYTES, DRAIN_LIMIT_BYTES } from "./limits.js";
 import { approvalRoutes } from "./routes/approvals.js";
 import { checkRoutes } from "./routes/check.js";
+import { consoleRoutes } from "./routes/console.js";
 import { credentialRoutes } from "./routes/credentials.js";
 import { eventRoutes } from "./routes/events.js";
 import { healthRoutes } from "./routes/health.js";
@@ -93,6 +94,8 @@ export async function buildApp(context: ServerContext, logger: ServerLogger): Pr
 
   healthRoutes(app, context);
   hookRoutes(app, context);
+  // The web console's page and files (no data: the page signs in to /v1 like any client).
+  consoleRoutes(app);
   await app.register(
     (v1, _options, done) => {
       v1.addHook("onRequest", async (request) => {

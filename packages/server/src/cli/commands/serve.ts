@@ -81,7 +81,11 @@ export async function serveCommand(args: readonly string[], out: Output): Promis
   // once, and a SIGTERM delivered before a handler exists kills the process without a shutdown.
   const stopping = stopSignal();
   out.stdout(`tapedeck listening on ${server.url}`);
-  logger.info({ url: server.url }, "listening");
+  // The console's address for whoever started the server: on a terminal after that line (stdout
+  // is otherwise one machine-read line), and always in the log's "listening" line.
+  const consoleUrl = `${server.url}/`;
+  if (out.stdoutIsTerminal === true) out.stdout(`console: ${consoleUrl} (sign in with an API key or an end user's token)`);
+  logger.info({ url: server.url, console: consoleUrl }, "listening");
   const signal = await stopping;
   logger.info({ signal }, "stopping: runs stay intact and go on at the next start");
   await server.close();
