@@ -55,7 +55,7 @@ export function runRoutes(app: FastifyInstance, context: ServerContext): void {
       },
     },
     async (request, reply): Promise<StartedRun> => {
-      const { toolset, source, input, idempotencyKey: key, ttl, traceparent: trace } = request.body;
+      const { toolset, source, input, idempotencyKey: key, ttl, traceparent: trace, budget } = request.body;
       const caller = callerOf(request);
       const scope = caller.scope;
       const placed = narrow(scope, { namespace: request.body.namespace, labels: request.body.labels });
@@ -74,6 +74,7 @@ export function runRoutes(app: FastifyInstance, context: ServerContext): void {
         ...(key === undefined ? {} : { idempotencyKey: key }),
         ...(ttl === undefined ? {} : { ttlMs: ttlMs(ttl) }),
         ...(trace === undefined ? {} : { traceparent: trace }),
+        ...(budget === undefined ? {} : { budget }),
       });
       return startedRun(engine, started, reply, scope);
     },
