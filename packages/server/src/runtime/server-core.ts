@@ -87,6 +87,7 @@ export async function openServerCore(
       webhooks,
       refused: (reason) => refusedLog.note(reason),
       unsafe: options.unsafeSwitches,
+      quotas: options.quotas,
       ...(extra.inProcess ? { inProcess: extra.inProcess } : {}),
     });
     context = opened;
