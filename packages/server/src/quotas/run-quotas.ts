@@ -44,12 +44,17 @@ const DAY = 86_400_000;
 export function quotaProblems(quotas: Quotas): string[] {
   const problems: string[] = [];
   for (const [scope, limits] of Object.entries(quotas) as [string, QuotaLimits | undefined][]) {
-    for (const [field, value] of Object.entries(limits ?? {}))
-      if (!(typeof value === "number" && Number.isInteger(value) && value >= 1 && value <= 100_000))
+    if (scope !== "perNamespace" && scope !== "perKey") problems.push(`quotas has an unknown key "${scope}"; allowed keys: perNamespace, perKey`);
+    for (const [field, value] of Object.entries(limits ?? {})) {
+      if (!QUOTA_FIELDS.includes(field)) problems.push(`quotas.${scope} has an unknown key "${field}"; allowed keys: ${QUOTA_FIELDS.join(", ")}`);
+      else if (!(typeof value === "number" && Number.isInteger(value) && value >= 1 && value <= 100_000))
         problems.push(`quotas.${scope}.${field}: ${JSON.stringify(value)} is not a whole number from 1 to 100000`);
+    }
   }
   return problems;
 }
+
+const QUOTA_FIELDS = ["concurrentRuns", "runsPerMinute", "runsPerDay"];
 
 export class RunQuotas {
   constructor(
