@@ -83,6 +83,17 @@ describe("quotas through the server", () => {
     assert.match(refused.content, /^Refused \(over a quota, nothing was started\): Quota exceeded: namespace "dave" may start 3 runs per minute.* Try again in \d+ s/);
   });
 
+  it("direct tools give a 413 to the model as an isError result in its API's shape, not a throw", async () => {
+    const tools = await admin.namespace("gina").directTools({ toolset, session: "conv-413" });
+    const name = tools.definitions[0]?.name ?? assert.fail("no tool");
+    const big = { blob: "x".repeat(5 * 1024 * 1024) };
+    const generic = await tools.handle(name, big, { toolCallId: "call_big" });
+    assert.equal(generic.isError, true);
+    assert.match(generic.text, /^Refused: The body is larger than 4194304 bytes .* Nothing was started or sent\.$/);
+    const block = await tools.anthropic.handle({ id: "toolu_big", name, input: big });
+    assert.deepEqual([block.type, block.tool_use_id, block.is_error], ["tool_result", "toolu_big", true]);
+  });
+
   it("a start's budget: a looping run fails budget_exceeded at its maxCalls; a wrong budget is 400", async () => {
     const started = await admin.runs.start({ toolset, source: LOOP, budget: { maxCalls: 4 } });
     const run = await admin.runs.get(started.kind === "started" ? started.run.id : assert.fail("refused"), { wait: 60 });
