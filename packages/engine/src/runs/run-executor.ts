@@ -83,6 +83,8 @@ export interface ExecutorLimits {
   readonly holdWaitMs: number;
   /** Each run's budget where neither its start nor its toolset gives one (see limits.ts). */
   readonly budget: DefaultBudget;
+  /** Tool calls per sliding minute per namespace (a quota: `rate-gate.ts`); absent: none. */
+  readonly namespaceCallsPerMinute?: number;
 }
 
 export interface ExecutorDeps {

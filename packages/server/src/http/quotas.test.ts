@@ -21,7 +21,7 @@ export default async () => { for (;;) await c.count({}); };`;
 const WAITING = `export default async () => signal("go");`;
 
 before(async () => {
-  server = await startServeChild({ hostModule: HOST, args: ["--namespace-quotas", "concurrentRuns=2,runsPerMinute=3"] });
+  server = await startServeChild({ hostModule: HOST, args: ["--namespace-quotas", "concurrentRuns=2,runsPerMinute=3,callsPerMinute=5"] });
   admin = server.client(server.adminKey!);
   toolset = (await admin.toolsets.create({ hostTools: { c: { count: { description: "Counts.", inputSchema: { type: "object" } } } } })).id;
 });
@@ -92,6 +92,24 @@ describe("quotas through the server", () => {
     assert.match(generic.text, /^Refused: The body is larger than 4194304 bytes .* Nothing was started or sent\.$/);
     const block = await tools.anthropic.handle({ id: "toolu_big", name, input: big });
     assert.deepEqual([block.type, block.tool_use_id, block.is_error], ["tool_result", "toolu_big", true]);
+  });
+
+  it("calls per minute: an end user's sixth call in a minute fails rate_limited unsent, in a script and as a direct tool's isError result", async () => {
+    const hana = admin.namespace("hana");
+    const started = await hana.runs.start({
+      toolset,
+      source: `import { c } from "tapedeck:tools";
+export default async () => { const seen = []; for (let i = 0; i < 7; i++) { try { seen.push(await c.count({})); } catch (e) { seen.push((e as { code: string }).code); } } return seen; };`,
+    });
+    const run = await hana.runs.get(started.kind === "started" ? started.run.id : assert.fail("refused"), { wait: 60 });
+    const seen = run.output as (number | string)[];
+    assert.equal(seen.filter((x) => typeof x === "number").length, 5, JSON.stringify(seen));
+    assert.deepEqual(seen.slice(5), ["rate_limited", "rate_limited"]);
+    const tools = await hana.directTools({ toolset, session: "conv-quota" });
+    const answer = await tools.handle(tools.definitions[0]!.name, {}, { toolCallId: "call_over" });
+    assert.equal(answer.isError, true);
+    // Direct tools say a rate_limited failure in words of their own: what happened and when to call again.
+    assert.match(answer.text, /^The call to "c_count" was refused by a rate limit; nothing was sent\. Wait \d+(s|m) before calling it again/);
   });
 
   it("a start's budget: a looping run fails budget_exceeded at its maxCalls; a wrong budget is 400", async () => {

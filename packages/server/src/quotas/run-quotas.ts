@@ -26,6 +26,12 @@ export interface QuotaLimits {
   readonly runsPerMinute?: number;
   /** Runs started in any sliding 24 hours. */
   readonly runsPerDay?: number;
+  /**
+   * Namespaces only: tool calls in any sliding minute, across the end user's runs and direct
+   * sessions (the engine's `limits.namespaceCallsPerMinute`). Past it a call fails
+   * `rate_limited` (retryable, with `retryAfterMs`), unsent.
+   */
+  readonly callsPerMinute?: number;
 }
 
 /** The server's quotas (`ServeOptions.quotas`): every namespace's, and every API key's. */
@@ -46,7 +52,8 @@ export function quotaProblems(quotas: Quotas): string[] {
   for (const [scope, limits] of Object.entries(quotas) as [string, QuotaLimits | undefined][]) {
     if (scope !== "perNamespace" && scope !== "perKey") problems.push(`quotas has an unknown key "${scope}"; allowed keys: perNamespace, perKey`);
     for (const [field, value] of Object.entries(limits ?? {})) {
-      if (!QUOTA_FIELDS.includes(field)) problems.push(`quotas.${scope} has an unknown key "${field}"; allowed keys: ${QUOTA_FIELDS.join(", ")}`);
+      if (field === "callsPerMinute" && scope === "perKey") problems.push(`quotas.perKey.callsPerMinute: calls are counted per namespace only (a run does not know the key that started it)`);
+      else if (!QUOTA_FIELDS.includes(field)) problems.push(`quotas.${scope} has an unknown key "${field}"; allowed keys: ${QUOTA_FIELDS.join(", ")}`);
       else if (!(typeof value === "number" && Number.isInteger(value) && value >= 1 && value <= 100_000))
         problems.push(`quotas.${scope}.${field}: ${JSON.stringify(value)} is not a whole number from 1 to 100000`);
     }
@@ -54,7 +61,7 @@ export function quotaProblems(quotas: Quotas): string[] {
   return problems;
 }
 
-const QUOTA_FIELDS = ["concurrentRuns", "runsPerMinute", "runsPerDay"];
+const QUOTA_FIELDS = ["concurrentRuns", "runsPerMinute", "runsPerDay", "callsPerMinute"];
 
 export class RunQuotas {
   constructor(
@@ -71,6 +78,9 @@ export class RunQuotas {
   /** Refuses (429) a start by `caller` in `namespace` over a quota; a start that takes a place in a window keeps it. */
   async admitStart(caller: Caller, namespace: string | undefined, idempotencyKey: string | undefined): Promise<void> {
     if (!this.active) return;
+    const ns0 = this.quotas.perNamespace;
+    // Only a quota of calls (the engine's to count): starts cost no read.
+    if (this.quotas.perKey === undefined && ns0 !== undefined && Object.keys(ns0).every((field) => field === "callsPerMinute")) return;
     if (idempotencyKey !== undefined && (await this.store.getRunByIdempotencyKey(idempotencyKey, namespace)) !== undefined) return;
     const key = this.quotas.perKey;
     // The embedded application's own channel is the operator itself, never limited.
@@ -78,7 +88,8 @@ export class RunQuotas {
     const ns = namespace === undefined || namespace === "" ? undefined : this.quotas.perNamespace;
     if (ns?.concurrentRuns !== undefined) await this.#concurrency(namespace!, ns.concurrentRuns);
     if (keyed) await this.#windows(`quota/key/${caller.keyId}/runs`, key, `API key ${caller.keyId}`);
-    if (ns !== undefined) await this.#windows(`quota/namespace/${namespace!}/runs`, ns, `namespace ${JSON.stringify(namespace)}`);
+    // The namespace's window is keyed as its tools' are (JSON of [namespace, name]), so whatever finds an end user's windows finds this one.
+    if (ns !== undefined) await this.#windows(JSON.stringify([namespace, "tapedeck.quota.runs"]), ns, `namespace ${JSON.stringify(namespace)}`);
   }
 
   async #concurrency(namespace: string, limit: number): Promise<void> {

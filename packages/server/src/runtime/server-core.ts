@@ -140,6 +140,8 @@ class Core implements ServerCore {
       unsafeHttpAllowLoopbackForTests: options.unsafeHttpAllowLoopbackForTests,
       ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
       ...(options.userToolCeilings === undefined ? {} : { userToolCeilings: options.userToolCeilings }),
+      // The namespaces' quota of calls is the engine's to count: it gates every call (`rate-gate.ts`).
+      ...(options.quotas.perNamespace?.callsPerMinute === undefined ? {} : { limits: { namespaceCallsPerMinute: options.quotas.perNamespace.callsPerMinute } }),
       // The tool library's workspaces and memory index: in the data folder, also when the store is a database URL.
       libraryFolder: join(store.dataFolder ?? options.dataDir, "library"),
     });
