@@ -37,7 +37,10 @@ export async function admitCall(
   const own = await toolLimit(store, tool, path, namespace, now);
   if (!own.ok || namespaceCallsPerMinute === undefined || namespace === undefined) return own;
   if (store === undefined) {
-    const failure = toolFailure("tool_error", `This server limits each end user's calls per minute, and its store keeps no rate-limit windows, so the call was not sent.`);
+    const failure = toolFailure(
+      "tool_error",
+      `This server limits each end user's calls per minute, and its store keeps no rate-limit windows, so the call was not sent.`,
+    );
     return { ok: false, retryAfterMs: 0, failure };
   }
   const taken = await store.take(rateLimitKey({ namespace, tool: NAMESPACE_CALLS }), [{ ms: MINUTE_MS, limit: namespaceCallsPerMinute }], now);

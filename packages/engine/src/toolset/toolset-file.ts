@@ -1,4 +1,12 @@
-import { runBudgetProblems, type HostToolSpec, type JsonSchema, type PolicySpec, type RunBudget, type ToolRateLimit, type ToolsetSpec } from "@tapedeck/protocol";
+import {
+  runBudgetProblems,
+  type HostToolSpec,
+  type JsonSchema,
+  type PolicySpec,
+  type RunBudget,
+  type ToolRateLimit,
+  type ToolsetSpec,
+} from "@tapedeck/protocol";
 import { parseDuration } from "../util/duration.js";
 import { nullObject } from "../util/null-object.js";
 import { parseHttpSpec } from "./http-spec-file.js";

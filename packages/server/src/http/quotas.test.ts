@@ -80,7 +80,10 @@ describe("quotas through the server", () => {
     }
     const refused = await agent.handle("run_script", { code: `export default async () => 3;` }, { toolCallId: "toolu_3" });
     assert.equal(refused.isError, true);
-    assert.match(refused.content, /^Refused \(over a quota, nothing was started\): Quota exceeded: namespace "dave" may start 3 runs per minute.* Try again in \d+ s/);
+    assert.match(
+      refused.content,
+      /^Refused \(over a quota, nothing was started\): Quota exceeded: namespace "dave" may start 3 runs per minute.* Try again in \d+ s/,
+    );
   });
 
   it("direct tools give a 413 to the model as an isError result in its API's shape, not a throw", async () => {

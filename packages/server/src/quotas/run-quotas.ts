@@ -52,7 +52,8 @@ export function quotaProblems(quotas: Quotas): string[] {
   for (const [scope, limits] of Object.entries(quotas) as [string, QuotaLimits | undefined][]) {
     if (scope !== "perNamespace" && scope !== "perKey") problems.push(`quotas has an unknown key "${scope}"; allowed keys: perNamespace, perKey`);
     for (const [field, value] of Object.entries(limits ?? {})) {
-      if (field === "callsPerMinute" && scope === "perKey") problems.push(`quotas.perKey.callsPerMinute: calls are counted per namespace only (a run does not know the key that started it)`);
+      if (field === "callsPerMinute" && scope === "perKey")
+        problems.push(`quotas.perKey.callsPerMinute: calls are counted per namespace only (a run does not know the key that started it)`);
       else if (!QUOTA_FIELDS.includes(field)) problems.push(`quotas.${scope} has an unknown key "${field}"; allowed keys: ${QUOTA_FIELDS.join(", ")}`);
       else if (!(typeof value === "number" && Number.isInteger(value) && value >= 1 && value <= 100_000))
         problems.push(`quotas.${scope}.${field}: ${JSON.stringify(value)} is not a whole number from 1 to 100000`);

@@ -61,7 +61,13 @@ export async function serveCommand(args: readonly string[], out: Output): Promis
   const perKey = parseUserToolCeilings(optionalFlag(values["key-quotas"], "key-quotas"), "--key-quotas");
   const quotas = { ...(perNamespace === undefined ? {} : { perNamespace }), ...(perKey === undefined ? {} : { perKey }) };
   const quotaProblem = quotaProblems(quotas);
-  if (quotaProblem.length > 0) throw new UsageError(quotaProblem.join("; ").replace(/quotas\.perNamespace/g, "--namespace-quotas").replace(/quotas\.perKey/g, "--key-quotas"));
+  if (quotaProblem.length > 0)
+    throw new UsageError(
+      quotaProblem
+        .join("; ")
+        .replace(/quotas\.perNamespace/g, "--namespace-quotas")
+        .replace(/quotas\.perKey/g, "--key-quotas"),
+    );
   const server = await startServer({
     dataDir: values.data,
     quotas,
