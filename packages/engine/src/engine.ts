@@ -14,8 +14,8 @@
  */
 import { purgeRuns, type PurgeOptions, type PurgeResult } from "./runs/purge-runs.js";
 import { join } from "node:path";
-import { decisionEvent, needsDecision } from "@tapedeck/protocol";
-import type { DecisionWait, JournalEntry, JsonValue, PinnedToolset, PinnedWorkflow, RunEnd } from "@tapedeck/protocol";
+import { decisionEvent, needsDecision, runBudgetProblems } from "@tapedeck/protocol";
+import type { DecisionWait, JournalEntry, JsonValue, PinnedToolset, PinnedWorkflow, RunBudget, RunEnd } from "@tapedeck/protocol";
 import { namespaceError } from "@tapedeck/protocol/api";
 import { systemClock, VirtualClock, type Clock } from "./clock.js";
 import { EngineError } from "./errors.js";
@@ -24,6 +24,9 @@ import {
   LOG_LINE_CHARS,
   MAX_ATTEMPTS,
   MAX_JOURNAL_ENTRIES,
+  BUDGET_MAX_CALLS,
+  BUDGET_MAX_CHILD_RUNS,
+  BUDGET_MAX_RESULT_BYTES,
   MAX_VALUE_BYTES,
   RUN_CONCURRENCY,
   SANDBOX_CPU_MS_PER_STEP,
@@ -127,7 +130,10 @@ export interface EngineOptions {
   readonly sandboxes?: SandboxFactory;
   /** Default: the system clock. */
   readonly clock?: Clock;
-  readonly limits?: Partial<Omit<EngineLimits, "sandbox">> & { readonly sandbox?: Partial<EngineLimits["sandbox"]> };
+  readonly limits?: Partial<Omit<EngineLimits, "sandbox" | "budget">> & {
+    readonly sandbox?: Partial<EngineLimits["sandbox"]>;
+    readonly budget?: Partial<EngineLimits["budget"]>;
+  };
   /**
    * Which parked runs this engine wakes when their timers are due: `true` (default), every run
    * of the store, from the moment the engine opens (overdue ones at once) — a server; `"owned"`,
@@ -313,6 +319,8 @@ export interface StartOptions {
    * this trace id, so tools' spans join that trace. Default: a trace of the run's own.
    */
   readonly traceparent?: string;
+  /** This run's budget, field by field over its toolset's and the engine's (`limits.budget`): past it the run fails `budget_exceeded`. */
+  readonly budget?: RunBudget;
 }
 
 export type StartResult =
@@ -333,6 +341,7 @@ const DEFAULT_LIMITS: EngineLimits = {
   runConcurrency: RUN_CONCURRENCY,
   maxAttempts: MAX_ATTEMPTS,
   holdWaitMs: HOLD_WAIT_MS,
+  budget: { maxCalls: BUDGET_MAX_CALLS, maxResultBytes: BUDGET_MAX_RESULT_BYTES, maxChildRuns: BUDGET_MAX_CHILD_RUNS },
 };
 
 /**
@@ -401,7 +410,12 @@ export class Engine {
       ...(given.mcp !== undefined && given.mcp !== mcp ? [() => mcp.close()] : []),
       ...(given.library !== library ? [() => library.close()] : []),
     ];
-    this.#limits = { ...DEFAULT_LIMITS, ...options.limits, sandbox: { ...DEFAULT_LIMITS.sandbox, ...options.limits?.sandbox } };
+    this.#limits = {
+      ...DEFAULT_LIMITS,
+      ...options.limits,
+      sandbox: { ...DEFAULT_LIMITS.sandbox, ...options.limits?.sandbox },
+      budget: { ...DEFAULT_LIMITS.budget, ...options.limits?.budget },
+    };
     this.#webhookBaseUrl = (options.webhookBaseUrl ?? "http://127.0.0.1:7700").replace(/\/+$/, "");
     const ceilings = (this.#userToolCeilings = { ...DEFAULT_USER_TOOL_CEILINGS, ...options.userToolCeilings });
     const wrongCeilings = ceilingsProblems(options.userToolCeilings ?? {});
@@ -647,6 +661,7 @@ export class Engine {
     const inputProblem = options.input === undefined ? undefined : valueProblem(options.input);
     if (inputProblem !== undefined) throw new EngineError("invalid_request", `The run's input is refused: ${inputProblem}.`);
     const loaded = await this.#catalog.get(options.toolset);
+    if (options.budget !== undefined) checkStartBudget(options.budget, loaded.byPath);
     this.#catalog.checkSources(loaded.pinned);
     const checked = await this.check(options.source, options.toolset);
     if (!checked.ok) return { kind: "refused", diagnostics: checked.diagnostics };
@@ -662,6 +677,7 @@ export class Engine {
       ...(key === undefined ? {} : { idempotencyKey: key }),
       ...(options.ttlMs === undefined ? {} : { expires: { afterMs: options.ttlMs } }),
       ...(options.traceparent === undefined ? {} : { traceparent: checkTraceparent(options.traceparent) }),
+      ...(options.budget === undefined ? {} : { budget: options.budget }),
     });
     // A start with the same key committed first (while this one was checked): its run is the answer.
     if (created.kind === "duplicate") return this.#existing(created.runId);
@@ -941,6 +957,14 @@ export class Engine {
   #open(): void {
     if (this.#closed) throw new EngineError("closed", "The engine is closed.");
   }
+}
+
+/** A start's budget, refused with every wrong field named (and each per-tool limit's tool one of the toolset's). */
+function checkStartBudget(budget: RunBudget, tools: ReadonlyMap<string, unknown>): void {
+  const problems = runBudgetProblems(budget);
+  for (const tool of problems.length > 0 ? [] : Object.keys(budget.maxCallsPerTool ?? {}))
+    if (!tools.has(tool)) problems.push(`budget.maxCallsPerTool["${tool}"] names no tool of the run's toolset; write "<group>.<name>"`);
+  if (problems.length > 0) throw new EngineError("invalid_request", `The run's budget is refused: ${problems.join("; ")}.`);
 }
 
 /** W3C `traceparent`: version 00, a trace id and a parent id, neither all zeros. */

@@ -82,3 +82,17 @@ export const HTTP_MAX_RESPONSE_BYTES = 5 * 1024 * 1024;
 
 /** The `http` tool: redirects followed, each checked again like the first URL (DESIGN §8). */
 export const HTTP_MAX_REDIRECTS = 5;
+
+/**
+ * A run's default budget (`RunBudget`), where neither its start nor its toolset gives one: far
+ * past what a working run does (the seeds' largest runs make a few hundred calls and receive a
+ * few MiB), low enough that a loop gone wrong (one agent run made 8,910 MCP calls) is stopped
+ * within minutes rather than at the journal's 200,000 entries.
+ */
+export const BUDGET_MAX_CALLS = 5_000;
+
+/** Bytes of tool results a run receives by default: 128 results of the largest value the engine records. */
+export const BUDGET_MAX_RESULT_BYTES = 256 * 1024 * 1024;
+
+/** Child runs (workflow starts) a run makes by default: a fan-out of hundreds fits, a loop starting runs forever does not. */
+export const BUDGET_MAX_CHILD_RUNS = 1_000;

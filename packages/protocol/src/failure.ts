@@ -39,6 +39,12 @@ export const FailureCode = {
   workflow_ended: "workflow_ended",
   /** Starting the workflow would nest workflows too deep. */
   workflow_too_deep: "workflow_too_deep",
+  /**
+   * The run went past its budget (calls in all or of one tool, bytes of results, child runs):
+   * the call that would have gone past it was not sent, and the run failed. `details` names the
+   * budget (`budget`), its `limit`, and for a per-tool budget the `tool`.
+   */
+  budget_exceeded: "budget_exceeded",
 } as const;
 
 export type FailureCode = (typeof FailureCode)[keyof typeof FailureCode];

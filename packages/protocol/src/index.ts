@@ -27,6 +27,8 @@ export type { TestAnswerSource, TestCall, TestReport } from "./test-report.js";
 export { decisionEvent } from "./run-event.js";
 export type { RunEnd, RunEvent } from "./run-event.js";
 export { toolPath } from "./toolset.js";
+export { MAX_BUDGET_VALUE, runBudgetProblems } from "./run-budget.js";
+export type { BudgetKind, RunBudget } from "./run-budget.js";
 export type {
   ApprovalRule,
   ArgumentTest,

@@ -1,5 +1,6 @@
 import type { JsonValue } from "./json.js";
 import type { ToolFailure } from "./failure.js";
+import type { RunBudget } from "./run-budget.js";
 import type { SubCallAnswer } from "./user-tool.js";
 
 /** The life of a run. */
@@ -82,7 +83,14 @@ export type JournalEntry = { readonly index: number; readonly at: number } & Jou
 
 export type JournalEvent =
   /** The run began, with its input. Always entry 0. */
-  | { readonly kind: "run.started"; readonly input: JsonValue; readonly replayVersion: number; readonly traceparent?: string }
+  | {
+      readonly kind: "run.started";
+      readonly input: JsonValue;
+      readonly replayVersion: number;
+      readonly traceparent?: string;
+      /** The budget the start gave (over the toolset's and the engine's): kept here so every execution of the run holds it to the same. */
+      readonly budget?: RunBudget;
+    }
   /** The script issued a call that passed validation; it is sent once this entry is durable. */
   | { readonly kind: "call.scheduled"; readonly seq: number; readonly tool: string; readonly args: JsonValue; readonly key: string }
   /** The script issued a call that was refused before being sent (bad arguments, unknown tool). */

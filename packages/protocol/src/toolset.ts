@@ -1,4 +1,5 @@
 import type { JsonObject, JsonValue } from "./json.js";
+import type { RunBudget } from "./run-budget.js";
 import type { PinnedUserTool, UserToolFileSpec } from "./user-tool.js";
 
 /** A JSON Schema, as a tool declares it. */
@@ -190,6 +191,8 @@ export interface ToolsetSpec {
   readonly userTools?: { readonly [group: string]: { readonly [name: string]: UserToolFileSpec } };
   /** Policies by `group.name` (or `group.*` for a whole group). */
   readonly policies?: { readonly [tool: string]: PolicySpec };
+  /** Each run's budget on this toolset (a start may give its own): past it the run fails `budget_exceeded`. Default: the engine's. */
+  readonly budget?: RunBudget;
 }
 
 /** A policy with every default applied. Durations in ms. */
@@ -281,6 +284,8 @@ export interface PinnedToolset {
   readonly servers?: { readonly [id: string]: McpServerRecipe };
   /** Workflows by name (an identifier): `workflows.<name>` in scripts. A derived toolset keeps its base's. */
   readonly workflows?: { readonly [name: string]: PinnedWorkflow };
+  /** Each run's budget (`ToolsetSpec.budget`); a derived toolset keeps its base's unless it gives one. */
+  readonly budget?: RunBudget;
 }
 
 /** `group.name`, the form a tool is named by in the journal and in errors. */

@@ -19,13 +19,21 @@ export class TapedeckError extends Error {
   readonly code: ApiErrorCode | ClientErrorCode;
   /** With `script_refused`: where the script did not type-check. */
   readonly diagnostics?: readonly Diagnostic[];
+  /** With 429 `quota_exceeded`: seconds to wait before trying again (the server's `Retry-After`). */
+  readonly retryAfterSeconds?: number;
 
-  constructor(status: number, code: ApiErrorCode | ClientErrorCode, message: string, options: { diagnostics?: readonly Diagnostic[]; cause?: unknown } = {}) {
+  constructor(
+    status: number,
+    code: ApiErrorCode | ClientErrorCode,
+    message: string,
+    options: { diagnostics?: readonly Diagnostic[]; cause?: unknown; retryAfterSeconds?: number } = {},
+  ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "TapedeckError";
     this.status = status;
     this.code = code;
     if (options.diagnostics !== undefined) this.diagnostics = options.diagnostics;
+    if (options.retryAfterSeconds !== undefined) this.retryAfterSeconds = options.retryAfterSeconds;
     Object.defineProperty(this, brand, { value: true });
   }
 

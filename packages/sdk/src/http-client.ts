@@ -57,7 +57,7 @@ export class HttpClient {
         );
       return body as T;
     }
-    throw errorOf(response.status, body, text);
+    throw errorOf(response.status, body, text, response.headers.get("retry-after"));
   }
 
   /**
@@ -89,10 +89,15 @@ function networkReason(error: unknown): string {
   return cause === undefined || cause === "" || message.includes(cause) ? message : `${message} (${cause})`;
 }
 
-function errorOf(status: number, body: unknown, text: string): TapedeckError {
+function errorOf(status: number, body: unknown, text: string, retryAfter: string | null = null): TapedeckError {
   if (isErrorBody(body)) {
     const { code, message, diagnostics } = body.error;
-    return new TapedeckError(status, code, message, diagnostics === undefined ? {} : { diagnostics });
+    // The body's seconds, else the header's (a proxy's 429 may carry only the header).
+    const seconds = body.error.retryAfterSeconds ?? (retryAfter !== null && /^\d+$/.test(retryAfter) ? Number(retryAfter) : undefined);
+    return new TapedeckError(status, code, message, {
+      ...(diagnostics === undefined ? {} : { diagnostics }),
+      ...(seconds === undefined ? {} : { retryAfterSeconds: seconds }),
+    });
   }
   return new TapedeckError(status, "bad_response", `HTTP ${status} without a Tapedeck error body: ${text.slice(0, 200)}`);
 }

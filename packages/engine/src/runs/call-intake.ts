@@ -96,7 +96,13 @@ export interface IntakeDeps {
   readonly store: Store;
   readonly source: ToolSource;
   readonly clock: Clock;
-  readonly limits: { readonly runConcurrency: number; readonly maxAttempts: number; readonly maxValueBytes: number };
+  readonly limits: {
+    readonly runConcurrency: number;
+    readonly maxAttempts: number;
+    readonly maxValueBytes: number;
+    /** Tool calls per sliding minute per namespace, across its runs and sessions (a quota, `rate-gate.ts`); absent: none. */
+    readonly namespaceCallsPerMinute?: number;
+  };
   /** Starts, reads and signals the child runs of `workflows.<name>` calls. */
   readonly workflows: WorkflowHost;
   /** Binds a new webhook token to the run and signal name; resolves with its URL once durable. */
@@ -293,7 +299,7 @@ export class CallIntake {
         case "await_approval": {
           // Scheduled, not sent: it waits for a decision, which is journaled before it is sent.
           this.#open++;
-          if (decision.tool.policy.rateLimit !== undefined) {
+          if (this.#gated(decision.tool)) {
             gated.push(() => this.#admit(call.seq, decision));
             break;
           }
@@ -304,7 +310,7 @@ export class CallIntake {
         }
         default: {
           this.#open++;
-          if (decision.kind === "send" && decision.tool.policy.rateLimit !== undefined) {
+          if (decision.kind === "send" && this.#gated(decision.tool)) {
             gated.push(() => this.#admit(call.seq, decision));
             break;
           }
@@ -416,7 +422,7 @@ export class CallIntake {
    */
   #admit(seq: number, decision: GatedDecision, throttled = false): void {
     const path = toolPath(decision.tool);
-    admitCall(this.deps.store.rateLimits, decision.tool, path, this.run.namespace, this.deps.clock.now()).then(
+    admitCall(this.deps.store.rateLimits, decision.tool, path, this.run.namespace, this.deps.clock.now(), this.deps.limits.namespaceCallsPerMinute).then(
       (check) => {
         if (this.#closed) return;
         if (!check.ok) {
@@ -565,6 +571,11 @@ export class CallIntake {
     // Handed to its source, maybe after the run went idle (a source asked first whether it still
     // held the attempt): the execution looks again at whether only answers are awaited now.
     this.host.changed();
+  }
+
+  /** Whether a call of `tool` takes a place in a window before it goes on: its tool's rate limit, or its namespace's quota of calls. */
+  #gated(tool: PinnedTool): boolean {
+    return tool.policy.rateLimit !== undefined || (this.deps.limits.namespaceCallsPerMinute !== undefined && this.run.namespace !== undefined);
   }
 
   /** Whether this process cannot send calls of `tool` (see the invariants): the call is then left open, unsent. */

@@ -1,4 +1,4 @@
-import type { JournalEntry, JsonValue } from "@tapedeck/protocol";
+import type { JournalEntry, JsonValue, RunBudget } from "@tapedeck/protocol";
 import type { Clock } from "../clock.js";
 import type { CompiledScript } from "../script/compile.js";
 import type { RunCaller, RunRecord, Store } from "../store/store.js";
@@ -36,6 +36,8 @@ export interface RunSpec {
   readonly expires?: { readonly at: number } | { readonly afterMs: number };
   /** W3C trace context its calls join (checked by the caller). */
   readonly traceparent?: string;
+  /** The start's budget (checked by the caller): journaled in `run.started`, so every execution holds the run to it. */
+  readonly budget?: RunBudget;
 }
 
 export type CreatedRun =
@@ -48,7 +50,8 @@ export async function createRun(store: Store, clock: Clock, spec: RunSpec): Prom
   const now = clock.now();
   const id = newRunId(now);
   const traceparent = spec.traceparent === undefined ? {} : { traceparent: spec.traceparent };
-  const started: JournalEntry = { index: 0, at: now, kind: "run.started", input: spec.input, replayVersion: REPLAY_VERSION, ...traceparent };
+  const budget = spec.budget === undefined ? {} : { budget: spec.budget };
+  const started: JournalEntry = { index: 0, at: now, kind: "run.started", input: spec.input, replayVersion: REPLAY_VERSION, ...traceparent, ...budget };
   const created = await store.createRun(
     {
       id,

@@ -1,5 +1,5 @@
 import { toolFailure, type PinnedTool } from "@tapedeck/protocol";
-import { checkRateLimit, type RateCheck } from "../library/rate-limit/rate-limiter.js";
+import { checkRateLimit, MINUTE_MS, rateLimitKey, type RateCheck } from "../library/rate-limit/rate-limiter.js";
 import type { RateLimitStore } from "../store/rate-limit-store.js";
 
 /**
@@ -21,8 +21,43 @@ import type { RateLimitStore } from "../store/rate-limit-store.js";
  *   not checked a second time. A store without windows still fails the call (it would wait forever).
  */
 
-/** Whether a call of `tool` may go on now, for `namespace` (the run's end user). */
-export function admitCall(store: RateLimitStore | undefined, tool: PinnedTool, path: string, namespace: string | undefined, now: number): Promise<RateCheck> {
+/**
+ * Whether a call of `tool` may go on now, for `namespace` (the run's end user): its tool's rate
+ * limit first, then the namespace's quota of calls per minute (`namespaceCallsPerMinute`, every
+ * tool's calls of the end user's runs and sessions, one window in the store shared by nodes).
+ */
+export async function admitCall(
+  store: RateLimitStore | undefined,
+  tool: PinnedTool,
+  path: string,
+  namespace: string | undefined,
+  now: number,
+  namespaceCallsPerMinute?: number,
+): Promise<RateCheck> {
+  const own = await toolLimit(store, tool, path, namespace, now);
+  if (!own.ok || namespaceCallsPerMinute === undefined || namespace === undefined) return own;
+  if (store === undefined) {
+    const failure = toolFailure(
+      "tool_error",
+      `This server limits each end user's calls per minute, and its store keeps no rate-limit windows, so the call was not sent.`,
+    );
+    return { ok: false, retryAfterMs: 0, failure };
+  }
+  const taken = await store.take(rateLimitKey({ namespace, tool: NAMESPACE_CALLS }), [{ ms: MINUTE_MS, limit: namespaceCallsPerMinute }], now);
+  if (taken.ok) return taken;
+  const seconds = Math.max(1, Math.ceil(taken.retryAfterMs / 1000));
+  const failure = toolFailure(
+    "rate_limited",
+    `Quota exceeded: end user ${JSON.stringify(namespace)} may make ${namespaceCallsPerMinute} tool calls per minute, and has; ${path} was not called. Try again in ${seconds} s, or make fewer calls.`,
+    { retryable: true, details: { retryAfterMs: taken.retryAfterMs, limit: namespaceCallsPerMinute, windowMs: MINUTE_MS, quota: "callsPerMinute" } },
+  );
+  return { ok: false, retryAfterMs: taken.retryAfterMs, failure };
+}
+
+/** The window of a namespace's quota of calls: a name no tool can have (`tapedeck.*` is the engine's). */
+const NAMESPACE_CALLS = "tapedeck.quota.calls";
+
+function toolLimit(store: RateLimitStore | undefined, tool: PinnedTool, path: string, namespace: string | undefined, now: number): Promise<RateCheck> {
   const limit = tool.policy.rateLimit;
   if (limit === undefined) return Promise.resolve({ ok: true });
   if (store === undefined) {

@@ -58,6 +58,7 @@ import { replayHistory, type ReplayResult } from "./replay.js";
 import { ReusePool } from "./reuse-pool.js";
 import { guestErrorToRunError, runError, type DeliveredFailure } from "./run-error.js";
 import { journalLimitError, RunJournal } from "./run-journal.js";
+import { effectiveBudget, RunBudgetMeter, type DefaultBudget } from "./run-budget.js";
 import type { WorkflowHost } from "./workflow-host.js";
 import { reusableWorkflowCalls } from "../workflows/workflow-reuse.js";
 
@@ -80,6 +81,10 @@ export interface ExecutorLimits {
   readonly maxAttempts: number;
   /** A run with only waits open keeps its sandbox if a timer is due within this long (see limits.ts). */
   readonly holdWaitMs: number;
+  /** Each run's budget where neither its start nor its toolset gives one (see limits.ts). */
+  readonly budget: DefaultBudget;
+  /** Tool calls per sliding minute per namespace (a quota: `rate-gate.ts`); absent: none. */
+  readonly namespaceCallsPerMinute?: number;
 }
 
 export interface ExecutorDeps {
@@ -154,6 +159,8 @@ export class RunExecutor {
   private neighbourLosses = 0;
   /** Failures delivered to the script, by seq: what its error may report as a call's failure. */
   private readonly failuresDelivered = new Map<number, ToolFailure>();
+  /** What the run spent of its budget, from its journal on (set once the journal is read). */
+  private meter: RunBudgetMeter | undefined;
   private readonly done: Promise<ExecutionResult>;
   /** Settles once the journal has been read and the next index is known. */
   private readonly loaded: Promise<void>;
@@ -218,6 +225,8 @@ export class RunExecutor {
     if (this.run.parentId)
       this.intake.reuseFrom(new ReusePool(this.run.parentId, reusableWorkflowCalls(await this.deps.store.readJournal(this.run.parentId)), entries));
     this.logCount = history.logCount;
+    const started = entries[0]?.kind === "run.started" ? entries[0] : undefined;
+    this.meter = RunBudgetMeter.fromJournal(effectiveBudget(this.deps.limits.budget, this.toolset.budget, started?.budget), entries);
     // Read now: taking the lease over from a process that died under the run counted a fault.
     const faults = history.end ? undefined : (await this.deps.store.getRun(this.run.id))?.hostFaults;
     this.journal.open(history.length, faults !== undefined, epoch);
@@ -344,6 +353,13 @@ export class RunExecutor {
       this.endWith(events, end, at, consumed);
       return;
     }
+    const overBudget = this.meter?.admit(step.calls);
+    if (overBudget !== undefined) {
+      // Nothing of the step is sent: the run fails at the call that would go past its budget (see `run-budget.ts`).
+      for (const log of step.logs) events.push(this.logEvent(log));
+      this.endWith(events, { status: "failed", error: overBudget }, at, consumed);
+      return;
+    }
     const scheduled = this.intake.schedule(step.calls);
     events.push(...scheduled.events);
     // Delivered at the time of the entry that records them, exactly as replay will.
@@ -386,6 +402,7 @@ export class RunExecutor {
       this.onIdle();
       return;
     }
+    if (this.overBudget(batch)) return;
     this.phase = this.phase === "advancing" ? "advancing+delivering" : "delivering";
     for (const { delivery } of batch) this.noteDelivered(delivery);
     this.sandbox.deliverEach(batch.map((pending) => pending.delivery)).then(
@@ -403,6 +420,23 @@ export class RunExecutor {
       // journal it with the end). A pre-journaled one is in the journal, and the replay delivers it.
       (error: unknown) => this.onSandboxError(error, batch),
     );
+  }
+
+  /**
+   * Whether a live result in `batch` takes the results received past the run's budget: the run
+   * then fails with the outcomes up to it journaled, none delivered.
+   */
+  private overBudget(batch: readonly PendingDelivery[]): boolean {
+    for (let i = 0; i < batch.length; i++) {
+      const { delivery: given, live } = batch[i]!;
+      if (live === undefined || !given.ok) continue;
+      const error = this.meter?.receive(given.seq, this.intake.toolOf(given.seq) ?? "", given.value);
+      if (error === undefined) continue;
+      const journaled = batch.slice(0, i + 1).flatMap((pending) => (pending.live === undefined ? [] : [pending.live.event]));
+      this.endWith(journaled, { status: "failed", error }, this.deps.clock.now());
+      return true;
+    }
+    return false;
   }
 
   /** A delivery (or the rebuild after one failed) is over: the sandbox is idle again, time may still be moving. */

@@ -80,9 +80,13 @@ export async function verifyReplay(
   }
 }
 
-/** A run the script did not end: cancelled, or failed by the engine while it waited (`endedByTheEngine`). */
+/**
+ * A run the script did not end: cancelled, or failed by the engine while it waited
+ * (`endedByTheEngine`), or at the call or result past its budget (`run-budget.ts`: the replayed
+ * script goes on to the call the engine refused to send).
+ */
 function endedFromOutside(end: RunEnd): boolean {
-  return end.status === "cancelled" || (end.status === "failed" && endedByTheEngine(end.error));
+  return end.status === "cancelled" || (end.status === "failed" && (endedByTheEngine(end.error) || end.error.failure?.code === "budget_exceeded"));
 }
 
 function describe(end: RunEnd): string {

@@ -1,4 +1,4 @@
-import type { PinnedTool, PinnedWorkflow } from "@tapedeck/protocol";
+import type { PinnedTool, PinnedWorkflow, RunBudget } from "@tapedeck/protocol";
 import type { SandboxFeature } from "../sandbox/sandbox.js";
 import type { SchemaValidator } from "../util/schema-validator.js";
 import type { ArgsRedaction } from "./redacted-args.js";
@@ -16,4 +16,6 @@ export interface LoadedToolset {
   readonly workflows: Readonly<Record<string, PinnedWorkflow>>;
   /** Redacts its tools' `sensitiveParams` with the engine's key; absent (a toolset loaded outside an engine): a key of the process's own. */
   readonly sensitive?: ArgsRedaction;
+  /** Each run's budget, as the toolset pins it (under a start's own). */
+  readonly budget?: RunBudget;
 }

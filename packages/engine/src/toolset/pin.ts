@@ -1,4 +1,4 @@
-import type { McpServerRecipe, PinnedTool, PinnedToolset, PinnedWorkflow, ToolsetSpec } from "@tapedeck/protocol";
+import type { McpServerRecipe, PinnedTool, PinnedToolset, PinnedWorkflow, RunBudget, ToolsetSpec } from "@tapedeck/protocol";
 import type { McpToolSource } from "../sources/mcp/mcp-tool-source.js";
 import type { LibraryPlace } from "./library-spec-file.js";
 import { pinHttpTool } from "./pin-http.js";
@@ -65,13 +65,30 @@ export async function pinToolset(
     }
   }
   checkPolicyTargets(policies, tools);
-  if (!base) return { toolset: toolsetOf(tools, remote.servers), warnings: remote.warnings };
+  // A derived toolset keeps its base's budget unless it gives its own.
+  const budget = spec.budget ?? base?.budget;
+  checkBudgetTools(budget, [...(base?.tools ?? []), ...tools]);
+  if (!base) return { toolset: toolsetOf(tools, remote.servers, undefined, {}, budget), warnings: remote.warnings };
   const baseGroups = new Set(base.tools.map((t) => t.group));
   const clash = [...new Set(tools.map((t) => t.group))].find((group) => baseGroups.has(group));
   if (clash !== undefined)
     throw new ToolsetSpecError(`the group "${clash}" is already in the base toolset ${base.id}; a derived toolset adds groups, it does not replace them`);
   // The base's workflows carry over: they run on the tools the derived toolset keeps.
-  return { toolset: toolsetOf([...base.tools, ...tools], { ...base.servers, ...remote.servers }, base.id, base.workflows), warnings: remote.warnings };
+  return {
+    toolset: toolsetOf([...base.tools, ...tools], { ...base.servers, ...remote.servers }, base.id, base.workflows, budget),
+    warnings: remote.warnings,
+  };
+}
+
+/** Every tool a budget limits must be one of the toolset's: a typo would silently limit nothing. */
+function checkBudgetTools(budget: RunBudget | undefined, tools: readonly PinnedTool[]): void {
+  const names = new Set(tools.map((t) => `${t.group}.${t.name}`));
+  for (const tool of Object.keys(budget?.maxCallsPerTool ?? {})) {
+    if (!names.has(tool))
+      throw new ToolsetSpecError(
+        `budget.maxCallsPerTool["${tool}"] names no tool of this toolset; write "<group>.<name>" (tools: ${[...names].sort().join(", ") || "none"})`,
+      );
+  }
 }
 
 /** A toolset of exactly these tools (and the servers they call, and the workflows it pins), sorted, with its content address. */
@@ -80,13 +97,20 @@ export function toolsetOf(
   servers: Readonly<Record<string, McpServerRecipe>> = {},
   base?: string,
   workflows: Readonly<Record<string, PinnedWorkflow>> = {},
+  budget?: RunBudget,
 ): PinnedToolset {
   const sorted = [...tools].sort((a, b) => compare(a.group, b.group) || compare(a.name, b.name));
   const hasServers = Object.keys(servers).length > 0;
   const hasWorkflows = Object.keys(workflows).length > 0;
-  const pinned = { ...(base === undefined ? {} : { base }), tools: sorted, ...(hasServers ? { servers } : {}), ...(hasWorkflows ? { workflows } : {}) };
+  const pinned = {
+    ...(base === undefined ? {} : { base }),
+    tools: sorted,
+    ...(hasServers ? { servers } : {}),
+    ...(hasWorkflows ? { workflows } : {}),
+    ...(budget === undefined ? {} : { budget }),
+  };
   // A plain toolset hashes as before (its sorted tools, or tools and servers): ids stay stable.
-  const hashed = base === undefined && !hasServers && !hasWorkflows ? sorted : pinned;
+  const hashed = base === undefined && !hasServers && !hasWorkflows && budget === undefined ? sorted : pinned;
   // Canonical JSON (the id) cannot hold a lone surrogate, whether the spec or an MCP server's tool list brought it.
   const problem = valueProblem(hashed, { refuseLoneSurrogates: true });
   if (problem !== undefined) throw new ToolsetSpecError(`the toolset cannot be registered: ${problem.replace(/^it /, "it (its tools, sorted) ")}`);

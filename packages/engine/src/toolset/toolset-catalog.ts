@@ -165,6 +165,7 @@ export class ToolsetCatalog {
       validator,
       workflows: pinned.workflows ?? {},
       sensitive: this.#sensitive,
+      ...(pinned.budget === undefined ? {} : { budget: pinned.budget }),
       declarations: renderDeclarations(pinned.tools, observed, pinned.workflows),
       version: 0,
       observed,

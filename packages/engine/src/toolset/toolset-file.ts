@@ -1,4 +1,12 @@
-import type { HostToolSpec, JsonSchema, PolicySpec, ToolRateLimit, ToolsetSpec } from "@tapedeck/protocol";
+import {
+  runBudgetProblems,
+  type HostToolSpec,
+  type JsonSchema,
+  type PolicySpec,
+  type RunBudget,
+  type ToolRateLimit,
+  type ToolsetSpec,
+} from "@tapedeck/protocol";
 import { parseDuration } from "../util/duration.js";
 import { nullObject } from "../util/null-object.js";
 import { parseHttpSpec } from "./http-spec-file.js";
@@ -20,7 +28,7 @@ export { ToolsetSpecError } from "./spec-error.js";
  * (`literal-secrets.ts`): a toolset is readable by whoever knows its id.
  */
 
-const TOP_LEVEL_KEYS = ["base", "mcpServers", "hostTools", "http", "library", "userTools", "policies"] as const;
+const TOP_LEVEL_KEYS = ["base", "mcpServers", "hostTools", "http", "library", "userTools", "policies", "budget"] as const;
 const POLICY_KEYS = [
   "onInterruption",
   "timeout",
@@ -173,8 +181,12 @@ export function parseToolsetSpec(value: unknown): ToolsetSpec {
     throw new ToolsetSpecError(`base must be the id of a registered toolset ("ts_" and 64 hex digits), got ${JSON.stringify(value.base)}`);
   }
   const base = value.base;
+  const budgetProblems = value.budget === undefined ? [] : runBudgetProblems(value.budget);
+  if (budgetProblems.length > 0) throw new ToolsetSpecError(budgetProblems.join("; "));
+  const budget = value.budget as RunBudget | undefined;
   return {
     ...(base ? { base } : {}),
+    ...(budget ? { budget } : {}),
     ...(mcpServers ? { mcpServers } : {}),
     ...(hostTools ? { hostTools } : {}),
     ...(http ? { http } : {}),

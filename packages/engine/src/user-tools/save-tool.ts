@@ -118,7 +118,12 @@ export async function saveUserTool(options: SaveToolOptions, base: PinnedToolset
   if (!checked.ok) return refused(checked.problems, checked.diagnostics);
   const results = await runTests(checked.finish(await deps.checker.compile(options.code)), tests, deps);
   if (results.some((result) => !result.ok)) return refused([`${results.filter((r) => !r.ok).length} of ${results.length} test cases failed`], [], results);
-  return { kind: "saved", toolset: toolsetOf(tools, base.servers ?? {}, base.id, base.workflows ?? {}), tests: results, warnings: checked.warnings };
+  return {
+    kind: "saved",
+    toolset: toolsetOf(tools, base.servers ?? {}, base.id, base.workflows ?? {}, base.budget),
+    tests: results,
+    warnings: checked.warnings,
+  };
 }
 
 /**

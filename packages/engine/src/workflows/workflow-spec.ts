@@ -114,5 +114,5 @@ export function deriveWithWorkflow(base: PinnedToolset, name: string, workflow: 
       .sort()
       .map((key) => [key, workflows[key]!]),
   );
-  return toolsetOf(base.tools, base.servers ?? {}, base.id, sorted);
+  return toolsetOf(base.tools, base.servers ?? {}, base.id, sorted, base.budget);
 }

@@ -28,6 +28,8 @@ export const ApiErrorCode = {
   script_refused: "script_refused",
   /** 422: the server cannot run this toolset (it has host tools and no implementation of them). */
   misconfigured: "misconfigured",
+  /** 429: a quota of the namespace or the key (runs at once, runs started per minute or day) is used up; `Retry-After` and `retryAfterSeconds` say when to try again. */
+  quota_exceeded: "quota_exceeded",
   /** 503: the server is starting or stopping. */
   unavailable: "unavailable",
   /** 500: a fault of the server; it was logged. */
@@ -42,6 +44,8 @@ export interface ApiErrorBody {
     readonly message: string;
     /** With `script_refused`: the type-checker's diagnostics. */
     readonly diagnostics?: readonly Diagnostic[];
+    /** With `quota_exceeded`: seconds until a start may succeed (also the `Retry-After` header). */
+    readonly retryAfterSeconds?: number;
   };
 }
 
@@ -54,6 +58,7 @@ export const errorBody = schemaFor<ApiErrorBody>()({
         code: { type: "string", enum: Object.values(ApiErrorCode) },
         message: { type: "string" },
         diagnostics: { type: "array", items: diagnostic },
+        retryAfterSeconds: { type: "integer", minimum: 0 },
       },
       required: ["code", "message"],
     },

@@ -1,5 +1,6 @@
 import type { Diagnostic } from "../diagnostic.js";
 import type { JsonValue } from "../json.js";
+import type { RunBudget } from "../run-budget.js";
 import { diagnostic } from "./diagnostic.js";
 import { anyJson, id, idempotencyKey, traceparent } from "./fields.js";
 import { labels, namespace, type Labels } from "./labels.js";
@@ -40,11 +41,20 @@ export interface StartRunRequest {
   readonly ttl?: string | number;
   /** W3C trace context the run's calls join (the LLM call that wrote the script). Default: a trace of the run's own. */
   readonly traceparent?: string;
+  /** This run's budget, field by field over the toolset's (and the engine's defaults): past it the run fails `budget_exceeded`. */
+  readonly budget?: RunBudget;
 }
+
+/** A start's `budget` (checked in full by the engine, which names each wrong field). */
+export const budget = {
+  type: "object",
+  description:
+    'This run\'s budget: { "maxCalls": 500, "maxCallsPerTool": { "github.search": 50 }, "maxResultBytes": 10485760, "maxChildRuns": 20 }. Each field left out is the toolset\'s, else the server\'s default (5,000 calls, 256 MiB of results, 1,000 child runs).',
+} as const;
 
 export const startRunRequest = schemaFor<StartRunRequest>()({
   type: "object",
-  properties: { toolset: id, source: { type: "string" }, input: anyJson, labels, namespace, idempotencyKey, ttl, traceparent },
+  properties: { toolset: id, source: { type: "string" }, input: anyJson, labels, namespace, idempotencyKey, ttl, traceparent, budget },
   required: ["toolset", "source"],
   additionalProperties: false,
 });

@@ -51,6 +51,11 @@ export const createToolsetRequest = schemaFor<CreateToolsetRequest>()({
     http: { type: "object", description: 'The `http` built-in: `{ "allow": [host patterns] }`; scripts then have `fetch`.' },
     library: { type: "object", description: 'Groups of the built-in tool library with their options: `{ "time": {}, "files": { "mode": "rw" } }`.' },
     userTools: { type: "object", description: "Sandboxed user tools by group, then name: code, schemas, grants, limits." },
+    budget: {
+      type: "object",
+      description:
+        'Each run\'s budget on this toolset: `{ "maxCalls": 500, "maxCallsPerTool": { "github.search": 50 }, "maxResultBytes": 10485760, "maxChildRuns": 20 }`; past it the run fails `budget_exceeded`.',
+    },
   },
   additionalProperties: false,
 });

@@ -369,5 +369,14 @@ function missing(runId: string, where?: string): AgentToolResult {
 function modelMistake(error: unknown): string | undefined {
   if (!TapedeckError.is(error)) return undefined;
   if (error.status === 400 || error.status === 404 || error.status === 409 || error.status === 422) return error.message;
+  // Over a quota, or too much sent: the model can wait, or send less; the harness has nothing to fix.
+  if (error.status === 429 || error.status === 413) return refusedNowText(error);
   return undefined;
+}
+
+/** A 429 or 413 as the model reads it: what was refused and what to do. */
+export function refusedNowText(error: TapedeckError): string {
+  if (error.status === 413) return `Refused: ${error.message} Nothing was started or sent.`;
+  const wait = error.retryAfterSeconds === undefined ? "later" : `in ${error.retryAfterSeconds} s`;
+  return `Refused (over a quota, nothing was started): ${error.message} Try again ${wait}, or do the work in fewer runs.`;
 }

@@ -167,6 +167,8 @@ function fixHint(runId: string, error: RunError): string {
         return `The failed call may succeed if made again: call ${retry} with the same script (${reuse}), or catch the ToolError in the script and wait before trying again.`;
       return `Fix the script${error.failure ? " (change the call, or catch its ToolError)" : ""} and call ${retry}: ${reuse}.`;
     case "limit":
+      if (error.failure?.code === "budget_exceeded")
+        return `The run used up its budget: the call past it was not made. Change the script so it needs fewer calls (stop the loop once it has what it needs, ask for less per call, keep what calls answered), then call ${retry}: ${reuse} (they count against the new run's budget too).`;
       return `Make the script do less in one run (fewer or smaller calls and values), then call ${retry}: ${reuse}.`;
     case "deadlock":
       return `The script awaits something nothing will ever settle. Fix it and call ${retry}: ${reuse}.`;

@@ -30,6 +30,7 @@ import type {
   ToolCallAnswer,
 } from "@tapedeck/protocol/api";
 import type { HttpClient } from "../http-client.js";
+import { refusedCallResult } from "./refused-call.js";
 
 /** How long one request holds while a call waits for a human; `handle` asks again after it. */
 const HOLD_SECONDS = 25;
@@ -195,19 +196,26 @@ export async function bindDirectTools(http: HttpClient, options: DirectToolsOpti
 
   const run = async (api: ModelApi, name: string, input: unknown, toolCallId: string, signal: AbortSignal | undefined, namespace?: string) => {
     for (;;) {
-      const answer = await http.request<ToolCallAnswer>("POST", `${path}/calls`, {
-        body: {
-          binding: bound.binding,
-          api,
-          toolCallId,
-          name,
-          ...(namespace === undefined ? {} : { namespace }),
-          input: input ?? null,
-          wait: HOLD_SECONDS,
-          ...drift,
-        },
-        ...(signal ? { signal } : {}),
-      });
+      let answer: ToolCallAnswer;
+      try {
+        answer = await http.request<ToolCallAnswer>("POST", `${path}/calls`, {
+          body: {
+            binding: bound.binding,
+            api,
+            toolCallId,
+            name,
+            ...(namespace === undefined ? {} : { namespace }),
+            input: input ?? null,
+            wait: HOLD_SECONDS,
+            ...drift,
+          },
+          ...(signal ? { signal } : {}),
+        });
+      } catch (error) {
+        const refused = refusedCallResult(error, api, toolCallId);
+        if (refused === undefined) throw error;
+        return refused;
+      }
       if (answer.status === "done") {
         if (answer.tools !== undefined) tools = answer.tools;
         return answer.result;

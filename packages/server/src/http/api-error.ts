@@ -10,17 +10,27 @@ export class ApiError extends Error {
   readonly status: number;
   readonly code: ApiErrorCode;
   readonly diagnostics?: readonly Diagnostic[];
+  /** With `quota_exceeded`: when to try again, seconds (the `Retry-After` header and the body's `retryAfterSeconds`). */
+  readonly retryAfterSeconds?: number;
 
-  constructor(code: ApiErrorCode, message: string, options: { diagnostics?: readonly Diagnostic[] } = {}) {
+  constructor(code: ApiErrorCode, message: string, options: { diagnostics?: readonly Diagnostic[]; retryAfterSeconds?: number } = {}) {
     super(message);
     this.name = "ApiError";
     this.code = code;
     this.status = STATUS[code];
     if (options.diagnostics) this.diagnostics = options.diagnostics;
+    if (options.retryAfterSeconds !== undefined) this.retryAfterSeconds = options.retryAfterSeconds;
   }
 
   body(): ApiErrorBody {
-    return { error: { code: this.code, message: this.message, ...(this.diagnostics ? { diagnostics: this.diagnostics } : {}) } };
+    return {
+      error: {
+        code: this.code,
+        message: this.message,
+        ...(this.diagnostics ? { diagnostics: this.diagnostics } : {}),
+        ...(this.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: this.retryAfterSeconds }),
+      },
+    };
   }
 }
 
@@ -37,6 +47,7 @@ export const STATUS: Record<ApiErrorCode, number> = {
   invalid_toolset: 422,
   script_refused: 422,
   misconfigured: 422,
+  quota_exceeded: 429,
   unavailable: 503,
   internal: 500,
 };

@@ -16,6 +16,7 @@ export function errorHandler() {
     if (api.status >= 500 && api.code !== "unavailable")
       request.log.error({ err: error, method: request.method, path: loggedPath(request) }, "Tapedeck failed while answering");
     if (api.status === 401) void reply.header("www-authenticate", 'Bearer realm="tapedeck"');
+    if (api.retryAfterSeconds !== undefined) void reply.header("retry-after", String(api.retryAfterSeconds));
     void reply.code(api.status).send(api.body());
   };
 }

@@ -1,3 +1,4 @@
+import { quotaProblems, type Quotas } from "../quotas/run-quotas.js";
 import type { Durability, EngineOptions, HostToolModule } from "@tapedeck/engine";
 import { WORKER_LOST_AFTER_MS } from "../host-tasks/worker-presence.js";
 import { createServerLogger, defaultLogFormat, type LogFormat, type LogLevel, type ServerLogger } from "../logging/server-logger.js";
@@ -57,6 +58,12 @@ export interface ServeOptions {
   readonly retentionMs?: number;
   /** Between two retention sweeps, ms. Default `RETENTION_SWEEP_MS` (a minute). */
   readonly retentionSweepMs?: number;
+  /**
+   * Quotas on starting runs, per namespace and per API key (`quotas/run-quotas.ts`): runs in
+   * progress at once, runs started per minute and per day. Over one, a start answers 429 with
+   * `Retry-After`. Default: none.
+   */
+  readonly quotas?: Quotas;
   /** Webhooks out: the retry schedule (default: 8 attempts, 10 s then ×4 each time, at most 6 h apart) and how long one attempt may take (default 10 s). */
   readonly webhooks?: { readonly retry?: Partial<RetrySchedule>; readonly timeoutMs?: number };
   /**
@@ -95,6 +102,7 @@ export interface ResolvedServeOptions {
   readonly leaseMs: number | undefined;
   readonly retentionMs: number | undefined;
   readonly retentionSweepMs: number | undefined;
+  readonly quotas: Quotas;
   readonly webhooks: { readonly retry: RetrySchedule; readonly timeoutMs: number };
   readonly unsafeHttpAllowLoopbackForTests: boolean;
   /** Every test-only switch on, with what it does (empty in production). */
@@ -131,6 +139,7 @@ export function resolveServeOptions(options: ServeOptions): ResolvedServeOptions
     leaseMs: options.leaseMs,
     retentionMs: options.retentionMs,
     retentionSweepMs: options.retentionSweepMs,
+    quotas: checkedQuotas(options.quotas ?? {}),
     webhooks: { retry: { ...DEFAULT_RETRY_SCHEDULE, ...options.webhooks?.retry }, timeoutMs: options.webhooks?.timeoutMs ?? WEBHOOK_TIMEOUT_MS },
     unsafeHttpAllowLoopbackForTests: options.unsafeHttpAllowLoopbackForTests === true,
     unsafeSwitches: [
@@ -139,4 +148,11 @@ export function resolveServeOptions(options: ServeOptions): ResolvedServeOptions
     ],
     userToolCeilings: options.userToolCeilings,
   };
+}
+
+/** The quotas, refused at start with every wrong field named. */
+function checkedQuotas(quotas: Quotas): Quotas {
+  const problems = quotaProblems(quotas);
+  if (problems.length > 0) throw new TypeError(`ServeOptions.quotas is wrong: ${problems.join("; ")}.`);
+  return quotas;
 }

@@ -5,6 +5,7 @@ import type { ApiKeyStore } from "../store/api-key-store.js";
 import type { WebhookOutboxStore } from "../store/webhook-outbox-store.js";
 import type { WebhookEndpoints } from "../webhooks/webhook-endpoints.js";
 import { ApiError } from "../http/api-error.js";
+import { RunQuotas, type Quotas } from "../quotas/run-quotas.js";
 import type { TokenSigner } from "../http/auth/tokens.js";
 import type { InProcessChannel } from "../http/in-process-channel.js";
 import type { RefusedCredential } from "../logging/refused-credentials.js";
@@ -34,6 +35,8 @@ export class ServerContext {
   readonly refused: ((reason: RefusedCredential) => void) | undefined;
   /** The test-only switches on (`ServeOptions.unsafeSwitches`), each with what it does: `/health` says them. */
   readonly unsafe: readonly string[];
+  /** Quotas on starting runs, per namespace and per key (`quotas/run-quotas.ts`). */
+  readonly quotas: RunQuotas;
   readonly #stopping = new AbortController();
   #engine: Engine | undefined;
   /** What is wrong with the store, once a probe found it unreachable (`store-health.ts`); undefined while it answers. */
@@ -51,6 +54,7 @@ export class ServerContext {
     readonly now?: () => number;
     readonly refused?: (reason: RefusedCredential) => void;
     readonly unsafe?: readonly string[];
+    readonly quotas?: Quotas;
   }) {
     this.store = parts.store;
     this.apiKeys = parts.apiKeys;
@@ -63,6 +67,7 @@ export class ServerContext {
     this.now = parts.now ?? Date.now;
     this.refused = parts.refused;
     this.unsafe = parts.unsafe ?? [];
+    this.quotas = new RunQuotas(parts.quotas ?? {}, parts.store, this.now);
   }
 
   /** Aborted when the server starts stopping: requests holding for a run answer at once. */

@@ -87,6 +87,7 @@ export async function openServerCore(
       webhooks,
       refused: (reason) => refusedLog.note(reason),
       unsafe: options.unsafeSwitches,
+      quotas: options.quotas,
       ...(extra.inProcess ? { inProcess: extra.inProcess } : {}),
     });
     context = opened;
@@ -141,6 +142,8 @@ class Core implements ServerCore {
       unsafeHttpAllowLoopbackForTests: options.unsafeHttpAllowLoopbackForTests,
       ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
       ...(options.userToolCeilings === undefined ? {} : { userToolCeilings: options.userToolCeilings }),
+      // The namespaces' quota of calls is the engine's to count: it gates every call (`rate-gate.ts`).
+      ...(options.quotas.perNamespace?.callsPerMinute === undefined ? {} : { limits: { namespaceCallsPerMinute: options.quotas.perNamespace.callsPerMinute } }),
       // The tool library's workspaces and memory index: in the data folder, also when the store is a database URL.
       libraryFolder: join(store.dataFolder ?? options.dataDir, "library"),
     });

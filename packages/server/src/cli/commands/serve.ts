@@ -1,3 +1,4 @@
+import { quotaProblems } from "../../quotas/run-quotas.js";
 import { parseDuration } from "@tapedeck/protocol";
 import { startServer } from "../../runtime/start-server.js";
 import { LOG_FORMATS, LOG_LEVELS } from "../../logging/server-logger.js";
@@ -30,6 +31,8 @@ export async function serveCommand(args: readonly string[], out: Output): Promis
     "lease-ms": { type: "string" },
     retention: { type: "string" },
     "user-tool-ceilings": { type: "string" },
+    "namespace-quotas": { type: "string" },
+    "key-quotas": { type: "string" },
   });
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
   const port = parsePort(optionalFlag(values.port, "port"));
@@ -53,8 +56,21 @@ export async function serveCommand(args: readonly string[], out: Output): Promis
     ceilingsFlag === undefined
       ? parseUserToolCeilings(process.env[USER_TOOL_CEILINGS_ENV], USER_TOOL_CEILINGS_ENV)
       : parseUserToolCeilings(ceilingsFlag, "--user-tool-ceilings");
+  // The same name=value syntax as the ceilings; the names and values are checked (and named) by the server's options.
+  const perNamespace = parseUserToolCeilings(optionalFlag(values["namespace-quotas"], "namespace-quotas"), "--namespace-quotas");
+  const perKey = parseUserToolCeilings(optionalFlag(values["key-quotas"], "key-quotas"), "--key-quotas");
+  const quotas = { ...(perNamespace === undefined ? {} : { perNamespace }), ...(perKey === undefined ? {} : { perKey }) };
+  const quotaProblem = quotaProblems(quotas);
+  if (quotaProblem.length > 0)
+    throw new UsageError(
+      quotaProblem
+        .join("; ")
+        .replace(/quotas\.perNamespace/g, "--namespace-quotas")
+        .replace(/quotas\.perKey/g, "--key-quotas"),
+    );
   const server = await startServer({
     dataDir: values.data,
+    quotas,
     store,
     ...(signingSecretFile === undefined ? {} : { signingSecretFile }),
     ...(userToolCeilings === undefined ? {} : { userToolCeilings }),

@@ -81,7 +81,7 @@ export function runActionRoutes(app: FastifyInstance, context: ServerContext): v
         tags: ["runs"],
         params: runIdParams,
         body: forkRunRequest,
-        response: { 200: startedRunSchema, 201: startedRunSchema, ...errors(400, 401, 403, 404, 409, 422) },
+        response: { 200: startedRunSchema, 201: startedRunSchema, ...errors(400, 401, 403, 404, 409, 422, 429) },
       },
     },
     async (request, reply): Promise<StartedRun> => {
@@ -93,6 +93,7 @@ export function runActionRoutes(app: FastifyInstance, context: ServerContext): v
       if (libraryLimited(caller, parent.namespace))
         forbidUnless(mayReachLibraryData(caller, parent.namespace, [(await engine.toolset(parent.toolsetId)).toolset], "forking a run"));
       const { source, input, idempotencyKey: key, ttl, traceparent: trace } = request.body;
+      await context.quotas.admitStart(caller, parent.namespace, key);
       const started = await engine.fork({
         parent: parent.id,
         source,

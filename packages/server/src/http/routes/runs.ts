@@ -48,14 +48,15 @@ export function runRoutes(app: FastifyInstance, context: ServerContext): void {
           "Type-checks the script and starts a run (201). A script that does not type-check is refused (422 `script_refused`, with diagnostics) and no run is created. A caller limited to a namespace or labels starts runs inside them. " +
           "A run in a namespace uses that end user's credentials: only an unlimited key, or a key or token limited to that namespace, may start one there (403 otherwise). " +
           "When a run of the namespace was already started (or forked) with the same `idempotencyKey`, nothing is started: the answer is that run, with 200 and `existing: true` (409 if the caller cannot see it). " +
-          "With a `ttl`, a run that has not ended by then is cancelled.",
+          "With a `ttl`, a run that has not ended by then is cancelled. With a `budget`, the run fails `budget_exceeded` past it. " +
+          "Over a quota of the namespace or the key (runs at once, runs started per minute or day): 429 `quota_exceeded` with `Retry-After`.",
         tags: ["runs"],
         body: startRunRequest,
-        response: { 200: startedRunSchema, 201: startedRunSchema, ...errors(400, 401, 403, 404, 409, 422) },
+        response: { 200: startedRunSchema, 201: startedRunSchema, ...errors(400, 401, 403, 404, 409, 422, 429) },
       },
     },
     async (request, reply): Promise<StartedRun> => {
-      const { toolset, source, input, idempotencyKey: key, ttl, traceparent: trace } = request.body;
+      const { toolset, source, input, idempotencyKey: key, ttl, traceparent: trace, budget } = request.body;
       const caller = callerOf(request);
       const scope = caller.scope;
       const placed = narrow(scope, { namespace: request.body.namespace, labels: request.body.labels });
@@ -65,6 +66,7 @@ export function runRoutes(app: FastifyInstance, context: ServerContext): void {
       const engine = context.engine();
       await reachableToolset(context.store, caller, toolset);
       if (libraryLimited(caller, ns)) forbidUnless(mayReachLibraryData(caller, ns, [(await engine.toolset(toolset)).toolset], "starting a run"));
+      await context.quotas.admitStart(caller, ns, key);
       const started = await engine.start({
         toolset,
         source,
@@ -74,6 +76,7 @@ export function runRoutes(app: FastifyInstance, context: ServerContext): void {
         ...(key === undefined ? {} : { idempotencyKey: key }),
         ...(ttl === undefined ? {} : { ttlMs: ttlMs(ttl) }),
         ...(trace === undefined ? {} : { traceparent: trace }),
+        ...(budget === undefined ? {} : { budget }),
       });
       return startedRun(engine, started, reply, scope);
     },
