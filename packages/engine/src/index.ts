@@ -136,3 +136,6 @@ export type { CredentialStore, SealedCredential } from "./store/credential-store
 export { canonicalJson } from "./util/canonical-json.js";
 export type { DirectSessions, SessionFilter, SessionRecordView, SessionRef } from "./direct/direct-sessions.js";
 export { isSessionId } from "./direct/session-journal.js";
+export { TapedeckIdGenerator } from "./telemetry/id-generator.js";
+export { observeEngines } from "./telemetry/engine-observers.js";
+export type { CallEnded, EngineObserver } from "./telemetry/engine-observers.js";
