@@ -254,7 +254,8 @@ export { outcomeUnknown };
 
 /** Ends the call's span and tells the process's metrics (`telemetry/`), whichever listens. */
 function ended(tool: PinnedTool, dispatched: Dispatched, call: CallTelemetry | undefined, since: number | undefined): void {
-  const how = "parked" in dispatched ? { parked: dispatched.parked.reason } : dispatched.ok ? { ok: true as const } : { ok: false as const, code: dispatched.error.code };
+  const how =
+    "parked" in dispatched ? { parked: dispatched.parked.reason } : dispatched.ok ? { ok: true as const } : { ok: false as const, code: dispatched.error.code };
   call?.end(how);
   if (since === undefined) return;
   const outcome = "parked" in how ? "parked" : how.ok ? "ok" : "error";

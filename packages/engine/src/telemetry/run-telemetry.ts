@@ -63,7 +63,11 @@ export function startRunTelemetry(run: TelemetryRun, entries: readonly JournalEn
   const parent = traceparent === undefined ? undefined : remoteContext(traceparent);
   const traceId = parent === undefined ? runTraceId(run.id) : trace.getSpanContext(parent)!.traceId;
   const span = withSpanIds(traceId, runSpanId(run.id), () =>
-    tracer.startSpan(`invoke_workflow ${run.toolsetId}`, { kind: SpanKind.INTERNAL, ...(started === undefined ? {} : { startTime: started }) }, parent ?? ROOT_CONTEXT),
+    tracer.startSpan(
+      `invoke_workflow ${run.toolsetId}`,
+      { kind: SpanKind.INTERNAL, ...(started === undefined ? {} : { startTime: started }) },
+      parent ?? ROOT_CONTEXT,
+    ),
   );
   if (!span.isRecording()) return NO_TELEMETRY;
   span.setAttributes({
@@ -176,7 +180,8 @@ class LiveRunTelemetry implements RunTelemetry {
     // A parked or stopped execution's spans are left unended: the next execution starts them again under the same ids.
     if (result === undefined || result.status === "waiting") return;
     this.#span.setAttribute("tapedeck.run.status", result.status);
-    if (result.status === "failed") this.#span.setStatus({ code: SpanStatusCode.ERROR, message: result.error.message }).setAttribute("error.type", result.error.kind);
+    if (result.status === "failed")
+      this.#span.setStatus({ code: SpanStatusCode.ERROR, message: result.error.message }).setAttribute("error.type", result.error.kind);
     else if (result.status === "cancelled") this.#span.setStatus({ code: SpanStatusCode.ERROR, message: `cancelled: ${result.reason}` });
     for (const span of this.#waits.values()) span.end();
     this.#waits.clear();

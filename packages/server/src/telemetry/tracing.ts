@@ -36,13 +36,14 @@ export async function startTracing(env: Env = process.env): Promise<Tracing | un
   if (kind === "otlp" && protocol !== undefined && protocol !== "http/json")
     throw new Error(`OTEL_EXPORTER_OTLP_PROTOCOL=${protocol}: tapedeck exports traces over OTLP/HTTP with JSON only; set it to http/json or unset it.`);
   // Loaded only now: a process that exports nothing never loads the SDK (nor `tapedeck --help` the engine).
-  const [{ trace }, { TapedeckIdGenerator }, { BasicTracerProvider, BatchSpanProcessor, ConsoleSpanExporter }, { OTLPTraceExporter }, resources] = await Promise.all([
-    import("@opentelemetry/api"),
-    import("@tapedeck/engine"),
-    import("@opentelemetry/sdk-trace-base"),
-    import("@opentelemetry/exporter-trace-otlp-http"),
-    import("@opentelemetry/resources"),
-  ]);
+  const [{ trace }, { TapedeckIdGenerator }, { BasicTracerProvider, BatchSpanProcessor, ConsoleSpanExporter }, { OTLPTraceExporter }, resources] =
+    await Promise.all([
+      import("@opentelemetry/api"),
+      import("@tapedeck/engine"),
+      import("@opentelemetry/sdk-trace-base"),
+      import("@opentelemetry/exporter-trace-otlp-http"),
+      import("@opentelemetry/resources"),
+    ]);
   const { defaultResource, detectResources, envDetector, resourceFromAttributes } = resources;
   const resource = defaultResource()
     .merge(resourceFromAttributes({ "service.name": "tapedeck" }))
@@ -50,7 +51,10 @@ export async function startTracing(env: Env = process.env): Promise<Tracing | un
   const exporter = kind === "otlp" ? new OTLPTraceExporter() : new ConsoleSpanExporter();
   const provider = new BasicTracerProvider({ resource, idGenerator: new TapedeckIdGenerator(), spanProcessors: [new BatchSpanProcessor(exporter)] });
   trace.setGlobalTracerProvider(provider);
-  const where = kind === "console" ? "the console" : (env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? `${(env.OTEL_EXPORTER_OTLP_ENDPOINT ?? "http://localhost:4318").replace(/\/+$/, "")}/v1/traces`);
+  const where =
+    kind === "console"
+      ? "the console"
+      : (env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? `${(env.OTEL_EXPORTER_OTLP_ENDPOINT ?? "http://localhost:4318").replace(/\/+$/, "")}/v1/traces`);
   return {
     exporter: where,
     async shutdown() {
