@@ -51,6 +51,7 @@ export type {
   NewSignal,
   RecordedRunEvent,
   RunCaller,
+  RunCounts,
   RunPatch,
   RunQuery,
   RunRecord,
