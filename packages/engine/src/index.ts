@@ -112,7 +112,7 @@ export { SqliteStore } from "./store/sqlite-store.js";
 export type { SqliteStoreOptions } from "./store/sqlite-store.js";
 export { PostgresStore } from "./store/postgres/postgres-store.js";
 export type { PostgresStoreOptions } from "./store/postgres/postgres-store.js";
-export type { Sandbox, SandboxFactory, SandboxLimits, SandboxOptions } from "./sandbox/sandbox.js";
+export type { Sandbox, SandboxFactory, SandboxLimits, SandboxOptions, SandboxPool } from "./sandbox/sandbox.js";
 export { QuickJsSandboxFactory } from "./sandbox/quickjs-sandbox-factory.js";
 export { McpToolSource } from "./sources/mcp/mcp-tool-source.js";
 export { HttpToolSource } from "./sources/http/http-tool-source.js";

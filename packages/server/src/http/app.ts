@@ -25,6 +25,7 @@ import { toolsetRoutes } from "./routes/toolsets.js";
 import { webhookRoutes } from "./routes/webhooks.js";
 import type { ServerContext } from "../runtime/server-context.js";
 import { formatValidationErrors, validatorCompiler } from "./validation.js";
+import { metricsRoute } from "../telemetry/metrics-route.js";
 
 /**
  * The HTTP API as a Fastify application: probes and webhooks at the root, the API under `/v1`
@@ -91,6 +92,7 @@ export async function buildApp(context: ServerContext, logger: ServerLogger): Pr
   });
 
   healthRoutes(app, context);
+  metricsRoute(app, context);
   hookRoutes(app, context);
   await app.register(
     (v1, _options, done) => {

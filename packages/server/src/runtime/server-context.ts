@@ -8,6 +8,7 @@ import { ApiError } from "../http/api-error.js";
 import type { TokenSigner } from "../http/auth/tokens.js";
 import type { InProcessChannel } from "../http/in-process-channel.js";
 import type { RefusedCredential } from "../logging/refused-credentials.js";
+import { ServerMetrics } from "../telemetry/server-metrics.js";
 
 /**
  * What the routes share. The engine opens after the server listens (run-bound webhook URLs
@@ -34,6 +35,8 @@ export class ServerContext {
   readonly refused: ((reason: RefusedCredential) => void) | undefined;
   /** The test-only switches on (`ServeOptions.unsafeSwitches`), each with what it does: `/health` says them. */
   readonly unsafe: readonly string[];
+  /** `/metrics` (`telemetry/server-metrics.ts`). */
+  readonly metrics: ServerMetrics;
   readonly #stopping = new AbortController();
   #engine: Engine | undefined;
   /** What is wrong with the store, once a probe found it unreachable (`store-health.ts`); undefined while it answers. */
@@ -63,6 +66,12 @@ export class ServerContext {
     this.now = parts.now ?? Date.now;
     this.refused = parts.refused;
     this.unsafe = parts.unsafe ?? [];
+    this.metrics = new ServerMetrics({
+      store: this.store,
+      engine: () => this.#engine,
+      workers: () => this.workers.size,
+      hostTasks: () => this.hostTasks.pending(),
+    });
   }
 
   /** Aborted when the server starts stopping: requests holding for a run answer at once. */
@@ -100,5 +109,6 @@ export class ServerContext {
   stop(): void {
     this.#stopping.abort();
     this.workers.close();
+    this.metrics.close();
   }
 }
