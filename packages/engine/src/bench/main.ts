@@ -20,6 +20,7 @@ import { openStore } from "../store/open-store.js";
 import { toolLibrary } from "./tool-library.js";
 import { multiNode } from "./multi-node.js";
 import { userToolsEngine } from "./user-tools-engine.js";
+import { telemetryCost } from "./telemetry.js";
 import type { Durability } from "../store/store.js";
 
 const ECHO_TOOLSET = { hostTools: { t: { echo: { description: "Echo.", inputSchema: { type: "object" } } } } };
@@ -786,6 +787,7 @@ async function main(): Promise<void> {
   if (!only || only === "library") await toolLibrary(rows);
   if (!only || only === "nodes") await multiNode(rows);
   if (!only || only === "user-tools") await userToolsEngine(rows);
+  if (!only || only === "telemetry") await telemetryCost(rows);
   printTable(rows);
 }
 
