@@ -129,6 +129,42 @@ describe("tracing a run through serve, over a restart", () => {
     assert.equal(wait.attributes["tapedeck.run.id"], runId);
   });
 
+  it("a run started with a traceparent joins that trace: its span's parent is the caller's span", async () => {
+    const caller = { traceId: "4bf92f3577b34da6a3ce929d0e0e4736", spanId: "00f067aa0ba902b7" };
+    const traced = await startServeChild({ env: tracingEnv() });
+    let runId = "";
+    try {
+      const admin = traced.client(traced.adminKey!);
+      const { id: toolset } = await admin.toolsets.create({ mcpServers: { fx: { url: mcp.url } } });
+      const started = await admin.runs.start({
+        toolset,
+        source: `import { fx } from "tapedeck:tools";\nexport default async () => fx.echo({ text: "joined" });`,
+        traceparent: `00-${caller.traceId}-${caller.spanId}-01`,
+      });
+      assert.equal(started.kind, "started");
+      if (started.kind !== "started") return;
+      runId = started.run.id;
+      assert.equal((await admin.runs.get(runId, { wait: 30 })).status, "completed");
+    } finally {
+      assert.equal(await traced.stop(), 0, traced.stderr());
+      traced.cleanup();
+    }
+    const ofRun = receiver.spans.filter((span) => span.attributes["tapedeck.run.id"] === runId);
+    const run = only(
+      ofRun.filter((span) => span.name.startsWith("invoke_workflow ")),
+      "the run span",
+    );
+    const call = only(
+      ofRun.filter((span) => span.name === "tools/call echo"),
+      "the call span",
+    );
+    assert.equal(run.traceId, caller.traceId);
+    assert.equal(run.parentSpanId, caller.spanId);
+    assert.equal(call.traceId, caller.traceId);
+    assert.equal(call.parentSpanId, run.spanId);
+    assert.equal(mcp.calls.at(-1)!.traceparent, `00-${caller.traceId}-${call.spanId}-01`);
+  });
+
   it("without the OTEL_* variables a server exports nothing", async () => {
     const before = receiver.requests();
     const plain = await startServeChild();
