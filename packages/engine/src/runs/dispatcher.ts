@@ -116,7 +116,8 @@ export class RunDispatcher {
       const call = this.telemetry.call(request.seq, request.tool, request.key, request.attempt);
       const since = observed() ? performance.now() : undefined;
       const dispatched = await this.attempts(request, call);
-      if (call !== undefined || since !== undefined) ended(request.tool, dispatched, call, since);
+      // Abandoned, the call is not over: the execution that sends it again starts its span again (same id).
+      if (!this.abandoned && (call !== undefined || since !== undefined)) ended(request.tool, dispatched, call, since);
       return dispatched;
     } finally {
       tool.release();
