@@ -113,8 +113,9 @@ class LiveRunTelemetry implements RunTelemetry {
 
   call(seq: number, tool: PinnedTool, key: string, attempt: number): CallTelemetry | undefined {
     if (this.#finished) return undefined;
-    const mcp = tool.source === "mcp" && tool.remote !== undefined;
-    const name = mcp ? tool.remote!.name : `${tool.group}.${tool.name}`;
+    const remote = tool.source === "mcp" ? tool.remote : undefined;
+    const mcp = remote !== undefined;
+    const name = remote?.name ?? `${tool.group}.${tool.name}`;
     const attributes: Attributes = {
       "gen_ai.operation.name": "execute_tool",
       "gen_ai.tool.name": name,
@@ -123,7 +124,7 @@ class LiveRunTelemetry implements RunTelemetry {
       "tapedeck.call.seq": seq,
       "tapedeck.tool.source": tool.source,
       "tapedeck.tool": `${tool.group}.${tool.name}`,
-      ...(mcp ? { "mcp.method.name": "tools/call", "tapedeck.mcp.server": tool.remote!.server } : {}),
+      ...(remote === undefined ? {} : { "mcp.method.name": "tools/call", "tapedeck.mcp.server": remote.server }),
     };
     const startTime = this.#scheduledAt.get(seq);
     const span = withSpanIds(this.#traceId, callSpanId(key), () =>
