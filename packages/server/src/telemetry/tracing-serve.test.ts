@@ -1,5 +1,8 @@
 import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { collect, withCliTest } from "../cli/test-support/child-cli.js";
 import { startServeChild, type ServeChild } from "../http/test-support/serve-child.js";
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from "./test-support/otlp-receiver.js";
 import { startTraceparentMcpServer, type TraceparentMcpServer } from "./test-support/traceparent-mcp-server.js";
@@ -163,6 +166,29 @@ describe("tracing a run through serve, over a restart", () => {
     assert.equal(call.traceId, caller.traceId);
     assert.equal(call.parentSpanId, run.spanId);
     assert.equal(mcp.calls.at(-1)!.traceparent, `00-${caller.traceId}-${call.spanId}-01`);
+  });
+
+  it("tapedeck run exports its run's spans before the process exits", async () => {
+    await withCliTest("tapedeck-otel-run-", async ({ dir, spawn }) => {
+      writeFileSync(join(dir, "toolset.json"), JSON.stringify({ mcpServers: { fx: { url: mcp.url } } }));
+      writeFileSync(join(dir, "script.ts"), `import { fx } from "tapedeck:tools";\nexport default async () => fx.echo({ text: "from the CLI" });`);
+      const done = await collect(spawn(["run", join(dir, "script.ts"), "--toolset", join(dir, "toolset.json"), "--data", join(dir, "data")], tracingEnv()));
+      assert.equal(done.code, 0, done.stderr);
+      const runId = /\b(run_[0-9a-z]+)\b/.exec(done.stdout + done.stderr)?.[1];
+      assert.ok(runId, done.stdout + done.stderr);
+      const ofRun = receiver.spans.filter((span) => span.attributes["tapedeck.run.id"] === runId);
+      const run = only(
+        ofRun.filter((span) => span.name.startsWith("invoke_workflow ")),
+        "the CLI run's span",
+      );
+      assert.equal(run.attributes["tapedeck.run.status"], "completed");
+      const call = only(
+        ofRun.filter((span) => span.name === "tools/call echo"),
+        "the CLI run's call",
+      );
+      assert.equal(call.parentSpanId, run.spanId);
+      assert.equal(mcp.calls.at(-1)!.traceparent, `00-${call.traceId}-${call.spanId}-01`);
+    });
   });
 
   it("without the OTEL_* variables a server exports nothing", async () => {
