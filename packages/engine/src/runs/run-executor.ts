@@ -218,7 +218,7 @@ export class RunExecutor {
     if (history.traceparent !== undefined) this.intake.joinTrace(history.traceparent);
     if (!history.end) {
       // The run's span for this execution; it ends with the run, or is dropped when the execution parks or stops.
-      const telemetry = (this.intake.telemetry = startRunTelemetry(this.run, entries, history.traceparent));
+      const telemetry = (this.intake.telemetry = startRunTelemetry(this.run, entries, history.traceparent, this.deps.clock));
       this.done.then(
         (result) => telemetry.finish(result),
         () => telemetry.finish(undefined),

@@ -5,9 +5,10 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type Re
 import type { HostToolContext } from "../sources/in-process-host-tools.js";
 import { harnessToolset, ToolHarness } from "../test-support/tool-harness.js";
 import { testEngine, testSandboxes } from "../test-support/engines.js";
+import { ManualClock } from "../test-support/manual-clock.js";
 import { TapedeckIdGenerator } from "./id-generator.js";
 import { NO_TELEMETRY, startRunTelemetry } from "./run-telemetry.js";
-import { callSpanId, runSpanId, runTraceId } from "./span-ids.js";
+import { callSpanId, runSpanId, runTraceId, waitSpanId } from "./span-ids.js";
 
 /**
  * The engine's spans with the OpenTelemetry SDK registered (`TapedeckIdGenerator`, every span
@@ -100,6 +101,45 @@ describe("engine spans", () => {
     const read0 = read[0]!.startTime[0] * 1e3 + read[0]!.startTime[1] / 1e6;
     assert.ok(started0 <= read0);
     assert.equal(run[0]!.attributes["tapedeck.run.status"], "completed");
+  });
+
+  it("an approval and a sleep are spans of their own, children of the run, under ids of the run and the call's seq", async () => {
+    const clock = new ManualClock();
+    const harness = new ToolHarness({ "w.write": () => "written" });
+    const t = await testEngine({ hostTools: harness.module(), clock });
+    try {
+      const { id } = await t.engine.registerToolset(harnessToolset(["w.write"], { policies: { "w.write": { approval: true } } }));
+      const started = await t.engine.start({
+        toolset: id,
+        source: `import { w } from "tapedeck:tools";\nexport default async () => { const a = await w.write({ n: 1 }); await sleep("1h"); return a; };`,
+      });
+      if (started.kind !== "started") throw new Error("refused");
+      const runId = started.runId;
+      assert.equal((await t.engine.settled(runId))?.status, "waiting");
+      await t.engine.approve(runId, 1, { reason: "fine" });
+      await clock.timers(1);
+      clock.tick(60 * 60 * 1000);
+      assert.equal((await started.end).status, "completed");
+      const approval = named("wait approval w.write");
+      const sleep = named("wait sleep");
+      assert.equal(approval.length, 1);
+      assert.equal(sleep.length, 1);
+      assert.equal(approval[0]!.spanContext().spanId, waitSpanId(runId, 1));
+      assert.equal(sleep[0]!.spanContext().spanId, waitSpanId(runId, 2));
+      for (const wait of [approval[0]!, sleep[0]!]) {
+        assert.equal(wait.spanContext().traceId, runTraceId(runId));
+        assert.equal(wait.parentSpanContext?.spanId, runSpanId(runId));
+        assert.equal(wait.attributes["tapedeck.run.id"], runId);
+      }
+      assert.equal(approval[0]!.attributes["tapedeck.wait.kind"], "approval");
+      assert.equal(sleep[0]!.attributes["tapedeck.wait.kind"], "sleep");
+      // The sleep span lasts the hour the (manual) clock moved.
+      const ms = (time: readonly [number, number]) => time[0] * 1e3 + time[1] / 1e6;
+      assert.equal(Math.round(ms(sleep[0]!.endTime) - ms(sleep[0]!.startTime)), 60 * 60 * 1000);
+      assert.equal(named("execute_tool w.write").length, 1, "the approved call, sent once");
+    } finally {
+      await t.cleanup();
+    }
   });
 
   it("with no tracer provider a run's telemetry is the no-op one", () => {

@@ -1,5 +1,6 @@
 import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Attributes, type Context, type Span } from "@opentelemetry/api";
 import type { JournalEntry, PinnedTool } from "@tapedeck/protocol";
+import { systemClock, type Clock } from "../clock.js";
 import type { ExecutionResult } from "../runs/run-executor.js";
 import type { OpenWait } from "../runs/waits.js";
 import { withSpanIds } from "./id-generator.js";
@@ -57,17 +58,18 @@ export interface TelemetryRun {
  * Starts the run's span for an execution about to go live; `NO_TELEMETRY` when it does not
  * record (no tracer provider, or not sampled). `traceparent`: the trace the run was started in.
  */
-export function startRunTelemetry(run: TelemetryRun, entries: readonly JournalEntry[], traceparent: string | undefined): RunTelemetry {
+export function startRunTelemetry(
+  run: TelemetryRun,
+  entries: readonly JournalEntry[],
+  traceparent: string | undefined,
+  clock: Clock = systemClock,
+): RunTelemetry {
   const tracer = trace.getTracer(INSTRUMENTATION);
-  const started = entries[0]?.at;
+  const started = entries[0]?.at ?? clock.now();
   const parent = traceparent === undefined ? undefined : remoteContext(traceparent);
   const traceId = parent === undefined ? runTraceId(run.id) : trace.getSpanContext(parent)!.traceId;
   const span = withSpanIds(traceId, runSpanId(run.id), () =>
-    tracer.startSpan(
-      `invoke_workflow ${run.toolsetId}`,
-      { kind: SpanKind.INTERNAL, ...(started === undefined ? {} : { startTime: started }) },
-      parent ?? ROOT_CONTEXT,
-    ),
+    tracer.startSpan(`invoke_workflow ${run.toolsetId}`, { kind: SpanKind.INTERNAL, startTime: started }, parent ?? ROOT_CONTEXT),
   );
   if (!span.isRecording()) return NO_TELEMETRY;
   span.setAttributes({
@@ -78,7 +80,7 @@ export function startRunTelemetry(run: TelemetryRun, entries: readonly JournalEn
     ...(run.parentId === undefined ? {} : { "tapedeck.run.forked_from": run.parentId }),
     ...(run.caller === undefined ? {} : { "tapedeck.run.caller": run.caller.runId, "tapedeck.run.caller_seq": run.caller.seq }),
   });
-  return new LiveRunTelemetry(run.id, span, entries);
+  return new LiveRunTelemetry(run.id, span, entries, clock);
 }
 
 /** A remote parent from a W3C `traceparent`; undefined when it is not one. */
@@ -99,8 +101,10 @@ class LiveRunTelemetry implements RunTelemetry {
   readonly #parkedAt = new Map<number, number>();
   readonly #waits = new Map<number, Span>();
   #finished = false;
+  readonly #clock: Clock;
 
-  constructor(runId: string, span: Span, entries: readonly JournalEntry[]) {
+  constructor(runId: string, span: Span, entries: readonly JournalEntry[], clock: Clock) {
+    this.#clock = clock;
     this.#runId = runId;
     this.#span = span;
     this.#context = trace.setSpan(context.active(), span);
@@ -126,24 +130,25 @@ class LiveRunTelemetry implements RunTelemetry {
       "tapedeck.tool": `${tool.group}.${tool.name}`,
       ...(remote === undefined ? {} : { "mcp.method.name": "tools/call", "tapedeck.mcp.server": remote.server }),
     };
-    const startTime = this.#scheduledAt.get(seq);
+    const startTime = this.#scheduledAt.get(seq) ?? this.#clock.now();
     const span = withSpanIds(this.#traceId, callSpanId(key), () =>
       trace
         .getTracer(INSTRUMENTATION)
         .startSpan(
           mcp ? `tools/call ${name}` : `execute_tool ${name}`,
-          { kind: mcp ? SpanKind.CLIENT : SpanKind.INTERNAL, attributes, ...(startTime === undefined ? {} : { startTime }) },
+          { kind: mcp ? SpanKind.CLIENT : SpanKind.INTERNAL, attributes, startTime },
           this.#context,
         ),
     );
     const ids = span.spanContext();
-    const call = new LiveCallTelemetry(span, `00-${ids.traceId}-${ids.spanId}-0${ids.traceFlags & TraceFlags.SAMPLED}`);
-    if (attempt > 1) span.addEvent("tapedeck.call.resumed", { "tapedeck.call.attempt": attempt });
+    const call = new LiveCallTelemetry(span, this.#clock, `00-${ids.traceId}-${ids.spanId}-0${ids.traceFlags & TraceFlags.SAMPLED}`);
+    if (attempt > 1) span.addEvent("tapedeck.call.resumed", { "tapedeck.call.attempt": attempt }, this.#clock.now());
     return call;
   }
 
   waitStarted(wait: OpenWait): void {
-    if (this.#finished || wait.kind === "timed") return;
+    // A wait open already (added again, as the same wait) keeps its span: a second one would repeat its id.
+    if (this.#finished || wait.kind === "timed" || this.#waits.has(wait.seq)) return;
     const what =
       wait.kind === "signal"
         ? { name: `wait signal ${wait.name}`, attributes: { "tapedeck.signal.name": wait.name } }
@@ -152,15 +157,14 @@ class LiveRunTelemetry implements RunTelemetry {
           : wait.kind === "child"
             ? { name: `wait workflow ${wait.workflow}`, attributes: { "tapedeck.child.run.id": wait.runId } }
             : { name: "wait sleep", attributes: { "tapedeck.wait.until": new Date(wait.until).toISOString() } };
-    const startTime = (wait.kind === "parked" ? this.#parkedAt.get(wait.seq) : undefined) ?? this.#scheduledAt.get(wait.seq);
-    this.#waits.get(wait.seq)?.end();
+    const startTime = (wait.kind === "parked" ? this.#parkedAt.get(wait.seq) : undefined) ?? this.#scheduledAt.get(wait.seq) ?? this.#clock.now();
     const span = withSpanIds(this.#traceId, waitSpanId(this.#runId, wait.seq), () =>
       trace.getTracer(INSTRUMENTATION).startSpan(
         what.name,
         {
           kind: SpanKind.INTERNAL,
           attributes: { ...what.attributes, "tapedeck.wait.kind": wait.kind, "tapedeck.run.id": this.#runId, "tapedeck.call.seq": wait.seq },
-          ...(startTime === undefined ? {} : { startTime }),
+          startTime,
         },
         this.#context,
       ),
@@ -172,7 +176,7 @@ class LiveRunTelemetry implements RunTelemetry {
     const span = this.#waits.get(seq);
     if (span === undefined) return;
     this.#waits.delete(seq);
-    span.end();
+    span.end(this.#clock.now());
   }
 
   finish(result: ExecutionResult | undefined): void {
@@ -184,30 +188,32 @@ class LiveRunTelemetry implements RunTelemetry {
     if (result.status === "failed")
       this.#span.setStatus({ code: SpanStatusCode.ERROR, message: result.error.message }).setAttribute("error.type", result.error.kind);
     else if (result.status === "cancelled") this.#span.setStatus({ code: SpanStatusCode.ERROR, message: `cancelled: ${result.reason}` });
-    for (const span of this.#waits.values()) span.end();
+    const now = this.#clock.now();
+    for (const span of this.#waits.values()) span.end(now);
     this.#waits.clear();
-    this.#span.end();
+    this.#span.end(now);
   }
 }
 
 class LiveCallTelemetry implements CallTelemetry {
   constructor(
     private readonly span: Span,
+    private readonly clock: Clock,
     readonly traceparent: string,
   ) {}
 
   attempt(attempt: number): void {
-    this.span.addEvent("tapedeck.call.attempt", { "tapedeck.call.attempt": attempt });
+    this.span.addEvent("tapedeck.call.attempt", { "tapedeck.call.attempt": attempt }, this.clock.now());
   }
 
   interrupted(attempt: number, reason: string): void {
-    this.span.addEvent("tapedeck.call.interrupted", { "tapedeck.call.attempt": attempt, "tapedeck.reason": reason });
+    this.span.addEvent("tapedeck.call.interrupted", { "tapedeck.call.attempt": attempt, "tapedeck.reason": reason }, this.clock.now());
   }
 
   end(how: { readonly ok: true } | { readonly ok: false; readonly code: string } | { readonly parked: string }): void {
     // Parked, the call is sent again once the harness decides: that dispatch starts this span again.
     if ("parked" in how) return;
     if (!how.ok) this.span.setStatus({ code: SpanStatusCode.ERROR, message: how.code }).setAttribute("error.type", how.code);
-    this.span.end();
+    this.span.end(this.clock.now());
   }
 }
