@@ -45,7 +45,7 @@ import { RunScheduler } from "./runs/run-scheduler.js";
 import { verifyReplay, type VerifyResult } from "./runs/verify-replay.js";
 import { hashToken } from "./runs/webhooks.js";
 import { QuickJsSandboxFactory } from "./sandbox/quickjs-sandbox-factory.js";
-import type { SandboxFactory } from "./sandbox/sandbox.js";
+import type { SandboxFactory, SandboxPool } from "./sandbox/sandbox.js";
 import type { ScriptCheck } from "./script/checker-pool.js";
 import type { CheckResult, Diagnostic } from "./script/diagnostic.js";
 import { vaultResolver } from "./secrets/credential-resolver.js";
@@ -928,6 +928,11 @@ export class Engine {
   async journal(runId: string, from = 0, limit = 1000): Promise<JournalEntry[]> {
     await this.#scheduler.run(runId);
     return this.#store.readJournal(runId, from, limit);
+  }
+
+  /** The sandbox pool's size now (workers, sandboxes open), for metrics; undefined for a factory without a pool. */
+  sandboxPool(): SandboxPool | undefined {
+    return this.#sandboxes.pool?.();
   }
 
   /**

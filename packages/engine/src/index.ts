@@ -51,6 +51,7 @@ export type {
   NewSignal,
   RecordedRunEvent,
   RunCaller,
+  RunCounts,
   RunPatch,
   RunQuery,
   RunRecord,
@@ -111,7 +112,7 @@ export { SqliteStore } from "./store/sqlite-store.js";
 export type { SqliteStoreOptions } from "./store/sqlite-store.js";
 export { PostgresStore } from "./store/postgres/postgres-store.js";
 export type { PostgresStoreOptions } from "./store/postgres/postgres-store.js";
-export type { Sandbox, SandboxFactory, SandboxLimits, SandboxOptions } from "./sandbox/sandbox.js";
+export type { Sandbox, SandboxFactory, SandboxLimits, SandboxOptions, SandboxPool } from "./sandbox/sandbox.js";
 export { QuickJsSandboxFactory } from "./sandbox/quickjs-sandbox-factory.js";
 export { McpToolSource } from "./sources/mcp/mcp-tool-source.js";
 export { HttpToolSource } from "./sources/http/http-tool-source.js";
@@ -136,3 +137,6 @@ export type { CredentialStore, SealedCredential } from "./store/credential-store
 export { canonicalJson } from "./util/canonical-json.js";
 export type { DirectSessions, SessionFilter, SessionRecordView, SessionRef } from "./direct/direct-sessions.js";
 export { isSessionId } from "./direct/session-journal.js";
+export { TapedeckIdGenerator } from "./telemetry/id-generator.js";
+export { observeEngines } from "./telemetry/engine-observers.js";
+export type { CallEnded, EngineObserver } from "./telemetry/engine-observers.js";

@@ -21,6 +21,7 @@ import { toolLibrary } from "./tool-library.js";
 import { multiNode } from "./multi-node.js";
 import { userToolsEngine } from "./user-tools-engine.js";
 import { scheduleFire } from "./schedule-fire.js";
+import { telemetryCost } from "./telemetry.js";
 import type { Durability } from "../store/store.js";
 
 const ECHO_TOOLSET = { hostTools: { t: { echo: { description: "Echo.", inputSchema: { type: "object" } } } } };
@@ -788,6 +789,7 @@ async function main(): Promise<void> {
   if (!only || only === "nodes") await multiNode(rows);
   if (!only || only === "user-tools") await userToolsEngine(rows);
   if (!only || only === "schedules") await scheduleFire(rows);
+  if (!only || only === "telemetry") await telemetryCost(rows);
   printTable(rows);
 }
 

@@ -32,6 +32,7 @@ import type { RunJournal } from "./run-journal.js";
 import { UnservedCalls } from "./unserved-calls.js";
 import { approvalRejected, parkedRejected } from "./waits.js";
 import type { WorkflowHost } from "./workflow-host.js";
+import type { RunTelemetry } from "../telemetry/run-telemetry.js";
 
 /**
  * Call intake: everything that happens to a run's calls between being issued and having an
@@ -238,6 +239,12 @@ export class CallIntake {
   /** Calls go in the trace of `traceparent` (the run was started in one) instead of the run's own. */
   joinTrace(traceparent: string): void {
     this.#dispatcher.joinTrace(traceparent);
+  }
+
+  /** Where the spans of the execution's calls and waits go (`telemetry/run-telemetry.ts`). */
+  set telemetry(telemetry: RunTelemetry) {
+    this.#dispatcher.telemetry = telemetry;
+    this.waits.telemetry = telemetry;
   }
 
   /** `args` of a call of `tool` as the journal records them (sensitive values hashed). */

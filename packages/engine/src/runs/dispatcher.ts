@@ -11,6 +11,8 @@ import { boundedAttempt } from "../sources/bounded-attempt.js";
 import { Semaphore } from "./semaphore.js";
 import { valueProblem } from "../util/value-bounds.js";
 import { callTraceparent, runTraceId } from "./trace-context.js";
+import { noteCallEnded, observed } from "../telemetry/engine-observers.js";
+import { NO_TELEMETRY, type CallTelemetry, type RunTelemetry } from "../telemetry/run-telemetry.js";
 
 /**
  * Sends one run's calls to their sources and applies each tool's policy.
@@ -78,6 +80,8 @@ export class RunDispatcher {
   private readonly clock: Clock;
   private traceId: string;
   private active = 0;
+  /** The spans of the execution (`telemetry/run-telemetry.ts`): none unless a tracer provider records them. */
+  telemetry: RunTelemetry = NO_TELEMETRY;
 
   constructor(
     private readonly runId: string,
@@ -109,7 +113,12 @@ export class RunDispatcher {
       if (!this.run.tryAcquire()) await this.run.acquire();
     }
     try {
-      return await this.attempts(request);
+      const call = this.telemetry.call(request.seq, request.tool, request.key, request.attempt);
+      const since = observed() ? performance.now() : undefined;
+      const dispatched = await this.attempts(request, call);
+      // Abandoned, the call is not over: the execution that sends it again starts its span again (same id).
+      if (!this.abandoned && (call !== undefined || since !== undefined)) ended(request.tool, dispatched, call, since);
+      return dispatched;
     } finally {
       tool.release();
       this.run.release();
@@ -168,10 +177,11 @@ export class RunDispatcher {
     return semaphore;
   }
 
-  private async attempts(request: DispatchRequest): Promise<Dispatched> {
+  private async attempts(request: DispatchRequest, call: CallTelemetry | undefined): Promise<Dispatched> {
     const { tool } = request;
     for (let attempt = request.attempt; ; attempt++) {
-      const outcome = await this.attempt(request, attempt);
+      call?.attempt(attempt);
+      const outcome = await this.attempt(request, attempt, call);
       if (this.abandoned) return { ok: false, error: toolFailure("outcomeUnknown", "The run stopped waiting for this call.") };
       // The credential this attempt sent, if any, and the call's sensitive values are redacted wherever they come back.
       const sent = [...(outcome.secrets ?? []), ...(request.secrets ?? [])];
@@ -185,6 +195,7 @@ export class RunDispatcher {
       if (outcome.kind === "failure") return { ok: false, error: scanFailure(scanner, boundedFailure(outcome.failure)), ...later, ...logs };
       // The reason is journaled (`call.attempt`) and may end up in the script's error.
       const reason = scanner.scanText(outcome.reason).value;
+      call?.interrupted(attempt, reason);
       if (tool.policy.onInterruption === "at_most_once") return { ok: false, error: outcomeUnknown(reason) };
       if (attempt - (request.uncounted ?? 0) >= this.maxAttempts) return { ok: false, error: tooManyAttempts(attempt, reason) };
       await request.recordAttempt(attempt + 1, reason);
@@ -195,7 +206,7 @@ export class RunDispatcher {
    * One attempt (`boundedAttempt`: the first of the source's outcome, the tool's timeouts, and the
    * run no longer waiting, `abandon`). Rejects if the source rejects first.
    */
-  private attempt(request: DispatchRequest, attempt: number): Promise<ToolOutcome> {
+  private attempt(request: DispatchRequest, attempt: number, call: CallTelemetry | undefined): Promise<ToolOutcome> {
     const bounded = boundedAttempt(
       this.source,
       {
@@ -205,7 +216,8 @@ export class RunDispatcher {
         seq: request.seq,
         idempotencyKey: request.key,
         attempt,
-        traceparent: callTraceparent(this.traceId, request.key),
+        // The call span's own context when it records (the same ids, but its sampled flag), so the source's spans join it.
+        traceparent: call?.traceparent ?? callTraceparent(this.traceId, request.key),
         ...(request.schemaChangeApproved === true ? { schemaChangeApproved: true } : {}),
         ...(request.subCalls === undefined ? {} : { subCalls: request.subCalls }),
         // A source that records sub-calls (a user tool) keeps the call's sensitive values out of them.
@@ -240,6 +252,16 @@ export class RunDispatcher {
 }
 
 export { outcomeUnknown };
+
+/** Ends the call's span and tells the process's metrics (`telemetry/`), whichever listens. */
+function ended(tool: PinnedTool, dispatched: Dispatched, call: CallTelemetry | undefined, since: number | undefined): void {
+  const how =
+    "parked" in dispatched ? { parked: dispatched.parked.reason } : dispatched.ok ? { ok: true as const } : { ok: false as const, code: dispatched.error.code };
+  call?.end(how);
+  if (since === undefined) return;
+  const outcome = "parked" in how ? "parked" : how.ok ? "ok" : "error";
+  noteCallEnded({ source: tool.source, tool: `${tool.group}.${tool.name}`, outcome, seconds: (performance.now() - since) / 1000 });
+}
 
 export function tooManyAttempts(attempts: number, reason: string): ToolFailure {
   return toolFailure("too_many_attempts", `The call was interrupted ${attempts} times (last: ${reason}); it was not sent again.`);

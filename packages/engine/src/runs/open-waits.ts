@@ -1,6 +1,7 @@
 import { toolFailure, type PinnedWorkflow, type RunWait } from "@tapedeck/protocol";
 import type { Clock } from "../clock.js";
 import type { Store } from "../store/store.js";
+import { NO_TELEMETRY, type RunTelemetry } from "../telemetry/run-telemetry.js";
 import type { CallOutcome } from "./call-outcome.js";
 import { describeWaits, earliestDue, signalTimedOut, type OpenWait } from "./waits.js";
 import type { WorkflowHost } from "./workflow-host.js";
@@ -41,6 +42,8 @@ export class OpenWaits {
   /** Reads in flight (kept signals, child runs). */
   #reads = 0;
   #closed = false;
+  /** Where each wait's span starts and ends (`telemetry/`). */
+  telemetry: RunTelemetry = NO_TELEMETRY;
 
   constructor(
     private readonly runId: string,
@@ -73,6 +76,7 @@ export class OpenWaits {
 
   add(wait: OpenWait): void {
     this.#waits.set(wait.seq, wait);
+    this.telemetry.waitStarted(wait);
     if (wait.kind === "approval" || wait.kind === "parked") this.host.decisionsChanged();
     if (wait.kind === "sleep" || wait.kind === "timed" || wait.kind === "rate_limit") this.#arm(wait.seq, wait.until);
   }
@@ -82,6 +86,7 @@ export class OpenWaits {
     const wait = this.#waits.get(seq);
     if (!wait) return undefined;
     this.#waits.delete(seq);
+    this.telemetry.waitEnded(seq);
     this.#timers.get(seq)?.();
     this.#timers.delete(seq);
     if (wait.kind === "approval" || wait.kind === "parked") this.host.decisionsChanged();

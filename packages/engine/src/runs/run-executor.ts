@@ -61,6 +61,7 @@ import { journalLimitError, RunJournal } from "./run-journal.js";
 import { effectiveBudget, RunBudgetMeter, type DefaultBudget } from "./run-budget.js";
 import type { WorkflowHost } from "./workflow-host.js";
 import { reusableWorkflowCalls } from "../workflows/workflow-reuse.js";
+import { startRunTelemetry } from "../telemetry/run-telemetry.js";
 
 /** The run is parked: it holds no sandbox and waits for `waits`; it wakes by replay. */
 export interface RunPause {
@@ -222,6 +223,14 @@ export class RunExecutor {
     const entries = await this.deps.store.readJournal(this.run.id);
     const history = readHistory(this.run.id, entries);
     if (history.traceparent !== undefined) this.intake.joinTrace(history.traceparent);
+    if (!history.end) {
+      // The run's span for this execution; it ends with the run, or is dropped when the execution parks or stops.
+      const telemetry = (this.intake.telemetry = startRunTelemetry(this.run, entries, history.traceparent, this.deps.clock));
+      this.done.then(
+        (result) => telemetry.finish(result),
+        () => telemetry.finish(undefined),
+      );
+    }
     if (this.run.parentId)
       this.intake.reuseFrom(new ReusePool(this.run.parentId, reusableWorkflowCalls(await this.deps.store.readJournal(this.run.parentId)), entries));
     this.logCount = history.logCount;

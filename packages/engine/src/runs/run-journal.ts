@@ -2,6 +2,7 @@ import type { JournalEvent, RunError, RunEvent, RunWait } from "@tapedeck/protoc
 import type { StagedHostTask } from "../store/host-task-store.js";
 import type { RunPatch, Store } from "../store/store.js";
 import { runError } from "./run-error.js";
+import { noteCommitted, observed } from "../telemetry/engine-observers.js";
 
 /**
  * The journal of one execution as it is written: entries numbered here in the order they are
@@ -139,6 +140,7 @@ export class RunJournal {
       patch = { updatedAt: at, ...patch, clearHostFaults: true };
     }
     if (entries.length === 0 && !patch) return Promise.resolve();
+    const since = observed() ? performance.now() : undefined;
     const written = this.store.append(this.runId, entries, patch, this.#epoch);
     this.#lastWrite = written.catch(() => {});
     this.#writes++;
@@ -146,6 +148,7 @@ export class RunJournal {
     written.then(
       () => {
         this.#writes--;
+        if (since !== undefined) noteCommitted((performance.now() - since) / 1000);
         queueMicrotask(() => this.options.onDurable());
       },
       () => this.#writes--,

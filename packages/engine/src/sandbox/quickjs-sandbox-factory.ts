@@ -1,6 +1,6 @@
 import { guardedLimitError } from "./limit-errors.js";
 import { QuickJsSandbox } from "./quickjs-sandbox.js";
-import { SandboxStoppedError, type Sandbox, type SandboxFactory, type SandboxOptions, type StartedSandbox, type Step } from "./sandbox.js";
+import { SandboxStoppedError, type Sandbox, type SandboxFactory, type SandboxOptions, type SandboxPool, type StartedSandbox, type Step } from "./sandbox.js";
 import { StuckRequestError, WorkerClient, type WorkerClientEvents } from "./worker-client.js";
 
 /**
@@ -80,6 +80,12 @@ export class QuickJsSandboxFactory implements SandboxFactory {
     const sandboxId = this.nextSandboxId++;
     client.sandboxes++;
     return { client, sandboxId, release: () => client.sandboxes-- };
+  }
+
+  pool(): SandboxPool {
+    let sandboxes = 0;
+    for (const client of this.clients) sandboxes += client.sandboxes;
+    return { workers: this.clients.size, sandboxes };
   }
 
   async close(): Promise<void> {

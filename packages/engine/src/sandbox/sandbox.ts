@@ -19,6 +19,14 @@ export interface SandboxFactory {
   run?(options: SandboxOptions): Promise<StartedSandbox>;
   /** Ends every worker. Sandboxes still open are lost. */
   close(): Promise<void>;
+  /** How big the pool is now, for metrics; optional (a factory without a pool). */
+  pool?(): SandboxPool;
+}
+
+/** A sandbox factory's pool: its workers (threads) and the sandboxes open on them. */
+export interface SandboxPool {
+  readonly workers: number;
+  readonly sandboxes: number;
 }
 
 /** A sandbox whose script has started, and what it did first. */

@@ -20,6 +20,8 @@ export interface RunStore {
   /** The run created with this idempotency key in this namespace (none: the runs without one), if any. */
   getRunByIdempotencyKey(key: string, namespace?: string): Promise<RunRecord | undefined>;
   listRuns(query?: RunQuery): Promise<RunRecord[]>;
+  /** How many runs are in each status (every status present, 0 when none), of every namespace: for metrics (`/metrics`). */
+  countRuns(): Promise<RunCounts>;
 
   /**
    * Appends entries to a run's journal and applies `patch` to the run, in one commit.
@@ -57,6 +59,16 @@ export interface RunStore {
 
   /** The cursor of now: `changedRuns` after it gives only the changes durable from now on (and perhaps a few just before). */
   changesCursor(): Promise<string>;
+}
+
+/** The number of runs in each status. */
+export type RunCounts = Readonly<Record<RunStatus, number>>;
+
+/** Runs by status from `status, n` rows: every status present, rows of other values (a damaged row) left out. */
+export function runCounts(rows: readonly { readonly status: string; readonly n: number | string }[]): RunCounts {
+  const counts: Record<RunStatus, number> = { queued: 0, running: 0, waiting: 0, completed: 0, failed: 0, cancelled: 0 };
+  for (const row of rows) if (Object.hasOwn(counts, row.status)) counts[row.status as RunStatus] += Number(row.n);
+  return counts;
 }
 
 /** A run `changedRuns` gives, with the cursor of its change (opaque; resume after it). */

@@ -34,6 +34,7 @@ import { StoreConflictError } from "./store.js";
 import { ownerFromText, ownerText } from "./toolset-owner-text.js";
 import type { ToolsetOwner } from "./toolset-store.js";
 import { RUN_CHANGES_TOPIC, runJournalTopic } from "./run-topics.js";
+import { runCounts, type RunCounts } from "./run-store.js";
 import type {
   CreateRunResult,
   Durability,
@@ -308,6 +309,7 @@ export class SqliteStore implements Store {
         `${SELECT_RUNS} WHERE change_no IS NOT NULL AND change_no > ? ORDER BY change_no LIMIT ?`,
       ),
       lastChange: db.prepare<[], { n: number }>("SELECT coalesce(max(change_no), 0) AS n FROM runs"),
+      countRuns: db.prepare<[], { status: string; n: number }>("SELECT status, count(*) AS n FROM runs GROUP BY status"),
       // LIMIT -1 is SQLite for "no limit".
       readJournal: db.prepare<[string, number, number], EntryRow>("SELECT idx, at, kind, body FROM journal WHERE run_id = ? AND idx >= ? ORDER BY idx LIMIT ?"),
     };
@@ -566,6 +568,10 @@ export class SqliteStore implements Store {
   changedRuns(after: string, limit: number): Promise<ChangedRun[] | undefined> {
     if (!/^\d{1,15}$/.test(after)) return Promise.resolve(undefined);
     return this.#read(() => this.#sql.changedRuns.all(Number(after), limit).map((row) => ({ cursor: String(row.change_no), run: runFromRow(row) })));
+  }
+
+  countRuns(): Promise<RunCounts> {
+    return this.#read(() => runCounts(this.#sql.countRuns.all()));
   }
 
   changesCursor(): Promise<string> {

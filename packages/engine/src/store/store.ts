@@ -11,7 +11,7 @@ import type { SignalStore } from "./signal-store.js";
 import type { ToolsetStore } from "./toolset-store.js";
 import type { WebhookBindingStore } from "./webhook-binding-store.js";
 
-export type { ChangedRun, CreateRunResult, NewRun, RecordedRunEvent, RunCaller, RunPatch, RunQuery, RunRecord, RunStore } from "./run-store.js";
+export type { ChangedRun, CreateRunResult, NewRun, RecordedRunEvent, RunCaller, RunCounts, RunPatch, RunQuery, RunRecord, RunStore } from "./run-store.js";
 export type { NewSignal, SignalStore, StoredSignal } from "./signal-store.js";
 export type { PurgeCounts, PurgeSelection, PurgeStore } from "./purge-store.js";
 export type { LeaseStore, PendingRunRequest, RunRequest } from "./lease-store.js";

@@ -1,6 +1,7 @@
 import { DATA_ENV, UsageError } from "./args.js";
 import { COMMANDS, type CommandEntry } from "./command-table.js";
 import { terminalOutput, type Output } from "./print.js";
+import { startTracing, type Tracing } from "../telemetry/tracing.js";
 
 /**
  * The `tapedeck` command: a thin shell over the engine's library functions. Exit codes:
@@ -49,6 +50,13 @@ export async function cli(argv: readonly string[], output: Output): Promise<numb
     out.stdout(help(name, command));
     return 0;
   }
+  let tracing: Tracing | undefined;
+  try {
+    if (TRACED.has(name)) tracing = await startTracing();
+  } catch (error) {
+    out.stderr(`error: ${(error as Error).message}`);
+    return 2;
+  }
   try {
     return await (
       await command.load()
@@ -69,5 +77,11 @@ export async function cli(argv: readonly string[], output: Output): Promise<numb
     const detail = error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : String(error);
     out.stderr(`tapedeck failed: ${detail}\nRuns in progress are intact; continue them with: tapedeck resume`);
     return 1;
+  } finally {
+    // The spans still batched go out before the process ends (`serve`: once it has stopped).
+    await tracing?.shutdown().catch((error: unknown) => out.stderr(`tapedeck: spans could not be exported at the end: ${(error as Error).message}`));
   }
 }
+
+/** The commands that run runs, and so export their spans when the OTEL_* variables ask for it (`telemetry/tracing.ts`). */
+const TRACED = new Set(["serve", "run", "resume", "fork"]);

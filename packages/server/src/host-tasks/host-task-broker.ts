@@ -46,6 +46,11 @@ export class HostTaskBroker implements ToolSource {
     this.#queue = queue;
   }
 
+  /** Host tasks queued and claimed in the store (of every node sharing it): for `/metrics`. */
+  pending(): Promise<{ readonly queued: number; readonly claimed: number }> {
+    return this.#queue.pending();
+  }
+
   call(request: ToolCallRequest): Promise<ToolOutcome> {
     return this.#queue.call(request);
   }

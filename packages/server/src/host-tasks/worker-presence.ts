@@ -34,6 +34,11 @@ export class WorkerPresence {
     this.#now = options.now ?? Date.now;
   }
 
+  /** Workers present now (connected, not lost): for `/metrics`. */
+  get size(): number {
+    return this.#workers.size;
+  }
+
   /** A poll begins; call the returned function when it ends. */
   polling(key: string, tools: readonly string[], toolset: string | undefined): () => void {
     const sorted = [...tools].sort();

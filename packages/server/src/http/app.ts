@@ -27,6 +27,7 @@ import { toolsetRoutes } from "./routes/toolsets.js";
 import { webhookRoutes } from "./routes/webhooks.js";
 import type { ServerContext } from "../runtime/server-context.js";
 import { formatValidationErrors, validatorCompiler } from "./validation.js";
+import { metricsRoute } from "../telemetry/metrics-route.js";
 
 /**
  * The HTTP API as a Fastify application: probes and webhooks at the root, the API under `/v1`
@@ -93,6 +94,7 @@ export async function buildApp(context: ServerContext, logger: ServerLogger): Pr
   });
 
   healthRoutes(app, context);
+  metricsRoute(app, context);
   hookRoutes(app, context);
   // The web console's page and files (no data: the page signs in to /v1 like any client).
   consoleRoutes(app);

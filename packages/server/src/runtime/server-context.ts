@@ -9,6 +9,7 @@ import { RunQuotas, type Quotas } from "../quotas/run-quotas.js";
 import type { TokenSigner } from "../http/auth/tokens.js";
 import type { InProcessChannel } from "../http/in-process-channel.js";
 import type { RefusedCredential } from "../logging/refused-credentials.js";
+import { ServerMetrics } from "../telemetry/server-metrics.js";
 
 /**
  * What the routes share. The engine opens after the server listens (run-bound webhook URLs
@@ -37,6 +38,8 @@ export class ServerContext {
   readonly unsafe: readonly string[];
   /** Quotas on starting runs, per namespace and per key (`quotas/run-quotas.ts`). */
   readonly quotas: RunQuotas;
+  /** `/metrics` (`telemetry/server-metrics.ts`). */
+  readonly metrics: ServerMetrics;
   readonly #stopping = new AbortController();
   #engine: Engine | undefined;
   /** What is wrong with the store, once a probe found it unreachable (`store-health.ts`); undefined while it answers. */
@@ -68,6 +71,12 @@ export class ServerContext {
     this.refused = parts.refused;
     this.unsafe = parts.unsafe ?? [];
     this.quotas = new RunQuotas(parts.quotas ?? {}, parts.store, this.now);
+    this.metrics = new ServerMetrics({
+      store: this.store,
+      engine: () => this.#engine,
+      workers: () => this.workers.size,
+      hostTasks: () => this.hostTasks.pending(),
+    });
   }
 
   /** Aborted when the server starts stopping: requests holding for a run answer at once. */
@@ -105,5 +114,6 @@ export class ServerContext {
   stop(): void {
     this.#stopping.abort();
     this.workers.close();
+    this.metrics.close();
   }
 }

@@ -157,6 +157,7 @@ class Core implements ServerCore {
       schedule: options.webhooks.retry,
       timeoutMs: options.webhooks.timeoutMs,
       logger,
+      failed: (gaveUp) => context.metrics.webhookFailed(gaveUp),
     });
     this.#deliveries = deliveries;
     this.#writer = new OutboxWriter({

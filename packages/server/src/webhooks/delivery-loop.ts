@@ -21,6 +21,8 @@ export interface DeliveryLoopOptions {
   readonly now?: () => number;
   /** How bodies are POSTed. Default: a `WebhookPoster` with the system resolver and `timeoutMs`. */
   readonly poster?: WebhookPoster;
+  /** Told of each failed attempt (`gaveUp`: it was the last), for `/metrics`. */
+  readonly failed?: (gaveUp: boolean) => void;
 }
 
 /**
@@ -125,8 +127,10 @@ export class DeliveryLoop {
         `webhook delivery ${delivery.id} attempt ${attempt} was made but not recorded (it will be sent again): ${describeNetError(recordError)}`,
       );
     }
-    if (!delivered) this.#logFailure(delivery, attempt, { statusCode, error }, next);
-    else
+    if (!delivered) {
+      this.#options.failed?.(next.status === "failed");
+      this.#logFailure(delivery, attempt, { statusCode, error }, next);
+    } else
       this.#options.logger.debug(
         { delivery: delivery.id, endpoint: delivery.endpointId, type: delivery.eventType, attempt, status: statusCode, ms: durationMs },
         "webhook delivered",

@@ -42,6 +42,18 @@ export function describeRunStoreContract(name: string, open: StoreFactory): void
         assert.equal(await store.getRun("run_unknown"), undefined);
       });
 
+      test("countRuns counts the runs in each status, of every namespace, every status present", async ({ store }) => {
+        assert.deepEqual(await store.countRuns(), { queued: 0, running: 0, waiting: 0, completed: 0, failed: 0, cancelled: 0 });
+        await store.createRun(newRun("run_q1"), [started(0)]);
+        await store.createRun(newRun("run_q2", { namespace: "alice" }), [started(0)]);
+        await store.createRun(newRun("run_w", { namespace: "bob" }), [started(0)]);
+        await store.createRun(newRun("run_c"), [started(0)]);
+        await store.append("run_w", [], { updatedAt: 10, status: "waiting" });
+        await store.append("run_c", [], { updatedAt: 10, status: "running" });
+        await store.append("run_c", [], { updatedAt: 11, status: "completed" });
+        assert.deepEqual(await store.countRuns(), { queued: 2, running: 0, waiting: 1, completed: 1, failed: 0, cancelled: 0 });
+      });
+
       test("a patch's events are recorded in its commit (none when it conflicts), oldest first", async ({ store }) => {
         await store.createRun(newRun("run_ev"), [started(0)]);
         const waiting: RunEvent = { type: "run.waiting", runId: "run_ev", waits: [{ kind: "sleep", seq: 1, until: 99 }], wakeAt: 99 };

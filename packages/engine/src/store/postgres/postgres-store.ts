@@ -57,6 +57,7 @@ import { readWithRetry } from "./pg-retry.js";
 import { ownerFromText, ownerText } from "../toolset-owner-text.js";
 import type { ToolsetOwner } from "../toolset-store.js";
 import { RUN_CHANGES_TOPIC, runJournalTopic } from "../run-topics.js";
+import { runCounts, type RunCounts } from "../run-store.js";
 
 export interface PostgresStoreOptions {
   /** `on` (default: a commit is acknowledged once PostgreSQL flushed it) or not (`synchronous_commit = off` for this store's sessions). */
@@ -612,6 +613,10 @@ export class PostgresStore implements Store {
       [cursor[1], cursor[2], limit],
     );
     return rows.map((row) => ({ cursor: `${row.change}/${row.id}`, run: runFromRow(row) }));
+  }
+
+  async countRuns(): Promise<RunCounts> {
+    return runCounts(await this.#read<{ status: string; n: string }>("SELECT status, count(*) AS n FROM runs GROUP BY status", []));
   }
 
   async changesCursor(): Promise<string> {
