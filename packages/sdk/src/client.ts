@@ -18,6 +18,7 @@ import { Credentials } from "./resources/credentials.js";
 import { Runs } from "./resources/runs.js";
 import { Tasks } from "./resources/tasks.js";
 import { Tokens } from "./resources/tokens.js";
+import { Namespaces } from "./resources/namespaces.js";
 import { Toolsets } from "./resources/toolsets.js";
 import { Webhooks } from "./resources/webhooks.js";
 import { Worker } from "./worker/worker.js";
@@ -63,6 +64,7 @@ export class Tapedeck {
   readonly runs: Runs;
   readonly approvals: Approvals;
   readonly tokens: Tokens;
+  readonly namespaces: Namespaces;
   readonly webhooks: Webhooks;
   readonly credentials: Credentials;
   readonly #options: TapedeckOptions & { readonly baseUrl: string; readonly apiKey: string };
@@ -98,6 +100,7 @@ export class Tapedeck {
     this.runs = new Runs(this.#http);
     this.approvals = new Approvals(this.#http);
     this.tokens = new Tokens(this.#http);
+    this.namespaces = new Namespaces(this.#http);
     this.webhooks = new Webhooks(this.#http);
     this.credentials = new Credentials(this.#http);
   }

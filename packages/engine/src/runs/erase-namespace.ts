@@ -27,6 +27,12 @@ export interface EraseOptions {
   readonly dryRun?: boolean;
   /** Runs (or rows) per batch, one commit each. Default `PURGE_BATCH_SIZE`. */
   readonly batchSize?: number;
+  /**
+   * What a part sharing the store deletes of the namespace besides (the server: its webhook
+   * outbox), called once the engine's rows are deleted and before the files are compacted, so
+   * that its bytes go with the compaction too. Not called for a dry run or a refusal.
+   */
+  readonly alsoErase?: () => Promise<void>;
 }
 
 /** What an erasure deleted (a dry run: would delete). */
@@ -103,6 +109,7 @@ export async function eraseNamespace(host: EraseHost, namespace: string, options
   }
   // A run started in the namespace while the erasure went on is left, and said.
   const late = await host.store.activeRuns(namespace, NAMED);
+  await options.alsoErase?.();
   const library = await host.eraseLibrary(namespace);
   const compacted = (await host.store.compact()) && library.compacted;
   if (late.length > 0) {

@@ -174,3 +174,5 @@ export type {
 } from "./sessions.js";
 export { purgedRuns, purgeRunsRequest } from "./retention.js";
 export type { PurgedRuns, PurgeRunsRequest } from "./retention.js";
+export { erasedNamespace, eraseNamespaceParams, eraseNamespaceQuery } from "./erasure.js";
+export type { ErasedNamespace, EraseNamespaceParams, EraseNamespaceQuery } from "./erasure.js";

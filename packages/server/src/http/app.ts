@@ -17,6 +17,7 @@ import { runActionRoutes } from "./routes/run-actions.js";
 import { runPieceRoutes } from "./routes/run-pieces.js";
 import { runRoutes } from "./routes/runs.js";
 import { retentionRoutes } from "./routes/retention.js";
+import { namespaceRoutes } from "./routes/namespaces.js";
 import { sessionRoutes } from "./routes/sessions.js";
 import { taskRoutes } from "./routes/tasks.js";
 import { testRoutes } from "./routes/test.js";
@@ -122,6 +123,7 @@ export async function buildApp(context: ServerContext, logger: ServerLogger): Pr
       credentialRoutes(v1, context);
       sessionRoutes(v1, context);
       retentionRoutes(v1, context);
+      namespaceRoutes(v1, context);
       done();
     },
     { prefix: "/v1" },
