@@ -96,7 +96,12 @@ function filesHolding(dir: string, text: string): string[] {
 }
 
 /** Erases one of two namespaces written everywhere; `search(text)` answers where `text` is still found. */
-async function eraseLeavesNothing(store: Store, libraryFolder: string | undefined, compacts: boolean, search: (text: string) => Promise<string[]>): Promise<void> {
+async function eraseLeavesNothing(
+  store: Store,
+  libraryFolder: string | undefined,
+  compacts: boolean,
+  search: (text: string) => Promise<string[]>,
+): Promise<void> {
   const engine = await Engine.open({ store, wake: false, ...(libraryFolder === undefined ? {} : { libraryFolder }) });
   try {
     const { id: toolset } = await engine.registerToolset(TOOLSET);

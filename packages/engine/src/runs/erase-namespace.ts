@@ -74,12 +74,17 @@ const NAMED = 20;
 const CANCEL_ROUND = 100;
 
 export async function eraseNamespace(host: EraseHost, namespace: string, options: EraseOptions = {}): Promise<EraseResult> {
-  if (typeof namespace !== "string" || namespace.length === 0) throw new EngineError("invalid_request", "eraseNamespace: name the namespace to erase (a non-empty string).");
+  if (typeof namespace !== "string" || namespace.length === 0)
+    throw new EngineError("invalid_request", "eraseNamespace: name the namespace to erase (a non-empty string).");
   const size = options.batchSize ?? PURGE_BATCH_SIZE;
   if (!Number.isInteger(size) || size < 1) throw new RangeError(`eraseNamespace: batchSize must be a positive integer, got ${size}`);
   const cancel = options.cancel === true;
   if (options.dryRun === true) {
-    const [counts, active, library] = await Promise.all([host.store.countErasable(namespace), host.store.activeRuns(namespace, NAMED), host.countLibrary(namespace)]);
+    const [counts, active, library] = await Promise.all([
+      host.store.countErasable(namespace),
+      host.store.activeRuns(namespace, NAMED),
+      host.countLibrary(namespace),
+    ]);
     return { namespace, dryRun: true, ...counts, ...library, cancelled: active.map((run) => run.id), batches: 0, compacted: false };
   }
   await host.releaseSessions(namespace, cancel);
@@ -118,7 +123,16 @@ export async function eraseNamespace(host: EraseHost, namespace: string, options
       `The namespace ${JSON.stringify(namespace)} was erased but for runs started during the erasure (${late.map((run) => run.id).join(", ")}): erase it again (with cancel).`,
     );
   }
-  return { namespace, dryRun: false, ...counts, memoryDocuments: library.memoryDocuments, workspaceFiles: library.workspaceFiles, cancelled, batches, compacted };
+  return {
+    namespace,
+    dryRun: false,
+    ...counts,
+    memoryDocuments: library.memoryDocuments,
+    workspaceFiles: library.workspaceFiles,
+    cancelled,
+    batches,
+    compacted,
+  };
 }
 
 function refusal(namespace: string, active: readonly ActiveRun[]): EngineError {

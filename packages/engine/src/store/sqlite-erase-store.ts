@@ -7,7 +7,16 @@
  * space of pages still used, and in WAL frames, until overwritten).
  */
 import type Database from "better-sqlite3";
-import { ERASABLE, eraseCountSql, countsFromRow, namespaceCredentialsWhere, namespaceScopeSuffix, rateLimitPrefix, runKeyedDeletes, type EraseCountRow } from "./erase-sql.js";
+import {
+  ERASABLE,
+  eraseCountSql,
+  countsFromRow,
+  namespaceCredentialsWhere,
+  namespaceScopeSuffix,
+  rateLimitPrefix,
+  runKeyedDeletes,
+  type EraseCountRow,
+} from "./erase-sql.js";
 import { NO_ERASURE, type ActiveRun, type EraseCounts, type EraseStore } from "./erase-store.js";
 import { isSessionRecord } from "./purge-sql.js";
 import type { SqliteAccess } from "./sqlite-handle.js";

@@ -20,7 +20,12 @@ export interface EraseNamespaceOptions {
   readonly batchSize?: number;
 }
 
-export async function eraseNamespace(engine: Engine, outbox: WebhookOutboxStore, namespace: string, options: EraseNamespaceOptions = {}): Promise<ErasedNamespace> {
+export async function eraseNamespace(
+  engine: Engine,
+  outbox: WebhookOutboxStore,
+  namespace: string,
+  options: EraseNamespaceOptions = {},
+): Promise<ErasedNamespace> {
   const size = options.batchSize ?? PURGE_BATCH_SIZE;
   if (options.dryRun === true) {
     const [erased, webhooks] = await Promise.all([engine.eraseNamespace(namespace, { dryRun: true }), outbox.countNamespace(namespace)]);

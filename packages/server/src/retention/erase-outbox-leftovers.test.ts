@@ -30,9 +30,18 @@ async function outboxLeavesNothing(store: Store, search: (text: string) => Promi
       if (started.kind !== "started") return assert.fail("refused");
       await started.end;
       await outbox.putEndpoint({ id: `wh_${m}`, url: `https://${m}.example/hook`, secret: "sealed:x", namespace, createdAt: 1 });
-      const body = (id: string) => JSON.stringify({ id, type: "run.completed", createdAt: 1, data: { runId: started.runId, toolset, namespace, labels: {}, output: { note: m } } });
+      const body = (id: string) =>
+        JSON.stringify({ id, type: "run.completed", createdAt: 1, data: { runId: started.runId, toolset, namespace, labels: {}, output: { note: m } } });
       await outbox.putDeliveries(
-        ["wh_operator", `wh_${m}`].map((endpointId, i) => ({ id: `dlv_${m}_${i}`, endpointId, eventId: `evt_${m}`, eventType: "run.completed", body: body(`evt_${m}`), createdAt: 1, nextAttemptAt: 1 })),
+        ["wh_operator", `wh_${m}`].map((endpointId, i) => ({
+          id: `dlv_${m}_${i}`,
+          endpointId,
+          eventId: `evt_${m}`,
+          eventType: "run.completed",
+          body: body(`evt_${m}`),
+          createdAt: 1,
+          nextAttemptAt: 1,
+        })),
       );
     };
     const [alice, bob] = [marker(), marker()];

@@ -34,8 +34,7 @@ async function ok(env: Readonly<Record<string, string>>, ...args: string[]): Pro
   return result.out;
 }
 
-const refusedWith = (status: number, message: RegExp) => (error: unknown) =>
-  TapedeckError.is(error) && error.status === status && message.test(error.message);
+const refusedWith = (status: number, message: RegExp) => (error: unknown) => TapedeckError.is(error) && error.status === status && message.test(error.message);
 
 async function eraseThroughServer(server: ServeChild, cliEnv: Readonly<Record<string, string>>, cliStore: readonly string[]): Promise<void> {
   const adminKey = server.adminKey ?? assert.fail("the first start prints the admin key");
@@ -62,7 +61,12 @@ async function eraseThroughServer(server: ServeChild, cliEnv: Readonly<Record<st
   assert.deepEqual([dry.dryRun, dry.runs, dry.cancelled], [true, 2, [waiting]]);
   const url = { ...cliEnv, TAPEDECK_API_KEY: aliceKey };
   const dryLine = await ok(url, "namespaces", "erase", "alice", "--dry-run", "--url", server.url);
-  assert.match(dryLine, new RegExp(`^would erase from "alice": 2 run\\(s\\), 0 session\\(s\\), ${dry.journalEntries} journal entries.*nothing was deleted \\(dry run\\)\\n1 run\\(s\\) have not ended \\(${waiting}\\): erase with --cancel`));
+  assert.match(
+    dryLine,
+    new RegExp(
+      `^would erase from "alice": 2 run\\(s\\), 0 session\\(s\\), ${dry.journalEntries} journal entries.*nothing was deleted \\(dry run\\)\\n1 run\\(s\\) have not ended \\(${waiting}\\): erase with --cancel`,
+    ),
+  );
 
   await assert.rejects(alice.namespaces.erase("alice"), refusedWith(409, new RegExp(`${waiting} \\(waiting.*Nothing was erased: pass cancel`)));
   const refused = await cli(url, "namespaces", "erase", "alice", "--url", server.url);

@@ -6,7 +6,16 @@
  * lose their other rows. `compact` answers false: dead tuples leave the heap at PostgreSQL's
  * VACUUM and its WAL segments are recycled by the server (`docs/design/retention.md`).
  */
-import { ERASABLE, eraseCountSql, countsFromRow, namespaceCredentialsWhere, namespaceScopeSuffix, rateLimitPrefix, runKeyedDeletes, type EraseCountRow } from "../erase-sql.js";
+import {
+  ERASABLE,
+  eraseCountSql,
+  countsFromRow,
+  namespaceCredentialsWhere,
+  namespaceScopeSuffix,
+  rateLimitPrefix,
+  runKeyedDeletes,
+  type EraseCountRow,
+} from "../erase-sql.js";
 import { NO_ERASURE, type ActiveRun, type EraseCounts, type EraseStore } from "../erase-store.js";
 import { isSessionRecord } from "../purge-sql.js";
 import type { PgAccess } from "./pg-access.js";
@@ -21,11 +30,10 @@ export class PgEraseStore implements EraseStore {
   }
 
   async countErasable(namespace: string): Promise<EraseCounts> {
-    const [row] = await this.#access.read<EraseCountRow>(eraseCountSql((n) => `$${n}::text`, `'["run","' || id || '"]'`), [
-      namespace,
-      namespaceScopeSuffix(namespace),
-      rateLimitPrefix(namespace),
-    ]);
+    const [row] = await this.#access.read<EraseCountRow>(
+      eraseCountSql((n) => `$${n}::text`, `'["run","' || id || '"]'`),
+      [namespace, namespaceScopeSuffix(namespace), rateLimitPrefix(namespace)],
+    );
     return countsFromRow(row);
   }
 
@@ -48,7 +56,8 @@ export class PgEraseStore implements EraseStore {
       const removed = deleted.rows.map((row) => row.id);
       const counts: Record<string, number> = { ...NO_ERASURE };
       for (const [kind, sql] of runKeyedDeletes(ids)) counts[kind] = (counts[kind] ?? 0) + ((await tx.query(sql, [removed])).rowCount ?? 0);
-      counts.credentials = (await tx.query(`DELETE FROM credentials WHERE scope_key IN (SELECT '["run","' || id || '"]' FROM unnest($1::text[]) AS id)`, [removed])).rowCount ?? 0;
+      counts.credentials =
+        (await tx.query(`DELETE FROM credentials WHERE scope_key IN (SELECT '["run","' || id || '"]' FROM unnest($1::text[]) AS id)`, [removed])).rowCount ?? 0;
       const sessions = removed.filter(isSessionRecord).length;
       return { ...(counts as unknown as EraseCounts), runs: removed.length - sessions, sessions };
     });
@@ -56,16 +65,20 @@ export class PgEraseStore implements EraseStore {
 
   eraseRestBatch(namespace: string, limit: number): Promise<EraseCounts> {
     return this.#access.write(async (tx) => {
-      const credentials = (await tx.query(`DELETE FROM credentials WHERE ${namespaceCredentialsWhere("$1::text")}`, [namespaceScopeSuffix(namespace)])).rowCount ?? 0;
+      const credentials =
+        (await tx.query(`DELETE FROM credentials WHERE ${namespaceCredentialsWhere("$1::text")}`, [namespaceScopeSuffix(namespace)])).rowCount ?? 0;
       const rateLimitCalls =
         (
-          await tx.query("DELETE FROM rate_limit_calls WHERE ord IN (SELECT ord FROM rate_limit_calls WHERE substr(key, 1, length($1::text)) = $1::text LIMIT $2)", [
-            rateLimitPrefix(namespace),
-            limit,
-          ])
+          await tx.query(
+            "DELETE FROM rate_limit_calls WHERE ord IN (SELECT ord FROM rate_limit_calls WHERE substr(key, 1, length($1::text)) = $1::text LIMIT $2)",
+            [rateLimitPrefix(namespace), limit],
+          )
         ).rowCount ?? 0;
-      const hostTasks = (await tx.query("DELETE FROM host_tasks WHERE id IN (SELECT id FROM host_tasks WHERE namespace = $1 LIMIT $2)", [namespace, limit])).rowCount ?? 0;
-      const schedules = (await tx.query<{ id: string }>("SELECT id FROM schedules WHERE namespace = $1 LIMIT $2", [namespace, limit])).rows.map((row) => row.id);
+      const hostTasks =
+        (await tx.query("DELETE FROM host_tasks WHERE id IN (SELECT id FROM host_tasks WHERE namespace = $1 LIMIT $2)", [namespace, limit])).rowCount ?? 0;
+      const schedules = (await tx.query<{ id: string }>("SELECT id FROM schedules WHERE namespace = $1 LIMIT $2", [namespace, limit])).rows.map(
+        (row) => row.id,
+      );
       await tx.query("DELETE FROM schedule_fires WHERE schedule_id = ANY($1::text[])", [schedules]);
       const deletedSchedules = (await tx.query("DELETE FROM schedules WHERE id = ANY($1::text[])", [schedules])).rowCount ?? 0;
       return { ...NO_ERASURE, credentials, rateLimitCalls, hostTasks, schedules: deletedSchedules };

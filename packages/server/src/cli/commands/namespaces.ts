@@ -72,10 +72,15 @@ export function erasureSummary(result: ErasedNamespace): string {
   const counts = kinds.map(([n, kind]) => `${n} ${kind}`).join(", ");
   const name = JSON.stringify(result.namespace);
   if (result.dryRun) {
-    const active = result.cancelled.length === 0 ? "" : `\n${result.cancelled.length} run(s) have not ended (${result.cancelled.join(", ")}): erase with --cancel to cancel them first`;
+    const active =
+      result.cancelled.length === 0
+        ? ""
+        : `\n${result.cancelled.length} run(s) have not ended (${result.cancelled.join(", ")}): erase with --cancel to cancel them first`;
     return `would erase from ${name}: ${counts}; nothing was deleted (dry run)${active}`;
   }
   const cancelled = result.cancelled.length === 0 ? "" : `\ncancelled first: ${result.cancelled.join(", ")}`;
-  const compacted = result.compacted ? "the database files were compacted: the deleted bytes are gone" : "the files were not compacted here (PostgreSQL recycles its own; or a reader held a SQLite WAL)";
+  const compacted = result.compacted
+    ? "the database files were compacted: the deleted bytes are gone"
+    : "the files were not compacted here (PostgreSQL recycles its own; or a reader held a SQLite WAL)";
   return `erased from ${name}: ${counts}, in ${result.batches} batch(es)${cancelled}\n${compacted}`;
 }

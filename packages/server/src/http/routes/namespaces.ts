@@ -1,5 +1,12 @@
 import type { FastifyInstance } from "fastify";
-import { erasedNamespace, eraseNamespaceParams, eraseNamespaceQuery, type ErasedNamespace, type EraseNamespaceParams, type EraseNamespaceQuery } from "@tapedeck/protocol/api";
+import {
+  erasedNamespace,
+  eraseNamespaceParams,
+  eraseNamespaceQuery,
+  type ErasedNamespace,
+  type EraseNamespaceParams,
+  type EraseNamespaceQuery,
+} from "@tapedeck/protocol/api";
 import type { Caller } from "../auth/caller.js";
 import { eraseNamespace } from "../../retention/erase-namespace.js";
 import { ApiError } from "../api-error.js";
