@@ -198,3 +198,27 @@ describeWithPostgres("erasing an end user leaves nothing (PostgreSQL)", (url) =>
     }
   });
 });
+
+describe("erasing an end user with a direct session live in the engine", () => {
+  it("lets go of the idle live session, erases its record, and a later bind in the namespace starts afresh", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tapedeck-erase-session-"));
+    const engine = await Engine.open({ store: SqliteStore.openDataFolder(dir), wake: false });
+    try {
+      const { id: toolset } = await engine.registerToolset({ library: { echo: {} } });
+      const ref = { session: "chat-1", namespace: "carol" };
+      const first = await engine.direct.bind(ref, { toolset });
+      assert.equal(engine.direct.openSessions, 1);
+      const bound = (await engine.journal(first.id)).length;
+      const erased = await engine.eraseNamespace("carol");
+      assert.deepEqual([erased.sessions, erased.cancelled], [1, []]);
+      assert.equal(engine.direct.openSessions, 0, "the live session was let go");
+      assert.equal(await engine.direct.find(ref), undefined);
+      const again = await engine.direct.bind(ref, { toolset });
+      assert.equal(again.id, first.id, "the same record id, made anew");
+      assert.equal((await engine.journal(again.id)).length, bound, "a fresh journal, as long as the first bind's");
+    } finally {
+      await engine.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
