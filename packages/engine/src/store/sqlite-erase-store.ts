@@ -104,7 +104,14 @@ export class SqliteEraseStore implements EraseStore {
  * connection held an older snapshot, so frames may be left until the next checkpoint).
  */
 export function compactDatabase(db: Database.Database): boolean {
-  db.exec("VACUUM");
+  try {
+    db.exec("VACUUM");
+  } catch {
+    // A statement of this connection still reading (an iterator across an await), or the lock
+    // held past the busy timeout: the rows are deleted all the same, and an erasure run again
+    // (which finds nothing) compacts again.
+    return false;
+  }
   const [result] = db.pragma("wal_checkpoint(TRUNCATE)") as { busy: number }[];
   return result?.busy === 0;
 }

@@ -11,7 +11,7 @@ import { startServeChild, type ServeChild } from "../http/test-support/serve-chi
 /**
  * An end user's erasure through a real server child process, on SQLite and PostgreSQL, with the
  * SDK (`td.namespaces.erase`) and the CLI (`tapedeck namespaces erase --url`): a key limited by
- * labels, or to another namespace, is refused (403) saying what it takes; a dry run counts what
+ * labels, or to another namespace, and an end user's token are refused (403) saying what it takes; a dry run counts what
  * the erasure then deletes; the erasure is refused (409) while a run of the namespace waits and
  * cancels it with `cancel`; the namespace's runs then answer as missing, another's are intact.
  */
@@ -56,6 +56,9 @@ async function eraseThroughServer(server: ServeChild, cliEnv: Readonly<Record<st
   const alice = server.client(aliceKey);
   await assert.rejects(server.client(labelled).namespaces.erase("alice"), refusedWith(403, /limited to labels \(team\).*without labels/));
   await assert.rejects(server.client(bobKey).namespaces.erase("alice"), refusedWith(403, /limited to namespace "bob".*exactly that namespace/));
+
+  const { token } = await alice.tokens.create({ namespace: "alice" });
+  await assert.rejects(server.client(token).namespaces.erase("alice"), refusedWith(403, /token cannot erase/));
 
   const dry = await alice.namespaces.erase("alice", { dryRun: true });
   assert.deepEqual([dry.dryRun, dry.runs, dry.cancelled], [true, 2, [waiting]]);
