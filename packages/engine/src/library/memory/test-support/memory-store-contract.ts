@@ -74,7 +74,10 @@ export function describeMemoryStoreContract(name: string, open: () => Promise<Op
         ["kiwi of bob"],
       );
       assert.equal(await store.eraseNamespace("alice"), 0);
-      assert.deepEqual(await store.put("alice", { path: "a.md", content: "new", chunks: chunks("new kiwi"), at: 2, expectedVersion: 0 }), { ok: true, version: 1 });
+      assert.deepEqual(await store.put("alice", { path: "a.md", content: "new", chunks: chunks("new kiwi"), at: 2, expectedVersion: 0 }), {
+        ok: true,
+        version: 1,
+      });
       assert.deepEqual(
         (await store.searchText("alice", ["kiwi"], 10)).map((h) => h.text),
         ["new kiwi"],
