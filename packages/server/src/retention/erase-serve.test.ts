@@ -14,6 +14,7 @@ import { startServeChild, type ServeChild } from "../http/test-support/serve-chi
  * labels, or to another namespace, and an end user's token are refused (403) saying what it takes; a dry run counts what
  * the erasure then deletes; the erasure is refused (409) while a run of the namespace waits and
  * cancels it with `cancel`; the namespace's runs then answer as missing, another's are intact.
+ * Then, the server stopped, the CLI erases on its data folder (or store) directly.
  */
 const BIN = fileURLToPath(new URL("../cli/main.js", import.meta.url));
 
@@ -36,7 +37,7 @@ async function ok(env: Readonly<Record<string, string>>, ...args: string[]): Pro
 
 const refusedWith = (status: number, message: RegExp) => (error: unknown) => TapedeckError.is(error) && error.status === status && message.test(error.message);
 
-async function eraseThroughServer(server: ServeChild, cliEnv: Readonly<Record<string, string>>, cliStore: readonly string[]): Promise<void> {
+async function eraseThroughServer(server: ServeChild, cliEnv: Readonly<Record<string, string>>, cliStore: readonly string[], compacted: RegExp): Promise<void> {
   const adminKey = server.adminKey ?? assert.fail("the first start prints the admin key");
   const admin: Tapedeck = server.client(adminKey);
   const toolset = (await admin.toolsets.create({ hostTools: { shop: { price: {} } } })).id;
@@ -90,13 +91,21 @@ async function eraseThroughServer(server: ServeChild, cliEnv: Readonly<Record<st
 
   await admin.runs.signal(bobs, { name: "go", payload: "still here" });
   assert.deepEqual((await admin.runs.get(bobs, { wait: 20 })).output, "still here", "another namespace's runs are intact");
+
+  // With the server stopped, on its data folder (or store) directly: the CLI's engine cancels the parked run itself.
+  const parked = await start("bob", `export default async () => signal("go");`);
+  assert.equal((await admin.runs.get(parked, { wait: 1 })).status, "waiting");
+  await server.stop();
+  const direct = await ok(cliEnv, "namespaces", "erase", "bob", "--cancel", ...cliStore);
+  assert.match(direct, new RegExp(`^erased from "bob": 2 run\\(s\\), .*\\ncancelled first: ${parked}\\n`));
+  assert.match(direct, compacted);
 }
 
 describe("erasing an end user through a server (SQLite)", () => {
   it("403 for a label-limited key, a dry run's counts, 409 while a run waits unless cancel: SDK and CLI", async () => {
     const server = await startServeChild({});
     try {
-      await eraseThroughServer(server, {}, ["--data", server.dataDir]);
+      await eraseThroughServer(server, {}, ["--data", server.dataDir], /the database files were compacted/);
     } finally {
       await server.stop();
       server.cleanup();
@@ -111,7 +120,7 @@ describeWithPostgres("erasing an end user through a server (PostgreSQL)", (url) 
     const env = { TAPEDECK_SIGNING_SECRET: randomBytes(32).toString("hex"), TAPEDECK_MASTER_KEY: randomBytes(32).toString("base64") };
     const server = await startServeChild({ args: ["--store", store], fresh: true, env });
     try {
-      await eraseThroughServer(server, { ...env, TAPEDECK_STORE: store }, []);
+      await eraseThroughServer(server, { ...env, TAPEDECK_STORE: store }, [], /not compacted here \(PostgreSQL recycles its own/);
     } finally {
       await server.stop();
       server.cleanup();
