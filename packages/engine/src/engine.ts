@@ -13,6 +13,7 @@
  *   this engine can serve (`ToolsetCatalog.checkSources`).
  */
 import { purgeRuns, type PurgeOptions, type PurgeResult } from "./runs/purge-runs.js";
+import { eraseNamespace, type EraseOptions, type EraseResult } from "./runs/erase-namespace.js";
 import { join } from "node:path";
 import { decisionEvent, needsDecision, runBudgetProblems } from "@tapedeck/protocol";
 import type { DecisionWait, JournalEntry, JsonValue, PinnedToolset, PinnedWorkflow, RunBudget, RunEnd } from "@tapedeck/protocol";
@@ -922,6 +923,28 @@ export class Engine {
   purgeRuns(options: PurgeOptions): Promise<PurgeResult> {
     this.#open();
     return purgeRuns(this.#store.purge, options);
+  }
+
+  /**
+   * Erases an end user: deletes every run and direct session of `namespace` with everything kept
+   * of them, its namespace credentials, rate-limit windows, host tasks and schedules, its library
+   * workspace and memory documents, in bounded batches, then compacts the SQLite files so the
+   * bytes are gone. Refuses (`conflict`, deleting nothing) while a run of it has not ended,
+   * unless `cancel`; a dry run counts. See `runs/erase-namespace.ts`.
+   */
+  eraseNamespace(namespace: string, options: EraseOptions = {}): Promise<EraseResult> {
+    this.#open();
+    return eraseNamespace(
+      {
+        store: this.#store.erase,
+        cancel: (runId, reason) => this.cancel(runId, reason),
+        releaseSessions: (ns, force) => this.direct.releaseNamespace(ns, force),
+        countLibrary: (ns) => this.#library.countNamespace(ns),
+        eraseLibrary: (ns) => this.#library.eraseNamespace(ns),
+      },
+      namespace,
+      options,
+    );
   }
 
   /** A page of a run's journal. */

@@ -30,6 +30,7 @@ export { REPLAY_VERSION } from "./runs/history.js";
 export type { VerifyResult } from "./runs/verify-replay.js";
 export { PURGE_BATCH_SIZE } from "./runs/purge-runs.js";
 export type { PurgeOptions, PurgeResult } from "./runs/purge-runs.js";
+export type { EraseOptions, EraseResult } from "./runs/erase-namespace.js";
 export type { Clock, VirtualTime } from "./clock.js";
 export { systemClock, VirtualClock } from "./clock.js";
 export type { CheckResult, Diagnostic } from "./script/diagnostic.js";
@@ -67,6 +68,9 @@ export type {
   PurgeCounts,
   PurgeSelection,
   PurgeStore,
+  ActiveRun,
+  EraseCounts,
+  EraseStore,
 } from "./store/store.js";
 export { runRequestsTopic } from "./store/lease-store.js";
 export type {

@@ -24,6 +24,7 @@ export { describeWebhookBindingStoreContract } from "./store/contracts/webhook-b
 export { describeScheduleStoreContract } from "./store/contracts/schedule-store-contract.js";
 export { describeCredentialStoreContract } from "./store/contracts/credential-store-contract.js";
 export { describePurgeStoreContract } from "./store/contracts/purge-store-contract.js";
+export { describeEraseStoreContract } from "./store/contracts/erase-store-contract.js";
 export { describeHostTaskStoreContract } from "./store/contracts/host-task-store-contract.js";
 export { describeNotifierContract } from "./store/contracts/notifier-contract.js";
 export {

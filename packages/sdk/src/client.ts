@@ -20,6 +20,7 @@ import { Runs } from "./resources/runs.js";
 import { Schedules } from "./resources/schedules.js";
 import { Tasks } from "./resources/tasks.js";
 import { Tokens } from "./resources/tokens.js";
+import { Namespaces } from "./resources/namespaces.js";
 import { Toolsets } from "./resources/toolsets.js";
 import { Webhooks } from "./resources/webhooks.js";
 import { Worker } from "./worker/worker.js";
@@ -65,6 +66,7 @@ export class Tapedeck {
   readonly runs: Runs;
   readonly approvals: Approvals;
   readonly tokens: Tokens;
+  readonly namespaces: Namespaces;
   readonly webhooks: Webhooks;
   readonly credentials: Credentials;
   readonly schedules: Schedules;
@@ -101,6 +103,7 @@ export class Tapedeck {
     this.runs = new Runs(this.#http);
     this.approvals = new Approvals(this.#http);
     this.tokens = new Tokens(this.#http);
+    this.namespaces = new Namespaces(this.#http);
     this.webhooks = new Webhooks(this.#http);
     this.credentials = new Credentials(this.#http);
     this.schedules = new Schedules(this.#http);

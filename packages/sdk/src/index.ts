@@ -52,6 +52,7 @@ export type { RunEventsOptions, RunStreamItem } from "./resources/run-events.js"
 export type { RunChange, RunChangesOptions } from "./resources/run-changes.js";
 export type { ApprovalWait, FollowOptions, SignalWait } from "./resources/run-follow.js";
 export type { Tokens } from "./resources/tokens.js";
+export type { Namespaces } from "./resources/namespaces.js";
 export type { SaveWorkflowResult, Toolsets } from "./resources/toolsets.js";
 // The HTTP API's wire types and constants: the protocol's (@tapedeck/protocol/api), which the server validates with.
 export { ApiErrorCode, MAX_POLL_WAIT_MS, NAMESPACE_HEADER, WEBHOOK_OUTPUT_LIMIT_BYTES, WebhookEventType, WebhookHeader } from "@tapedeck/protocol/api";

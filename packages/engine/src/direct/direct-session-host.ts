@@ -216,6 +216,18 @@ export class DirectSessionHost implements DirectSessions {
     return blobPage(text, offset);
   }
 
+  /**
+   * Lets go of this engine's live sessions of `namespace` (an erasure is about to delete them):
+   * each is closed and its lease released; one with a call in flight or waiting for a decision
+   * only with `force` (the erasure's cancel). Resolves once their leases are released.
+   */
+  async releaseNamespace(namespace: string, force: boolean): Promise<void> {
+    for (const [id, session] of [...this.#opened]) {
+      if (session.record.namespace === namespace && (force || session.evictable)) this.#evict(id, session);
+    }
+    await Promise.all([...this.#releasing.values()]);
+  }
+
   /** Closes every live session (their journals stay as they are; their leases go with the engine's). */
   async close(): Promise<void> {
     this.#closed = true;

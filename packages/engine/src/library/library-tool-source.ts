@@ -1,5 +1,6 @@
 import Database from "better-sqlite3";
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
+import { readdir, rm } from "node:fs/promises";
 import { toolFailure, type HttpSpec, type JsonValue, type LibrarySpec, type PinnedTool, type PolicySpec } from "@tapedeck/protocol";
 import type { Clock } from "../clock.js";
 import { callLibraryTool } from "./call-library-tool.js";
@@ -20,6 +21,7 @@ import type { ToolCallRequest, ToolOutcome, ToolSource } from "../sources/tool-s
 import type { LibraryPlace } from "../toolset/library-spec-file.js";
 import { LIBRARY_DATA_GROUPS } from "./library-data.js";
 import { memoryDatabase, noLibraryFolder, workspaceFolder } from "./library-folder.js";
+import { compactDatabase } from "../store/sqlite-erase-store.js";
 
 /**
  * The `library` tool source: runs the built-in library's tools (`library/`) for a run's calls,
@@ -117,6 +119,32 @@ export class LibraryToolSource implements ToolSource, LibraryPlace, LibraryPinni
     if (this.#options.ownsHttp === true) await this.#options.http.close?.();
   }
 
+  /**
+   * Deletes what the library keeps of `namespace` (an end user's erasure): its workspace folder
+   * whole, and its memory documents with their chunks and index, then compacts the memory
+   * database (VACUUM, WAL truncated) so that their bytes are in none of its files. Resolves
+   * with what it deleted; nothing when this source has no folder.
+   */
+  async eraseNamespace(namespace: string): Promise<{ readonly memoryDocuments: number; readonly workspaceFiles: number; readonly compacted: boolean }> {
+    const folder = this.#options.folder;
+    if (folder === undefined) return { memoryDocuments: 0, workspaceFiles: 0, compacted: true };
+    const workspace = workspaceFolder(folder, namespace);
+    const workspaceFiles = await countFiles(workspace);
+    await rm(workspace, { recursive: true, force: true });
+    if (!existsSync(memoryDatabase(folder))) return { memoryDocuments: 0, workspaceFiles, compacted: true };
+    const memoryDocuments = await this.#memoryStore(folder).eraseNamespace(namespace);
+    return { memoryDocuments, workspaceFiles, compacted: compactDatabase(this.#memory!.db) };
+  }
+
+  /** What `eraseNamespace` would delete now (the dry run). */
+  async countNamespace(namespace: string): Promise<{ readonly memoryDocuments: number; readonly workspaceFiles: number }> {
+    const folder = this.#options.folder;
+    if (folder === undefined) return { memoryDocuments: 0, workspaceFiles: 0 };
+    const workspaceFiles = await countFiles(workspaceFolder(folder, namespace));
+    if (!existsSync(memoryDatabase(folder))) return { memoryDocuments: 0, workspaceFiles };
+    return { memoryDocuments: (await this.#memoryStore(folder).list(namespace, "", Number.MAX_SAFE_INTEGER)).length, workspaceFiles };
+  }
+
   #probe(): Promise<ShellProbe> {
     this.#shell ??= (this.#options.shell ?? (() => probeShell()))().then((probe) => (this.#shellKnown = probe));
     return this.#shell;
@@ -210,4 +238,16 @@ export class LibraryToolSource implements ToolSource, LibraryPlace, LibraryPinni
       }
     };
   }
+}
+
+/** Files under `dir` (0 when it does not exist), for an erasure's counts. */
+async function countFiles(dir: string): Promise<number> {
+  let entries;
+  try {
+    entries = await readdir(dir, { withFileTypes: true, recursive: true });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return 0;
+    throw error;
+  }
+  return entries.filter((entry) => !entry.isDirectory()).length;
 }

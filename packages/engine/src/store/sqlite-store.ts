@@ -30,6 +30,7 @@ import { SqliteScheduleStore } from "./sqlite-schedule-store.js";
 import { SqliteHostTaskStore } from "./sqlite-host-task-store.js";
 import { SqliteBlobStore } from "./sqlite-blob-store.js";
 import { SqlitePurgeStore } from "./sqlite-purge-store.js";
+import { SqliteEraseStore } from "./sqlite-erase-store.js";
 import { StoreConflictError } from "./store.js";
 import { ownerFromText, ownerText } from "./toolset-owner-text.js";
 import type { ToolsetOwner } from "./toolset-store.js";
@@ -133,6 +134,7 @@ export class SqliteStore implements Store {
   readonly rateLimits: SqliteRateLimitStore;
   readonly schedules: SqliteScheduleStore;
   readonly purge: SqlitePurgeStore;
+  readonly erase: SqliteEraseStore;
   readonly notifier: LocalNotifier;
   readonly dataFolder: string | undefined;
 
@@ -180,6 +182,7 @@ export class SqliteStore implements Store {
     this.directBlobs = new SqliteBlobStore(db, access);
     this.hostTasks = new SqliteHostTaskStore(db, access, this.notifier);
     this.purge = new SqlitePurgeStore(db, access);
+    this.erase = new SqliteEraseStore(db, access);
     // Its own IMMEDIATE transactions, outside group commits: a place is taken (durably) before the call goes on.
     this.rateLimits = new SqliteRateLimitStore(db);
     this.schedules = new SqliteScheduleStore(db, access);

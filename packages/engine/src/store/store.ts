@@ -3,6 +3,7 @@ import type { CredentialStore } from "./credential-store.js";
 import type { HostTaskStore } from "./host-task-store.js";
 import type { LeaseStore } from "./lease-store.js";
 import type { Notifier } from "./notifier.js";
+import type { EraseStore } from "./erase-store.js";
 import type { PurgeStore } from "./purge-store.js";
 import type { RateLimitStore } from "./rate-limit-store.js";
 import type { RunStore } from "./run-store.js";
@@ -14,6 +15,7 @@ import type { WebhookBindingStore } from "./webhook-binding-store.js";
 export type { ChangedRun, CreateRunResult, NewRun, RecordedRunEvent, RunCaller, RunCounts, RunPatch, RunQuery, RunRecord, RunStore } from "./run-store.js";
 export type { NewSignal, SignalStore, StoredSignal } from "./signal-store.js";
 export type { PurgeCounts, PurgeSelection, PurgeStore } from "./purge-store.js";
+export type { ActiveRun, EraseCounts, EraseStore } from "./erase-store.js";
 export type { LeaseStore, PendingRunRequest, RunRequest } from "./lease-store.js";
 export type { ToolsetOwner, ToolsetStore } from "./toolset-store.js";
 export type * from "./schedule-store.js";
@@ -44,6 +46,8 @@ export interface Store extends RunStore, SignalStore, LeaseStore, ToolsetStore, 
   readonly hostTasks: HostTaskStore;
   /** Deletes ended runs and idle direct sessions whole, in bounded batches (see `purge-store.ts`). */
   readonly purge: PurgeStore;
+  /** Deletes everything of one namespace (an end user), in bounded batches (see `erase-store.ts`). */
+  readonly erase: EraseStore;
   /** Wake-ups between the processes sharing this store (see `notifier.ts`). */
   readonly notifier: Notifier;
   /**

@@ -202,3 +202,5 @@ export type {
   ScheduleListQuery,
   ScheduleParams,
 } from "./schedules.js";
+export { erasedNamespace, eraseNamespaceParams, eraseNamespaceQuery } from "./erasure.js";
+export type { ErasedNamespace, EraseNamespaceParams, EraseNamespaceQuery } from "./erasure.js";

@@ -42,6 +42,15 @@ export const COMMANDS: ReadonlyMap<string, CommandEntry> = new Map([
     },
   ],
   [
+    "namespaces",
+    {
+      usage: "tapedeck namespaces erase <namespace> [--cancel] [--dry-run] [--url <server> | --data <dir>]   (with --url, key: TAPEDECK_API_KEY)",
+      summary:
+        "Erases an end user: every run, session, credential, rate-limit window, schedule, workspace file, memory document and webhook delivery of the namespace; prints the counts. Refused while a run of it has not ended, unless --cancel; --dry-run counts.",
+      load: async () => (await import("./commands/namespaces.js")).namespacesCommand,
+    },
+  ],
+  [
     "show",
     {
       usage: "tapedeck show <run_id> [--data <dir>]\n  tapedeck show <run_id> --follow [--url <server>]   (key: TAPEDECK_API_KEY)",

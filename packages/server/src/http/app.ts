@@ -19,6 +19,7 @@ import { runPieceRoutes } from "./routes/run-pieces.js";
 import { runRoutes } from "./routes/runs.js";
 import { retentionRoutes } from "./routes/retention.js";
 import { scheduleRoutes } from "./routes/schedules.js";
+import { namespaceRoutes } from "./routes/namespaces.js";
 import { sessionRoutes } from "./routes/sessions.js";
 import { taskRoutes } from "./routes/tasks.js";
 import { testRoutes } from "./routes/test.js";
@@ -129,6 +130,7 @@ export async function buildApp(context: ServerContext, logger: ServerLogger): Pr
       sessionRoutes(v1, context);
       retentionRoutes(v1, context);
       scheduleRoutes(v1, context);
+      namespaceRoutes(v1, context);
       done();
     },
     { prefix: "/v1" },

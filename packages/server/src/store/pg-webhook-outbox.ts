@@ -19,11 +19,15 @@ import type {
   WebhookDeliveryRecord,
   WebhookEndpointRecord,
   WebhookOutboxStore,
+  NamespaceOutbox,
 } from "./webhook-outbox-store.js";
 import { type DeliveryRow, deliveryFromRow, type EndpointRow, endpointFromRow, endpointToRow, newDeliveryToRow } from "./webhook-outbox-rows.js";
 
 const ENDPOINT_COLUMNS = "id, url, events, namespace, labels, secret, description, any_address, created_at";
 const DELIVERY_COLUMNS = "id, endpoint_id, event_id, event_type, body, status, attempts, next_attempt_at, created_at, updated_at";
+
+/** Of a delivery: its event is of a run of namespace $1 (the body is JSON the server wrote), or its endpoint is that namespace's. */
+const OF_NAMESPACE = "((body::jsonb -> 'data' ->> 'namespace') = $1 OR endpoint_id IN (SELECT id FROM webhook_endpoints WHERE namespace = $1))";
 
 export class PgWebhookOutbox implements WebhookOutboxStore {
   readonly #handle: PostgresHandle;
@@ -101,6 +105,25 @@ export class PgWebhookOutbox implements WebhookOutboxStore {
           )
         ).rowCount ?? 0,
     );
+  }
+
+  eraseNamespace(namespace: string, limit: number): Promise<NamespaceOutbox> {
+    return this.#handle.write(async (tx) => {
+      const deliveries =
+        (await tx.query(`DELETE FROM webhook_deliveries WHERE ord IN (SELECT ord FROM webhook_deliveries WHERE ${OF_NAMESPACE} LIMIT $2)`, [namespace, limit]))
+          .rowCount ?? 0;
+      const endpoints = deliveries === 0 ? ((await tx.query("DELETE FROM webhook_endpoints WHERE namespace = $1", [namespace])).rowCount ?? 0) : 0;
+      return { deliveries, endpoints };
+    });
+  }
+
+  async countNamespace(namespace: string): Promise<NamespaceOutbox> {
+    const [row] = await this.#handle.read<{ deliveries: string; endpoints: string }>(
+      `SELECT (SELECT count(*) FROM webhook_deliveries WHERE ${OF_NAMESPACE}) AS deliveries,
+         (SELECT count(*) FROM webhook_endpoints WHERE namespace = $1) AS endpoints`,
+      [namespace],
+    );
+    return { deliveries: Number(row?.deliveries ?? 0), endpoints: Number(row?.endpoints ?? 0) };
   }
 
   async countPurgeableDeliveries(before: number): Promise<number> {

@@ -17,6 +17,7 @@ import type {
   WebhookDeliveryRecord,
   WebhookEndpointRecord,
   WebhookOutboxStore,
+  NamespaceOutbox,
 } from "./webhook-outbox-store.js";
 import {
   type DeliveryRow,
@@ -27,6 +28,9 @@ import {
   type NewDeliveryRow,
   newDeliveryToRow,
 } from "./webhook-outbox-rows.js";
+
+/** Of a delivery: its event is of a run of namespace `@ns`, or its endpoint is that namespace's. */
+const OF_NAMESPACE = `(json_extract(body, '$.data.namespace') = @ns OR endpoint_id IN (SELECT id FROM webhook_endpoints WHERE namespace = @ns))`;
 
 export class SqliteWebhookOutbox implements WebhookOutboxStore {
   readonly #access: SqliteHandle;
@@ -63,7 +67,29 @@ export class SqliteWebhookOutbox implements WebhookOutboxStore {
         "DELETE FROM webhook_deliveries WHERE rowid IN (SELECT rowid FROM webhook_deliveries WHERE status <> 'pending' AND updated_at < ? LIMIT ?)",
       ),
       countPurgeable: db.prepare<[number], { n: number }>("SELECT count(*) AS n FROM webhook_deliveries WHERE status <> 'pending' AND updated_at < ?"),
+      eraseDeliveries: db.prepare<[{ ns: string; limit: number }]>(
+        `DELETE FROM webhook_deliveries WHERE rowid IN (SELECT rowid FROM webhook_deliveries WHERE ${OF_NAMESPACE} LIMIT @limit)`,
+      ),
+      eraseEndpoints: db.prepare<[string]>("DELETE FROM webhook_endpoints WHERE namespace = ?"),
+      countNamespace: db.prepare<[{ ns: string }], { deliveries: number; endpoints: number }>(
+        `SELECT (SELECT count(*) FROM webhook_deliveries WHERE ${OF_NAMESPACE}) AS deliveries,
+           (SELECT count(*) FROM webhook_endpoints WHERE namespace = @ns) AS endpoints`,
+      ),
     };
+  }
+
+  eraseNamespace(namespace: string, limit: number): Promise<NamespaceOutbox> {
+    let erased: NamespaceOutbox = { deliveries: 0, endpoints: 0 };
+    return this.#access
+      .write(() => {
+        const deliveries = this.#sql.eraseDeliveries.run({ ns: namespace, limit }).changes;
+        erased = { deliveries, endpoints: deliveries === 0 ? this.#sql.eraseEndpoints.run(namespace).changes : 0 };
+      })
+      .then(() => erased);
+  }
+
+  countNamespace(namespace: string): Promise<NamespaceOutbox> {
+    return this.#access.read(() => this.#sql.countNamespace.get({ ns: namespace }) ?? { deliveries: 0, endpoints: 0 });
   }
 
   purgeDeliveries(before: number, limit: number): Promise<number> {

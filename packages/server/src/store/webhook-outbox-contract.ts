@@ -165,6 +165,31 @@ export function describeWebhookOutboxContract(name: string, open: ServerStoreFac
       );
     });
 
+    test("an erasure deletes a namespace's deliveries (pending ones too) and endpoints, in batches; another namespace's stay", async ({ server }) => {
+      const outbox = server.webhookOutbox;
+      await outbox.putEndpoint(endpoint("wh_op"));
+      await outbox.putEndpoint(endpoint("wh_alice", { namespace: "alice" }));
+      const of = (id: string, endpointId: string, namespace: string): NewWebhookDelivery => ({
+        ...delivery(id, endpointId, 1),
+        body: JSON.stringify({ id: `evt_${id}`, type: "run.completed", createdAt: 1, data: { runId: "run_1", toolset: "ts", namespace, labels: {} } }),
+      });
+      await outbox.putDeliveries([of("a1", "wh_op", "alice"), of("a2", "wh_op", "alice"), of("a3", "wh_alice", "alice"), of("b1", "wh_op", "bob")]);
+      await outbox.recordAttempt("a1", { attempt: 1, at: 10, durationMs: 1, statusCode: 200 }, { status: "delivered" });
+      assert.deepEqual(await outbox.countNamespace("alice"), { deliveries: 3, endpoints: 1 });
+      assert.deepEqual(await outbox.eraseNamespace("alice", 2), { deliveries: 2, endpoints: 0 });
+      assert.deepEqual(await outbox.eraseNamespace("alice", 2), { deliveries: 1, endpoints: 0 });
+      assert.deepEqual(await outbox.eraseNamespace("alice", 2), { deliveries: 0, endpoints: 1 });
+      assert.deepEqual(await outbox.eraseNamespace("alice", 2), { deliveries: 0, endpoints: 0 });
+      assert.deepEqual(
+        (await outbox.listEndpoints()).map((e) => e.id),
+        ["wh_op"],
+      );
+      assert.deepEqual(
+        (await outbox.listDeliveries("wh_op", { limit: 10 })).map((d) => d.id),
+        ["b1"],
+      );
+    });
+
     test("pending deliveries are still due after the store is closed and opened again", async (opened) => {
       // A store that keeps nothing across opens has nothing to show here.
       if (!opened.reopen) return;

@@ -44,6 +44,21 @@ export interface WebhookOutboxStore {
   purgeDeliveries(before: number, limit: number): Promise<number>;
   /** How many deliveries `purgeDeliveries(before, …)` would delete, all batches together (a dry run). */
   countPurgeableDeliveries(before: number): Promise<number>;
+  /**
+   * One batch of an end user's erasure (`retention/erase-namespace.ts`), in one commit: at most
+   * `limit` deliveries whose event is of a run of `namespace` (the body's `data.namespace`) or
+   * whose endpoint is the namespace's, pending ones included; once none is left, the namespace's
+   * endpoints. Resolves with how many of each it deleted (both 0: nothing is left).
+   */
+  eraseNamespace(namespace: string, limit: number): Promise<NamespaceOutbox>;
+  /** What `eraseNamespace` would delete, all batches together (a dry run). */
+  countNamespace(namespace: string): Promise<NamespaceOutbox>;
+}
+
+/** A namespace's part of the outbox. */
+export interface NamespaceOutbox {
+  readonly deliveries: number;
+  readonly endpoints: number;
 }
 
 /** Where the server sends events, and which. */

@@ -63,4 +63,6 @@ export interface MemoryStore {
   searchText(namespace: string, terms: readonly string[], limit: number): Promise<readonly ChunkHit[]>;
   /** Chunks embedded with `model`, most similar to `vector` (unit length) first. */
   searchVector(namespace: string, model: string, vector: Float32Array, limit: number): Promise<readonly ChunkHit[]>;
+  /** Deletes every document of `namespace` with its chunks and its index, in one transaction (an end user's erasure); resolves with how many documents. */
+  eraseNamespace(namespace: string): Promise<number>;
 }

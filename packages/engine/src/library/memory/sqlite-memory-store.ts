@@ -125,6 +125,9 @@ export class SqliteMemoryStore implements MemoryStore {
         "INSERT INTO memory_chunks (namespace, path, idx, text, model, embedding) VALUES (?, ?, ?, ?, ?, ?)",
       ),
       space: db.prepare<[string], { fts: string }>("SELECT fts FROM memory_spaces WHERE namespace = ?"),
+      deleteDocuments: db.prepare<[string]>("DELETE FROM memory_documents WHERE namespace = ?"),
+      deleteAllChunks: db.prepare<[string]>("DELETE FROM memory_chunks WHERE namespace = ?"),
+      deleteSpace: db.prepare<[string]>("DELETE FROM memory_spaces WHERE namespace = ?"),
       list: db.prepare<[string, string, string, number], DocumentRow>(
         `SELECT path, content, version, updated_at FROM memory_documents
          WHERE namespace = ? AND substr(path, 1, length(?)) = ? ORDER BY path LIMIT ?`,
@@ -201,6 +204,20 @@ export class SqliteMemoryStore implements MemoryStore {
     }
     hits.sort((a, b) => b.score - a.score);
     return Promise.resolve(hits.slice(0, limit));
+  }
+
+  eraseNamespace(namespace: string): Promise<number> {
+    const erase = this.#db.transaction((): number => {
+      const documents = this.#sql.deleteDocuments.run(namespace).changes;
+      this.#sql.deleteAllChunks.run(namespace);
+      const table = this.#sql.space.get(namespace)?.fts;
+      // The index goes whole (its shadow tables too): its terms and statistics are the namespace's words.
+      if (table !== undefined) this.#db.exec(`DROP TABLE IF EXISTS ${table}`);
+      this.#sql.deleteSpace.run(namespace);
+      return documents;
+    });
+    this.#indexes.delete(namespace);
+    return Promise.resolve(erase.immediate());
   }
 
   /** The statements over `namespace`'s index; with `create`, the index is made if it has none (inside the caller's transaction), else undefined. */

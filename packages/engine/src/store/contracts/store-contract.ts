@@ -12,6 +12,7 @@ import { describeHostTaskStoreContract } from "./host-task-store-contract.js";
 import { describeLeaseStoreContract } from "./lease-store-contract.js";
 import { describeNotifierContract } from "./notifier-contract.js";
 import { describePurgeStoreContract } from "./purge-store-contract.js";
+import { describeEraseStoreContract } from "./erase-store-contract.js";
 import { describeRunStoreContract } from "./run-store-contract.js";
 import { describeSignalStoreContract } from "./signal-store-contract.js";
 import { describeToolsetStoreContract } from "./toolset-store-contract.js";
@@ -29,4 +30,5 @@ export function describeStoreContract(name: string, open: StoreFactory): void {
   describeHostTaskStoreContract(name, open);
   describeNotifierContract(name, open);
   describePurgeStoreContract(name, open);
+  describeEraseStoreContract(name, open);
 }

@@ -44,6 +44,7 @@ import { STORE_PROBE_TIMEOUT_MS } from "../store.js";
 import type { PgAccess, PgTransaction } from "./pg-access.js";
 import { PgBlobStore } from "./pg-blob-store.js";
 import { PgPurgeStore } from "./pg-purge-store.js";
+import { PgEraseStore } from "./pg-erase-store.js";
 import { openPool } from "./pg-connection.js";
 import { parsePostgresUrl, redactedUrl, type PostgresLocation } from "./pg-location.js";
 import { PgCredentialStore } from "./pg-credential-store.js";
@@ -163,6 +164,7 @@ export class PostgresStore implements Store {
   readonly rateLimits: PgRateLimitStore;
   readonly schedules: PgScheduleStore;
   readonly purge: PgPurgeStore;
+  readonly erase: PgEraseStore;
   readonly notifier: PgNotifier;
   /** A database store has no data folder: the vault's key and the server's secret must be given. */
   readonly dataFolder: undefined = undefined;
@@ -216,6 +218,7 @@ export class PostgresStore implements Store {
     this.rateLimits = new PgRateLimitStore(this.#access);
     this.schedules = new PgScheduleStore(this.#access);
     this.purge = new PgPurgeStore(this.#access);
+    this.erase = new PgEraseStore(this.#access);
     handles.set(this, {
       write: this.#access.write,
       read: (text, values) => this.#read(text, values),

@@ -55,6 +55,35 @@ export function describeMemoryStoreContract(name: string, open: () => Promise<Op
       assert.deepEqual(await store.searchText("carol", ["kiwi"], 10), []);
     });
 
+    test("erasing a namespace deletes its documents from get, list and both searches; another's stay, and it can write again", async ({ store }) => {
+      const embedding = vector(1, 0);
+      for (const [ns, path] of [
+        ["alice", "a.md"],
+        ["alice", "b.md"],
+        ["bob", "c.md"],
+      ] as const) {
+        await store.put(ns, { path, content: "kiwi", chunks: [{ text: `kiwi of ${ns}`, embedding }], embeddingModel: "m", at: 1, expectedVersion: 0 });
+      }
+      assert.equal(await store.eraseNamespace("alice"), 2);
+      assert.equal(await store.get("alice", "a.md"), undefined);
+      assert.deepEqual(await store.list("alice", "", 10), []);
+      assert.deepEqual(await store.searchText("alice", ["kiwi"], 10), []);
+      assert.deepEqual(await store.searchVector("alice", "m", embedding, 10), []);
+      assert.deepEqual(
+        (await store.searchText("bob", ["kiwi"], 10)).map((h) => h.text),
+        ["kiwi of bob"],
+      );
+      assert.equal(await store.eraseNamespace("alice"), 0);
+      assert.deepEqual(await store.put("alice", { path: "a.md", content: "new", chunks: chunks("new kiwi"), at: 2, expectedVersion: 0 }), {
+        ok: true,
+        version: 1,
+      });
+      assert.deepEqual(
+        (await store.searchText("alice", ["kiwi"], 10)).map((h) => h.text),
+        ["new kiwi"],
+      );
+    });
+
     test("full-text scores are a namespace's own: alice's scores and order for a query do not move when bob writes documents with its words", async ({
       store,
     }) => {
