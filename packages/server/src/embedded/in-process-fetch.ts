@@ -6,14 +6,15 @@ import { InProcessChannel } from "../http/in-process-channel.js";
  * A `fetch` that never leaves the process: each request is injected into the app (Fastify's
  * `inject`, no socket), so it meets the same validation, scopes and errors as over HTTP. An
  * aborted request reaches the route through the channel (a long poll ends at once), and the
- * promise then rejects as `fetch` would, with the signal's reason.
+ * promise then rejects as `fetch` would, with the signal's reason. Without a channel (`/mcp`'s
+ * client, which sends the caller's own credential) the abort ends only the promise.
  */
-export function inProcessFetch(app: FastifyInstance, channel: InProcessChannel): EmbeddedConnection["fetch"] {
+export function inProcessFetch(app: FastifyInstance, channel?: InProcessChannel): EmbeddedConnection["fetch"] {
   return async (input, init) => {
     const url = new URL(input);
     const signal = init.signal ?? undefined;
     signal?.throwIfAborted();
-    const registration = signal ? channel.register(signal) : undefined;
+    const registration = signal && channel ? channel.register(signal) : undefined;
     try {
       const response = await app.inject({
         method: (init.method ?? "GET") as "GET" | "POST" | "DELETE",

@@ -13,6 +13,8 @@ import { credentialRoutes } from "./routes/credentials.js";
 import { eventRoutes } from "./routes/events.js";
 import { healthRoutes } from "./routes/health.js";
 import { hookRoutes } from "./routes/hooks.js";
+import { mcpRoutes } from "./routes/mcp.js";
+import type { McpSessionLimits } from "../mcp/http-sessions.js";
 import { runActionRoutes } from "./routes/run-actions.js";
 import { runPieceRoutes } from "./routes/run-pieces.js";
 import { runRoutes } from "./routes/runs.js";
@@ -28,10 +30,10 @@ import { formatValidationErrors, validatorCompiler } from "./validation.js";
 
 /**
  * The HTTP API as a Fastify application: probes and webhooks at the root, the API under `/v1`
- * behind authentication, and `GET /openapi.json` generated from the route schemas that
+ * behind authentication, Tapedeck as an MCP server at `/mcp` (`routes/mcp.ts`), and `GET /openapi.json` generated from the route schemas that
  * validate requests.
  */
-export async function buildApp(context: ServerContext, logger: ServerLogger): Promise<FastifyInstance> {
+export async function buildApp(context: ServerContext, logger: ServerLogger, mcp: McpSessionLimits): Promise<FastifyInstance> {
   const app = Fastify({
     // Fastify's own logger, with one line per answered request (no body, header, query or token).
     loggerInstance: logger,
@@ -92,6 +94,8 @@ export async function buildApp(context: ServerContext, logger: ServerLogger): Pr
 
   healthRoutes(app, context);
   hookRoutes(app, context);
+  // MCP over Streamable HTTP: authenticated as /v1 is, by the route itself (its errors are JSON-RPC, not the API's).
+  mcpRoutes(app, context, mcp);
   await app.register(
     (v1, _options, done) => {
       v1.addHook("onRequest", async (request) => {

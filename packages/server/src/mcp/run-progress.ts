@@ -54,13 +54,17 @@ export class RunWatch {
     let last = "";
     let current: Run | undefined;
     let done = false;
+    // The notifications in order, each sent once the one before is: the call's answer waits for them,
+    // since a client drops a progress notification that comes after its request's answer.
+    let sent = Promise.resolve();
     const watcher: Watcher = {
       seen: (run) => {
         current = run;
         const message = progressText(run);
         if (done || message === last) return;
         last = message;
-        report(++count, message).catch(() => undefined);
+        const progress = ++count;
+        sent = sent.then(() => report(progress, message)).catch(() => undefined);
       },
     };
     const timer = setInterval(() => {
@@ -71,6 +75,7 @@ export class RunWatch {
     } finally {
       done = true;
       clearInterval(timer);
+      await sent;
     }
   }
 }

@@ -1,5 +1,6 @@
 import type { Durability, EngineOptions, HostToolModule } from "@tapedeck/engine";
 import { WORKER_LOST_AFTER_MS } from "../host-tasks/worker-presence.js";
+import { DEFAULT_MAX_MCP_SESSIONS, DEFAULT_MCP_SESSION_IDLE_MS, type McpSessionLimits } from "../mcp/http-sessions.js";
 import { createServerLogger, defaultLogFormat, type LogFormat, type LogLevel, type ServerLogger } from "../logging/server-logger.js";
 import { DEFAULT_RETRY_SCHEDULE, type RetrySchedule } from "../webhooks/retry-schedule.js";
 
@@ -79,6 +80,12 @@ export interface ServeOptions {
    * `TAPEDECK_USER_TOOL_CEILINGS=deadlineMs=60000,memoryBytes=67108864`). Default: the engine's.
    */
   readonly userToolCeilings?: EngineOptions["userToolCeilings"];
+  /**
+   * `/mcp`'s sessions: how many may be open at once (default `DEFAULT_MAX_MCP_SESSIONS`, 1000;
+   * `tapedeck serve --mcp-max-sessions`) and how long one lives unused, ms (default 30 minutes;
+   * `--mcp-session-idle 10m`).
+   */
+  readonly mcpSessions?: Partial<McpSessionLimits>;
 }
 
 export interface ResolvedServeOptions {
@@ -100,6 +107,7 @@ export interface ResolvedServeOptions {
   /** Every test-only switch on, with what it does (empty in production). */
   readonly unsafeSwitches: readonly string[];
   readonly userToolCeilings: EngineOptions["userToolCeilings"];
+  readonly mcpSessions: McpSessionLimits;
 }
 
 /** How long one webhook attempt may take: a receiver should answer at once and work later. */
@@ -138,5 +146,9 @@ export function resolveServeOptions(options: ServeOptions): ResolvedServeOptions
       ...(options.unsafeSwitches ?? []).filter((text) => text !== LOOPBACK_SWITCH),
     ],
     userToolCeilings: options.userToolCeilings,
+    mcpSessions: {
+      maxSessions: options.mcpSessions?.maxSessions ?? DEFAULT_MAX_MCP_SESSIONS,
+      idleMs: options.mcpSessions?.idleMs ?? DEFAULT_MCP_SESSION_IDLE_MS,
+    },
   };
 }

@@ -30,6 +30,8 @@ export async function serveCommand(args: readonly string[], out: Output): Promis
     "lease-ms": { type: "string" },
     retention: { type: "string" },
     "user-tool-ceilings": { type: "string" },
+    "mcp-max-sessions": { type: "string" },
+    "mcp-session-idle": { type: "string" },
   });
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
   const port = parsePort(optionalFlag(values.port, "port"));
@@ -53,7 +55,12 @@ export async function serveCommand(args: readonly string[], out: Output): Promis
     ceilingsFlag === undefined
       ? parseUserToolCeilings(process.env[USER_TOOL_CEILINGS_ENV], USER_TOOL_CEILINGS_ENV)
       : parseUserToolCeilings(ceilingsFlag, "--user-tool-ceilings");
+  const mcpSessions = mcpSessionOptions(
+    optionalFlag(values["mcp-max-sessions"], "mcp-max-sessions"),
+    optionalFlag(values["mcp-session-idle"], "mcp-session-idle"),
+  );
   const server = await startServer({
+    mcpSessions,
     dataDir: values.data,
     store,
     ...(signingSecretFile === undefined ? {} : { signingSecretFile }),
@@ -199,4 +206,24 @@ function stopSignal(): Promise<NodeJS.Signals> {
     process.on("SIGINT", stop);
     process.on("SIGTERM", stop);
   });
+}
+
+/** `--mcp-max-sessions N` (a whole number, at least 1) and `--mcp-session-idle <duration>` ("10m"). */
+function mcpSessionOptions(max: string | undefined, idle: string | undefined): { maxSessions?: number; idleMs?: number } {
+  const options: { maxSessions?: number; idleMs?: number } = {};
+  if (max !== undefined) {
+    if (!/^[1-9]\d{0,6}$/.test(max)) throw new UsageError(`--mcp-max-sessions must be a whole number from 1 to 9999999, not ${JSON.stringify(max)}`);
+    options.maxSessions = Number(max);
+  }
+  if (idle !== undefined) {
+    let ms: number;
+    try {
+      ms = parseDuration(idle, "--mcp-session-idle");
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+    if (ms < 1000) throw new UsageError(`--mcp-session-idle must be at least a second ("30m", "1h"), not ${JSON.stringify(idle)}`);
+    options.idleMs = ms;
+  }
+  return options;
 }

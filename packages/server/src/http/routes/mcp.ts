@@ -1,0 +1,207 @@
+import { createHash, randomUUID } from "node:crypto";
+import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import { NAMESPACE_HEADER, namespaceError } from "@tapedeck/protocol/api";
+import { TapedeckError } from "@tapedeck/sdk";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { inProcessFetch } from "../../embedded/in-process-fetch.js";
+import { McpSessions, type McpSessionLimits } from "../../mcp/http-sessions.js";
+import { openHttpSession, type HttpSession } from "../../mcp/open-http-session.js";
+import { mcpServerInfo } from "../../mcp/server-info.js";
+import type { ServerContext } from "../../runtime/server-context.js";
+import { mayActAs } from "../../tenancy/end-user-access.js";
+import { ApiError } from "../api-error.js";
+import { identify, type Caller } from "../auth/caller.js";
+import { toApiError } from "../error-handler.js";
+
+/** JSON-RPC's code for a request that is not JSON. */
+const PARSE_ERROR = -32700;
+/** The code the SDK's transport answers transport-level refusals with (no session, a bad header). */
+const TRANSPORT_ERROR = -32000;
+/** What a refused credential is answered with: an implementation-defined server error, as MCP's own examples use. */
+const UNAUTHORIZED = -32001;
+
+/**
+ * `/mcp`: Tapedeck as an MCP server over Streamable HTTP (the official SDK's transport: sessions,
+ * SSE streams, resumption with `Last-Event-ID`), in code mode over `?toolset=<id>`.
+ *
+ * - Every request needs `Authorization: Bearer <API key or end user's token>`, checked as for
+ *   `/v1` (401 with `WWW-Authenticate: Bearer` otherwise); the tools then act with that same
+ *   credential, so its namespace and labels bound everything the session reaches.
+ * - A session belongs to the credential that opened it: another credential naming its id gets
+ *   404, as for a session that does not exist.
+ * - At most `maxSessions` are open; past that an `initialize` is refused (503) and the open ones
+ *   go on. Idle sessions close after `idleMs`.
+ * - Every refusal is a JSON-RPC error body, so an MCP client shows its message.
+ *
+ * The route hijacks the reply and hands Node's raw request and response to the transport, which
+ * writes the answer (JSON or an SSE stream) itself; the body is read by Fastify (its size limit
+ * applies) and parsed here, so a body that is not JSON gets JSON-RPC's parse error.
+ */
+export function mcpRoutes(app: FastifyInstance, context: ServerContext, limits: McpSessionLimits): void {
+  const sessions = new McpSessions<HttpSession>(limits, context.now);
+  const serverInfo = mcpServerInfo();
+  const fetch = inProcessFetch(app);
+  // Idle sessions close without a request to notice them; unref'd, so it never holds a stopping process.
+  const sweeper = setInterval(() => sessions.sweep(), Math.max(1000, Math.min(60_000, limits.idleMs / 4)));
+  sweeper.unref();
+  context.stopping.addEventListener(
+    "abort",
+    () => {
+      clearInterval(sweeper);
+      void sessions.closeAll();
+    },
+    { once: true },
+  );
+
+  void app.register((scope, _options, done) => {
+    // Every body as text: JSON-RPC's parse error is this route's to answer, and the transport checks the content type itself.
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser("*", { parseAs: "string" }, (_request, body, next) => next(null, body));
+    scope.setErrorHandler((error, _request, reply) => {
+      const api = toApiError(error);
+      void reply.code(api.status).send(rpcError(TRANSPORT_ERROR, api.message));
+    });
+    scope.route({
+      method: ["GET", "POST", "DELETE"],
+      url: "/mcp",
+      schema: { hide: true },
+      handler: (request, reply) => handle(request, reply),
+    });
+    done();
+  });
+
+  async function handle(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    let bearer: string;
+    let caller: Caller;
+    try {
+      context.ensureStoreReachable();
+      caller = await identify(request.headers, context);
+      bearer = /^Bearer +(\S+) *$/i.exec(String(request.headers.authorization))![1]!;
+    } catch (error) {
+      const api = toApiError(error);
+      if (api.status === 401) {
+        const given = request.headers.authorization !== undefined;
+        void reply.header("www-authenticate", `Bearer realm="tapedeck"${given ? ', error="invalid_token"' : ""}`);
+      }
+      return reply.code(api.status).send(rpcError(api.status === 401 ? UNAUTHORIZED : TRANSPORT_ERROR, api.message));
+    }
+    const credential = createHash("sha256").update(bearer).digest("hex");
+    let body: unknown;
+    if (request.method === "POST") {
+      try {
+        body = JSON.parse(typeof request.body === "string" ? request.body : "");
+      } catch (error) {
+        return reply
+          .code(400)
+          .send(rpcError(PARSE_ERROR, `Parse error: the body is not JSON (${(error as Error).message}). Send one JSON-RPC message or a batch.`));
+      }
+    }
+
+    const sessionHeader = request.headers["mcp-session-id"];
+    let session: HttpSession;
+    let opening = false;
+    if (typeof sessionHeader === "string") {
+      const found = sessions.get(sessionHeader);
+      // Another credential's session is answered as a missing one: its id tells a stranger nothing.
+      if (found === undefined || found.credential !== credential)
+        return reply
+          .code(404)
+          .send(rpcError(TRANSPORT_ERROR, "Session not found: it expired, was closed, or the server restarted. Send initialize to start a new one."));
+      session = found;
+    } else if (request.method === "POST" && isInitializeRequest(body)) {
+      const opened = await openSession(request, caller, bearer, credential);
+      if (!opened.ok) return reply.code(opened.status).send(rpcError(TRANSPORT_ERROR, opened.message));
+      session = opened.session;
+      opening = true;
+    } else {
+      return reply
+        .code(400)
+        .send(
+          rpcError(TRANSPORT_ERROR, "Bad Request: no Mcp-Session-Id header. Start a session with an initialize request, then send its id with every request."),
+        );
+    }
+
+    const done = sessions.begin(session.id);
+    reply.raw.once("close", done);
+    reply.hijack();
+    try {
+      await session.transport.handleRequest(request.raw, reply.raw, body);
+    } catch (error) {
+      request.log.error({ err: error }, "the MCP transport failed");
+      if (!reply.raw.headersSent) reply.raw.writeHead(500, { "content-type": "application/json" });
+      if (!reply.raw.writableEnded) reply.raw.end(JSON.stringify(rpcError(-32603, "Tapedeck failed while answering; the error was logged on the server.")));
+    }
+    // An initialize the transport refused (a bad Accept header, a malformed request) opened no session: its place is given back now.
+    if (opening && session.transport.sessionId === undefined) {
+      sessions.forget(session.id);
+      await session.close();
+    }
+  }
+
+  async function openSession(
+    request: FastifyRequest,
+    caller: Caller,
+    bearer: string,
+    credential: string,
+  ): Promise<{ readonly ok: true; readonly session: HttpSession } | { readonly ok: false; readonly status: number; readonly message: string }> {
+    const query = request.query as Record<string, unknown>;
+    const toolset = query.toolset;
+    if (typeof toolset !== "string" || toolset === "")
+      return { ok: false, status: 400, message: "Name the toolset: /mcp?toolset=<id> (an id from POST /v1/toolsets or `tapedeck toolset add`)." };
+    const mode = query.mode ?? "code";
+    if (mode !== "code")
+      return {
+        ok: false,
+        status: 400,
+        message: `mode=${JSON.stringify(mode)} is not served over HTTP: /mcp serves code mode only (mode=code, the default). Direct tools are at /v1/sessions.`,
+      };
+    // The runs a model starts belong to an end user: the credential's own, else the one the caller names (as `tapedeck mcp --namespace` does).
+    const named = request.headers[NAMESPACE_HEADER] ?? query.namespace;
+    const namespace = caller.kind === "token" ? undefined : (caller.endUser ?? (typeof named === "string" && named !== "" ? named : undefined));
+    if (caller.kind === "key" && namespace === undefined)
+      return {
+        ok: false,
+        status: 400,
+        message: `Name the end user the runs belong to: /mcp?toolset=<id>&namespace=<user> (or the ${NAMESPACE_HEADER} header), or use a key or token limited to one end user.`,
+      };
+    const problem = namespace === undefined ? undefined : namespaceError(namespace, "The namespace");
+    if (problem !== undefined) return { ok: false, status: 400, message: problem };
+    // Refused here rather than at the first run_script: a session whose every run would be refused is of no use.
+    const may = mayActAs(caller, namespace, "running scripts");
+    if (!may.ok) return { ok: false, status: 403, message: may.reason };
+    if (!sessions.reserve())
+      return {
+        ok: false,
+        status: 503,
+        message: `Too many MCP sessions are open (${sessions.limits.maxSessions}): try again later, or close sessions you no longer use (DELETE /mcp).`,
+      };
+    const id = randomUUID();
+    try {
+      const session = await openHttpSession({
+        id,
+        bearer,
+        credential,
+        namespace,
+        toolset,
+        fetch,
+        serverInfo,
+        logFault: (message) => request.log.error(message),
+        closed: (closedId) => sessions.forget(closedId),
+      });
+      sessions.add(id, session);
+      return { ok: true, session };
+    } catch (error) {
+      sessions.release();
+      if (error instanceof TapedeckError && error.status === 404)
+        return { ok: false, status: 404, message: `No toolset ${JSON.stringify(toolset)} in this credential's reach. Register it with POST /v1/toolsets.` };
+      if (error instanceof TapedeckError && error.status > 0 && error.status < 500) return { ok: false, status: error.status, message: error.message };
+      request.log.error({ err: error }, "an MCP session could not open");
+      const api = error instanceof ApiError ? error : toApiError(error);
+      return { ok: false, status: api.status, message: api.message };
+    }
+  }
+}
+
+function rpcError(code: number, message: string): { jsonrpc: "2.0"; error: { code: number; message: string }; id: null } {
+  return { jsonrpc: "2.0", error: { code, message }, id: null };
+}

@@ -1,0 +1,266 @@
+import assert from "node:assert/strict";
+import { after, afterEach, before, describe, it } from "node:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { McpError, type CallToolResult, type Progress } from "@modelcontextprotocol/sdk/types.js";
+import type { Tapedeck } from "@tapedeck/sdk";
+import { createKey, startServeChild, type ServeChild } from "../http/test-support/serve-child.js";
+
+/**
+ * `tapedeck serve`'s `/mcp` (Streamable HTTP) driven by the official MCP SDK client on loopback:
+ * the agent tools, a script run end to end with progress, a repeated request id, a key limited
+ * to labels that never reaches another tenant's run, refused credentials (401), mistakes answered
+ * as MCP errors with the server up, and a flood of sessions refused while the open ones go on.
+ */
+
+/** Sessions the server holds at most in this file: the flood test reaches it. */
+const MAX_SESSIONS = 6;
+const HOST_MODULE = `export const notes = { add: async ({ text }) => ({ saved: text }) };`;
+const SPEC = {
+  hostTools: {
+    notes: { add: { description: "Saves a note.", inputSchema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] } } },
+  },
+};
+const ADD_NOTE = `import { notes } from "tapedeck:tools";
+export default async (input: { text: string }) => { const r = await notes.add({ text: input.text }); return r; };`;
+
+let server: ServeChild;
+let admin: Tapedeck;
+let toolset: string;
+let adminKey: string;
+let blueKey: string;
+/** Limited to labels only: it acts as no end user, so it cannot run scripts. */
+let labelsOnlyKey: string;
+/** Every session a test opened (SDK clients and raw ones), ended after each test so the next starts under the bound. */
+const opened: { client?: Client; transport?: StreamableHTTPClientTransport; raw?: { id: string; key: string } }[] = [];
+
+before(async () => {
+  server = await startServeChild({ hostModule: HOST_MODULE, args: ["--mcp-max-sessions", String(MAX_SESSIONS)] });
+  adminKey = server.adminKey!;
+  admin = server.client(adminKey);
+  toolset = (await admin.toolsets.create(SPEC)).id;
+  blueKey = await createKey(server.dataDir, "--namespace", "alice", "--label", "team=blue");
+  labelsOnlyKey = await createKey(server.dataDir, "--label", "team=blue");
+});
+
+afterEach(async () => {
+  for (const session of opened.splice(0)) {
+    if (session.transport) await session.transport.terminateSession().catch(() => undefined);
+    if (session.client) await session.client.close().catch(() => undefined);
+    if (session.raw)
+      await fetch(mcpUrl(), { method: "DELETE", headers: { authorization: `Bearer ${session.raw.key}`, "mcp-session-id": session.raw.id } }).catch(
+        () => undefined,
+      );
+  }
+});
+
+after(async () => {
+  assert.equal(await server.stop(), 0, server.stderr());
+  server.cleanup();
+});
+
+const mcpUrl = (query = `toolset=${toolset}&namespace=alice`): URL => new URL(`/mcp?${query}`, server.url);
+
+async function connect(key: string, query?: string): Promise<Client> {
+  const client = new Client({ name: "tapedeck-http-test", version: "1.0.0" });
+  const transport = new StreamableHTTPClientTransport(mcpUrl(query), { requestInit: { headers: { Authorization: `Bearer ${key}` } } });
+  await client.connect(transport);
+  opened.push({ client, transport });
+  return client;
+}
+
+const textOf = (result: unknown): string => {
+  const content = (result as CallToolResult).content;
+  assert.equal(content[0]!.type, "text");
+  return (content[0] as { text: string }).text;
+};
+const runIdOf = (text: string): string => /\b(run_[A-Za-z0-9_-]+)/.exec(text)?.[1] ?? assert.fail(`no run id in: ${text}`);
+
+/** One JSON-RPC POST as a host's transport sends it; answers the status, headers and the JSON-RPC messages of the body (JSON or SSE). */
+async function post(
+  body: string,
+  headers: Record<string, string>,
+  query?: string,
+): Promise<{ status: number; headers: Headers; messages: Record<string, unknown>[] }> {
+  const response = await fetch(mcpUrl(query), {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
+    body,
+  });
+  const text = await response.text();
+  const messages = (response.headers.get("content-type") ?? "").includes("text/event-stream")
+    ? text
+        .split("\n")
+        .filter((line) => line.startsWith("data: ") && line.length > 6)
+        .map((line) => JSON.parse(line.slice(6)) as Record<string, unknown>)
+    : text === ""
+      ? []
+      : [JSON.parse(text) as Record<string, unknown>];
+  return { status: response.status, headers: response.headers, messages };
+}
+
+/** A session opened by hand (initialize, then initialized): its id. */
+async function rawSession(key: string): Promise<string> {
+  const auth = { authorization: `Bearer ${key}` };
+  const init = await post(
+    JSON.stringify({
+      jsonrpc: "2.0",
+      id: 0,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+    }),
+    auth,
+  );
+  assert.equal(init.status, 200, JSON.stringify(init.messages));
+  const id = init.headers.get("mcp-session-id") ?? assert.fail("no session id");
+  const initialized = await post(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }), { ...auth, "mcp-session-id": id });
+  assert.equal(initialized.status, 202);
+  opened.push({ raw: { id, key } });
+  return id;
+}
+
+describe("/mcp (Streamable HTTP) through the official SDK client", () => {
+  it("lists the agent tools with their annotations and the toolset's declarations in the instructions", async () => {
+    const client = await connect(adminKey).catch((error: unknown) => assert.fail(`${String(error)}\n${server.stderr()}`));
+    const { tools } = await client.listTools();
+    assert.ok(tools.some((t) => t.name === "run_script"));
+    const byName = new Map(tools.map((t) => [t.name, t]));
+    assert.equal(byName.get("get_run")!.annotations?.readOnlyHint, true);
+    assert.equal(byName.get("run_script")!.annotations?.destructiveHint, true);
+    assert.match(byName.get("run_script")!.description!, /does not cancel the run/);
+    assert.match(client.getInstructions() ?? "", /notes\.add\(/);
+    assert.equal(client.getServerVersion()?.name, "tapedeck");
+  });
+
+  it("run_script runs a script end to end with progress notifications, and get_run and list_runs find the run", async () => {
+    const client = await connect(adminKey);
+    const progress: Progress[] = [];
+    const result = await client.callTool({ name: "run_script", arguments: { code: ADD_NOTE, input: { text: "hello" } } }, undefined, {
+      onprogress: (p) => progress.push(p),
+    });
+    const text = textOf(result);
+    assert.equal(result.isError, false, text);
+    assert.match(text, /completed/);
+    assert.match(text, /"hello"/);
+    const runId = runIdOf(text);
+    assert.ok(progress.length >= 1, "at least one progress notification");
+    assert.ok(progress.every((p) => p.message?.includes(runId)));
+    assert.match(progress.at(-1)!.message!, /completed/);
+    assert.match(textOf(await client.callTool({ name: "get_run", arguments: { run_id: runId } })), new RegExp(`Run ${runId} completed`));
+    assert.match(textOf(await client.callTool({ name: "list_runs", arguments: {} })), new RegExp(runId));
+  });
+
+  it("a request sent again with the same id in the same session starts nothing twice; another session's same id is another request", async () => {
+    const auth = { authorization: `Bearer ${adminKey}` };
+    const session = await rawSession(adminKey);
+    const call = JSON.stringify({
+      jsonrpc: "2.0",
+      id: 7,
+      method: "tools/call",
+      params: { name: "run_script", arguments: { code: ADD_NOTE, input: { text: "once" } } },
+    });
+    const first = await post(call, { ...auth, "mcp-session-id": session });
+    const again = await post(call, { ...auth, "mcp-session-id": session });
+    const runOf = (messages: Record<string, unknown>[]): string => runIdOf(textOf(messages.find((m) => m.id === 7)!.result));
+    assert.equal(runOf(again.messages), runOf(first.messages), "the repeated request reaches the same run");
+    const other = await post(call, { ...auth, "mcp-session-id": await rawSession(adminKey) });
+    assert.notEqual(runOf(other.messages), runOf(first.messages));
+    const runs = await admin.runs.list({ limit: 200 });
+    assert.equal(runs.filter((r) => r.id === runOf(first.messages)).length, 1);
+  });
+
+  it("a key limited to labels starts runs with them and never reads another tenant's run through /mcp", async () => {
+    const red = await admin.runs.start({ toolset, source: ADD_NOTE, input: { text: "red secret" }, namespace: "alice", labels: { team: "red" } });
+    const redId = red.kind === "started" ? red.run.id : assert.fail("refused");
+    await admin.runs.get(redId, { wait: 30 });
+    const blue = await connect(blueKey);
+    const read = await blue.callTool({ name: "get_run", arguments: { run_id: redId } });
+    assert.equal(read.isError, true);
+    assert.match(textOf(read), /not found|no run/i);
+    assert.doesNotMatch(textOf(read), /red secret/);
+    assert.doesNotMatch(textOf(await blue.callTool({ name: "list_runs", arguments: {} })), new RegExp(redId));
+    for (const name of ["signal_run", "cancel_run"]) {
+      const refused = await blue.callTool({ name, arguments: { run_id: redId, ...(name === "signal_run" ? { name: "go", payload: 1 } : {}) } });
+      assert.equal(refused.isError, true, name);
+    }
+    const own = textOf(await blue.callTool({ name: "run_script", arguments: { code: ADD_NOTE, input: { text: "blue" } } }));
+    assert.deepEqual((await admin.runs.get(runIdOf(own))).labels, { team: "blue" });
+    await assert.rejects(connect(labelsOnlyKey), /limited to labels, not to a namespace/);
+    // Another credential naming the admin's session is answered as a missing session.
+    const adminSession = await rawSession(adminKey);
+    const stolen = await post(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }), {
+      authorization: `Bearer ${blueKey}`,
+      "mcp-session-id": adminSession,
+    });
+    assert.equal(stolen.status, 404);
+  });
+
+  it("a missing or unknown credential gets 401 with WWW-Authenticate: Bearer, and the SDK client cannot connect", async () => {
+    const initialize = JSON.stringify({
+      jsonrpc: "2.0",
+      id: 0,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } },
+    });
+    const none = await post(initialize, {});
+    assert.equal(none.status, 401);
+    assert.match(none.headers.get("www-authenticate") ?? "", /^Bearer /);
+    assert.equal((none.messages[0]!.error as { code: number }).code, -32001);
+    const bad = await post(initialize, { authorization: "Bearer tdk_not-a-key" });
+    assert.equal(bad.status, 401);
+    assert.match(bad.headers.get("www-authenticate") ?? "", /^Bearer .*error="invalid_token"/);
+    await assert.rejects(connect("tdk_not-a-key"), /401|Unauthorized|Unknown API key/i);
+    assert.ok(server.running());
+  });
+
+  it("malformed JSON-RPC, an unknown tool, a bad toolset or mode get MCP errors, and the server goes on", async () => {
+    const auth = { authorization: `Bearer ${adminKey}` };
+    const session = await rawSession(adminKey);
+    const notJson = await post("{ not json", { ...auth, "mcp-session-id": session });
+    assert.equal(notJson.status, 400);
+    assert.equal((notJson.messages[0]!.error as { code: number }).code, -32700);
+    const notRpc = await post(JSON.stringify({ hello: "world" }), { ...auth, "mcp-session-id": session });
+    assert.equal(notRpc.status, 400);
+    assert.ok(notRpc.messages[0]!.error, JSON.stringify(notRpc.messages));
+
+    const client = await connect(adminKey);
+    await assert.rejects(client.callTool({ name: "no_such_tool", arguments: {} }), (error: unknown) => error instanceof McpError && error.code === -32602);
+    const badArgs = await client.callTool({ name: "get_run", arguments: {} });
+    assert.equal(badArgs.isError, true);
+
+    await assert.rejects(connect(adminKey, ""), /toolset/);
+    await assert.rejects(connect(adminKey, `toolset=${toolset}`), /Name the end user/);
+    await assert.rejects(connect(adminKey, "toolset=ts_nope&namespace=alice"), /No toolset/);
+    await assert.rejects(connect(adminKey, `toolset=${toolset}&namespace=alice&mode=direct`), /code mode only/);
+    assert.ok((await client.listTools()).tools.length > 0, "the session still answers");
+  });
+
+  it("a flood of sessions is refused with an error once the bound is reached; open sessions go on and a closed one frees a place", async () => {
+    const kept = await connect(adminKey);
+    const flood: string[] = [];
+    let refused: { status: number; messages: Record<string, unknown>[] } | undefined;
+    const initialize = JSON.stringify({
+      jsonrpc: "2.0",
+      id: 0,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "f", version: "1" } },
+    });
+    for (let i = 0; i < MAX_SESSIONS + 1 && refused === undefined; i++) {
+      const answer = await post(initialize, { authorization: `Bearer ${adminKey}` });
+      if (answer.status === 200) {
+        flood.push(answer.headers.get("mcp-session-id")!);
+        opened.push({ raw: { id: flood.at(-1)!, key: adminKey } });
+      } else refused = answer;
+    }
+    assert.ok(refused, "the flood was refused before it passed the bound");
+    assert.equal(refused.status, 503);
+    assert.match((refused.messages[0]!.error as { message: string }).message, /Too many MCP sessions/);
+    assert.ok((await kept.listTools()).tools.length > 0, "an open session is still served");
+    assert.ok(server.running());
+    const closed = await fetch(mcpUrl(), { method: "DELETE", headers: { authorization: `Bearer ${adminKey}`, "mcp-session-id": flood[0]! } });
+    assert.equal(closed.status, 200);
+    const after = await post(initialize, { authorization: `Bearer ${adminKey}` });
+    assert.equal(after.status, 200, "the closed session's place is free again");
+    opened.push({ raw: { id: after.headers.get("mcp-session-id")!, key: adminKey } });
+  });
+});
