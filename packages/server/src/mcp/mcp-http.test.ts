@@ -213,6 +213,20 @@ describe("/mcp (Streamable HTTP) through the official SDK client", () => {
     assert.ok(server.running());
   });
 
+  it("a page of another origin is refused (DNS rebinding); one of this machine is served", async () => {
+    const initialize = JSON.stringify({
+      jsonrpc: "2.0",
+      id: 0,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } },
+    });
+    const evil = await post(initialize, { authorization: `Bearer ${adminKey}`, origin: "http://evil.example.com" });
+    assert.equal(evil.status, 403);
+    const local = await post(initialize, { authorization: `Bearer ${adminKey}`, origin: "http://localhost:6274" });
+    assert.equal(local.status, 200);
+    opened.push({ raw: { id: local.headers.get("mcp-session-id")!, key: adminKey } });
+  });
+
   it("malformed JSON-RPC, an unknown tool, a bad toolset or mode get MCP errors, and the server goes on", async () => {
     const auth = { authorization: `Bearer ${adminKey}` };
     const session = await rawSession(adminKey);

@@ -31,6 +31,7 @@ const UNAUTHORIZED = -32001;
  *   404, as for a session that does not exist.
  * - At most `maxSessions` are open; past that an `initialize` is refused (503) and the open ones
  *   go on. Idle sessions close after `idleMs`.
+ * - A browser `Origin` other than this machine's is refused (403), against DNS rebinding.
  * - Every refusal is a JSON-RPC error body, so an MCP client shows its message.
  *
  * The route hijacks the reply and hands Node's raw request and response to the transport, which
@@ -71,6 +72,16 @@ export function mcpRoutes(app: FastifyInstance, context: ServerContext, limits: 
   });
 
   async function handle(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const origin = request.headers.origin;
+    if (origin !== undefined && !loopbackOrigin(origin))
+      return reply
+        .code(403)
+        .send(
+          rpcError(
+            TRANSPORT_ERROR,
+            `Origin ${JSON.stringify(origin.slice(0, 200))} is refused: /mcp answers MCP clients and pages served from this machine only.`,
+          ),
+        );
     let bearer: string;
     let caller: Caller;
     try {
@@ -200,6 +211,21 @@ export function mcpRoutes(app: FastifyInstance, context: ServerContext, limits: 
       return { ok: false, status: api.status, message: api.message };
     }
   }
+}
+
+/**
+ * Whether a browser's `Origin` is this machine (MCP's Streamable HTTP says a server must check it,
+ * against DNS rebinding: a page of another site whose name resolves to 127.0.0.1). Hosts send no
+ * Origin; a bearer credential is needed in any case, which a rebinding page does not have.
+ */
+function loopbackOrigin(origin: string): boolean {
+  let host: string;
+  try {
+    host = new URL(origin).hostname;
+  } catch {
+    return false;
+  }
+  return host === "localhost" || host === "[::1]" || /^127(\.\d{1,3}){3}$/.test(host);
 }
 
 function rpcError(code: number, message: string): { jsonrpc: "2.0"; error: { code: number; message: string }; id: null } {
