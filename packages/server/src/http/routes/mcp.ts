@@ -158,7 +158,7 @@ export function mcpRoutes(app: FastifyInstance, context: ServerContext, limits: 
     const query = request.query as Record<string, unknown>;
     const toolset = query.toolset;
     if (typeof toolset !== "string" || toolset === "")
-      return { ok: false, status: 400, message: "Name the toolset: /mcp?toolset=<id> (an id from POST /v1/toolsets or `tapedeck toolset add`)." };
+      return { ok: false, status: 400, message: "Name the toolset: /mcp?toolset=<id> (the id POST /v1/toolsets answered)." };
     const mode = query.mode ?? "code";
     if (mode !== "code")
       return {
