@@ -2,6 +2,7 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { Labels } from "@tapedeck/protocol/api";
 import type { Tapedeck } from "@tapedeck/sdk";
 import { codeModeServer } from "./code-mode-server.js";
+import { addRunResources } from "./run-resources.js";
 import type { RunWatch } from "./run-progress.js";
 import { codeModeInstructions } from "./server-instructions.js";
 
@@ -23,14 +24,14 @@ export interface CodeModeSessionOptions {
 /**
  * One MCP session's server in code mode over `client`: what `tapedeck mcp` (one session per
  * process) and `/mcp` (one per HTTP session) both build, so stdio and HTTP offer the same tools,
- * texts and instructions. Reading the toolset's declarations goes through the client, so a
+ * texts, instructions and run resources. Reading the toolset's declarations goes through the client, so a
  * toolset outside the caller's reach fails here (404) before any session exists.
  */
 export async function codeModeSession(options: CodeModeSessionOptions): Promise<Server> {
   const { client } = options;
   const declarations = (await client.toolsets.get(options.toolset)).declarations.prompt;
   const tools = client.agentTools({ toolset: options.toolset, ...(options.labels === undefined ? {} : { labels: options.labels }) });
-  return codeModeServer({
+  const server = codeModeServer({
     tools,
     instructions: codeModeInstructions(
       declarations,
@@ -41,4 +42,6 @@ export async function codeModeSession(options: CodeModeSessionOptions): Promise<
     logFault: options.logFault,
     progress: { watch: options.watch, read: (runId) => client.runs.get(runId) },
   });
+  addRunResources(server, client, options.labels);
+  return server;
 }

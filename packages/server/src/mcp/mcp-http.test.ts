@@ -1,9 +1,11 @@
 import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
 import { after, afterEach, before, describe, it } from "node:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { McpError, type CallToolResult, type Progress } from "@modelcontextprotocol/sdk/types.js";
+import { McpError, ResourceUpdatedNotificationSchema, type CallToolResult, type Progress } from "@modelcontextprotocol/sdk/types.js";
 import type { Tapedeck } from "@tapedeck/sdk";
+import { describeWithPostgres, dropSchema, freshSchemaName, schemaUrl } from "@tapedeck/engine/testing";
 import { createKey, startServeChild, type ServeChild } from "../http/test-support/serve-child.js";
 
 /**
@@ -11,6 +13,7 @@ import { createKey, startServeChild, type ServeChild } from "../http/test-suppor
  * the agent tools, a script run end to end with progress, a repeated request id, a key limited
  * to labels that never reaches another tenant's run, refused credentials (401), mistakes answered
  * as MCP errors with the server up, and a flood of sessions refused while the open ones go on.
+ * On a SQLite data folder and on PostgreSQL (with TAPEDECK_TEST_POSTGRES_URL).
  */
 
 /** Sessions the server holds at most in this file: the flood test reaches it. */
@@ -34,29 +37,63 @@ let labelsOnlyKey: string;
 /** Every session a test opened (SDK clients and raw ones), ended after each test so the next starts under the bound. */
 const opened: { client?: Client; transport?: StreamableHTTPClientTransport; raw?: { id: string; key: string } }[] = [];
 
-before(async () => {
-  server = await startServeChild({ hostModule: HOST_MODULE, args: ["--mcp-max-sessions", String(MAX_SESSIONS)] });
-  adminKey = server.adminKey!;
-  admin = server.client(adminKey);
-  toolset = (await admin.toolsets.create(SPEC)).id;
-  blueKey = await createKey(server.dataDir, "--namespace", "alice", "--label", "team=blue");
-  labelsOnlyKey = await createKey(server.dataDir, "--label", "team=blue");
+/** A started server on some store, and how to make a key on that store. */
+interface Started {
+  readonly server: ServeChild;
+  key(...args: string[]): Promise<string>;
+  /** After the server stopped: drops what the store left. */
+  done(): Promise<void>;
+}
+
+/** Every test of this file, against the server `start` starts (once for all of them). */
+function mcpTests(start: () => Promise<Started>): void {
+  let started: Started;
+  before(async () => {
+    started = await start();
+    server = started.server;
+    adminKey = server.adminKey!;
+    admin = server.client(adminKey);
+    toolset = (await admin.toolsets.create(SPEC)).id;
+    blueKey = await started.key("--namespace", "alice", "--label", "team=blue");
+    labelsOnlyKey = await started.key("--label", "team=blue");
+  });
+
+  afterEach(async () => {
+    for (const session of opened.splice(0)) {
+      if (session.transport) await session.transport.terminateSession().catch(() => undefined);
+      if (session.client) await session.client.close().catch(() => undefined);
+      if (session.raw)
+        await fetch(mcpUrl(), { method: "DELETE", headers: { authorization: `Bearer ${session.raw.key}`, "mcp-session-id": session.raw.id } }).catch(
+          () => undefined,
+        );
+    }
+  });
+
+  after(async () => {
+    assert.equal(await server.stop(), 0, server.stderr());
+    server.cleanup();
+    await started.done();
+  });
+
+  endToEnd();
+}
+
+describe("/mcp (Streamable HTTP) through the official SDK client, on SQLite", () => {
+  mcpTests(async () => {
+    const server = await startServeChild({ hostModule: HOST_MODULE, args: ["--mcp-max-sessions", String(MAX_SESSIONS)] });
+    return { server, key: (...args) => createKey(server.dataDir, ...args), done: () => Promise.resolve() };
+  });
 });
 
-afterEach(async () => {
-  for (const session of opened.splice(0)) {
-    if (session.transport) await session.transport.terminateSession().catch(() => undefined);
-    if (session.client) await session.client.close().catch(() => undefined);
-    if (session.raw)
-      await fetch(mcpUrl(), { method: "DELETE", headers: { authorization: `Bearer ${session.raw.key}`, "mcp-session-id": session.raw.id } }).catch(
-        () => undefined,
-      );
-  }
-});
-
-after(async () => {
-  assert.equal(await server.stop(), 0, server.stderr());
-  server.cleanup();
+describeWithPostgres("/mcp (Streamable HTTP) through the official SDK client, on PostgreSQL", (url) => {
+  mcpTests(async () => {
+    const schema = freshSchemaName();
+    const store = schemaUrl(url, schema);
+    // What every node on a store URL must be given (`shared-secrets.ts`).
+    const env = { TAPEDECK_SIGNING_SECRET: randomBytes(32).toString("hex"), TAPEDECK_MASTER_KEY: randomBytes(32).toString("base64") };
+    const server = await startServeChild({ hostModule: HOST_MODULE, args: ["--store", store, "--mcp-max-sessions", String(MAX_SESSIONS)], fresh: true, env });
+    return { server, key: (...args) => createKey(server.dataDir, "--store", store, ...args), done: () => dropSchema(url, schema) };
+  });
 });
 
 const mcpUrl = (query = `toolset=${toolset}&namespace=alice`): URL => new URL(`/mcp?${query}`, server.url);
@@ -119,7 +156,7 @@ async function rawSession(key: string): Promise<string> {
   return id;
 }
 
-describe("/mcp (Streamable HTTP) through the official SDK client", () => {
+function endToEnd(): void {
   it("lists the agent tools with their annotations and the toolset's declarations in the instructions", async () => {
     const client = await connect(adminKey).catch((error: unknown) => assert.fail(`${String(error)}\n${server.stderr()}`));
     const { tools } = await client.listTools();
@@ -193,6 +230,43 @@ describe("/mcp (Streamable HTTP) through the official SDK client", () => {
       "mcp-session-id": adminSession,
     });
     assert.equal(stolen.status, 404);
+  });
+
+  it("runs are resources within the scope: tapedeck://runs/{id} read and listed, and a subscription hears the run change", async () => {
+    const client = await connect(blueKey);
+    const { resourceTemplates } = await client.listResourceTemplates();
+    assert.deepEqual(
+      resourceTemplates.map((t) => t.uriTemplate),
+      ["tapedeck://runs/{id}"],
+    );
+    const waiting = textOf(await client.callTool({ name: "run_script", arguments: { code: `export default async () => (await signal<number>("go")) * 2;` } }));
+    assert.match(waiting, /waiting/);
+    const runId = runIdOf(waiting);
+    const uri = `tapedeck://runs/${runId}`;
+    const updated = new Promise<string>((resolve) => client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => resolve(n.params.uri)));
+    await client.subscribeResource({ uri });
+    await admin.runs.signal(runId, { name: "go", payload: 21 });
+    assert.equal(await updated, uri);
+    assert.equal((await admin.runs.get(runId, { wait: 30 })).status, "completed");
+    const read = await client.readResource({ uri });
+    const document = JSON.parse((read.contents[0] as { text: string }).text) as {
+      run: { id: string; status: string };
+      journal: { entries: unknown[] };
+      output?: { text: string };
+    };
+    assert.equal(document.run.id, runId);
+    assert.equal(document.run.status, "completed");
+    assert.ok(document.journal.entries.length > 0);
+    assert.match(JSON.stringify(document.output), /42/);
+    assert.ok((await client.listResources()).resources.some((r) => r.uri === uri));
+
+    // Another tenant's run is not found, and not listed.
+    const red = await admin.runs.start({ toolset, source: ADD_NOTE, input: { text: "red" }, namespace: "alice", labels: { team: "red" } });
+    const redUri = `tapedeck://runs/${red.kind === "started" ? red.run.id : assert.fail("refused")}`;
+    await assert.rejects(client.readResource({ uri: redUri }), (error: unknown) => error instanceof McpError && error.code === -32002);
+    await assert.rejects(client.subscribeResource({ uri: redUri }), (error: unknown) => error instanceof McpError && error.code === -32002);
+    assert.ok(!(await client.listResources()).resources.some((r) => r.uri === redUri));
+    await assert.rejects(client.readResource({ uri: "https://example.com/x" }), (error: unknown) => error instanceof McpError && error.code === -32602);
   });
 
   it("a missing or unknown credential gets 401 with WWW-Authenticate: Bearer, and the SDK client cannot connect", async () => {
@@ -277,4 +351,4 @@ describe("/mcp (Streamable HTTP) through the official SDK client", () => {
     assert.equal(after.status, 200, "the closed session's place is free again");
     opened.push({ raw: { id: after.headers.get("mcp-session-id")!, key: adminKey } });
   });
-});
+}
