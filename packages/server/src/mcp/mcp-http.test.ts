@@ -223,6 +223,13 @@ function endToEnd(): void {
     const own = textOf(await blue.callTool({ name: "run_script", arguments: { code: ADD_NOTE, input: { text: "blue" } } }));
     assert.deepEqual((await admin.runs.get(runIdOf(own))).labels, { team: "blue" });
     await assert.rejects(connect(labelsOnlyKey), /limited to labels, not to a namespace/);
+    // An end user's token: its namespace and labels, with no namespace in the URL.
+    const { token } = await admin.tokens.create({ namespace: "alice", labels: { team: "green" }, ttlSeconds: 600 });
+    const green = await connect(token, `toolset=${toolset}`);
+    const greenRun = runIdOf(textOf(await green.callTool({ name: "run_script", arguments: { code: ADD_NOTE, input: { text: "green" } } })));
+    const greenRecord = await admin.runs.get(greenRun);
+    assert.deepEqual([greenRecord.namespace, greenRecord.labels], ["alice", { team: "green" }]);
+    assert.equal((await green.callTool({ name: "get_run", arguments: { run_id: redId } })).isError, true);
     // Another credential naming the admin's session is answered as a missing session.
     const adminSession = await rawSession(adminKey);
     const stolen = await post(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }), {

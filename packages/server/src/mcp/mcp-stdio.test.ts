@@ -116,6 +116,19 @@ describe("tapedeck mcp (code mode) through the official SDK client", () => {
     const ended = textOf(await client.callTool({ name: "get_run", arguments: { run_id: runId, wait: 60 } }));
     assert.match(ended, /completed/);
     assert.match(ended, /\b42\b/);
+
+    // The same run as a resource: its state, journal and output, and listed among the session's runs.
+    const uri = `tapedeck://runs/${runId}`;
+    const read = await client.readResource({ uri });
+    const document = JSON.parse((read.contents[0] as { text: string }).text) as { run: { status: string; labels?: object }; output?: unknown };
+    assert.equal(document.run.status, "completed");
+    assert.deepEqual(document.run.labels, { conversation: "c1" });
+    assert.match(JSON.stringify(document.output), /42/);
+    assert.ok((await client.listResources()).resources.some((r) => r.uri === uri));
+    await assert.rejects(
+      client.readResource({ uri: "tapedeck://runs/run_does_not_exist" }),
+      (error: unknown) => error instanceof McpError && error.code === -32002,
+    );
   });
 
   it("a run outside the labels, an unknown tool and malformed arguments are answered as MCP errors, and the server goes on", async () => {
