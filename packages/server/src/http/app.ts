@@ -13,7 +13,7 @@ import { credentialRoutes } from "./routes/credentials.js";
 import { eventRoutes } from "./routes/events.js";
 import { healthRoutes } from "./routes/health.js";
 import { hookRoutes } from "./routes/hooks.js";
-import { mcpRoutes } from "./routes/mcp.js";
+import { isMcpPath, mcpRoutes, rpcError, TRANSPORT_ERROR } from "./routes/mcp.js";
 import type { McpSessionLimits } from "../mcp/http-sessions.js";
 import { runActionRoutes } from "./routes/run-actions.js";
 import { runPieceRoutes } from "./routes/run-pieces.js";
@@ -72,7 +72,9 @@ export async function buildApp(context: ServerContext, logger: ServerLogger, mcp
     const declared = Number(request.headers["content-length"]);
     if (!(declared > BODY_LIMIT_BYTES)) return done();
     if (declared > DRAIN_LIMIT_BYTES) void reply.header("connection", "close");
-    void reply.code(413).send(bodyTooLarge().body());
+    // An MCP client reads a JSON-RPC error; every other caller the API's.
+    const tooLarge = bodyTooLarge();
+    void reply.code(413).send(isMcpPath(request.url) ? rpcError(TRANSPORT_ERROR, tooLarge.message) : tooLarge.body());
   });
   app.addHook("preValidation", (request, _reply, done) => {
     const problem = bodyProblem(request.body, MAX_JSON_DEPTH);

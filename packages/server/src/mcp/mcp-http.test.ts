@@ -318,6 +318,17 @@ function endToEnd(): void {
     assert.equal(notRpc.status, 400);
     assert.ok(notRpc.messages[0]!.error, JSON.stringify(notRpc.messages));
 
+    // Arguments past the body limit (4 MiB): refused before they are read, as a JSON-RPC error.
+    const huge = JSON.stringify({
+      jsonrpc: "2.0",
+      id: 9,
+      method: "tools/call",
+      params: { name: "run_script", arguments: { code: "x".repeat(5 * 1024 * 1024) } },
+    });
+    const tooLarge = await post(huge, { ...auth, "mcp-session-id": session });
+    assert.equal(tooLarge.status, 413);
+    assert.match((tooLarge.messages[0]!.error as { message: string }).message, /too large|MiB/i);
+
     const client = await connect(adminKey);
     await assert.rejects(client.callTool({ name: "no_such_tool", arguments: {} }), (error: unknown) => error instanceof McpError && error.code === -32602);
     const badArgs = await client.callTool({ name: "get_run", arguments: {} });

@@ -16,7 +16,7 @@ import { toApiError } from "../error-handler.js";
 /** JSON-RPC's code for a request that is not JSON. */
 const PARSE_ERROR = -32700;
 /** The code the SDK's transport answers transport-level refusals with (no session, a bad header). */
-const TRANSPORT_ERROR = -32000;
+export const TRANSPORT_ERROR = -32000;
 /** What a refused credential is answered with: an implementation-defined server error, as MCP's own examples use. */
 const UNAUTHORIZED = -32001;
 
@@ -213,6 +213,11 @@ export function mcpRoutes(app: FastifyInstance, context: ServerContext, limits: 
   }
 }
 
+/** Whether a request is `/mcp`'s (its query aside). */
+export function isMcpPath(url: string): boolean {
+  return url === "/mcp" || url.startsWith("/mcp?");
+}
+
 /**
  * Whether a browser's `Origin` is this machine (MCP's Streamable HTTP says a server must check it,
  * against DNS rebinding: a page of another site whose name resolves to 127.0.0.1). Hosts send no
@@ -228,6 +233,6 @@ function loopbackOrigin(origin: string): boolean {
   return host === "localhost" || host === "[::1]" || /^127(\.\d{1,3}){3}$/.test(host);
 }
 
-function rpcError(code: number, message: string): { jsonrpc: "2.0"; error: { code: number; message: string }; id: null } {
+export function rpcError(code: number, message: string): { jsonrpc: "2.0"; error: { code: number; message: string }; id: null } {
   return { jsonrpc: "2.0", error: { code, message }, id: null };
 }
