@@ -1,6 +1,6 @@
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { Tapedeck, type Fetch } from "@tapedeck/sdk";
+import { Tapedeck, TapedeckError, type Fetch } from "@tapedeck/sdk";
 import { BoundedEventStore } from "./bounded-event-store.js";
 import { codeModeSession } from "./code-mode-session.js";
 import { RunWatch } from "./run-progress.js";
@@ -39,9 +39,12 @@ export interface HttpSessionOptions {
  * (so the runs it starts carry the key's namespace and labels, and `get_run` of a run outside
  * them is "not found", exactly as the HTTP API answers), the code-mode server over it, and a
  * Streamable HTTP transport whose session id is `id` (the request ids' idempotency keys include
- * it). Rejects, opening nothing, when the toolset is not in the caller's reach.
+ * it). Answers a refusal, opening nothing, when the API refuses the caller (the toolset is not in
+ * its reach: 404); rejects on a fault.
  */
-export async function openHttpSession(options: HttpSessionOptions): Promise<HttpSession> {
+export async function openHttpSession(
+  options: HttpSessionOptions,
+): Promise<{ readonly ok: true; readonly session: HttpSession } | { readonly ok: false; readonly status: number; readonly message: string }> {
   const watch = new RunWatch();
   const client = new Tapedeck({
     baseUrl: INJECTED_URL,
@@ -49,14 +52,26 @@ export async function openHttpSession(options: HttpSessionOptions): Promise<Http
     fetch: watch.fetch(options.fetch),
     ...(options.namespace === undefined ? {} : { namespace: options.namespace }),
   });
-  const server: Server = await codeModeSession({
-    client,
-    watch,
-    toolset: options.toolset,
-    sessionId: options.id,
-    serverInfo: options.serverInfo,
-    logFault: options.logFault,
-  });
+  let server: Server;
+  try {
+    server = await codeModeSession({
+      client,
+      watch,
+      toolset: options.toolset,
+      sessionId: options.id,
+      serverInfo: options.serverInfo,
+      logFault: options.logFault,
+    });
+  } catch (error) {
+    if (error instanceof TapedeckError && error.status === 404)
+      return {
+        ok: false,
+        status: 404,
+        message: `No toolset ${JSON.stringify(options.toolset)} in this credential's reach. Register it with POST /v1/toolsets.`,
+      };
+    if (error instanceof TapedeckError && error.status > 0 && error.status < 500) return { ok: false, status: error.status, message: error.message };
+    throw error;
+  }
   let ended = false;
   const transport = new StreamableHTTPServerTransport({
     sessionIdGenerator: () => options.id,
@@ -70,7 +85,7 @@ export async function openHttpSession(options: HttpSessionOptions): Promise<Http
   };
   transport.onclose = end;
   await server.connect(transport);
-  return {
+  const session: HttpSession = {
     id: options.id,
     credential: options.credential,
     transport,
@@ -79,4 +94,5 @@ export async function openHttpSession(options: HttpSessionOptions): Promise<Http
       await server.close();
     },
   };
+  return { ok: true, session };
 }

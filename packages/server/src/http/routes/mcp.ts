@@ -1,7 +1,6 @@
 import { createHash, randomUUID } from "node:crypto";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { NAMESPACE_HEADER, namespaceError } from "@tapedeck/protocol/api";
-import { TapedeckError } from "@tapedeck/sdk";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { inProcessFetch } from "../../embedded/in-process-fetch.js";
 import { McpSessions, type McpSessionLimits } from "../../mcp/http-sessions.js";
@@ -9,7 +8,6 @@ import { openHttpSession, type HttpSession } from "../../mcp/open-http-session.j
 import { mcpServerInfo } from "../../mcp/server-info.js";
 import type { ServerContext } from "../../runtime/server-context.js";
 import { mayActAs } from "../../tenancy/end-user-access.js";
-import { ApiError } from "../api-error.js";
 import { identify, type Caller } from "../auth/caller.js";
 import { toApiError } from "../error-handler.js";
 
@@ -188,7 +186,7 @@ export function mcpRoutes(app: FastifyInstance, context: ServerContext, limits: 
       };
     const id = randomUUID();
     try {
-      const session = await openHttpSession({
+      const opened = await openHttpSession({
         id,
         bearer,
         credential,
@@ -199,15 +197,16 @@ export function mcpRoutes(app: FastifyInstance, context: ServerContext, limits: 
         logFault: (message) => request.log.error(message),
         closed: (closedId) => sessions.forget(closedId),
       });
-      sessions.add(id, session);
-      return { ok: true, session };
+      if (!opened.ok) {
+        sessions.release();
+        return opened;
+      }
+      sessions.add(id, opened.session);
+      return opened;
     } catch (error) {
       sessions.release();
-      if (error instanceof TapedeckError && error.status === 404)
-        return { ok: false, status: 404, message: `No toolset ${JSON.stringify(toolset)} in this credential's reach. Register it with POST /v1/toolsets.` };
-      if (error instanceof TapedeckError && error.status > 0 && error.status < 500) return { ok: false, status: error.status, message: error.message };
       request.log.error({ err: error }, "an MCP session could not open");
-      const api = error instanceof ApiError ? error : toApiError(error);
+      const api = toApiError(error);
       return { ok: false, status: api.status, message: api.message };
     }
   }
