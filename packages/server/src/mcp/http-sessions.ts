@@ -1,19 +1,24 @@
 /**
  * The MCP sessions `/mcp` holds, bounded in number and expired when idle. Each is an MCP server
  * and its transport in memory (the runs it started are in the store and outlive it). A flood of
- * `initialize` requests gets a refusal once `max` sessions are open (or being opened), and the
- * server goes on serving the others; a session no request touched for `idleMs` (none in flight)
+ * `initialize` requests gets a refusal once its owner (one key, or one end user's tokens) holds
+ * `maxPerOwner` sessions, or `maxSessions` are open in all (or being opened), and the server goes
+ * on serving the others: one tenant's flood leaves room for the other tenants' sessions; a session no request touched for `idleMs` (none in flight)
  * is closed, and its host's next request gets 404, after which the SDK's clients start a new one.
  */
 
 /** Open sessions at most, by default: each holds an MCP server and a few kB; a host opens one per conversation. */
 export const DEFAULT_MAX_MCP_SESSIONS = 1000;
+/** Open sessions of one owner at most, by default: a person's hosts and conversations, not a flood. */
+export const DEFAULT_MAX_MCP_SESSIONS_PER_OWNER = 100;
 /** A session unused this long is closed, by default (30 minutes): long enough for a person's pause, short enough to free a tab left open. */
 export const DEFAULT_MCP_SESSION_IDLE_MS = 30 * 60_000;
 
 export interface McpSessionLimits {
   /** Open sessions at most. */
   readonly maxSessions: number;
+  /** Open sessions of one owner at most. */
+  readonly maxPerOwner: number;
   /** How long a session with nothing in flight lives without a request, ms. */
   readonly idleMs: number;
 }
@@ -26,6 +31,7 @@ export interface HeldSession {
 
 interface Entry<S> {
   readonly session: S;
+  readonly owner: string;
   lastUsed: number;
   inFlight: number;
 }
@@ -33,6 +39,8 @@ interface Entry<S> {
 export class McpSessions<S extends HeldSession> {
   readonly #open = new Map<string, Entry<S>>();
   #opening = 0;
+  /** Sessions open or opening, by owner. */
+  readonly #owned = new Map<string, number>();
 
   constructor(
     readonly limits: McpSessionLimits,
@@ -44,25 +52,41 @@ export class McpSessions<S extends HeldSession> {
   }
 
   /**
-   * Holds a place for a session about to open; false when `maxSessions` are open or opening
-   * (after closing the idle ones). Each true is followed by `add` or `release`.
+   * Holds a place for a session of `owner` about to open: "owner" when the owner holds
+   * `maxPerOwner`, "server" when `maxSessions` are open or opening (each after closing the idle
+   * ones), else "ok". Each "ok" is followed by `add` or `release` with the same owner.
    */
-  reserve(): boolean {
-    if (this.#open.size + this.#opening >= this.limits.maxSessions) this.sweep();
-    if (this.#open.size + this.#opening >= this.limits.maxSessions) return false;
+  reserve(owner: string): "ok" | "owner" | "server" {
+    if (this.#full(owner) !== undefined) this.sweep();
+    const full = this.#full(owner);
+    if (full !== undefined) return full;
     this.#opening++;
-    return true;
+    this.#owned.set(owner, (this.#owned.get(owner) ?? 0) + 1);
+    return "ok";
   }
 
   /** Gives back a place `reserve` held, for a session that did not open. */
-  release(): void {
+  release(owner: string): void {
     this.#opening = Math.max(0, this.#opening - 1);
+    this.#disown(owner);
   }
 
-  /** A session that opened on a reserved place. */
-  add(id: string, session: S): void {
-    this.release();
-    this.#open.set(id, { session, lastUsed: this.now(), inFlight: 0 });
+  /** A session that opened on a place reserved for `owner`. */
+  add(id: string, owner: string, session: S): void {
+    this.#opening = Math.max(0, this.#opening - 1);
+    this.#open.set(id, { session, owner, lastUsed: this.now(), inFlight: 0 });
+  }
+
+  #full(owner: string): "owner" | "server" | undefined {
+    if ((this.#owned.get(owner) ?? 0) >= this.limits.maxPerOwner) return "owner";
+    if (this.#open.size + this.#opening >= this.limits.maxSessions) return "server";
+    return undefined;
+  }
+
+  #disown(owner: string): void {
+    const left = (this.#owned.get(owner) ?? 0) - 1;
+    if (left > 0) this.#owned.set(owner, left);
+    else this.#owned.delete(owner);
   }
 
   get(id: string): S | undefined {
@@ -86,7 +110,10 @@ export class McpSessions<S extends HeldSession> {
 
   /** Forgets a session that closed by itself (a DELETE, its transport closed). */
   forget(id: string): void {
+    const entry = this.#open.get(id);
+    if (entry === undefined) return;
     this.#open.delete(id);
+    this.#disown(entry.owner);
   }
 
   /** Closes every session idle for `idleMs` or longer; answers how many. */
@@ -95,7 +122,7 @@ export class McpSessions<S extends HeldSession> {
     let closed = 0;
     for (const [id, entry] of this.#open) {
       if (entry.inFlight === 0 && now - entry.lastUsed >= this.limits.idleMs) {
-        this.#open.delete(id);
+        this.forget(id);
         void entry.session.close().catch(() => undefined);
         closed++;
       }
@@ -107,6 +134,7 @@ export class McpSessions<S extends HeldSession> {
   async closeAll(): Promise<void> {
     const all = [...this.#open.values()];
     this.#open.clear();
+    this.#owned.clear();
     await Promise.all(all.map((entry) => entry.session.close().catch(() => undefined)));
   }
 }

@@ -16,8 +16,9 @@ import { createKey, startServeChild, type ServeChild } from "../http/test-suppor
  * On a SQLite data folder and on PostgreSQL (with TAPEDECK_TEST_POSTGRES_URL).
  */
 
-/** Sessions the server holds at most in this file: the flood test reaches it. */
+/** Sessions the server holds at most in this file, in all and for one key and end user: the flood test reaches both. */
 const MAX_SESSIONS = 6;
+const MAX_PER_KEY = 3;
 const HOST_MODULE = `export const notes = { add: async ({ text }) => ({ saved: text }) };`;
 const SPEC = {
   hostTools: {
@@ -80,7 +81,10 @@ function mcpTests(start: () => Promise<Started>): void {
 
 describe("/mcp (Streamable HTTP) through the official SDK client, on SQLite", () => {
   mcpTests(async () => {
-    const server = await startServeChild({ hostModule: HOST_MODULE, args: ["--mcp-max-sessions", String(MAX_SESSIONS)] });
+    const server = await startServeChild({
+      hostModule: HOST_MODULE,
+      args: ["--mcp-max-sessions", String(MAX_SESSIONS), "--mcp-max-sessions-per-key", String(MAX_PER_KEY)],
+    });
     return { server, key: (...args) => createKey(server.dataDir, ...args), done: () => Promise.resolve() };
   });
 });
@@ -91,7 +95,12 @@ describeWithPostgres("/mcp (Streamable HTTP) through the official SDK client, on
     const store = schemaUrl(url, schema);
     // What every node on a store URL must be given (`shared-secrets.ts`).
     const env = { TAPEDECK_SIGNING_SECRET: randomBytes(32).toString("hex"), TAPEDECK_MASTER_KEY: randomBytes(32).toString("base64") };
-    const server = await startServeChild({ hostModule: HOST_MODULE, args: ["--store", store, "--mcp-max-sessions", String(MAX_SESSIONS)], fresh: true, env });
+    const server = await startServeChild({
+      hostModule: HOST_MODULE,
+      args: ["--store", store, "--mcp-max-sessions", String(MAX_SESSIONS), "--mcp-max-sessions-per-key", String(MAX_PER_KEY)],
+      fresh: true,
+      env,
+    });
     return { server, key: (...args) => createKey(server.dataDir, "--store", store, ...args), done: () => dropSchema(url, schema) };
   });
 });
@@ -341,29 +350,40 @@ function endToEnd(): void {
     assert.ok((await client.listTools()).tools.length > 0, "the session still answers");
   });
 
-  it("a flood of sessions is refused with an error once the bound is reached; open sessions go on and a closed one frees a place", async () => {
+  it("a flood of sessions stops at the key's bound (429), then the server's (503); open sessions and other tenants go on, a closed one frees a place", async () => {
     const kept = await connect(adminKey);
-    const flood: string[] = [];
-    let refused: { status: number; messages: Record<string, unknown>[] } | undefined;
     const initialize = JSON.stringify({
       jsonrpc: "2.0",
       id: 0,
       method: "initialize",
       params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "f", version: "1" } },
     });
-    for (let i = 0; i < MAX_SESSIONS + 1 && refused === undefined; i++) {
-      const answer = await post(initialize, { authorization: `Bearer ${adminKey}` });
-      if (answer.status === 200) {
-        flood.push(answer.headers.get("mcp-session-id")!);
-        opened.push({ raw: { id: flood.at(-1)!, key: adminKey } });
-      } else refused = answer;
-    }
-    assert.ok(refused, "the flood was refused before it passed the bound");
-    assert.equal(refused.status, 503);
-    assert.match((refused.messages[0]!.error as { message: string }).message, /Too many MCP sessions/);
+    /** Opens sessions for `namespace` with the admin key until one is refused: the ids opened and the refusal. */
+    const flood = async (namespace: string): Promise<{ ids: string[]; refused: { status: number; messages: Record<string, unknown>[] } }> => {
+      const ids: string[] = [];
+      for (let i = 0; i <= MAX_SESSIONS; i++) {
+        const answer = await post(initialize, { authorization: `Bearer ${adminKey}` }, `toolset=${toolset}&namespace=${namespace}`);
+        if (answer.status !== 200) return { ids, refused: answer };
+        ids.push(answer.headers.get("mcp-session-id")!);
+        opened.push({ raw: { id: ids.at(-1)!, key: adminKey } });
+      }
+      return assert.fail(`${MAX_SESSIONS + 1} sessions opened for ${namespace}: nothing was refused`);
+    };
+    const alice = await flood("alice");
+    assert.equal(alice.ids.length, MAX_PER_KEY - 1, "the kept session is the first of alice's");
+    assert.equal(alice.refused.status, 429);
+    assert.match((alice.refused.messages[0]!.error as { message: string }).message, /holds 3 MCP sessions/);
+    // Another tenant still gets a session, and the open ones are served.
+    const blue = await connect(blueKey);
+    assert.ok((await blue.listTools()).tools.length > 0);
     assert.ok((await kept.listTools()).tools.length > 0, "an open session is still served");
+    // The server's bound: 6 in all (alice's 3 and blue's 1 open, so bob gets 2).
+    const bob = await flood("bob");
+    assert.equal(bob.ids.length, MAX_SESSIONS - MAX_PER_KEY - 1);
+    assert.equal(bob.refused.status, 503);
+    assert.match((bob.refused.messages[0]!.error as { message: string }).message, /Too many MCP sessions/);
     assert.ok(server.running());
-    const closed = await fetch(mcpUrl(), { method: "DELETE", headers: { authorization: `Bearer ${adminKey}`, "mcp-session-id": flood[0]! } });
+    const closed = await fetch(mcpUrl(), { method: "DELETE", headers: { authorization: `Bearer ${adminKey}`, "mcp-session-id": alice.ids[0]! } });
     assert.equal(closed.status, 200);
     const after = await post(initialize, { authorization: `Bearer ${adminKey}` });
     assert.equal(after.status, 200, "the closed session's place is free again");

@@ -1,6 +1,6 @@
 import type { Durability, EngineOptions, HostToolModule } from "@tapedeck/engine";
 import { WORKER_LOST_AFTER_MS } from "../host-tasks/worker-presence.js";
-import { DEFAULT_MAX_MCP_SESSIONS, DEFAULT_MCP_SESSION_IDLE_MS, type McpSessionLimits } from "../mcp/http-sessions.js";
+import { DEFAULT_MAX_MCP_SESSIONS, DEFAULT_MAX_MCP_SESSIONS_PER_OWNER, DEFAULT_MCP_SESSION_IDLE_MS, type McpSessionLimits } from "../mcp/http-sessions.js";
 import { createServerLogger, defaultLogFormat, type LogFormat, type LogLevel, type ServerLogger } from "../logging/server-logger.js";
 import { DEFAULT_RETRY_SCHEDULE, type RetrySchedule } from "../webhooks/retry-schedule.js";
 
@@ -82,8 +82,9 @@ export interface ServeOptions {
   readonly userToolCeilings?: EngineOptions["userToolCeilings"];
   /**
    * `/mcp`'s sessions: how many may be open at once (default `DEFAULT_MAX_MCP_SESSIONS`, 1000;
-   * `tapedeck serve --mcp-max-sessions`) and how long one lives unused, ms (default 30 minutes;
-   * `--mcp-session-idle 10m`).
+   * `tapedeck serve --mcp-max-sessions`), how many of them one key (or its tokens) for one end
+   * user (default 100; `--mcp-max-sessions-per-key`), and how long one lives unused, ms (default
+   * 30 minutes; `--mcp-session-idle 10m`).
    */
   readonly mcpSessions?: Partial<McpSessionLimits>;
 }
@@ -148,6 +149,7 @@ export function resolveServeOptions(options: ServeOptions): ResolvedServeOptions
     userToolCeilings: options.userToolCeilings,
     mcpSessions: {
       maxSessions: options.mcpSessions?.maxSessions ?? DEFAULT_MAX_MCP_SESSIONS,
+      maxPerOwner: options.mcpSessions?.maxPerOwner ?? DEFAULT_MAX_MCP_SESSIONS_PER_OWNER,
       idleMs: options.mcpSessions?.idleMs ?? DEFAULT_MCP_SESSION_IDLE_MS,
     },
   };

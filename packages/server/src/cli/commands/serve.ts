@@ -31,6 +31,7 @@ export async function serveCommand(args: readonly string[], out: Output): Promis
     retention: { type: "string" },
     "user-tool-ceilings": { type: "string" },
     "mcp-max-sessions": { type: "string" },
+    "mcp-max-sessions-per-key": { type: "string" },
     "mcp-session-idle": { type: "string" },
   });
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
@@ -57,6 +58,7 @@ export async function serveCommand(args: readonly string[], out: Output): Promis
       : parseUserToolCeilings(ceilingsFlag, "--user-tool-ceilings");
   const mcpSessions = mcpSessionOptions(
     optionalFlag(values["mcp-max-sessions"], "mcp-max-sessions"),
+    optionalFlag(values["mcp-max-sessions-per-key"], "mcp-max-sessions-per-key"),
     optionalFlag(values["mcp-session-idle"], "mcp-session-idle"),
   );
   const server = await startServer({
@@ -208,13 +210,19 @@ function stopSignal(): Promise<NodeJS.Signals> {
   });
 }
 
-/** `--mcp-max-sessions N` (a whole number, at least 1) and `--mcp-session-idle <duration>` ("10m"). */
-function mcpSessionOptions(max: string | undefined, idle: string | undefined): { maxSessions?: number; idleMs?: number } {
-  const options: { maxSessions?: number; idleMs?: number } = {};
-  if (max !== undefined) {
-    if (!/^[1-9]\d{0,6}$/.test(max)) throw new UsageError(`--mcp-max-sessions must be a whole number from 1 to 9999999, not ${JSON.stringify(max)}`);
-    options.maxSessions = Number(max);
-  }
+/** `--mcp-max-sessions N`, `--mcp-max-sessions-per-key N` (whole numbers, at least 1) and `--mcp-session-idle <duration>` ("10m"). */
+function mcpSessionOptions(
+  max: string | undefined,
+  perKey: string | undefined,
+  idle: string | undefined,
+): { maxSessions?: number; maxPerOwner?: number; idleMs?: number } {
+  const options: { maxSessions?: number; maxPerOwner?: number; idleMs?: number } = {};
+  const count = (value: string, flag: string): number => {
+    if (!/^[1-9]\d{0,6}$/.test(value)) throw new UsageError(`${flag} must be a whole number from 1 to 9999999, not ${JSON.stringify(value)}`);
+    return Number(value);
+  };
+  if (max !== undefined) options.maxSessions = count(max, "--mcp-max-sessions");
+  if (perKey !== undefined) options.maxPerOwner = count(perKey, "--mcp-max-sessions-per-key");
   if (idle !== undefined) {
     let ms: number;
     try {

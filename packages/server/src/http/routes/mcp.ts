@@ -27,8 +27,9 @@ const UNAUTHORIZED = -32001;
  *   credential, so its namespace and labels bound everything the session reaches.
  * - A session belongs to the credential that opened it: another credential naming its id gets
  *   404, as for a session that does not exist.
- * - At most `maxSessions` are open; past that an `initialize` is refused (503) and the open ones
- *   go on. Idle sessions close after `idleMs`.
+ * - At most `maxPerOwner` sessions of one key (or its tokens) for one end user (429 past it), and
+ *   `maxSessions` in all (503): a refused `initialize` leaves the open sessions, and the other
+ *   tenants' room, as they were. Idle sessions close after `idleMs`.
  * - A browser `Origin` other than this machine's is refused (403), against DNS rebinding.
  * - Every refusal is a JSON-RPC error body, so an MCP client shows its message.
  *
@@ -178,7 +179,16 @@ export function mcpRoutes(app: FastifyInstance, context: ServerContext, limits: 
     // Refused here rather than at the first run_script: a session whose every run would be refused is of no use.
     const may = mayActAs(caller, namespace, "running scripts");
     if (!may.ok) return { ok: false, status: 403, message: may.reason };
-    if (!sessions.reserve())
+    // One owner: a key (or the tokens it minted) acting for one end user.
+    const owner = `${caller.keyId}/${namespace ?? caller.endUser ?? ""}`;
+    const place = sessions.reserve(owner);
+    if (place === "owner")
+      return {
+        ok: false,
+        status: 429,
+        message: `This credential holds ${sessions.limits.maxPerOwner} MCP sessions for this end user, the most it may: close sessions it no longer uses (DELETE /mcp with their Mcp-Session-Id), or let them expire.`,
+      };
+    if (place === "server")
       return {
         ok: false,
         status: 503,
@@ -198,13 +208,13 @@ export function mcpRoutes(app: FastifyInstance, context: ServerContext, limits: 
         closed: (closedId) => sessions.forget(closedId),
       });
       if (!opened.ok) {
-        sessions.release();
+        sessions.release(owner);
         return opened;
       }
-      sessions.add(id, opened.session);
+      sessions.add(id, owner, opened.session);
       return opened;
     } catch (error) {
-      sessions.release();
+      sessions.release(owner);
       request.log.error({ err: error }, "an MCP session could not open");
       const api = toApiError(error);
       return { ok: false, status: api.status, message: api.message };
