@@ -59,6 +59,8 @@ export class RunWatch {
     let sent = Promise.resolve();
     const watcher: Watcher = {
       seen: (run) => {
+        // A poll's read that answers after a newer one (it was sent earlier) is not news: the run moves forward only.
+        if (current !== undefined && current.id === run.id && isOlder(run, current)) return;
         current = run;
         const message = progressText(run);
         if (done || message === last) return;
@@ -78,6 +80,12 @@ export class RunWatch {
       await sent;
     }
   }
+}
+
+/** Whether `run` is an earlier state of `than` (the same run): fewer journal entries, or not ended where `than` has. */
+function isOlder(run: Run, than: Run): boolean {
+  if (run.journalLength !== than.journalLength) return run.journalLength < than.journalLength;
+  return terminalStatuses.includes(than.status) && !terminalStatuses.includes(run.status);
 }
 
 /** The run an answer carries: `POST /v1/runs` and `…/fork` answer `{ run }`, `GET /v1/runs/:id` the run. */
