@@ -163,7 +163,7 @@ export const COMMANDS: ReadonlyMap<string, CommandEntry> = new Map([
     "serve",
     {
       usage:
-        "tapedeck serve [--port 7700] [--host 127.0.0.1] [--host-module <tools.ts>] [--public-url <url>] [--log-level info] [--log-format json|pretty] [--data <dir>] [--store <dir or postgres://… URL>] [--signing-secret-file <file>] [--lease-ms 30000] [--retention 30d] [--user-tool-ceilings deadlineMs=60000,memoryBytes=67108864,…] [--namespace-quotas concurrentRuns=10,runsPerMinute=30,runsPerDay=2000] [--key-quotas runsPerMinute=120,…]",
+        "tapedeck serve [--port 7700] [--host 127.0.0.1] [--host-module <tools.ts>] [--public-url <url>] [--log-level info] [--log-format json|pretty] [--data <dir>] [--store <dir or postgres://… URL>] [--signing-secret-file <file>] [--lease-ms 30000] [--retention 30d] [--user-tool-ceilings deadlineMs=60000,memoryBytes=67108864,…] [--namespace-quotas concurrentRuns=10,runsPerMinute=30,runsPerDay=2000] [--key-quotas runsPerMinute=120,…] [--mcp-max-sessions 1000] [--mcp-max-sessions-per-key 100] [--mcp-session-idle 30m]",
       summary: "Runs the HTTP server until SIGINT or SIGTERM. Creates the data folder if needed.",
       load: async () => (await import("./commands/serve.js")).serveCommand,
     },

@@ -14,6 +14,8 @@ import { credentialRoutes } from "./routes/credentials.js";
 import { eventRoutes } from "./routes/events.js";
 import { healthRoutes } from "./routes/health.js";
 import { hookRoutes } from "./routes/hooks.js";
+import { isMcpPath, mcpRoutes, rpcError, TRANSPORT_ERROR } from "./routes/mcp.js";
+import type { McpSessionLimits } from "../mcp/http-sessions.js";
 import { runActionRoutes } from "./routes/run-actions.js";
 import { runPieceRoutes } from "./routes/run-pieces.js";
 import { runRoutes } from "./routes/runs.js";
@@ -32,10 +34,10 @@ import { metricsRoute } from "../telemetry/metrics-route.js";
 
 /**
  * The HTTP API as a Fastify application: probes and webhooks at the root, the API under `/v1`
- * behind authentication, and `GET /openapi.json` generated from the route schemas that
+ * behind authentication, Tapedeck as an MCP server at `/mcp` (`routes/mcp.ts`), and `GET /openapi.json` generated from the route schemas that
  * validate requests.
  */
-export async function buildApp(context: ServerContext, logger: ServerLogger): Promise<FastifyInstance> {
+export async function buildApp(context: ServerContext, logger: ServerLogger, mcp: McpSessionLimits): Promise<FastifyInstance> {
   const app = Fastify({
     // Fastify's own logger, with one line per answered request (no body, header, query or token).
     loggerInstance: logger,
@@ -74,7 +76,9 @@ export async function buildApp(context: ServerContext, logger: ServerLogger): Pr
     const declared = Number(request.headers["content-length"]);
     if (!(declared > BODY_LIMIT_BYTES)) return done();
     if (declared > DRAIN_LIMIT_BYTES) void reply.header("connection", "close");
-    void reply.code(413).send(bodyTooLarge().body());
+    // An MCP client reads a JSON-RPC error; every other caller the API's.
+    const tooLarge = bodyTooLarge();
+    void reply.code(413).send(isMcpPath(request.url) ? rpcError(TRANSPORT_ERROR, tooLarge.message) : tooLarge.body());
   });
   app.addHook("preValidation", (request, _reply, done) => {
     const problem = bodyProblem(request.body, MAX_JSON_DEPTH);
@@ -99,6 +103,8 @@ export async function buildApp(context: ServerContext, logger: ServerLogger): Pr
   hookRoutes(app, context);
   // The web console's page and files (no data: the page signs in to /v1 like any client).
   consoleRoutes(app);
+  // MCP over Streamable HTTP: authenticated as /v1 is, by the route itself (its errors are JSON-RPC, not the API's).
+  mcpRoutes(app, context, mcp);
   await app.register(
     (v1, _options, done) => {
       v1.addHook("onRequest", async (request) => {

@@ -4,9 +4,8 @@ import type { CreateToolsetRequest, Labels } from "@tapedeck/protocol/api";
 import { Tapedeck } from "@tapedeck/sdk";
 import { openInProcess } from "../embedded/embedded.js";
 import type { ServeOptions } from "../runtime/serve-options.js";
-import { codeModeServer } from "./code-mode-server.js";
+import { codeModeSession } from "./code-mode-session.js";
 import { RunWatch } from "./run-progress.js";
-import { codeModeInstructions } from "./server-instructions.js";
 
 export interface CodeModeOptions {
   /** The store and how the core runs (`dataDir`, `store`, `logLevel`…), as for `tapedeck serve`; no socket is opened. */
@@ -44,19 +43,14 @@ export async function openCodeMode(options: CodeModeOptions): Promise<CodeMode> 
     const local = new Tapedeck({ baseUrl: connection.baseUrl, apiKey: connection.apiKey, fetch: watch.fetch(connection.fetch) });
     // Registered as the operator who gave the file (its stdio servers are commands only an unlimited key may run); the model acts for `namespace`.
     const toolset = typeof options.toolset === "string" ? options.toolset : (await local.toolsets.create(options.toolset)).id;
-    const client = local.namespace(options.namespace);
-    const declarations = (await client.toolsets.get(toolset)).declarations.prompt;
-    const tools = client.agentTools({ toolset, ...(options.labels === undefined ? {} : { labels: options.labels }) });
-    const server = codeModeServer({
-      tools,
-      instructions: codeModeInstructions(
-        declarations,
-        tools.definitions.some((d) => d.name === "search_tools"),
-      ),
+    const server = await codeModeSession({
+      client: local.namespace(options.namespace),
+      watch,
+      toolset,
+      ...(options.labels === undefined ? {} : { labels: options.labels }),
       sessionId: randomUUID(),
       serverInfo: options.serverInfo,
       logFault: options.logFault,
-      progress: { watch, read: (runId) => client.runs.get(runId) },
     });
     return {
       server,

@@ -54,13 +54,19 @@ export class RunWatch {
     let last = "";
     let current: Run | undefined;
     let done = false;
+    // The notifications in order, each sent once the one before is: the call's answer waits for them,
+    // since a client drops a progress notification that comes after its request's answer.
+    let sent = Promise.resolve();
     const watcher: Watcher = {
       seen: (run) => {
+        // A poll's read that answers after a newer one (it was sent earlier) is not news: the run moves forward only.
+        if (current !== undefined && current.id === run.id && isOlder(run, current)) return;
         current = run;
         const message = progressText(run);
         if (done || message === last) return;
         last = message;
-        report(++count, message).catch(() => undefined);
+        const progress = ++count;
+        sent = sent.then(() => report(progress, message)).catch(() => undefined);
       },
     };
     const timer = setInterval(() => {
@@ -71,8 +77,19 @@ export class RunWatch {
     } finally {
       done = true;
       clearInterval(timer);
+      await sent;
+      // A turn of the event loop between the last notification and the answer: the SDK's client
+      // handles a notification a microtask after an answer read in the same chunk, and drops it as
+      // late. Separate writes usually arrive in separate reads; under load they may not.
+      if (count > 0) await new Promise((resolve) => setImmediate(resolve));
     }
   }
+}
+
+/** Whether `run` is an earlier state of `than` (the same run): fewer journal entries, or not ended where `than` has. */
+function isOlder(run: Run, than: Run): boolean {
+  if (run.journalLength !== than.journalLength) return run.journalLength < than.journalLength;
+  return terminalStatuses.includes(than.status) && !terminalStatuses.includes(run.status);
 }
 
 /** The run an answer carries: `POST /v1/runs` and `…/fork` answer `{ run }`, `GET /v1/runs/:id` the run. */

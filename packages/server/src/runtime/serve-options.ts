@@ -1,6 +1,7 @@
 import { quotaProblems, type Quotas } from "../quotas/run-quotas.js";
 import type { Durability, EngineOptions, HostToolModule } from "@tapedeck/engine";
 import { WORKER_LOST_AFTER_MS } from "../host-tasks/worker-presence.js";
+import { DEFAULT_MAX_MCP_SESSIONS, DEFAULT_MAX_MCP_SESSIONS_PER_OWNER, DEFAULT_MCP_SESSION_IDLE_MS, type McpSessionLimits } from "../mcp/http-sessions.js";
 import { createServerLogger, defaultLogFormat, type LogFormat, type LogLevel, type ServerLogger } from "../logging/server-logger.js";
 import { DEFAULT_RETRY_SCHEDULE, type RetrySchedule } from "../webhooks/retry-schedule.js";
 
@@ -86,6 +87,13 @@ export interface ServeOptions {
    * `TAPEDECK_USER_TOOL_CEILINGS=deadlineMs=60000,memoryBytes=67108864`). Default: the engine's.
    */
   readonly userToolCeilings?: EngineOptions["userToolCeilings"];
+  /**
+   * `/mcp`'s sessions: how many may be open at once (default `DEFAULT_MAX_MCP_SESSIONS`, 1000;
+   * `tapedeck serve --mcp-max-sessions`), how many of them one key (or its tokens) for one end
+   * user (default 100; `--mcp-max-sessions-per-key`), and how long one lives unused, ms (default
+   * 30 minutes; `--mcp-session-idle 10m`).
+   */
+  readonly mcpSessions?: Partial<McpSessionLimits>;
 }
 
 export interface ResolvedServeOptions {
@@ -108,6 +116,7 @@ export interface ResolvedServeOptions {
   /** Every test-only switch on, with what it does (empty in production). */
   readonly unsafeSwitches: readonly string[];
   readonly userToolCeilings: EngineOptions["userToolCeilings"];
+  readonly mcpSessions: McpSessionLimits;
 }
 
 /** How long one webhook attempt may take: a receiver should answer at once and work later. */
@@ -147,6 +156,11 @@ export function resolveServeOptions(options: ServeOptions): ResolvedServeOptions
       ...(options.unsafeSwitches ?? []).filter((text) => text !== LOOPBACK_SWITCH),
     ],
     userToolCeilings: options.userToolCeilings,
+    mcpSessions: {
+      maxSessions: options.mcpSessions?.maxSessions ?? DEFAULT_MAX_MCP_SESSIONS,
+      maxPerOwner: options.mcpSessions?.maxPerOwner ?? DEFAULT_MAX_MCP_SESSIONS_PER_OWNER,
+      idleMs: options.mcpSessions?.idleMs ?? DEFAULT_MCP_SESSION_IDLE_MS,
+    },
   };
 }
 

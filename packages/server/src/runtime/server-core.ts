@@ -91,7 +91,7 @@ export async function openServerCore(
       ...(extra.inProcess ? { inProcess: extra.inProcess } : {}),
     });
     context = opened;
-    const served = await buildApp(opened, logger);
+    const served = await buildApp(opened, logger, options.mcpSessions);
     app = served;
     return new Core(options, store, server, opened, served, admin?.secret);
   } catch (error) {

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe } from "node:test";
 import type { RunEvent } from "@tapedeck/protocol";
 import type { Store } from "../store.js";
-import { contractTest, type StoreFactory } from "./contract-test.js";
+import { contractTest, eventually, type StoreFactory } from "./contract-test.js";
 import { everyKind, failed, isConflict, log, newRun, runError, started, toolset, unserializable } from "./fixtures.js";
 
 /**
@@ -85,6 +85,9 @@ export function describeRunStoreContract(name: string, open: StoreFactory): void
         // A step without a patch changes no status: not a change of the run.
         await store.append("run_cb", [started(1)]);
         await store.append("run_ca", [], { updatedAt: 40, status: "completed" });
+        // A store may give a change only once every transaction that began before it ended (on
+        // PostgreSQL, any transaction of the cluster): another client's open one holds it back.
+        await eventually("the changes to settle", async () => (await store.changedRuns(now, 10))!.length === 2);
         const changed = (await store.changedRuns(now, 10))!;
         assert.deepEqual(
           changed.map(({ run }) => [run.id, run.status]),
@@ -105,6 +108,7 @@ export function describeRunStoreContract(name: string, open: StoreFactory): void
         );
         assert.deepEqual(await store.changedRuns(changed.at(-1)!.cursor, 10), []);
         await store.append("run_cb", [], { updatedAt: 50, status: "waiting" });
+        await eventually("the change to settle", async () => (await store.changedRuns(changed.at(-1)!.cursor, 10))!.length === 1);
         assert.deepEqual(
           (await store.changedRuns(changed.at(-1)!.cursor, 10))!.map(({ run }) => [run.id, run.status]),
           [["run_cb", "waiting"]],

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { CreateToolsetRequest } from "@tapedeck/protocol/api";
 import { namespaceFlag, optionalFlag, parse, requireFlag, UsageError } from "../args.js";
@@ -6,6 +6,7 @@ import { readJsonFile } from "../context.js";
 import type { Output } from "../print.js";
 import { storeLocation } from "../store-location.js";
 import { openCodeMode } from "../../mcp/open-code-mode.js";
+import { mcpServerInfo } from "../../mcp/server-info.js";
 
 /** The namespace of the runs when `--namespace` is not given: one local user. */
 export const DEFAULT_MCP_NAMESPACE = "local";
@@ -34,7 +35,7 @@ export async function mcpCommand(args: readonly string[], out: Output): Promise<
     toolset,
     namespace: namespaceFlag(values.namespace) ?? DEFAULT_MCP_NAMESPACE,
     ...(labels === undefined ? {} : { labels }),
-    serverInfo: { name: "tapedeck", version: packageVersion() },
+    serverInfo: mcpServerInfo(),
     logFault: (line) => out.stderr(line),
   });
   const transport = new StdioServerTransport();
@@ -61,8 +62,4 @@ function parseLabels(value: string | undefined): Record<string, string> | undefi
     labels[match[1]!] = match[2]!;
   }
   return labels;
-}
-
-function packageVersion(): string {
-  return (JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as { version: string }).version;
 }

@@ -33,6 +33,9 @@ export async function serveCommand(args: readonly string[], out: Output): Promis
     "user-tool-ceilings": { type: "string" },
     "namespace-quotas": { type: "string" },
     "key-quotas": { type: "string" },
+    "mcp-max-sessions": { type: "string" },
+    "mcp-max-sessions-per-key": { type: "string" },
+    "mcp-session-idle": { type: "string" },
   });
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
   const port = parsePort(optionalFlag(values.port, "port"));
@@ -68,7 +71,13 @@ export async function serveCommand(args: readonly string[], out: Output): Promis
         .replace(/quotas\.perNamespace/g, "--namespace-quotas")
         .replace(/quotas\.perKey/g, "--key-quotas"),
     );
+  const mcpSessions = mcpSessionOptions(
+    optionalFlag(values["mcp-max-sessions"], "mcp-max-sessions"),
+    optionalFlag(values["mcp-max-sessions-per-key"], "mcp-max-sessions-per-key"),
+    optionalFlag(values["mcp-session-idle"], "mcp-session-idle"),
+  );
   const server = await startServer({
+    mcpSessions,
     dataDir: values.data,
     quotas,
     store,
@@ -219,4 +228,30 @@ function stopSignal(): Promise<NodeJS.Signals> {
     process.on("SIGINT", stop);
     process.on("SIGTERM", stop);
   });
+}
+
+/** `--mcp-max-sessions N`, `--mcp-max-sessions-per-key N` (whole numbers, at least 1) and `--mcp-session-idle <duration>` ("10m"). */
+function mcpSessionOptions(
+  max: string | undefined,
+  perKey: string | undefined,
+  idle: string | undefined,
+): { maxSessions?: number; maxPerOwner?: number; idleMs?: number } {
+  const options: { maxSessions?: number; maxPerOwner?: number; idleMs?: number } = {};
+  const count = (value: string, flag: string): number => {
+    if (!/^[1-9]\d{0,6}$/.test(value)) throw new UsageError(`${flag} must be a whole number from 1 to 9999999, not ${JSON.stringify(value)}`);
+    return Number(value);
+  };
+  if (max !== undefined) options.maxSessions = count(max, "--mcp-max-sessions");
+  if (perKey !== undefined) options.maxPerOwner = count(perKey, "--mcp-max-sessions-per-key");
+  if (idle !== undefined) {
+    let ms: number;
+    try {
+      ms = parseDuration(idle, "--mcp-session-idle");
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+    if (ms < 1000) throw new UsageError(`--mcp-session-idle must be at least a second ("30m", "1h"), not ${JSON.stringify(idle)}`);
+    options.idleMs = ms;
+  }
+  return options;
 }
