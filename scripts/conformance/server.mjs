@@ -12,35 +12,17 @@
 // toolset is one host tool (`notes.add`); the URL names it and the end user, as a host's does.
 // Only the server's stdio MCP transport is not run here: the suite's server mode speaks HTTP only.
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
 import { tmpdir } from "node:os";
-import { join, relative } from "node:path";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
+import { BASELINE, listed, outputDirOf, report, results, ROOT, suite } from "./suite.mjs";
 
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const TAPEDECK = "packages/server/bin/tapedeck.js";
-const BASELINE = "conformance/baseline.yml";
-const SUITE = "node_modules/@modelcontextprotocol/conformance/dist/index.js";
-const PRELOADS = ["--import", "./scripts/conformance/node20-globsync.mjs", "--import", "./scripts/conformance/loopback.mjs"];
 const TOOLSET = { hostTools: { notes: { add: { description: "Saves a note.", inputSchema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] } } } } };
 
-const outputFlag = process.argv.indexOf("--output-dir");
-const outputDir = outputFlag === -1 ? mkdtempSync(join(tmpdir(), "tapedeck-conformance-server-")) : process.argv[outputFlag + 1];
-if (outputDir === undefined || (existsSync(outputDir) && readdirSync(outputDir).length > 0)) throw new Error(`--output-dir needs an empty or new directory (${outputDir})`);
-
-/** Runs the suite's CLI; resolves with its exit code and output. */
-function suite(args) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...PRELOADS, SUITE, ...args], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
-    let output = "";
-    child.stdout.on("data", (chunk) => (output += chunk));
-    child.stderr.on("data", (chunk) => (output += chunk));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code: code ?? 1, output }));
-  });
-}
+const outputDir = outputDirOf("tapedeck-conformance-server-");
 
 /** `tapedeck serve` on a new data folder, any free loopback port: its URL, admin key and a stop. */
 async function serve() {
@@ -96,30 +78,7 @@ async function authProxy(target, key) {
   };
 }
 
-/** Every `checks.json` under `dir`, by scenario name (its directory, less the prefix and timestamp). */
-function results(dir) {
-  const found = new Map();
-  const walk = (path) => {
-    for (const name of readdirSync(path)) {
-      const child = join(path, name);
-      if (statSync(child).isDirectory()) walk(child);
-      else if (name === "checks.json")
-        found.set(
-          relative(dir, path)
-            .replace(/^server-/, "")
-            .replace(/-\d{4}-\d\d-\d\dT[\d-]+Z$/, ""),
-          JSON.parse(readFileSync(child, "utf8")),
-        );
-    }
-  };
-  walk(dir);
-  return found;
-}
-
-const listed = (await suite(["list", "--server"])).output
-  .split("\n")
-  .map((line) => /^ {2}- (\S+)/.exec(line)?.[1])
-  .filter((name) => name !== undefined);
+const names = await listed("server");
 const server = await serve();
 let proxy;
 let run;
@@ -141,19 +100,9 @@ try {
 }
 const seconds = ((performance.now() - started) / 1000).toFixed(1);
 
-const ran = results(outputDir);
-let passing = 0;
-for (const name of listed) {
-  const checks = ran.get(name);
-  // A warning fails a scenario as the suite counts it (its baseline check does too).
-  const bad = checks?.filter((check) => check.status === "FAILURE" || check.status === "WARNING") ?? [];
-  if (checks && bad.length === 0) passing++;
-  const verdict = !checks ? "NOT RUN" : bad.length === 0 ? "pass" : `FAIL: ${bad.map((check) => `${check.id} (${check.status})`).join(", ")}`;
-  console.log(`${name}: ${verdict}`);
-}
-const missing = listed.filter((name) => !ran.has(name));
-console.log(`conformance: ${passing}/${listed.length} server scenarios pass against /mcp, in ${seconds} s; results in ${outputDir}`);
+const { passing, missing } = report(names, results(outputDir, "server-"));
+console.log(`conformance: ${passing}/${names.length} server scenarios pass against /mcp, in ${seconds} s; results in ${outputDir}`);
 if (run.code !== 0) console.log(`\n--- the run does not match ${BASELINE}:\n${run.output.split("\n").slice(-30).join("\n")}`);
-if (listed.length === 0) console.log("the suite listed no server scenarios: is it installed?");
+if (names.length === 0) console.log("the suite listed no server scenarios: is it installed?");
 if (missing.length > 0) console.log(`not run: ${missing.join(", ")}`);
-process.exitCode = run.code !== 0 || missing.length > 0 || listed.length === 0 ? 1 : 0;
+process.exitCode = run.code !== 0 || missing.length > 0 || names.length === 0 ? 1 : 0;
