@@ -9,7 +9,6 @@ import type { Store } from "./store/store.js";
 import { harnessToolset, ToolHarness } from "./test-support/tool-harness.js";
 import { testEngine, testSandboxes } from "./test-support/engines.js";
 import { eventually } from "./store/contracts/contract-test.js";
-import { MAX_HOST_CRASHES } from "./limits.js";
 
 after(() => testSandboxes().close());
 
@@ -228,17 +227,17 @@ describe("host faults", () => {
       await store.close();
     };
     await crash();
-    for (let life = 1; life <= MAX_HOST_CRASHES; life++) {
+    for (let life = 1; life <= 3; life++) {
       // The source is asked whether it still holds the attempt, and the process dies before it answers.
       const asked = askedAndNeverAnswered(new ToolHarness({ "n.next": (a: { i: number }) => a.i + 1 }));
       const watched = forgivingWatched(SqliteStore.open({ path, durability: "normal" }));
       const next = await t.reopen({ store: watched.store, sources: { host: asked.source } });
       try {
         const [resumed] = await next.resume(started.runId);
-        if (life === MAX_HOST_CRASHES) {
+        if (life === 3) {
           const end = await resumed!.end;
           assert.equal(end.status, "failed");
-          if (end.status === "failed") assert.match(end.error.message, new RegExp(`^Executing this run made Tapedeck fail ${MAX_HOST_CRASHES} times in a row`));
+          if (end.status === "failed") assert.match(end.error.message, /^Executing this run made Tapedeck fail 3 times in a row/);
           assert.equal(asked.count(), 0, "failed before its script ran again");
           break;
         }

@@ -64,14 +64,6 @@ export const MAX_NEIGHBOUR_LOSSES = 50;
  */
 export const MAX_HOST_FAULTS = 3;
 
-/**
- * The same when every one of them was a crash (its process died under it): one more, since a
- * crash is counted against every run its process held. A run on probation (`probation.ts`) is
- * counted out only if two of its turns in a row end in a death, which a node killed at random
- * moments seldom does twice to the same run, and a poison pill does at every turn.
- */
-export const MAX_HOST_CRASHES = 4;
-
 /** Longest log line kept. */
 export const LOG_LINE_CHARS = 8 * 1024;
 

@@ -1,6 +1,6 @@
 import type { RunError } from "@tapedeck/protocol";
 import { EngineError } from "../errors.js";
-import { MAX_HOST_CRASHES, MAX_HOST_FAULTS } from "../limits.js";
+import { MAX_HOST_FAULTS } from "../limits.js";
 import { runError } from "./run-error.js";
 
 /**
@@ -26,8 +26,7 @@ import { runError } from "./run-error.js";
  *   has been handed to its source; not while a source is asked whether it still holds an attempt,
  *   an attempt's entry is written or a kept signal is read, so a run whose next step after one of
  *   those kills the process is counted out like any other;
- * - an execution that begins with `MAX_HOST_FAULTS` counted (`MAX_HOST_CRASHES` when all were
- *   crashes) fails the run at once, before any
+ * - an execution that begins with `MAX_HOST_FAULTS` counted fails the run at once, before any
  *   of its script runs, with `hostFaultError`: the fault cannot repeat at the next start.
  */
 
@@ -51,9 +50,8 @@ export function describeFault(error: unknown): string {
 }
 
 /** Whether a run with these faults counted must be failed rather than executed again. */
-export function tooManyHostFaults(faults: { readonly count: number; readonly crashes: number } | undefined): boolean {
-  if (faults === undefined) return false;
-  return faults.count >= (faults.crashes >= faults.count ? MAX_HOST_CRASHES : MAX_HOST_FAULTS);
+export function tooManyHostFaults(faults: { readonly count: number } | undefined): boolean {
+  return faults !== undefined && faults.count >= MAX_HOST_FAULTS;
 }
 
 /** How the errors of runs the engine ended from outside their script begin (`endedByTheEngine`). */

@@ -16,8 +16,8 @@
  */
 export class Probation {
   #current: string | undefined;
-  /** Runs waiting for their turn, in the order they came, each with its host faults and what starts it. */
-  readonly #queue = new Map<string, { readonly faults: number; readonly begin: () => void }>();
+  /** Runs waiting for their turn, in the order they came, each with what starts it. */
+  readonly #queue = new Map<string, () => void>();
 
   /** Whether a run with these host faults is to execute on probation: it was interrupted by a crash, and again before it was forgiven. */
   static needs(faults: { readonly count: number; readonly crashes: number } | undefined): boolean {
@@ -29,15 +29,11 @@ export class Probation {
     return this.#current === runId;
   }
 
-  /**
-   * `begin` is called when `runId`'s turn comes: now when nobody has it, else once the runs queued
-   * with fewer host `faults` (then those queued before it) had theirs. The least blamed go first:
-   * a run whose turn a death just ended is the last a quick next death finds on its turn.
-   */
-  enter(runId: string, faults: number, begin: () => void): void {
+  /** `begin` is called when `runId`'s turn comes: now when nobody has it, else after those queued before. */
+  enter(runId: string, begin: () => void): void {
     if (this.#current === runId || this.#queue.has(runId)) return;
     if (this.#current !== undefined) {
-      this.#queue.set(runId, { faults, begin });
+      this.#queue.set(runId, begin);
       return;
     }
     this.#current = runId;
@@ -51,10 +47,9 @@ export class Probation {
       return;
     }
     this.#current = undefined;
-    let next: [string, { readonly faults: number; readonly begin: () => void }] | undefined;
-    for (const entry of this.#queue) if (next === undefined || entry[1].faults < next[1].faults) next = entry;
-    if (next === undefined) return;
-    const [id, { begin }] = next;
+    const next = this.#queue.entries().next();
+    if (next.done === true) return;
+    const [id, begin] = next.value;
     this.#queue.delete(id);
     this.#current = id;
     begin();

@@ -462,7 +462,7 @@ export class RunScheduler implements RunHost {
     // claimed only then, so that a death meanwhile is not counted against it (`probation.ts`).
     const onProbation = Probation.needs(run.hostFaults);
     if (onProbation && !this.#probation.has(run.id)) {
-      this.#probation.enter(run.id, run.hostFaults?.count ?? 0, () => void this.#probationTurn(run.id, toolset));
+      this.#probation.enter(run.id, () => void this.#probationTurn(run.id, toolset));
       return;
     }
     const { store, clock } = this;
