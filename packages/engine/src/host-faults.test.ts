@@ -256,68 +256,6 @@ describe("host faults", () => {
     }
     await t.cleanup();
   });
-
-  /**
-   * Issue 22's full-size soak: a node killed while it still replayed 200 runs, a few calls after
-   * its last restart, had its death counted against every one of them, and at the third such kill
-   * 161 runs failed as poison pills though none was. Runs interrupted by crashes twice running are
-   * now executed one at a time, claimed only at their turn: a death meanwhile counts against the
-   * one executing, not against the runs waiting for their turn.
-   */
-  it("runs interrupted by crashes twice running are resumed one at a time, the others left unclaimed until their turn", async () => {
-    const t = await testEngine();
-    const path = join(t.dataDir, "tapedeck.db");
-    const { id } = await t.engine.registerToolset(harnessToolset(["n.next"]));
-    await t.engine.close();
-    const first = new ToolHarness({ "n.next": (a: { i: number }) => a.i + 1 });
-    first.hold("n.next");
-    const engine = await t.reopen({ store: SqliteStore.open({ path, durability: "normal" }), hostTools: first.module() });
-    const runs: string[] = [];
-    for (let i = 0; i < 2; i++) {
-      const started = await engine.start({ toolset: id, source: SCRIPT });
-      if (started.kind !== "started") throw new Error("refused");
-      runs.push(started.runId);
-    }
-    await first.heldCount(2);
-    await engine.close();
-    const dead = "elsewhere/2/dead";
-    const raw = SqliteStore.open({ path, durability: "normal" });
-    try {
-      // Two deaths of the processes that held them: the second is counted (the first gave its leases up).
-      for (const owner of ["elsewhere/1/dead", dead])
-        for (const runId of runs) assert.notEqual(await raw.claimRun(runId, owner, Date.now() - 1, Date.now()), undefined);
-      for (const runId of runs) assert.deepEqual((await raw.getRun(runId))?.hostFaults?.crashes, 1, "one crash counted, not forgiven");
-    } finally {
-      await raw.close();
-    }
-    // The next engine's source is asked whether it still holds each run's call, and never answers:
-    // the run that has the turn never gets back to waiting, so it keeps the turn.
-    const asked = askedAndNeverAnswered(new ToolHarness({ "n.next": (a: { i: number }) => a.i + 1 }));
-    const next = await t.reopen({ store: SqliteStore.open({ path, durability: "normal" }), sources: { host: asked.source } });
-    try {
-      await next.resume();
-      await asked.question;
-      const owners = await Promise.all(runs.map(async (runId) => (await next.getRun(runId)).owner?.id));
-      assert.equal(owners.filter((owner) => owner === dead).length, 1, `one run waits for its turn, unclaimed: ${JSON.stringify(owners)}`);
-      assert.equal(asked.count(), 1, "only the run on its turn was replayed");
-    } finally {
-      await next.close();
-    }
-    // Its turn over (the engine closed), an engine whose calls answer ends both, one after the other.
-    const tools = new ToolHarness({ "n.next": (a: { i: number }) => a.i + 1 });
-    const last = await t.reopen({ store: SqliteStore.open({ path, durability: "normal" }), hostTools: tools.module() });
-    try {
-      const resumed = await last.resume();
-      const ends = await Promise.all(resumed.map((r) => r.end));
-      assert.deepEqual(ends, [
-        { status: "completed", output: 2 },
-        { status: "completed", output: 2 },
-      ]);
-    } finally {
-      await last.close();
-      await t.cleanup();
-    }
-  });
 });
 
 /** A host source over `tools` whose `resumes` question never answers; `question` resolves once it was asked. */

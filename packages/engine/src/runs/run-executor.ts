@@ -100,8 +100,6 @@ export interface ExecutorDeps {
   readonly createWebhook: (runId: string, name: string) => Promise<string>;
   /** Told once a call's request for a decision is durable. */
   readonly onDecisionNeeded?: (runId: string, wait: DecisionWait) => void;
-  /** Told once the crashes counted against the run are forgiven (it got back to waiting for answers): its probation is over (`probation.ts`). */
-  readonly onCrashesForgiven?: () => void;
   /** Starts, reads and signals the child runs of `workflows.<name>` calls. */
   readonly workflows: WorkflowHost;
   /**
@@ -570,10 +568,7 @@ export class RunExecutor {
     const epoch = this.crashesForgivenUnder;
     if (epoch === undefined) return;
     this.crashesForgivenUnder = undefined;
-    this.deps.store.forgiveCrashes(this.run.id, epoch).then(
-      () => this.deps.onCrashesForgiven?.(),
-      (error: unknown) => this.fault(error),
-    );
+    this.deps.store.forgiveCrashes(this.run.id, epoch).catch((error: unknown) => this.fault(error));
   }
 
   /** Only waits are open: the run becomes `waiting`, frees its sandbox, and this execution ends. */

@@ -1,4 +1,3 @@
-import { Probation } from "./probation.js";
 import {
   decisionEvent,
   needsDecision,
@@ -105,8 +104,6 @@ export class RunScheduler implements RunHost {
   readonly #catalog: ToolsetCatalog;
   /** The execution of each run executing here, and how it stops (ends or parks). */
   readonly #executors = new Map<string, { readonly executor: RunExecutor; readonly stopped: Promise<unknown> }>();
-  /** Runs interrupted by crashes twice running, executed one at a time (`probation.ts`). */
-  readonly #probation = new Probation();
   /** Parked runs being woken, so two wake-ups of one run start one execution. */
   readonly #waking = new Map<string, Promise<void>>();
   readonly #waiters = new RunWaiters();
@@ -434,7 +431,6 @@ export class RunScheduler implements RunHost {
     this.#wake?.stop();
     clearInterval(this.#rescan);
     this.#takeover?.stop();
-    this.#probation.clear();
     const closed = new EngineError(
       "closed",
       "The engine closed while the run was executing or waiting; it resumes with `resume` (a waiting run wakes in the next engine).",
@@ -458,13 +454,6 @@ export class RunScheduler implements RunHost {
   execute(run: RunRecord, toolset: LoadedToolset): void {
     // Looked up and registered without an await: two resumes (or a resume and a start) can never run one run twice.
     if (this.#executors.has(run.id)) return;
-    // Interrupted by crashes twice running: executed when its turn comes, alone among such runs, and
-    // claimed only then, so that a death meanwhile is not counted against it (`probation.ts`).
-    const onProbation = Probation.needs(run.hostFaults);
-    if (onProbation && !this.#probation.has(run.id)) {
-      this.#probation.enter(run.id, () => void this.#probationTurn(run.id, toolset));
-      return;
-    }
     const { store, clock } = this;
     const { sandboxes, source, limits, recordEvents, webhookBaseUrl } = this.#options;
     const executor = new RunExecutor(run, toolset, {
@@ -478,7 +467,6 @@ export class RunScheduler implements RunHost {
       onDecisionNeeded: (runId, wait) => this.#options.emit(decisionEvent(runId, wait)),
       workflows: this.#children,
       recordEvents,
-      ...(onProbation ? { onCrashesForgiven: () => this.#probation.leave(run.id) } : {}),
     });
     const stopped = this.#leases
       .claim(run)
@@ -524,30 +512,7 @@ export class RunScheduler implements RunHost {
           this.#waiters.fail(run.id, error);
         },
       );
-    // However the execution ends, the turn passes (at once if its crashes were forgiven before).
-    if (onProbation) {
-      const leave = (): void => this.#probation.leave(run.id);
-      stopped.then(leave, leave);
-    }
     this.#executors.set(run.id, { executor, stopped });
-  }
-
-  /** A run on probation has its turn: executed if it is still to execute here, else the turn passes. */
-  async #probationTurn(runId: string, toolset: LoadedToolset): Promise<void> {
-    try {
-      const run = await this.store.getRun(runId);
-      if (run === undefined || run.status !== "running" || this.#closed || this.#executors.has(runId) || this.#leases.heldElsewhere(run)) {
-        this.#probation.leave(runId);
-        return;
-      }
-      // Forgiven meanwhile (another engine got it back to waiting): no longer on probation.
-      if (!Probation.needs(run.hostFaults)) this.#probation.leave(runId);
-      this.execute(run, toolset);
-      if (!this.#executors.has(runId)) this.#probation.leave(runId);
-    } catch (error) {
-      this.#probation.leave(runId);
-      this.onError(error);
-    }
   }
 
   executing(runId: string): boolean {
